@@ -1,0 +1,15 @@
+// Command storebench answers "which data store should my system use, and
+// what will it cost me?" by running studies of real workloads on real
+// engines. See README.md.
+package main
+
+import (
+	"os"
+
+	"storebench/internal/cli"
+	_ "storebench/internal/target/pebble"
+	_ "storebench/internal/target/bbolt"
+	_ "storebench/internal/workload/ledger"
+)
+
+func main() { os.Exit(cli.Main(os.Args[1:])) }

@@ -1,0 +1,149 @@
+// Package cli turns command lines into calls and errors into one clear
+// line and an exit code: 0 success, 1 a run that failed (a target failed
+// or a read did not verify), 2 bad usage or a bad study file, 130
+// interrupted (what was measured is kept).
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"storebench/internal/study"
+)
+
+// Version is set at build time by the Makefile (-ldflags -X).
+var Version = "dev"
+
+const (
+	exitOK          = 0
+	exitFailed      = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+type command struct {
+	name    string
+	summary string
+	usage   string // the --help text after the synopsis
+	run     func(args []string, stdout, stderr io.Writer) int
+	hidden  bool
+}
+
+func commands() []command {
+	return []command{
+		{name: "run", summary: "run a study (built-in name or YAML file) and write its report", usage: runUsage, run: cmdRun},
+		{name: "list", summary: "list built-in studies, workloads and targets, and which targets this machine lacks", usage: listUsage, run: cmdList},
+		{name: "report", summary: "re-render the report of a finished run directory", usage: reportUsage, run: cmdReport},
+		{name: "version", summary: "print the version of storebench and of every engine it contains", usage: versionUsage, run: cmdVersion},
+		{name: "overhead", summary: "measure the harness's own cost: runner vs bare loop on Pebble", usage: overheadUsage, run: cmdOverhead},
+		{name: "worker", summary: "internal: serve one target for a coordinator over stdin/stdout", run: cmdWorker, hidden: true},
+	}
+}
+
+// Main runs storebench with args (without the program name).
+func Main(args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		if len(args) > 1 && args[0] == "help" {
+			return Main([]string{args[1], "--help"})
+		}
+		mainUsage(os.Stdout)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(args[1:], os.Stdout, os.Stderr)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "storebench: unknown command %q (try `storebench --help`)\n", args[0])
+	return exitUsage
+}
+
+func mainUsage(w io.Writer) {
+	fmt.Fprint(w, `storebench — which data store should my system use, and what will it cost me?
+
+It runs studies: real workloads on real engines, each engine in its own
+process, every read verified, latency from HdrHistograms, and a report
+shaped like the study it reproduces.
+
+Usage:
+  storebench COMMAND [flags] [args]
+
+Commands:
+`)
+	for _, c := range commands() {
+		if !c.hidden {
+			fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+		}
+	}
+	fmt.Fprint(w, `
+Examples:
+  storebench run ledger                          # the default study, all embedded engines
+  storebench run ledger --ladder 10,1e3,1e5 --targets pebble,rocksdb
+  storebench list                                # what this machine can run
+  storebench report results/ledger-20261122-101500
+
+Run "storebench COMMAND --help" for the flags of a command.
+`)
+}
+
+// newFlags makes a flag set whose --help prints the command's usage.
+func newFlags(name, usage string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, strings.TrimLeft(usage, "\n"))
+		fmt.Fprintln(stderr, "\nFlags:")
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses flags; it returns an exit code when the command should end.
+func parse(fs *flag.FlagSet, args []string) (int, bool) {
+	// Let flags follow positional arguments too: "run ledger --ladder 10".
+	var pos []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return exitOK, true
+			}
+			return exitUsage, true
+		}
+		args = fs.Args()
+		if len(args) > 0 {
+			pos = append(pos, args[0])
+			args = args[1:]
+		}
+	}
+	_ = fs.Parse(append([]string{"--"}, pos...))
+	return 0, false
+}
+
+// fail prints one clear line and picks the exit code for err.
+func fail(stderr io.Writer, err error) int {
+	var se *study.Error
+	if errors.As(err, &se) {
+		fmt.Fprintln(stderr, "storebench: "+se.Error())
+		return exitUsage
+	}
+	var ue usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintln(stderr, "storebench: "+ue.Error())
+		return exitUsage
+	}
+	fmt.Fprintln(stderr, "storebench: "+err.Error())
+	return exitFailed
+}
+
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }

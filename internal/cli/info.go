@@ -1,0 +1,136 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"text/tabwriter"
+
+	"storebench/internal/kv"
+	"storebench/internal/report"
+	"storebench/internal/results"
+	"storebench/internal/study"
+	"storebench/internal/worker"
+	"storebench/internal/workload"
+)
+
+const listUsage = `
+Usage: storebench list
+
+Lists the built-in studies, the workloads and the targets. For each target
+it says whether this binary can run it and, if not, exactly why and what
+installs it.
+
+Example:
+  storebench list
+`
+
+func cmdList(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("list", listUsage, stderr)
+	if code, stop := parse(fs, args); stop {
+		return code
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STUDIES\t\t")
+	for _, name := range study.Builtin() {
+		s, err := study.Load(name)
+		title := ""
+		if err == nil {
+			title = s.Title
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t\n", name, title)
+	}
+	fmt.Fprintln(tw, "\t\t\nWORKLOADS\t\t")
+	for _, w := range workload.All() {
+		fmt.Fprintf(tw, "  %s\t%s\t\n", w.Name(), w.Describe())
+	}
+	tw.Flush()
+	tw = tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nTARGETS\t\t\t\t")
+	missing := 0
+	for _, e := range kv.Engines() {
+		status := "available"
+		if e.Open == nil {
+			status = "MISSING: " + e.Unavailable
+			missing++
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", e.Name, e.Title, e.Kind, e.Version, status)
+	}
+	tw.Flush()
+	if missing > 0 {
+		fmt.Fprintf(stdout, "\n%d target(s) missing from this binary; `make build` enables every engine whose C library is installed.\n", missing)
+	}
+	return exitOK
+}
+
+const reportUsage = `
+Usage: storebench report RUN_DIR
+
+Re-renders report.md of a finished (or partial) run from its results.json,
+and prints it. Use it after upgrading storebench or to view a run again.
+
+Example:
+  storebench report results/ledger-20261122-101500
+`
+
+func cmdReport(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("report", reportUsage, stderr)
+	if code, stop := parse(fs, args); stop {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "storebench: report needs one run directory (try `storebench report --help`)")
+		return exitUsage
+	}
+	dir := fs.Arg(0)
+	run, err := results.Read(filepath.Join(dir, "results.json"))
+	if err != nil {
+		return fail(stderr, usagef("%v", err))
+	}
+	md := report.Markdown(run)
+	if err := os.WriteFile(filepath.Join(dir, "report.md"), []byte(md), 0o644); err != nil {
+		return fail(stderr, err)
+	}
+	fmt.Fprint(stdout, md)
+	return exitOK
+}
+
+const versionUsage = `
+Usage: storebench version
+
+Prints storebench's version, the Go toolchain, and each engine's version.
+`
+
+func cmdVersion(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("version", versionUsage, stderr)
+	if code, stop := parse(fs, args); stop {
+		return code
+	}
+	fmt.Fprintf(stdout, "storebench %s (%s, %s/%s)\n", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	for _, e := range kv.Engines() {
+		v := e.Version
+		if e.Open == nil {
+			v += " (not built in)"
+		}
+		fmt.Fprintf(stdout, "  %-10s %s\n", e.Name, v)
+	}
+	return exitOK
+}
+
+func cmdWorker(args []string, stdout, stderr io.Writer) int {
+	// The protocol owns stdout. Engines that print (loggers, C libraries)
+	// must not corrupt it: keep a private copy of stdout for the protocol
+	// and point descriptor 1 at stderr.
+	proto, err := protectStdout()
+	if err != nil {
+		fmt.Fprintln(stderr, "storebench worker:", err)
+		return exitFailed
+	}
+	if err := worker.Serve(os.Stdin, proto, Version); err != nil {
+		fmt.Fprintln(stderr, "storebench worker:", err)
+		return exitFailed
+	}
+	return exitOK
+}

@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"storebench/internal/coordinator"
+	"storebench/internal/progress"
+	"storebench/internal/report"
+	"storebench/internal/study"
+)
+
+const runUsage = `
+Usage: storebench run STUDY|FILE [flags]
+
+Runs a study: a built-in one by name (see "storebench list") or a YAML
+file. Each target runs in its own worker process, one after another. The
+results go to results/<study>-<time>/: results.json (machine-readable),
+report.md (also printed here), hdr/ (HdrHistogram interval logs per phase)
+and logs/ (each worker's log).
+
+Ctrl-C stops within 2 s, keeps what was measured as a partial result and
+report, and exits with status 130.
+
+Examples:
+  storebench run ledger
+  storebench run ledger --ladder 10,1e3,1e5,1e6 --targets pebble,rocksdb,lmdb
+  storebench run ledger --durability async --set ledger.stress.rate=5000
+  storebench run ./my-study.yaml --out /data/results
+`
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
+
+func cmdRun(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("run", runUsage, stderr)
+	var o study.Override
+	var seed int64 = -1
+	var sets multiFlag
+	fs.StringVar(&o.Ladder, "ladder", "", "data sizes to measure, comma-separated (e.g. 10,1e3,1e5; up to 1e9)")
+	fs.StringVar(&o.Targets, "targets", "", "targets to run, comma-separated (e.g. pebble,rocksdb); see `storebench list`")
+	fs.StringVar(&o.Durability, "durability", "", "sync (each write batch fsynced on return) or async, for every target")
+	fs.Int64Var(&seed, "seed", -1, "seed of every generated key, value and choice (same seed, same operations)")
+	fs.IntVar(&o.Concurrency, "concurrency", 0, "load goroutines where a workload runs concurrently")
+	fs.StringVar(&o.TimeLimit, "time-limit", "", "stop the study after this long (e.g. 30m), keeping what was measured")
+	fs.Var(&sets, "set", "override a workload parameter: workload.param=value (repeatable), e.g. ledger.selects=5000")
+	out := fs.String("out", "results", "directory under which the run's results directory is created")
+	keep := fs.Bool("keep-data", false, "keep the engines' data directories after the run")
+	quiet := fs.Bool("quiet", false, "do not print the report at the end (it is still written)")
+	if code, stop := parse(fs, args); stop {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "storebench: run needs exactly one study name or file (try `storebench run --help`)")
+		return exitUsage
+	}
+	s, err := study.Load(fs.Arg(0))
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if seed >= 0 {
+		o.Seed = &seed
+	}
+	o.Set = sets
+	if err := s.Apply(o); err != nil {
+		return fail(stderr, usagef("%v", err))
+	}
+	plan, err := coordinator.Prepare(s)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fail(stderr, fmt.Errorf("cannot find my own binary to start workers: %w", err))
+	}
+
+	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
+	errFile, _ := stderr.(*os.File)
+	tty := errFile != nil && progress.IsTerminal(errFile)
+	bar := progress.New(stderr, tty)
+	bar.Println(fmt.Sprintf("storebench %s: study %s, %d targets, ladder %s, durability %s", Version, s.Name, len(s.Targets), ladderString(s), s.Durability))
+
+	run, dir, err := coordinator.Run(ctx, coordinator.Options{
+		Study: s, OutDir: *out, Exe: exe, Version: Version, Command: append([]string{"storebench", "run"}, args...),
+		Bar: bar, KeepData: *keep,
+	}, plan)
+	if run == nil {
+		return fail(stderr, err)
+	}
+	if !*quiet {
+		fmt.Fprintln(stdout)
+		fmt.Fprint(stdout, report.Markdown(run))
+	}
+	fmt.Fprintf(stderr, "results: %s\n", filepath.Join(dir, "report.md"))
+	switch {
+	case errors.Is(err, coordinator.ErrInterrupted):
+		fmt.Fprintln(stderr, "storebench: interrupted; partial results written to "+dir)
+		return exitInterrupted
+	case err != nil:
+		return fail(stderr, err)
+	case run.Status == "failed":
+		for _, t := range run.Targets {
+			if t.Status == "failed" {
+				fmt.Fprintf(stderr, "storebench: target %s failed: %s\n", t.Name, t.Reason)
+			}
+		}
+		return exitFailed
+	}
+	return exitOK
+}
+
+func ladderString(s *study.Study) string {
+	var p []string
+	for _, n := range s.Ladder {
+		p = append(p, study.FormatCount(int64(n)))
+	}
+	return strings.Join(p, ",")
+}

@@ -1,0 +1,21 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// protectStdout duplicates stdout for the protocol and redirects file
+// descriptor 1 to stderr, so stray prints from C code land in the log.
+func protectStdout() (*os.File, error) {
+	fd, err := unix.Dup(1)
+	if err != nil {
+		return nil, fmt.Errorf("dup stdout: %w", err)
+	}
+	if err := unix.Dup2(2, 1); err != nil {
+		return nil, fmt.Errorf("redirect stdout: %w", err)
+	}
+	return os.NewFile(uintptr(fd), "protocol"), nil
+}

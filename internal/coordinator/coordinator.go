@@ -1,0 +1,303 @@
+// Package coordinator runs a study: it plans the steps, starts one worker
+// process per target, drives the steps, enforces the limits, and writes
+// the results directory (results.json, report.md, HDR logs, worker logs).
+// Targets run one after another so that each has the machine to itself.
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"storebench/internal/kv"
+	"storebench/internal/progress"
+	"storebench/internal/results"
+	"storebench/internal/study"
+	"storebench/internal/sysinfo"
+	"storebench/internal/wire"
+	"storebench/internal/workload"
+)
+
+// Options of one run.
+type Options struct {
+	Study *study.Study
+	// OutDir is the results root; the run writes OutDir/<study>-<time>/.
+	OutDir string
+	// Exe is the storebench binary to start workers from.
+	Exe      string
+	Version  string
+	Command  []string
+	Bar      *progress.Bar
+	KeepData bool
+}
+
+// Plan is the checked, expanded form of a study: what will run.
+type Plan struct {
+	Steps   []workload.Step
+	Engines []kv.Engine
+}
+
+// Prepare validates the study against the registries and expands it into
+// steps. Its errors are the user's (exit code 2).
+func Prepare(s *study.Study) (*Plan, error) {
+	p := &Plan{}
+	for i, e := range s.Workloads {
+		w, err := workload.Lookup(e.Name)
+		if err != nil {
+			return nil, &study.Error{File: s.File, Field: fmt.Sprintf("workloads[%d].name", i), Msg: err.Error()}
+		}
+		raw, err := w.DecodeParams(s, e)
+		if err != nil {
+			return nil, err
+		}
+		steps, err := w.Plan(s, raw)
+		if err != nil {
+			return nil, err
+		}
+		p.Steps = append(p.Steps, steps...)
+	}
+	for i, t := range s.Targets {
+		eng, err := kv.Lookup(t.Name)
+		if err != nil {
+			return nil, &study.Error{File: s.File, Field: fmt.Sprintf("targets[%d]", i), Msg: err.Error()}
+		}
+		for k := range t.Options {
+			if !contains(eng.OptionNames, k) {
+				return nil, &study.Error{File: s.File, Field: fmt.Sprintf("targets[%d].options.%s", i, k),
+					Msg: fmt.Sprintf("%s has no option %q (it has: %s)", t.Name, k, strings.Join(eng.OptionNames, ", "))}
+			}
+		}
+		p.Engines = append(p.Engines, eng)
+	}
+	return p, nil
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// ErrInterrupted marks a run stopped by the user.
+var ErrInterrupted = errors.New("interrupted")
+
+// Run executes the plan. It always returns the run directory and the Run
+// it wrote, also when interrupted (status partial) or when targets failed.
+func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, error) {
+	s := o.Study
+	stamp := time.Now().Format("20060102-150405")
+	runDir := filepath.Join(o.OutDir, s.Name+"-"+stamp)
+	for i := 2; ; i++ {
+		if _, err := os.Stat(runDir); os.IsNotExist(err) {
+			break
+		}
+		runDir = filepath.Join(o.OutDir, fmt.Sprintf("%s-%s-%d", s.Name, stamp, i))
+	}
+	for _, d := range []string{"logs", "hdr", "data"} {
+		if err := os.MkdirAll(filepath.Join(runDir, d), 0o755); err != nil {
+			return nil, "", fmt.Errorf("creating results directory: %w", err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(runDir, "study.yaml"), []byte(s.Source), 0o644); err != nil {
+		return nil, "", err
+	}
+	dataRoot := filepath.Join(runDir, "data")
+	storage, _ := sysinfo.StorageOf(dataRoot)
+	run := &results.Run{
+		SchemaVersion: results.SchemaVersion,
+		Study:         s.Name, Title: s.Title, StudyFile: s.File, StudySource: s.Source,
+		Command: o.Command, Started: time.Now(), Status: "complete",
+		Storebench: o.Version, Host: sysinfo.Collect(), Storage: storage,
+		Seed: s.Seed, Durability: s.Durability, Concurrency: s.Concurrency,
+	}
+	for _, c := range s.Ladder {
+		run.Ladder = append(run.Ladder, int64(c))
+	}
+
+	// The time limit is a deadline on everything; an interrupt (ctx) is
+	// told apart from it for the report.
+	runCtx := ctx
+	var cancelLimit context.CancelFunc = func() {}
+	if s.Limits.Time > 0 {
+		runCtx, cancelLimit = context.WithTimeout(ctx, time.Duration(s.Limits.Time))
+	}
+	defer cancelLimit()
+
+	for i, t := range s.Targets {
+		eng := plan.Engines[i]
+		tr := &results.Target{Name: t.Name, Title: eng.Title, Version: eng.Version, Kind: eng.Kind, Status: "ok"}
+		run.Targets = append(run.Targets, tr)
+		if eng.Open == nil {
+			tr.Status, tr.Reason = "unavailable", eng.Unavailable
+			o.Bar.Println(fmt.Sprintf("%-10s unavailable: %s", t.Name, eng.Unavailable))
+			continue
+		}
+		if runCtx.Err() != nil {
+			tr.Status, tr.Reason = "skipped", stopReason(ctx)
+			continue
+		}
+		runTarget(runCtx, o, s, t, plan.Steps, tr, runDir)
+		// Write after every target so that a kill -9 of the coordinator
+		// still leaves every finished target on disk.
+		_ = writeRun(run, runDir)
+	}
+	run.Finished = time.Now()
+	for _, tr := range run.Targets {
+		if tr.Status == "failed" {
+			run.Status, run.Reason = "failed", "a target failed: see its reason"
+		}
+	}
+	if runCtx.Err() != nil {
+		run.Status, run.Reason = "partial", stopReason(ctx)
+	}
+	if !o.KeepData {
+		_ = os.RemoveAll(dataRoot)
+	}
+	if err := writeRun(run, runDir); err != nil {
+		return run, runDir, err
+	}
+	if ctx.Err() != nil {
+		return run, runDir, ErrInterrupted
+	}
+	return run, runDir, nil
+}
+
+func stopReason(userCtx context.Context) string {
+	if userCtx.Err() != nil {
+		return "interrupted by the user"
+	}
+	return "study time limit reached"
+}
+
+// runTarget drives every step on one target in its own worker.
+func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, steps []workload.Step, tr *results.Target, runDir string) {
+	bar := o.Bar
+	logPath := filepath.Join(runDir, "logs", t.Name+".log")
+	tr.Log = filepath.Join("logs", t.Name+".log")
+	w, err := startWorker(o.Exe, logPath)
+	if err != nil {
+		tr.Status, tr.Reason = "failed", err.Error()
+		bar.Println(fmt.Sprintf("%-10s FAILED: %s", t.Name, tr.Reason))
+		return
+	}
+	tr.WorkerPID = w.hello.PID
+	defer w.quit(5 * time.Second)
+
+	dir := filepath.Join(runDir, "data", t.Name)
+	ev, err := w.call(wire.Request{Cmd: wire.CmdOpen, Open: &wire.OpenArgs{
+		Target: t.Name, Dir: dir, Durability: s.Durability, CacheBytes: int64(t.Cache), Options: t.Options,
+	}}, nil)
+	if err != nil {
+		tr.Status, tr.Reason = "failed", err.Error()
+		bar.Println(fmt.Sprintf("%-10s FAILED to open: %s", t.Name, err))
+		return
+	}
+	tr.Title, tr.Version, tr.Settings = ev.Opened.Title, ev.Opened.Version, ev.Opened.Settings
+
+	var diskUsed int64
+	skipUntilFresh := false
+	for _, st := range steps {
+		if ctx.Err() != nil {
+			tr.Status, tr.Reason = "partial", "stopped: "+ctx.Err().Error()
+			return
+		}
+		if skipUntilFresh && !st.Fresh {
+			continue
+		}
+		skipUntilFresh = false
+		// The disk limit is checked against the last step's footprint
+		// scaled to this step's size: a step that would exceed it, and
+		// the larger ones after it, are not started.
+		if lim := int64(s.Limits.Disk); lim > 0 && st.Fresh && diskUsed > 0 {
+			if est := diskUsed * st.N / lastN(tr); est > lim {
+				tr.Status = "partial"
+				tr.Reason = fmt.Sprintf("disk limit %s: N=%s would need ~%s", human(lim), study.FormatCount(st.N), human(est))
+				bar.Println(fmt.Sprintf("%-10s %s", t.Name, tr.Reason))
+				return
+			}
+		}
+		label := fmt.Sprintf("%-10s %-8s N=%-6s", t.Name, st.Phase, study.FormatCount(st.N))
+		bar.Begin(label)
+		stCopy := st
+		ev, err := w.callCtx(ctx, wire.Request{Cmd: wire.CmdStep, Step: &stCopy}, func(p wire.Progress) { bar.Update(p.Done, p.Total) })
+		res := ev.Step
+		if res != nil {
+			tr.Steps = append(tr.Steps, res)
+			diskUsed = res.Resources.DiskAllocated
+			writeHlog(runDir, t.Name, res)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				tr.Status, tr.Reason = "partial", "stopped during "+st.Phase
+				bar.End(label + "  stopped")
+				return
+			}
+			tr.Status, tr.Reason = "failed", fmt.Sprintf("%s N=%s: %v", st.Phase, study.FormatCount(st.N), err)
+			bar.End(fmt.Sprintf("%s  FAILED: %v", label, err))
+			return
+		}
+		if res.Partial {
+			tr.Status, tr.Reason = "partial", "stopped during "+st.Phase
+			bar.End(label + "  stopped (partial)")
+			return
+		}
+		bar.End(fmt.Sprintf("%s  %s", label, summary(res)))
+	}
+	if _, err := w.call(wire.Request{Cmd: wire.CmdDestroy}, nil); err != nil {
+		bar.Println(fmt.Sprintf("%-10s could not remove its data: %v", t.Name, err))
+	}
+}
+
+func lastN(tr *results.Target) int64 {
+	for i := len(tr.Steps) - 1; i >= 0; i-- {
+		if tr.Steps[i].N > 0 {
+			return tr.Steps[i].N
+		}
+	}
+	return 1
+}
+
+func summary(r *results.Step) string {
+	s := fmt.Sprintf("%8.3fs  %s ops/s  p99 %s", r.Seconds, fmtRate(float64(r.Ops)/max(r.Seconds, 1e-9)), fmtNs(r.Latency.P99))
+	if r.Intended != nil {
+		s += fmt.Sprintf("  (from intended start: p99 %s, %d late)", fmtNs(r.Intended.P99), r.Late)
+	}
+	if r.Verify.Checked > 0 {
+		s += fmt.Sprintf("  verified %d", r.Verify.Checked)
+	}
+	return s
+}
+
+func fmtRate(r float64) string {
+	switch {
+	case r >= 1e6:
+		return fmt.Sprintf("%.2fM", r/1e6)
+	case r >= 1e3:
+		return fmt.Sprintf("%.1fk", r/1e3)
+	}
+	return fmt.Sprintf("%.0f", r)
+}
+
+func fmtNs(ns int64) string {
+	return time.Duration(ns).Round(time.Microsecond / 10).String()
+}
+
+func human(b int64) string {
+	const u = 1024
+	if b < u {
+		return fmt.Sprintf("%dB", b)
+	}
+	div, exp := int64(u), 0
+	for n := b / u; n >= u; n /= u {
+		div *= u
+		exp++
+	}
+	return fmt.Sprintf("%.1f%ciB", float64(b)/float64(div), "KMGTPE"[exp])
+}

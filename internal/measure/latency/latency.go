@@ -1,0 +1,94 @@
+// Package latency holds the latency histograms of storebench: HdrHistograms
+// owned by one load goroutine each and handed to a collector on a tick, so
+// the hot path never takes a lock shared with another goroutine, and the
+// merge across goroutines is exact (histogram addition, not averaging).
+package latency
+
+import (
+	"encoding/base64"
+	"fmt"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+const (
+	// Values are nanoseconds. 1 ns to 100 s at 3 significant digits: enough
+	// for an in-cache LMDB read and for a multi-second fsync stall.
+	lowest  = 1
+	highest = int64(100 * time.Second)
+	digits  = 3
+)
+
+// New returns an empty histogram with storebench's geometry.
+func New() *hdr.Histogram { return hdr.New(lowest, highest, digits) }
+
+// Record adds one value, clamping it into the trackable range so that an
+// absurd stall is counted (as 100 s) rather than silently dropped.
+func Record(h *hdr.Histogram, d time.Duration) {
+	v := int64(d)
+	if v < lowest {
+		v = lowest
+	} else if v > highest {
+		v = highest
+	}
+	_ = h.RecordValue(v)
+}
+
+// Summary is the printed digest of a histogram. Times are nanoseconds.
+type Summary struct {
+	Count int64   `json:"count"`
+	Mean  float64 `json:"mean_ns"`
+	Min   int64   `json:"min_ns"`
+	P50   int64   `json:"p50_ns"`
+	P90   int64   `json:"p90_ns"`
+	P99   int64   `json:"p99_ns"`
+	P999  int64   `json:"p999_ns"`
+	Max   int64   `json:"max_ns"`
+}
+
+// Summarize digests h; nil or empty histograms give a zero Summary.
+func Summarize(h *hdr.Histogram) Summary {
+	if h == nil || h.TotalCount() == 0 {
+		return Summary{}
+	}
+	return Summary{
+		Count: h.TotalCount(),
+		Mean:  h.Mean(),
+		Min:   h.Min(),
+		P50:   h.ValueAtQuantile(50),
+		P90:   h.ValueAtQuantile(90),
+		P99:   h.ValueAtQuantile(99),
+		P999:  h.ValueAtQuantile(99.9),
+		Max:   h.Max(),
+	}
+}
+
+// Encode returns the standard compressed HdrHistogram encoding in base64,
+// the same payload HdrHistogram log files carry, so any HDR tool reads it.
+func Encode(h *hdr.Histogram) (string, error) {
+	if h == nil {
+		return "", nil
+	}
+	b, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return "", fmt.Errorf("encode histogram: %w", err)
+	}
+	return base64.StdEncoding.EncodeToString(b), nil
+}
+
+// Decode reverses Encode. An empty string gives an empty histogram.
+func Decode(s string) (*hdr.Histogram, error) {
+	if s == "" {
+		return New(), nil
+	}
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, fmt.Errorf("decode histogram: %w", err)
+	}
+	h, err := hdr.Decode(b)
+	if err != nil {
+		return nil, fmt.Errorf("decode histogram: %w", err)
+	}
+	return h, nil
+}

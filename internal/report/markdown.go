@@ -1,0 +1,210 @@
+// Package report renders a run (results.json) for people: Markdown tables
+// shaped like the seed studies' (rows = actions, columns = engines), with
+// the machine, the versions and the durability of every target.
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"storebench/internal/results"
+)
+
+// Section renders the tables of one workload.
+type Section func(b *strings.Builder, run *results.Run)
+
+var sections = map[string]Section{}
+
+// RegisterSection adds the tables of a workload.
+func RegisterSection(workload string, s Section) { sections[workload] = s }
+
+// Markdown renders the whole report.
+func Markdown(run *results.Run) string {
+	var b strings.Builder
+	title := run.Title
+	if title == "" {
+		title = run.Study
+	}
+	fmt.Fprintf(&b, "# %s\n\n", title)
+	dur := run.Finished.Sub(run.Started).Round(time.Second)
+	if run.Finished.IsZero() {
+		dur = 0
+	}
+	fmt.Fprintf(&b, "Study `%s` (%s), run %s, took %s. Status: **%s**", run.Study, run.StudyFile, run.Started.Format("2006-01-02 15:04:05 MST"), dur, run.Status)
+	if run.Reason != "" {
+		fmt.Fprintf(&b, " (%s)", run.Reason)
+	}
+	b.WriteString(".\n\n")
+	fmt.Fprintf(&b, "Seed %d, durability **%s** for every target (%s), ladder %s, concurrency %d.\n\n",
+		run.Seed, run.Durability, durabilityMeaning(run.Durability), ladder(run.Ladder), run.Concurrency)
+
+	h := run.Host
+	b.WriteString("## Machine\n\n")
+	b.WriteString("| CPU | cores | RAM | kernel | OS | data directory on | Go | storebench |\n|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| %s | %d logical / %d physical | %s | %s | %s | %s %s (%s) | %s | %s |\n\n",
+		h.CPUModel, h.LogicalCPUs, h.PhysicalCores, Bytes(h.MemTotalBytes), h.Kernel, h.OS,
+		run.Storage.Filesystem, run.Storage.Device, run.Storage.MountPoint, h.GoVersion, run.Storebench)
+
+	b.WriteString("## Targets\n\n| target | engine version | durability | settings | status |\n|---|---|---|---|---|\n")
+	for _, t := range run.Targets {
+		status := t.Status
+		if t.Reason != "" {
+			status += ": " + t.Reason
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", t.Title, t.Version, t.Settings["durability"], settings(t.Settings), cell(status))
+	}
+	b.WriteString("\n")
+
+	seen := map[string]bool{}
+	for _, t := range run.Targets {
+		for _, s := range t.Steps {
+			if !seen[s.Workload] {
+				seen[s.Workload] = true
+				if sec, ok := sections[s.Workload]; ok {
+					sec(&b, run)
+				}
+			}
+		}
+	}
+	verification(&b, run)
+	return b.String()
+}
+
+func durabilityMeaning(d string) string {
+	if d == "async" {
+		return "writes are not fsynced on return; a crash may lose the last ones"
+	}
+	return "every write batch is fsynced before it returns"
+}
+
+func ladder(l []int64) string {
+	var parts []string
+	for _, n := range l {
+		parts = append(parts, Count(n))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func settings(m map[string]string) string {
+	var keys []string
+	for k := range m {
+		if k != "durability" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, k+": "+m[k])
+	}
+	return cell(strings.Join(parts, "; "))
+}
+
+// cell makes text safe inside a Markdown table cell.
+func cell(s string) string {
+	s = strings.ReplaceAll(s, "|", "\\|")
+	return strings.ReplaceAll(s, "\n", " ")
+}
+
+func verification(b *strings.Builder, run *results.Run) {
+	b.WriteString("## Verification\n\nEvery read is compared byte for byte with what was written.\n\n| target | values checked | failures | first failure |\n|---|---|---|---|\n")
+	for _, t := range run.Targets {
+		var checked, failed int64
+		first := ""
+		for _, s := range t.Steps {
+			checked += s.Verify.Checked
+			failed += s.Verify.Failed
+			if first == "" {
+				first = s.Verify.First
+			}
+		}
+		if t.Status == "unavailable" {
+			continue
+		}
+		fmt.Fprintf(b, "| %s | %d | %d | %s |\n", t.Title, checked, failed, cell(first))
+	}
+	b.WriteString("\n")
+}
+
+// Table is a simple row-major Markdown table.
+type Table struct {
+	Head []string
+	Rows [][]string
+}
+
+func (t Table) write(b *strings.Builder) {
+	b.WriteString("| " + strings.Join(t.Head, " | ") + " |\n|")
+	for i := range t.Head {
+		if i == 0 {
+			b.WriteString("---|")
+		} else {
+			b.WriteString("---:|")
+		}
+	}
+	b.WriteString("\n")
+	for _, r := range t.Rows {
+		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
+	}
+	b.WriteString("\n")
+}
+
+// Seconds prints a duration in seconds with 3–4 significant digits, as
+// the seeds do.
+func Seconds(s float64) string {
+	switch {
+	case s == 0:
+		return "0"
+	case s < 0.001:
+		return fmt.Sprintf("%.6f s", s)
+	case s < 1:
+		return fmt.Sprintf("%.4f s", s)
+	case s < 100:
+		return fmt.Sprintf("%.2f s", s)
+	}
+	return fmt.Sprintf("%.0f s", s)
+}
+
+// Latency prints nanoseconds in the unit that suits them.
+func Latency(ns int64) string {
+	d := time.Duration(ns)
+	switch {
+	case d < time.Microsecond:
+		return fmt.Sprintf("%d ns", ns)
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.1f µs", float64(ns)/1e3)
+	case d < time.Second:
+		return fmt.Sprintf("%.2f ms", float64(ns)/1e6)
+	}
+	return fmt.Sprintf("%.2f s", float64(ns)/1e9)
+}
+
+// Bytes prints a size with binary units, like the seed's "74M".
+func Bytes(b int64) string {
+	const u = 1024
+	if b < u {
+		return fmt.Sprintf("%d B", b)
+	}
+	div, exp := int64(u), 0
+	for n := b / u; n >= u; n /= u {
+		div *= u
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(b)/float64(div), "KMGTPE"[exp])
+}
+
+// Count prints 100000 as 1e5 and 1500 as 1500.
+func Count(n int64) string {
+	if n >= 1000 {
+		m, e := n, 0
+		for m%10 == 0 {
+			m /= 10
+			e++
+		}
+		if m < 10 {
+			return fmt.Sprintf("%de%d", m, e)
+		}
+	}
+	return fmt.Sprint(n)
+}

@@ -1,0 +1,177 @@
+// Package results defines results.json, the versioned record of one study
+// run (documented in docs/results-schema.md). The worker fills Step values,
+// the coordinator assembles a Run, and the report is rendered from a Run
+// alone, so `storebench report DIR` can re-render any finished run.
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"storebench/internal/measure/latency"
+	"storebench/internal/measure/procstat"
+	"storebench/internal/sysinfo"
+)
+
+// SchemaVersion changes whenever a field changes meaning or disappears.
+const SchemaVersion = 1
+
+// Run is a whole study run.
+type Run struct {
+	SchemaVersion int       `json:"schema_version"`
+	Study         string    `json:"study"`
+	Title         string    `json:"title"`
+	StudyFile     string    `json:"study_file"`
+	StudySource   string    `json:"study_source"`
+	Command       []string  `json:"command"`
+	Started       time.Time `json:"started"`
+	Finished      time.Time `json:"finished"`
+	// Status: complete, partial (interrupted or a limit hit) or failed
+	// (a target failed; the others still ran).
+	Status      string          `json:"status"`
+	Reason      string          `json:"reason,omitempty"`
+	Storebench  string          `json:"storebench_version"`
+	Host        sysinfo.Host    `json:"host"`
+	Storage     sysinfo.Storage `json:"storage"`
+	Seed        int64           `json:"seed"`
+	Durability  string          `json:"durability"`
+	Concurrency int             `json:"concurrency"`
+	Ladder      []int64         `json:"ladder"`
+	Targets     []*Target       `json:"targets"`
+}
+
+// Target is everything measured on one target.
+type Target struct {
+	Name     string            `json:"name"`
+	Title    string            `json:"title"`
+	Version  string            `json:"version"`
+	Kind     string            `json:"kind"`
+	Settings map[string]string `json:"settings"`
+	// Status: ok, failed, partial, unavailable, skipped.
+	Status string  `json:"status"`
+	Reason string  `json:"reason,omitempty"`
+	Steps  []*Step `json:"steps"`
+	// WorkerPID and Log locate the worker process and its stderr log.
+	WorkerPID int    `json:"worker_pid,omitempty"`
+	Log       string `json:"log,omitempty"`
+}
+
+// Step is one phase at one ladder size on one target.
+type Step struct {
+	Workload string    `json:"workload"`
+	Phase    string    `json:"phase"`
+	N        int64     `json:"n"`
+	Started  time.Time `json:"started"`
+	Seconds  float64   `json:"seconds"`
+	Ops      int64     `json:"ops"`
+	// Unit names what one op is here ("batch of 100 txns", "select").
+	Unit    string          `json:"unit"`
+	Latency latency.Summary `json:"latency"`
+	// Intended is the latency from each operation's intended start time
+	// (open loop only), with Late the operations that started >1 ms late.
+	Intended *latency.Summary `json:"intended,omitempty"`
+	Late     int64            `json:"late,omitempty"`
+	Rate     float64          `json:"target_rate,omitempty"`
+	// Hist and HistIntended are the whole-phase HdrHistograms (compressed,
+	// base64): exact merges across runs and targets remain possible.
+	Hist         string `json:"hist,omitempty"`
+	HistIntended string `json:"hist_intended,omitempty"`
+	// Series is the per-tick time series.
+	Series []Tick `json:"series,omitempty"`
+	Verify Verify `json:"verify"`
+	// Metrics holds phase-specific figures (e.g. "chain_length").
+	Metrics   map[string]float64 `json:"metrics,omitempty"`
+	Resources Resources          `json:"resources"`
+	Partial   bool               `json:"partial,omitempty"`
+	Error     string             `json:"error,omitempty"`
+	// Intervals are per-tick encoded histograms; they cross the wire from
+	// the worker and go to the .hlog files, not to results.json (the
+	// coordinator clears them before writing it).
+	Intervals []Interval `json:"intervals,omitempty"`
+}
+
+// Interval is one tick's histogram, for HDR log files.
+type Interval struct {
+	StartMs int64  `json:"start_ms"`
+	LenMs   int64  `json:"len_ms"`
+	MaxNs   int64  `json:"max_ns"`
+	Hist    string `json:"hist"`
+}
+
+// Tick is one point of a phase's time series.
+type Tick struct {
+	T        float64 `json:"t_s"`
+	Ops      int64   `json:"ops"`
+	OpsPerS  float64 `json:"ops_per_s"`
+	P50      int64   `json:"p50_ns"`
+	P99      int64   `json:"p99_ns"`
+	Max      int64   `json:"max_ns"`
+	RSSBytes int64   `json:"rss_bytes,omitempty"`
+	CPU      float64 `json:"cpu_percent,omitempty"`
+}
+
+// Verify says how much of what a phase read was checked against what was
+// written, and what failed.
+type Verify struct {
+	Checked int64  `json:"checked"`
+	Failed  int64  `json:"failed"`
+	First   string `json:"first_failure,omitempty"`
+}
+
+// Resources is the target process's footprint around a step.
+type Resources struct {
+	Before procstat.Snapshot `json:"before"`
+	After  procstat.Snapshot `json:"after"`
+	// CPUPercent over the step (100 = one core busy).
+	CPUPercent float64 `json:"cpu_percent"`
+	// DiskAllocated counts blocks actually allocated (what du says);
+	// DiskApparent sums file sizes.
+	DiskAllocated int64 `json:"disk_allocated_bytes"`
+	DiskApparent  int64 `json:"disk_apparent_bytes"`
+	// CacheResident is the bytes of the target's files in the page cache
+	// (the seed's "ca"), out of CacheTotal bytes of files.
+	CacheResident int64 `json:"page_cache_bytes"`
+	CacheTotal    int64 `json:"files_bytes"`
+}
+
+// Find returns the first step of a target matching workload, phase and n
+// (n < 0 matches any size).
+func (t *Target) Find(workload, phase string, n int64) *Step {
+	for _, s := range t.Steps {
+		if s.Workload == workload && s.Phase == phase && (n < 0 || s.N == n) {
+			return s
+		}
+	}
+	return nil
+}
+
+// Write stores the run as indented JSON.
+func (r *Run) Write(path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode results: %w", err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	return os.Rename(tmp, path)
+}
+
+// Read loads a results.json.
+func Read(path string) (*Run, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read results: %w", err)
+	}
+	var r Run
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: not a storebench results file: %w", path, err)
+	}
+	if r.SchemaVersion == 0 || r.SchemaVersion > SchemaVersion {
+		return nil, fmt.Errorf("%s: results schema version %d is not one this storebench reads (%d)", path, r.SchemaVersion, SchemaVersion)
+	}
+	return &r, nil
+}

@@ -1,0 +1,382 @@
+// Package study reads, validates and overrides study files: the YAML that
+// names the workloads, the targets, the data-size ladder and the limits of
+// one engine-selection study.
+package study
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"storebench/studies"
+)
+
+// Study is one parsed study file.
+type Study struct {
+	Name        string   `yaml:"name"`
+	Title       string   `yaml:"title"`
+	Description string   `yaml:"description"`
+	Seed        int64    `yaml:"seed"`
+	Durability  string   `yaml:"durability"`
+	Concurrency int      `yaml:"concurrency"`
+	Ladder      []Count  `yaml:"ladder"`
+	Limits      Limits   `yaml:"limits"`
+	Targets     []Target `yaml:"targets"`
+	Workloads   []Entry  `yaml:"workloads"`
+
+	// File is where the study came from ("builtin:ledger" or a path);
+	// Source is its text, recorded in every result.
+	File   string `yaml:"-"`
+	Source string `yaml:"-"`
+}
+
+// Limits bound a study run.
+type Limits struct {
+	// Time is the wall-clock budget of the whole run (0: none).
+	Time Duration `yaml:"time"`
+	// Disk is the most a single target's data directory may hold; the
+	// ladder stops for that target when a step would exceed it.
+	Disk Bytes `yaml:"disk"`
+}
+
+// Target names an engine and its options.
+type Target struct {
+	Name    string            `yaml:"name"`
+	Cache   Bytes             `yaml:"cache"`
+	Options map[string]string `yaml:"options"`
+}
+
+// UnmarshalYAML lets a target be a bare name ("- pebble") or a mapping.
+func (t *Target) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		t.Name = n.Value
+		return nil
+	}
+	return fmt.Errorf("a target is a name or a mapping with name, cache, options")
+}
+
+// Entry is one workload of the study with its raw parameters; the
+// workload decodes them (see DecodeParams) so errors still name the line.
+type Entry struct {
+	Name   string    `yaml:"name"`
+	Params yaml.Node `yaml:"params"`
+}
+
+// Load reads a study by built-in name or by file path.
+func Load(nameOrPath string) (*Study, error) {
+	var data []byte
+	file := nameOrPath
+	if b, err := studies.FS.ReadFile(nameOrPath + ".yaml"); err == nil && !strings.ContainsAny(nameOrPath, "/.") {
+		data, file = b, "studies/"+nameOrPath+".yaml"
+	} else {
+		b, err := os.ReadFile(nameOrPath)
+		if err != nil {
+			if os.IsNotExist(err) && !strings.ContainsAny(nameOrPath, "/.") {
+				return nil, &Error{File: nameOrPath, Msg: fmt.Sprintf("no built-in study or file of that name (built-in: %s)", strings.Join(Builtin(), ", "))}
+			}
+			return nil, &Error{File: nameOrPath, Msg: fmt.Sprintf("cannot read: %v", unwrapPathErr(err))}
+		}
+		data = b
+	}
+	return Parse(file, data)
+}
+
+func unwrapPathErr(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+// Builtin lists the studies embedded in the binary.
+func Builtin() []string {
+	ents, _ := studies.FS.ReadDir(".")
+	var out []string
+	for _, e := range ents {
+		if n, ok := strings.CutSuffix(e.Name(), ".yaml"); ok {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Parse decodes and validates a study. Targets and workloads are checked
+// against the registries later (Validate), which this package does not
+// import, to keep it free of engine code.
+func Parse(file string, data []byte) (*Study, error) {
+	var root yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&root); err != nil {
+		msg := cleanYAMLErr(err)
+		line := 0
+		fmt.Sscanf(err.Error(), "yaml: line %d:", &line)
+		if strings.Contains(err.Error(), "EOF") {
+			msg = "the file is empty"
+		}
+		return nil, &Error{File: file, Line: line, Msg: msg}
+	}
+	s := &Study{File: file, Source: string(data)}
+	d := decoder{file: file}
+	if len(root.Content) > 0 && root.Content[0].Kind == yaml.MappingNode {
+		// Targets may be bare names or mappings; decode them by hand.
+		if err := d.decodeStudy(root.Content[0], s); err != nil {
+			return nil, err
+		}
+	} else if err := d.decode(&root, reflect.ValueOf(s).Elem(), ""); err != nil {
+		return nil, err
+	}
+	if err := s.check(&root); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (d decoder) decodeStudy(m *yaml.Node, s *Study) error {
+	// Decode everything but targets generically, then targets one by one.
+	var targets *yaml.Node
+	rest := &yaml.Node{Kind: yaml.MappingNode, Line: m.Line}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == "targets" {
+			targets = m.Content[i+1]
+			continue
+		}
+		rest.Content = append(rest.Content, m.Content[i], m.Content[i+1])
+	}
+	if err := d.decode(rest, reflect.ValueOf(s).Elem(), ""); err != nil {
+		return err
+	}
+	if targets == nil {
+		return nil
+	}
+	items := targets.Content
+	if targets.Kind == yaml.ScalarNode {
+		items = []*yaml.Node{targets}
+	} else if targets.Kind != yaml.SequenceNode {
+		return d.errf(targets, "targets", "want a list of target names or mappings, got a %s", kindName(targets))
+	}
+	for i, it := range items {
+		var t Target
+		path := fmt.Sprintf("targets[%d]", i)
+		if it.Kind == yaml.ScalarNode {
+			t.Name = it.Value
+		} else {
+			type plain Target // no UnmarshalYAML: decode field by field
+			var p plain
+			if err := d.decode(it, reflect.ValueOf(&p).Elem(), path); err != nil {
+				return err
+			}
+			t = Target(p)
+		}
+		s.Targets = append(s.Targets, t)
+	}
+	return nil
+}
+
+// lineOf finds the line of a top-level field, for errors found after
+// decoding.
+func lineOf(root *yaml.Node, field string) int {
+	if root == nil || len(root.Content) == 0 {
+		return 0
+	}
+	m := root.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == field {
+			return m.Content[i].Line
+		}
+	}
+	return m.Line
+}
+
+func (s *Study) check(root *yaml.Node) error {
+	fail := func(field, format string, args ...any) error {
+		return &Error{File: s.File, Line: lineOf(root, strings.Split(field, "[")[0]), Field: field, Msg: fmt.Sprintf(format, args...)}
+	}
+	if s.Name == "" {
+		return fail("name", "missing: every study needs a name")
+	}
+	if s.Durability == "" {
+		s.Durability = "sync"
+	}
+	if s.Durability != "sync" && s.Durability != "async" {
+		return fail("durability", "%q: want sync (each batch durable on return) or async", s.Durability)
+	}
+	if s.Concurrency == 0 {
+		s.Concurrency = 8
+	}
+	if s.Concurrency < 1 || s.Concurrency > 4096 {
+		return fail("concurrency", "%d: want 1..4096", s.Concurrency)
+	}
+	if len(s.Targets) == 0 {
+		return fail("targets", "missing: name at least one target (see `storebench list`)")
+	}
+	if len(s.Workloads) == 0 {
+		return fail("workloads", "missing: name at least one workload (see `storebench list`)")
+	}
+	return s.CheckLadder()
+}
+
+// CheckLadder validates the ladder (also after a --ladder override).
+func (s *Study) CheckLadder() error {
+	if len(s.Ladder) == 0 {
+		return &Error{File: s.File, Field: "ladder", Msg: "missing: give the data sizes to measure, e.g. [10, 1e3, 1e5]"}
+	}
+	for i, n := range s.Ladder {
+		if n < 1 {
+			return &Error{File: s.File, Field: fmt.Sprintf("ladder[%d]", i), Msg: "sizes start at 1"}
+		}
+		if n > 1e9 {
+			return &Error{File: s.File, Field: fmt.Sprintf("ladder[%d]", i), Msg: fmt.Sprintf("%d is beyond what storebench supports (1e9)", n)}
+		}
+		if i > 0 && n <= s.Ladder[i-1] {
+			return &Error{File: s.File, Field: fmt.Sprintf("ladder[%d]", i), Msg: "the ladder must grow strictly"}
+		}
+	}
+	return nil
+}
+
+// Largest is the top of the ladder.
+func (s *Study) Largest() int64 { return int64(s.Ladder[len(s.Ladder)-1]) }
+
+// Override holds command-line changes to a study.
+type Override struct {
+	Ladder      string
+	Targets     string
+	Durability  string
+	Seed        *int64
+	Concurrency int
+	TimeLimit   string
+	// Set holds "workload.param=value" assignments.
+	Set []string
+}
+
+// Apply changes s per o. Errors name the flag.
+func (s *Study) Apply(o Override) error {
+	if o.Ladder != "" {
+		s.Ladder = nil
+		for _, f := range strings.Split(o.Ladder, ",") {
+			c, err := ParseCount(f)
+			if err != nil {
+				return fmt.Errorf("--ladder: %v", err)
+			}
+			s.Ladder = append(s.Ladder, c)
+		}
+		if err := s.CheckLadder(); err != nil {
+			e := err.(*Error)
+			return fmt.Errorf("--ladder: %s: %s", e.Field, e.Msg)
+		}
+	}
+	if o.Targets != "" {
+		keep := map[string]Target{}
+		for _, t := range s.Targets {
+			keep[t.Name] = t
+		}
+		s.Targets = nil
+		for _, name := range strings.Split(o.Targets, ",") {
+			name = strings.TrimSpace(name)
+			if name == "" {
+				continue
+			}
+			t, ok := keep[name]
+			if !ok {
+				t = Target{Name: name}
+			}
+			s.Targets = append(s.Targets, t)
+		}
+		if len(s.Targets) == 0 {
+			return fmt.Errorf("--targets: no target named")
+		}
+	}
+	if o.Durability != "" {
+		if o.Durability != "sync" && o.Durability != "async" {
+			return fmt.Errorf("--durability: %q: want sync or async", o.Durability)
+		}
+		s.Durability = o.Durability
+	}
+	if o.Seed != nil {
+		s.Seed = *o.Seed
+	}
+	if o.Concurrency != 0 {
+		if o.Concurrency < 1 || o.Concurrency > 4096 {
+			return fmt.Errorf("--concurrency: %d: want 1..4096", o.Concurrency)
+		}
+		s.Concurrency = o.Concurrency
+	}
+	if o.TimeLimit != "" {
+		var d Duration
+		if err := d.UnmarshalYAML(&yaml.Node{Kind: yaml.ScalarNode, Value: o.TimeLimit}); err != nil {
+			return fmt.Errorf("--time-limit: %v", err)
+		}
+		s.Limits.Time = d
+	}
+	for _, a := range o.Set {
+		if err := s.set(a); err != nil {
+			return fmt.Errorf("--set %s: %v", a, err)
+		}
+	}
+	return nil
+}
+
+// set applies "workload.param.sub=value" to the raw params of a workload,
+// so the workload's own strict decoding validates it like file content.
+func (s *Study) set(assign string) error {
+	key, val, ok := strings.Cut(assign, "=")
+	if !ok {
+		return fmt.Errorf("want workload.param=value")
+	}
+	parts := strings.Split(key, ".")
+	if len(parts) < 2 {
+		return fmt.Errorf("want workload.param=value")
+	}
+	for i := range s.Workloads {
+		w := &s.Workloads[i]
+		if w.Name != parts[0] {
+			continue
+		}
+		if w.Params.Kind == 0 {
+			w.Params = yaml.Node{Kind: yaml.MappingNode}
+		}
+		n := &w.Params
+		for j, p := range parts[1:] {
+			if n.Kind != yaml.MappingNode {
+				return fmt.Errorf("%s is not a mapping", strings.Join(parts[:j+1], "."))
+			}
+			var next *yaml.Node
+			for k := 0; k+1 < len(n.Content); k += 2 {
+				if n.Content[k].Value == p {
+					next = n.Content[k+1]
+				}
+			}
+			last := j == len(parts)-2
+			if next == nil {
+				next = &yaml.Node{Kind: yaml.MappingNode}
+				n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: p}, next)
+			}
+			if last {
+				var v yaml.Node
+				if err := yaml.Unmarshal([]byte(val), &v); err != nil || len(v.Content) == 0 {
+					*next = yaml.Node{Kind: yaml.ScalarNode, Value: val}
+				} else {
+					*next = *v.Content[0]
+				}
+			}
+			n = next
+		}
+		return nil
+	}
+	return fmt.Errorf("the study has no workload %q", parts[0])
+}
+
+// Abs returns an absolute form of a user-given path for messages.
+func Abs(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}

@@ -1,0 +1,116 @@
+package study
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestBuiltinLedgerLoads(t *testing.T) {
+	s, err := Load("ledger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Name != "ledger" || len(s.Targets) != 8 || s.Largest() != 100000 || s.Durability != "sync" {
+		t.Fatalf("unexpected study: %+v", s)
+	}
+	if !strings.Contains(s.Source, "name: ledger") {
+		t.Fatal("study source not kept")
+	}
+}
+
+func TestErrorsNameFileLineAndField(t *testing.T) {
+	cases := []struct {
+		name, yaml, want string
+	}{
+		{"unknown field", "name: x\nladder: [10]\ntargets: [pebble]\nworkloads: [{name: ledger}]\nlimts: {}\n", "f.yaml:5: limts: unknown field"},
+		{"bad count", "name: x\nladder: [10, ten]\ntargets: [pebble]\nworkloads: [{name: ledger}]\n", "f.yaml:2: ladder[1]: \"ten\" is not a count"},
+		{"shrinking ladder", "name: x\nladder: [100, 10]\ntargets: [pebble]\nworkloads: [{name: ledger}]\n", "ladder[1]: the ladder must grow strictly"},
+		{"bad durability", "name: x\nladder: [10]\ndurability: maybe\ntargets: [pebble]\nworkloads: [{name: ledger}]\n", "f.yaml:3: durability: \"maybe\": want sync"},
+		{"bad size", "name: x\nladder: [10]\nlimits:\n  disk: lots\ntargets: [pebble]\nworkloads: [{name: ledger}]\n", "f.yaml:4: limits.disk: \"lots\" is not a size"},
+		{"bad duration", "name: x\nladder: [10]\nlimits:\n  time: forever\ntargets: [pebble]\nworkloads: [{name: ledger}]\n", "f.yaml:4: limits.time: \"forever\" is not a duration"},
+		{"target field", "name: x\nladder: [10]\ntargets:\n  - name: rocksdb\n    cahce: 1MiB\nworkloads: [{name: ledger}]\n", "f.yaml:5: targets[0].cahce: unknown field"},
+		{"no targets", "name: x\nladder: [10]\nworkloads: [{name: ledger}]\n", "targets: missing"},
+		{"not yaml", "name: [x\n", "f.yaml"},
+		{"empty", "", "f.yaml: the file is empty"},
+		{"wrong kind", "name: x\nladder: {a: 1}\ntargets: [pebble]\nworkloads: [{name: ledger}]\n", "f.yaml:2: ladder: want a list"},
+		{"concurrency", "name: x\nladder: [10]\nconcurrency: lots\ntargets: [pebble]\nworkloads: [{name: ledger}]\n", "f.yaml:3: concurrency: \"lots\" is not a valid int"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse("f.yaml", []byte(c.yaml))
+			var se *Error
+			if !errors.As(err, &se) {
+				t.Fatalf("got %v, want a *study.Error", err)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %q does not contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestUnits(t *testing.T) {
+	for in, want := range map[string]Count{"10": 10, "1e5": 100000, "100k": 100000, "10M": 10_000_000, "1_000": 1000, "2.5k": 2500} {
+		got, err := ParseCount(in)
+		if err != nil || got != want {
+			t.Errorf("ParseCount(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "x", "-1", "1.5", "1e20"} {
+		if _, err := ParseCount(bad); err == nil {
+			t.Errorf("ParseCount(%q) accepted", bad)
+		}
+	}
+	for in, want := range map[string]Bytes{"1024": 1024, "1KiB": 1024, "64MiB": 64 << 20, "10GB": 10e9, "2 GiB": 2 << 30} {
+		got, err := ParseBytes(in)
+		if err != nil || got != want {
+			t.Errorf("ParseBytes(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	if FormatCount(100000) != "1e5" || FormatCount(1500) != "1500" || FormatCount(10) != "10" {
+		t.Error("FormatCount")
+	}
+}
+
+func TestOverrides(t *testing.T) {
+	s, err := Load("ledger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed := int64(7)
+	err = s.Apply(Override{Ladder: "10,1e3", Targets: "pebble,bbolt", Durability: "async", Seed: &seed,
+		Set: []string{"ledger.selects=50", "ledger.stress.rate=100", "ledger.newthing=1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Ladder) != 2 || s.Ladder[1] != 1000 || len(s.Targets) != 2 || s.Durability != "async" || s.Seed != 7 {
+		t.Fatalf("overrides not applied: %+v", s)
+	}
+	// The assignments land in the raw params, where the workload decodes
+	// (and strictly validates) them like file content.
+	var p map[string]any
+	if err := s.Workloads[0].Params.Decode(&p); err != nil {
+		t.Fatal(err)
+	}
+	if p["selects"] != 50 || p["stress"].(map[string]any)["rate"] != 100 || p["newthing"] != 1 {
+		t.Fatalf("--set did not reach the params: %v", p)
+	}
+	for _, bad := range []Override{{Ladder: "10,5"}, {Ladder: "x"}, {Durability: "fast"}, {Set: []string{"nope.x=1"}}, {Set: []string{"ledger"}}, {TimeLimit: "soon"}} {
+		s2, _ := Load("ledger")
+		if err := s2.Apply(bad); err == nil {
+			t.Errorf("override %+v accepted", bad)
+		}
+	}
+}
+
+func TestLoadUnknown(t *testing.T) {
+	_, err := Load("no-such-study")
+	if err == nil || !strings.Contains(err.Error(), "built-in: ledger") {
+		t.Fatalf("got %v", err)
+	}
+	_, err = Load("/no/such/file.yaml")
+	if err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -1,0 +1,213 @@
+// Package goleveldb is the storebench target for syndtr/goleveldb, the
+// pure-Go port of LevelDB.
+package goleveldb
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/syndtr/goleveldb/leveldb"
+	"github.com/syndtr/goleveldb/leveldb/filter"
+	"github.com/syndtr/goleveldb/leveldb/opt"
+	"github.com/syndtr/goleveldb/leveldb/util"
+
+	"storebench/internal/kv"
+	"storebench/internal/target/internal/targetkit"
+)
+
+const modulePath = "github.com/syndtr/goleveldb"
+
+var optionNames = []string{"bloom_bits_per_key", "write_buffer_bytes", "compression"}
+
+func init() {
+	kv.Register(kv.Engine{
+		Name:        "goleveldb",
+		Title:       "GoLevelDB",
+		Kind:        "pure-go",
+		Open:        Open,
+		Version:     targetkit.ModuleVersion(modulePath),
+		OptionNames: optionNames,
+	})
+}
+
+// Store is an open goleveldb database.
+type Store struct {
+	db       *leveldb.DB
+	dir      string
+	wo       *opt.WriteOptions
+	settings map[string]string
+}
+
+// Open opens or creates a goleveldb database in o.Dir.
+//
+// Options (Extra): bloom_bits_per_key (default 10; 0 disables the filter),
+// write_buffer_bytes (memtable size, default goleveldb's 4 MiB),
+// compression (snappy, the default, or none).
+func Open(o kv.Options) (kv.Store, error) {
+	s, err := open(o)
+	if err != nil {
+		return nil, fmt.Errorf("goleveldb: open %s: %w", o.Dir, err)
+	}
+	return s, nil
+}
+
+func open(o kv.Options) (*Store, error) {
+	sync, err := targetkit.IsSync(o.Durability)
+	if err != nil {
+		return nil, err
+	}
+	cacheBytes, cacheDesc, err := targetkit.CacheBytes(o)
+	if err != nil {
+		return nil, err
+	}
+	extra, err := targetkit.CheckExtra(o, optionNames)
+	if err != nil {
+		return nil, err
+	}
+	bits, err := extra.Int("bloom_bits_per_key", 10)
+	if err != nil {
+		return nil, err
+	}
+	writeBuffer, err := extra.Bytes("write_buffer_bytes", int64(opt.DefaultWriteBuffer))
+	if err != nil {
+		return nil, err
+	}
+	compName, err := extra.Choice("compression", "snappy", "snappy", "none")
+	if err != nil {
+		return nil, err
+	}
+	if err := targetkit.PrepareDir(o.Dir); err != nil {
+		return nil, err
+	}
+	opts := &opt.Options{
+		BlockCacheCapacity: int(cacheBytes),
+		WriteBuffer:        int(writeBuffer),
+		Compression:        opt.SnappyCompression,
+	}
+	if compName == "none" {
+		opts.Compression = opt.NoCompression
+	}
+	bloomDesc := "none"
+	if bits > 0 {
+		// Like Pebble, goleveldb ships without a filter; LevelDB's own
+		// documentation recommends a 10 bits/key Bloom filter, which keeps
+		// reads of absent keys from touching every level.
+		opts.Filter = filter.NewBloomFilter(bits)
+		bloomDesc = fmt.Sprintf("%d bits/key", bits)
+	}
+	db, err := leveldb.OpenFile(o.Dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{
+		db:  db,
+		dir: o.Dir,
+		wo:  &opt.WriteOptions{Sync: sync},
+		settings: map[string]string{
+			"durability":   targetkit.DurabilitySetting(sync),
+			"cache":        cacheDesc + " block cache (LRU)",
+			"bloom_filter": bloomDesc,
+			"compression":  compName,
+			"memtable":     targetkit.FormatBytes(writeBuffer),
+		},
+	}, nil
+}
+
+// Get returns the value under key; goleveldb already hands back its own
+// copy (there is no zero-copy read, hence no View).
+func (s *Store) Get(key []byte) ([]byte, error) {
+	v, err := s.db.Get(key, nil)
+	if errors.Is(err, leveldb.ErrNotFound) {
+		return nil, kv.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("goleveldb: get: %w", err)
+	}
+	if v == nil {
+		v = []byte{} // an empty stored value comes back nil
+	}
+	return v, nil
+}
+
+// Put stores value under key.
+func (s *Store) Put(key, value []byte) error {
+	if err := s.db.Put(key, value, s.wo); err != nil {
+		return fmt.Errorf("goleveldb: put: %w", err)
+	}
+	return nil
+}
+
+// Delete removes key.
+func (s *Store) Delete(key []byte) error {
+	if err := s.db.Delete(key, s.wo); err != nil {
+		return fmt.Errorf("goleveldb: delete: %w", err)
+	}
+	return nil
+}
+
+// NewBatch starts a goleveldb batch (it copies keys and values).
+func (s *Store) NewBatch() kv.Batch { return &batch{s: s} }
+
+type batch struct {
+	s *Store
+	b leveldb.Batch
+}
+
+func (b *batch) Put(key, value []byte) { b.b.Put(key, value) }
+func (b *batch) Delete(key []byte)     { b.b.Delete(key) }
+func (b *batch) Len() int              { return b.b.Len() }
+
+func (b *batch) Commit() error {
+	if err := b.s.db.Write(&b.b, b.s.wo); err != nil {
+		return fmt.Errorf("goleveldb: commit batch of %d: %w", b.b.Len(), err)
+	}
+	return nil
+}
+
+// Scan iterates [lower, upper); the iterator reads from a snapshot.
+func (s *Store) Scan(lower, upper []byte, fn func(key, value []byte) bool) error {
+	it := s.db.NewIterator(&util.Range{Start: lower, Limit: upper}, nil)
+	for it.Next() {
+		if !fn(it.Key(), it.Value()) {
+			break
+		}
+	}
+	it.Release()
+	if err := it.Error(); err != nil {
+		return fmt.Errorf("goleveldb: scan: %w", err)
+	}
+	return nil
+}
+
+// Sync makes earlier unsynced writes durable.
+//
+// goleveldb has no sync call, and a synced write of an empty batch is a
+// no-op in it. But every write is handed to the OS before Write returns
+// (the journal is flushed), so fsyncing the journal files and the
+// directory makes all of them durable; tables and the manifest are always
+// fsynced by goleveldb itself.
+func (s *Store) Sync() error {
+	if err := targetkit.SyncFiles(s.dir, ".log"); err != nil {
+		return fmt.Errorf("goleveldb: sync: %w", err)
+	}
+	return nil
+}
+
+// Compact compacts the whole key range.
+func (s *Store) Compact() error {
+	if err := s.db.CompactRange(util.Range{}); err != nil {
+		return fmt.Errorf("goleveldb: compact: %w", err)
+	}
+	return nil
+}
+
+// Settings reports the configuration that matters for reading results.
+func (s *Store) Settings() map[string]string { return s.settings }
+
+// Close closes the database.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("goleveldb: close: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,93 @@
+// Package wire is the coordinator–worker protocol: JSON lines. The
+// coordinator writes one Request per line to the worker's stdin; the
+// worker writes one Event per line to its stdout (stderr is its log).
+// Everything that crosses is plain data (no file paths are read by the
+// other side), so a worker could run on another host over any byte stream.
+// See docs/protocol.md.
+package wire
+
+import (
+	"storebench/internal/measure/procstat"
+	"storebench/internal/results"
+	"storebench/internal/workload"
+)
+
+// Version of the protocol; the worker states it in its hello.
+const Version = 1
+
+// Commands.
+const (
+	CmdOpen    = "open"    // open (or create) the target's store
+	CmdStep    = "step"    // run one workload step; progress events, then done
+	CmdSample  = "sample"  // report the worker's resources now
+	CmdClose   = "close"   // close the store, keep its data
+	CmdDestroy = "destroy" // close the store and delete its data directory
+	CmdCancel  = "cancel"  // cancel the running step (it ends with Partial)
+	CmdQuit    = "quit"    // close everything and exit 0
+)
+
+// Event types.
+const (
+	EvHello    = "hello"    // sent once at start, unsolicited (ID 0)
+	EvProgress = "progress" // a running step's progress
+	EvDone     = "done"     // the request finished; payload by command
+	EvError    = "error"    // the request failed; Error says why
+)
+
+// Request is one command.
+type Request struct {
+	ID   int64          `json:"id"`
+	Cmd  string         `json:"cmd"`
+	Open *OpenArgs      `json:"open,omitempty"`
+	Step *workload.Step `json:"step,omitempty"`
+}
+
+// OpenArgs says which target to open and how.
+type OpenArgs struct {
+	Target     string            `json:"target"`
+	Dir        string            `json:"dir"`
+	Durability string            `json:"durability"`
+	CacheBytes int64             `json:"cache_bytes,omitempty"`
+	Options    map[string]string `json:"options,omitempty"`
+}
+
+// Event is one message from the worker.
+type Event struct {
+	ID       int64         `json:"id"`
+	Type     string        `json:"type"`
+	Hello    *Hello        `json:"hello,omitempty"`
+	Progress *Progress     `json:"progress,omitempty"`
+	Opened   *Opened       `json:"opened,omitempty"`
+	Step     *results.Step `json:"step,omitempty"`
+	Sample   *Sample       `json:"sample,omitempty"`
+	Error    string        `json:"error,omitempty"`
+}
+
+// Hello introduces the worker.
+type Hello struct {
+	Protocol  int    `json:"protocol"`
+	PID       int    `json:"pid"`
+	Version   string `json:"version"`
+	GoVersion string `json:"go_version"`
+}
+
+// Progress of a running step.
+type Progress struct {
+	Done  int64 `json:"done"`
+	Total int64 `json:"total"`
+}
+
+// Opened describes the store that was opened.
+type Opened struct {
+	Title    string            `json:"title"`
+	Version  string            `json:"version"`
+	Kind     string            `json:"kind"`
+	Settings map[string]string `json:"settings"`
+}
+
+// Sample is the worker's footprint at one moment.
+type Sample struct {
+	Process       procstat.Snapshot `json:"process"`
+	DiskAllocated int64             `json:"disk_allocated_bytes"`
+	CacheResident int64             `json:"page_cache_bytes"`
+}

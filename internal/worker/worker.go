@@ -1,0 +1,285 @@
+// Package worker is the child-process side of storebench: `storebench
+// worker` opens one target and runs the steps the coordinator sends it, so
+// the target's RSS, CPU and page cache are its own and a crash of one
+// engine cannot take the study down.
+package worker
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"storebench/internal/kv"
+	"storebench/internal/measure/procstat"
+	"storebench/internal/results"
+	"storebench/internal/wire"
+	"storebench/internal/workload"
+)
+
+// Serve speaks the protocol on in/out until quit or end of input.
+func Serve(in io.Reader, out io.Writer, version string) error {
+	w := &server{enc: json.NewEncoder(out), version: version}
+	w.send(wire.Event{Type: wire.EvHello, Hello: &wire.Hello{Protocol: wire.Version, PID: os.Getpid(), Version: version, GoVersion: runtime.Version()}})
+
+	reqs := make(chan wire.Request)
+	readErr := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 64<<10), 16<<20)
+		for sc.Scan() {
+			var r wire.Request
+			if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+				w.send(wire.Event{Type: wire.EvError, Error: fmt.Sprintf("bad request: %v", err)})
+				continue
+			}
+			// Cancel is handled here, not queued: it must reach a step
+			// that is running.
+			if r.Cmd == wire.CmdCancel {
+				w.cancelStep()
+				continue
+			}
+			reqs <- r
+		}
+		readErr <- sc.Err()
+		close(reqs)
+	}()
+
+	for r := range reqs {
+		if r.Cmd == wire.CmdQuit {
+			w.closeStore()
+			w.send(wire.Event{ID: r.ID, Type: wire.EvDone})
+			return nil
+		}
+		w.handle(r)
+	}
+	// The coordinator went away (closed our stdin): clean up and leave.
+	w.closeStore()
+	return <-readErr
+}
+
+type server struct {
+	version string
+	mu      sync.Mutex // serialises writes to the protocol stream
+	enc     *json.Encoder
+
+	cancelMu sync.Mutex
+	cancel   context.CancelFunc
+
+	open  *wire.OpenArgs
+	eng   kv.Engine
+	store kv.Store
+}
+
+func (w *server) send(e wire.Event) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_ = w.enc.Encode(e)
+}
+
+func (w *server) fail(id int64, err error) {
+	w.send(wire.Event{ID: id, Type: wire.EvError, Error: err.Error()})
+}
+
+func (w *server) cancelStep() {
+	w.cancelMu.Lock()
+	defer w.cancelMu.Unlock()
+	if w.cancel != nil {
+		w.cancel()
+	}
+}
+
+func (w *server) handle(r wire.Request) {
+	switch r.Cmd {
+	case wire.CmdOpen:
+		if r.Open == nil {
+			w.fail(r.ID, fmt.Errorf("open: no arguments"))
+			return
+		}
+		opened, err := w.openStore(*r.Open, false)
+		if err != nil {
+			w.fail(r.ID, err)
+			return
+		}
+		w.send(wire.Event{ID: r.ID, Type: wire.EvDone, Opened: opened})
+	case wire.CmdStep:
+		if r.Step == nil {
+			w.fail(r.ID, fmt.Errorf("step: no arguments"))
+			return
+		}
+		st, err := w.runStep(r.ID, *r.Step)
+		if err != nil {
+			if st != nil {
+				st.Error = err.Error()
+				w.send(wire.Event{ID: r.ID, Type: wire.EvError, Error: err.Error(), Step: st})
+				return
+			}
+			w.fail(r.ID, err)
+			return
+		}
+		w.send(wire.Event{ID: r.ID, Type: wire.EvDone, Step: st})
+	case wire.CmdSample:
+		s, err := w.sample()
+		if err != nil {
+			w.fail(r.ID, err)
+			return
+		}
+		w.send(wire.Event{ID: r.ID, Type: wire.EvDone, Sample: s})
+	case wire.CmdClose:
+		if err := w.closeStore(); err != nil {
+			w.fail(r.ID, err)
+			return
+		}
+		w.send(wire.Event{ID: r.ID, Type: wire.EvDone})
+	case wire.CmdDestroy:
+		err := w.closeStore()
+		if w.open != nil {
+			if rerr := os.RemoveAll(w.open.Dir); err == nil {
+				err = rerr
+			}
+		}
+		if err != nil {
+			w.fail(r.ID, err)
+			return
+		}
+		w.send(wire.Event{ID: r.ID, Type: wire.EvDone})
+	default:
+		w.fail(r.ID, fmt.Errorf("unknown command %q", r.Cmd))
+	}
+}
+
+// openStore opens the target; fresh first deletes any data it had.
+func (w *server) openStore(a wire.OpenArgs, fresh bool) (*wire.Opened, error) {
+	if err := w.closeStore(); err != nil {
+		return nil, err
+	}
+	eng, err := kv.Lookup(a.Target)
+	if err != nil {
+		return nil, err
+	}
+	if eng.Open == nil {
+		return nil, fmt.Errorf("%s is not available in this binary: %s", a.Target, eng.Unavailable)
+	}
+	if fresh {
+		if err := os.RemoveAll(a.Dir); err != nil {
+			return nil, fmt.Errorf("clearing %s: %w", a.Dir, err)
+		}
+	}
+	s, err := eng.Open(kv.Options{Dir: a.Dir, Durability: kv.Durability(a.Durability), CacheBytes: a.CacheBytes, Extra: a.Options})
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", a.Target, err)
+	}
+	w.open, w.eng, w.store = &a, eng, s
+	o := &wire.Opened{Title: eng.Title, Version: eng.Version, Kind: eng.Kind}
+	if d, ok := s.(kv.Describer); ok {
+		o.Settings = d.Settings()
+	}
+	return o, nil
+}
+
+func (w *server) closeStore() error {
+	if w.store == nil {
+		return nil
+	}
+	err := w.store.Close()
+	w.store = nil
+	if err != nil {
+		return fmt.Errorf("closing %s: %w", w.eng.Name, err)
+	}
+	return nil
+}
+
+func (w *server) sample() (*wire.Sample, error) {
+	p, err := procstat.Self()
+	if err != nil {
+		return nil, err
+	}
+	s := &wire.Sample{Process: p}
+	if w.open != nil {
+		s.DiskAllocated, _, _ = procstat.DiskUsage(w.open.Dir)
+		s.CacheResident, _, _ = procstat.PageCache(w.open.Dir)
+	}
+	return s, nil
+}
+
+// runStep executes one workload step between two resource snapshots.
+func (w *server) runStep(id int64, st workload.Step) (*results.Step, error) {
+	wl, err := workload.Lookup(st.Workload)
+	if err != nil {
+		return nil, err
+	}
+	if w.open == nil {
+		return nil, fmt.Errorf("step before open")
+	}
+	if st.Fresh || w.store == nil {
+		if _, err := w.openStore(*w.open, st.Fresh); err != nil {
+			return nil, err
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w.cancelMu.Lock()
+	w.cancel = cancel
+	w.cancelMu.Unlock()
+	defer func() {
+		w.cancelMu.Lock()
+		w.cancel = nil
+		w.cancelMu.Unlock()
+		cancel()
+	}()
+
+	before, _ := procstat.Self()
+	last := before
+	var lastMu sync.Mutex
+	env := &workload.Env{
+		Store: w.store,
+		Progress: func(done, total int64) {
+			w.send(wire.Event{ID: id, Type: wire.EvProgress, Progress: &wire.Progress{Done: done, Total: total}})
+		},
+		Sample: func() (int64, float64) {
+			now, err := procstat.Self()
+			if err != nil {
+				return 0, 0
+			}
+			lastMu.Lock()
+			defer lastMu.Unlock()
+			cpu := procstat.CPUPercent(last, now)
+			last = now
+			return now.RSSBytes, cpu
+		},
+	}
+	res, runErr := wl.Execute(ctx, env, st)
+	if res == nil {
+		res = &results.Step{}
+	}
+	// Make what was written durable before disk is measured, so the disk
+	// figure counts data and not only a write-ahead log in flight.
+	if runErr == nil && !res.Partial {
+		if err := w.store.Sync(); err != nil {
+			runErr = fmt.Errorf("sync after %s: %w", st.Phase, err)
+		}
+	}
+	res.Workload, res.Phase, res.N = st.Workload, st.Phase, st.N
+	if res.Started.IsZero() {
+		res.Started = time.Now()
+	}
+	after, _ := procstat.Self()
+	res.Resources.Before, res.Resources.After = before, after
+	res.Resources.CPUPercent = procstat.CPUPercent(before, after)
+	res.Resources.DiskAllocated, res.Resources.DiskApparent, _ = procstat.DiskUsage(w.open.Dir)
+	res.Resources.CacheResident, res.Resources.CacheTotal, _ = procstat.PageCache(w.open.Dir)
+	if ctx.Err() != nil {
+		res.Partial = true
+	}
+	var ve *workload.VerifyError
+	if errors.As(runErr, &ve) {
+		res.Verify.Failed++
+		res.Verify.First = ve.Error()
+	}
+	return res, runErr
+}

@@ -1,0 +1,395 @@
+// Package ledger is the workload of seed 000: a blockchain node choosing
+// its store. At each ladder size N it inserts a chain of N transactions,
+// selects single transactions from the database of N, and at the largest N
+// selects whole chains, stresses the store with random reads and writes at
+// a fixed rate (open loop), and reads balances from a view. Every read is
+// compared byte for byte with what was written.
+package ledger
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"storebench/internal/kv"
+	"storebench/internal/results"
+	"storebench/internal/runner"
+	"storebench/internal/study"
+	"storebench/internal/workload"
+)
+
+func init() { workload.Register(Ledger{}) }
+
+// Params are the workload's study parameters (see studies/ledger.yaml).
+type Params struct {
+	Payload study.Bytes `yaml:"payload" json:"payload"`
+	Batch   int         `yaml:"batch" json:"batch"`
+	Selects study.Count `yaml:"selects" json:"selects"`
+	Chains  struct {
+		Lengths []study.Count `yaml:"lengths" json:"lengths"`
+		Samples int           `yaml:"samples" json:"samples"`
+	} `yaml:"chains" json:"chains"`
+	Stress struct {
+		Duration     study.Duration `yaml:"duration" json:"duration"`
+		Rate         float64        `yaml:"rate" json:"rate"`
+		ReadFraction float64        `yaml:"read_fraction" json:"read_fraction"`
+		Workers      int            `yaml:"workers" json:"workers"`
+	} `yaml:"stress" json:"stress"`
+	Balance struct {
+		Addresses study.Count `yaml:"addresses" json:"addresses"`
+		Reads     study.Count `yaml:"reads" json:"reads"`
+	} `yaml:"balance" json:"balance"`
+}
+
+func defaults() Params {
+	var p Params
+	p.Payload = 1024
+	p.Batch = 100
+	p.Selects = 1000
+	p.Chains.Lengths = []study.Count{10, 100, 1000, 10000}
+	p.Chains.Samples = 3
+	p.Stress.Duration = study.Duration(10 * time.Second)
+	p.Stress.Rate = 2000
+	p.Stress.ReadFraction = 0.5
+	p.Balance.Addresses = 1_000_000
+	p.Balance.Reads = 10000
+	return p
+}
+
+// Ledger implements workload.Workload.
+type Ledger struct{}
+
+func (Ledger) Name() string { return "ledger" }
+func (Ledger) Describe() string {
+	return "transaction chains of a blockchain node (seed 000): insert, select one, select chains, open-loop stress, balance view"
+}
+
+func (Ledger) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error) {
+	p := defaults()
+	if err := study.DecodeParams(s.File, e.Params, "workloads.ledger.params", &p); err != nil {
+		return nil, err
+	}
+	bad := func(field, format string, args ...any) error {
+		line := study.FieldLine(e.Params, field)
+		return &study.Error{File: s.File, Line: line, Field: "workloads.ledger.params." + field, Msg: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case p.Payload > 16<<20:
+		return nil, bad("payload", "%d bytes: at most 16MiB per transaction", p.Payload)
+	case p.Batch < 1 || p.Batch > 100000:
+		return nil, bad("batch", "%d: want 1..100000 transactions per write batch", p.Batch)
+	case p.Chains.Samples < 0 || p.Chains.Samples > 100:
+		return nil, bad("chains.samples", "%d: want 0..100", p.Chains.Samples)
+	case p.Stress.Rate < 0:
+		return nil, bad("stress.rate", "must not be negative (0 runs the stress closed-loop)")
+	case p.Stress.ReadFraction < 0 || p.Stress.ReadFraction > 1:
+		return nil, bad("stress.read_fraction", "%v: want a fraction between 0 and 1", p.Stress.ReadFraction)
+	case p.Stress.Workers < 0:
+		return nil, bad("stress.workers", "must not be negative")
+	}
+	return json.Marshal(p)
+}
+
+func (Ledger) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error) {
+	var p Params
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, err
+	}
+	largest := s.Largest()
+	var steps []workload.Step
+	add := func(phase string, n int64, fresh bool) {
+		steps = append(steps, workload.Step{Workload: "ledger", Phase: phase, N: n, Fresh: fresh,
+			Seed: s.Seed, Concurrency: s.Concurrency, Params: raw, Largest: largest})
+	}
+	for _, c := range s.Ladder {
+		n := int64(c)
+		add("insert", n, true)
+		if p.Selects > 0 {
+			add("select", n, false)
+		}
+	}
+	if p.Chains.Samples > 0 {
+		for _, l := range p.Chains.Lengths {
+			steps = append(steps, workload.Step{Workload: "ledger", Phase: "chain", N: largest, Seed: s.Seed,
+				Concurrency: s.Concurrency, Params: chainParams(raw, int64(l)), Largest: largest})
+		}
+	}
+	if p.Stress.Duration > 0 {
+		add("stress", largest, false)
+	}
+	if p.Balance.Addresses > 0 && p.Balance.Reads > 0 {
+		add("balance", largest, false)
+	}
+	return steps, nil
+}
+
+// chainParams adds the chain length of a "chain" step to its params.
+func chainParams(raw json.RawMessage, length int64) json.RawMessage {
+	var m map[string]any
+	_ = json.Unmarshal(raw, &m)
+	m["chain_length"] = length
+	b, _ := json.Marshal(m)
+	return b
+}
+
+func (Ledger) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*results.Step, error) {
+	var p Params
+	if err := json.Unmarshal(st.Params, &p); err != nil {
+		return nil, fmt.Errorf("ledger: bad step params: %w", err)
+	}
+	r := &run{env: env, st: st, p: p, g: gen{seed: uint64(st.Seed), payload: int(p.Payload)}}
+	switch st.Phase {
+	case "insert":
+		return r.insert(ctx)
+	case "select":
+		return r.selectOne(ctx)
+	case "chain":
+		var x struct {
+			ChainLength int64 `json:"chain_length"`
+		}
+		_ = json.Unmarshal(st.Params, &x)
+		return r.chain(ctx, x.ChainLength)
+	case "stress":
+		return r.stress(ctx)
+	case "balance":
+		return r.balance(ctx)
+	}
+	return nil, fmt.Errorf("ledger: unknown phase %q", st.Phase)
+}
+
+type run struct {
+	env *workload.Env
+	st  workload.Step
+	p   Params
+	g   gen
+}
+
+// insertChain writes transactions [from, to) of chain in durable batches
+// of p.Batch; op i of the returned runner op writes batch i.
+func (r *run) insertOp(chain uint64, count int64) runner.Op {
+	var genesis []byte
+	genesis = r.g.address(genesis, chain, 0)
+	batch := int64(r.p.Batch)
+	var buf, key, ckey []byte
+	return func(_ int, seq int64) error {
+		b := r.env.Store.NewBatch()
+		for i := seq * batch; i < (seq+1)*batch && i < count; i++ {
+			buf = r.g.encode(buf, chain, uint64(i), genesis)
+			key = txKey(key, buf[0:32])
+			b.Put(key, buf)
+			ckey = chainKey(ckey, genesis, uint64(i))
+			b.Put(ckey, buf[0:32])
+		}
+		return b.Commit()
+	}
+}
+
+func batches(n int64, batch int) int64 { return (n + int64(batch) - 1) / int64(batch) }
+
+// insert: (a) a chain of N transactions, timed, into a fresh database.
+func (r *run) insert(ctx context.Context) (*results.Step, error) {
+	nb := batches(r.st.N, r.p.Batch)
+	res, err := workload.Measure(ctx, r.env, runner.Config{Workers: 1, Ops: nb}, nb, r.insertOp(mainChain, r.st.N))
+	res.Unit = fmt.Sprintf("write batch of %d txns", r.p.Batch)
+	res.Metrics = map[string]float64{"txns": float64(r.st.N), "txns_per_s": float64(r.st.N) / res.Seconds}
+	return res, err
+}
+
+// checkTx reads transaction (chain, index) and compares it with what was
+// written, byte for byte.
+func (r *run) checkTx(phase string, chain, index uint64, genesis []byte, key, want *[]byte) error {
+	*want = r.g.encode(*want, chain, index, genesis)
+	*key = txKey(*key, (*want)[0:32])
+	err := kv.View(r.env.Store, *key, func(v []byte) error {
+		if !bytes.Equal(v, *want) {
+			return &workload.VerifyError{Phase: phase, Key: *key, What: fmt.Sprintf("value differs from what was written (%d bytes read, %d written)", len(v), len(*want))}
+		}
+		return nil
+	})
+	if errors.Is(err, kv.ErrNotFound) {
+		return &workload.VerifyError{Phase: phase, Key: *key, What: fmt.Sprintf("transaction %d of chain %d is missing", index, chain)}
+	}
+	return err
+}
+
+// selectOne: (b) K random selects of one transaction by address from the
+// database of N, serially like the seed (which kept the max of 5).
+func (r *run) selectOne(ctx context.Context) (*results.Step, error) {
+	k := int64(r.p.Selects)
+	n := uint64(r.st.N)
+	genesis := r.g.address(nil, mainChain, 0)
+	var key, want []byte
+	res, err := workload.Measure(ctx, r.env, runner.Config{Workers: 1, Ops: k}, k, func(_ int, seq int64) error {
+		i := mix(uint64(r.st.Seed), 1, uint64(seq)) % n
+		return r.checkTx("select", mainChain, i, genesis, &key, &want)
+	})
+	res.Unit = "select one txn by address"
+	res.Verify = results.Verify{Checked: res.Ops}
+	return res, err
+}
+
+// chain: (c) select whole chains of a given length by genesis address, in
+// order. The sample chains are written first (untimed, reported apart).
+func (r *run) chain(ctx context.Context, length int64) (*results.Step, error) {
+	samples := r.p.Chains.Samples
+	setupStart := time.Now()
+	// Sample chains live in their own id space: 1<<32 | length<<8 | sample.
+	base := uint64(1)<<32 | uint64(length)<<8
+	for s := 0; s < samples; s++ {
+		chain := base + uint64(s)
+		nb := batches(length, r.p.Batch)
+		op := r.insertOp(chain, length)
+		for b := int64(0); b < nb; b++ {
+			if ctx.Err() != nil {
+				return &results.Step{Partial: true}, nil
+			}
+			if err := op(0, b); err != nil {
+				return nil, fmt.Errorf("writing sample chain of %d: %w", length, err)
+			}
+		}
+	}
+	setup := time.Since(setupStart).Seconds()
+	var key, want, ckey []byte
+	res, err := workload.Measure(ctx, r.env, runner.Config{Workers: 1, Ops: int64(samples)}, int64(samples), func(_ int, seq int64) error {
+		chain := base + uint64(seq)
+		genesis := r.g.address(nil, chain, 0)
+		ckey = chainKey(ckey, genesis, 0)
+		lower := append([]byte(nil), ckey[:33]...)
+		var next uint64
+		var failure error
+		err := r.env.Store.Scan(lower, kv.PrefixEnd(lower), func(k, v []byte) bool {
+			idx := binary.BigEndian.Uint64(k[33:])
+			if idx != next {
+				failure = &workload.VerifyError{Phase: "chain", Key: k, What: fmt.Sprintf("chain out of order: index %d where %d was expected", idx, next)}
+				return false
+			}
+			if err := r.checkTx("chain", chain, idx, genesis, &key, &want); err != nil {
+				failure = err
+				return false
+			}
+			if !bytes.Equal(v, want[0:32]) {
+				failure = &workload.VerifyError{Phase: "chain", Key: k, What: "chain entry points to the wrong transaction"}
+				return false
+			}
+			next++
+			return true
+		})
+		if err == nil {
+			err = failure
+		}
+		if err == nil && int64(next) != length {
+			err = &workload.VerifyError{Phase: "chain", Key: lower, What: fmt.Sprintf("chain has %d transactions, %d were written", next, length)}
+		}
+		return err
+	})
+	res.Unit = fmt.Sprintf("select a chain of %d txns", length)
+	res.Verify = results.Verify{Checked: res.Ops * length}
+	res.Metrics = map[string]float64{"length": float64(length), "setup_seconds": setup}
+	return res, err
+}
+
+// stress: (e) concurrent random selects and random writes at a fixed total
+// rate for a duration: the open loop, so queueing shows as latency.
+func (r *run) stress(ctx context.Context) (*results.Step, error) {
+	workers := r.p.Stress.Workers
+	if workers == 0 {
+		workers = r.st.Concurrency
+	}
+	type wstate struct {
+		key, want, buf, k2, ck []byte
+		next                   uint64
+		genesis                []byte
+		reads, writes          int64
+	}
+	ws := make([]wstate, workers)
+	for w := range ws {
+		ws[w].genesis = r.g.address(nil, stressChain0+uint64(w), 0)
+	}
+	mainGenesis := r.g.address(nil, mainChain, 0)
+	n := uint64(r.st.N)
+	threshold := uint64(r.p.Stress.ReadFraction * float64(1<<53))
+	cfg := runner.Config{Workers: workers, Duration: time.Duration(r.p.Stress.Duration), Rate: r.p.Stress.Rate}
+	total := int64(r.p.Stress.Rate * time.Duration(r.p.Stress.Duration).Seconds())
+	res, err := workload.Measure(ctx, r.env, cfg, total, func(w int, seq int64) error {
+		s := &ws[w]
+		h := mix(uint64(r.st.Seed), 2, uint64(seq))
+		if h>>11 < threshold {
+			s.reads++
+			return r.checkTx("stress", mainChain, h%n, mainGenesis, &s.key, &s.want)
+		}
+		s.writes++
+		chain := stressChain0 + uint64(w)
+		s.buf = r.g.encode(s.buf, chain, s.next, s.genesis)
+		b := r.env.Store.NewBatch()
+		s.k2 = txKey(s.k2, s.buf[0:32])
+		b.Put(s.k2, s.buf)
+		s.ck = chainKey(s.ck, s.genesis, s.next)
+		b.Put(s.ck, s.buf[0:32])
+		s.next++
+		return b.Commit()
+	})
+	var reads, writes int64
+	for _, s := range ws {
+		reads += s.reads
+		writes += s.writes
+	}
+	res.Unit = "random select or txn write"
+	res.Verify = results.Verify{Checked: reads}
+	res.Metrics = map[string]float64{"reads": float64(reads), "writes": float64(writes), "workers": float64(workers)}
+	return res, err
+}
+
+// balance: (f) build a view of M address balances, then read K random
+// balances from it, each checked.
+func (r *run) balance(ctx context.Context) (*results.Step, error) {
+	m := int64(r.p.Balance.Addresses)
+	seed := uint64(r.st.Seed)
+	const per = 10000 // view rows per durable batch
+	buildStart := time.Now()
+	var addr, key []byte
+	var val [8]byte
+	for b := int64(0); b*per < m; b++ {
+		if ctx.Err() != nil {
+			return &results.Step{Partial: true}, nil
+		}
+		batch := r.env.Store.NewBatch()
+		for i := b * per; i < (b+1)*per && i < m; i++ {
+			addr = r.g.address(addr, balanceChain, uint64(i))
+			key = balanceKey(key, addr)
+			binary.BigEndian.PutUint64(val[:], balanceOf(seed, uint64(i)))
+			batch.Put(key, val[:])
+		}
+		if err := batch.Commit(); err != nil {
+			return nil, fmt.Errorf("building the balance view: %w", err)
+		}
+		if r.env.Progress != nil {
+			r.env.Progress(b*per, m)
+		}
+	}
+	build := time.Since(buildStart).Seconds()
+	k := int64(r.p.Balance.Reads)
+	res, err := workload.Measure(ctx, r.env, runner.Config{Workers: 1, Ops: k}, k, func(_ int, seq int64) error {
+		i := mix(seed, 3, uint64(seq)) % uint64(m)
+		addr = r.g.address(addr, balanceChain, i)
+		key = balanceKey(key, addr)
+		want := balanceOf(seed, i)
+		err := kv.View(r.env.Store, key, func(v []byte) error {
+			if len(v) != 8 || binary.BigEndian.Uint64(v) != want {
+				return &workload.VerifyError{Phase: "balance", Key: key, What: "balance differs from what was written"}
+			}
+			return nil
+		})
+		if errors.Is(err, kv.ErrNotFound) {
+			return &workload.VerifyError{Phase: "balance", Key: key, What: "address missing from the view"}
+		}
+		return err
+	})
+	res.Unit = "get balance of one address"
+	res.Verify = results.Verify{Checked: res.Ops}
+	res.Metrics = map[string]float64{"view_addresses": float64(m), "build_seconds": build}
+	return res, err
+}

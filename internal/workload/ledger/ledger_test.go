@@ -1,0 +1,166 @@
+package ledger
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"storebench/internal/kv"
+	"storebench/internal/study"
+	_ "storebench/internal/target/pebble"
+	"storebench/internal/workload"
+)
+
+const smallStudy = `
+name: t
+ladder: [10, 1000]
+targets: [pebble]
+workloads:
+  - name: ledger
+    params:
+      payload: 200
+      batch: 64
+      selects: 300
+      chains: {lengths: [10, 100], samples: 2}
+      stress: {duration: 500ms, rate: 400, read_fraction: 0.5}
+      balance: {addresses: 5000, reads: 500}
+`
+
+func plan(t *testing.T, src string) []workload.Step {
+	t.Helper()
+	s, err := study.Parse("t.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := Ledger{}.DecodeParams(s, s.Workloads[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps, err := Ledger{}.Plan(s, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return steps
+}
+
+func openPebble(t *testing.T) kv.Store {
+	t.Helper()
+	eng, err := kv.Lookup("pebble")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := eng.Open(kv.Options{Dir: t.TempDir(), Durability: kv.Async})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestEveryPhaseRunsAndVerifies(t *testing.T) {
+	steps := plan(t, smallStudy)
+	var phases []string
+	for _, st := range steps {
+		phases = append(phases, st.Phase)
+	}
+	if got := strings.Join(phases, ","); got != "insert,select,insert,select,chain,chain,stress,balance" {
+		t.Fatalf("plan = %s", got)
+	}
+	var store kv.Store
+	for _, st := range steps {
+		if st.Fresh {
+			store = openPebble(t)
+		}
+		res, err := Ledger{}.Execute(context.Background(), &workload.Env{Store: store}, st)
+		if err != nil {
+			t.Fatalf("%s N=%d: %v", st.Phase, st.N, err)
+		}
+		switch st.Phase {
+		case "insert":
+			if want := (st.N + 63) / 64; res.Ops != want {
+				t.Fatalf("insert N=%d: %d batches, want %d", st.N, res.Ops, want)
+			}
+		case "select":
+			if res.Ops != 300 || res.Verify.Checked != 300 || res.Latency.Count != 300 {
+				t.Fatalf("select: %+v", res)
+			}
+		case "chain":
+			l := int64(res.Metrics["length"])
+			if res.Ops != 2 || res.Verify.Checked != 2*l {
+				t.Fatalf("chain %d: ops %d checked %d", l, res.Ops, res.Verify.Checked)
+			}
+		case "stress":
+			if res.Intended == nil || res.Ops < 100 || res.Metrics["reads"] == 0 || res.Metrics["writes"] == 0 {
+				t.Fatalf("stress: %+v", res)
+			}
+		case "balance":
+			if res.Verify.Checked != 500 {
+				t.Fatalf("balance: %+v", res)
+			}
+		}
+	}
+}
+
+func TestCorruptionFailsLoudly(t *testing.T) {
+	steps := plan(t, smallStudy)
+	store := openPebble(t)
+	insert, sel := steps[2], steps[3] // N=1000
+	if _, err := (Ledger{}).Execute(context.Background(), &workload.Env{Store: store}, insert); err != nil {
+		t.Fatal(err)
+	}
+	// Flip one byte of one payload, as a lossy engine might.
+	var p Params
+	_ = json.Unmarshal(insert.Params, &p)
+	g := gen{seed: uint64(insert.Seed), payload: int(p.Payload)}
+	for i := uint64(0); i < 1000; i++ {
+		tx := g.encode(nil, mainChain, i, nil)
+		tx[len(tx)-1] ^= 1
+		if err := store.Put(txKey(nil, tx[:32]), tx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := Ledger{}.Execute(context.Background(), &workload.Env{Store: store}, sel)
+	var ve *workload.VerifyError
+	if !errors.As(err, &ve) || ve.Phase != "select" || !strings.Contains(err.Error(), "key 74") {
+		t.Fatalf("corrupted value not reported: %v", err)
+	}
+	// And a missing transaction.
+	store2 := openPebble(t)
+	_, err = Ledger{}.Execute(context.Background(), &workload.Env{Store: store2}, sel)
+	if !errors.As(err, &ve) || !strings.Contains(err.Error(), "missing") {
+		t.Fatalf("missing transaction not reported: %v", err)
+	}
+}
+
+func TestGenerationIsDeterministic(t *testing.T) {
+	g := gen{seed: 42, payload: 1024}
+	a := g.encode(nil, 0, 12345, nil)
+	b := g.encode(nil, 0, 12345, g.address(nil, 0, 0))
+	if string(a) != string(b) || len(a) != headerLen+1024 {
+		t.Fatal("encoding differs between calls")
+	}
+	if string(a[32:64]) != string(g.address(nil, 0, 12344)) {
+		t.Fatal("prev link is not the previous address")
+	}
+	other := gen{seed: 43, payload: 1024}.encode(nil, 0, 12345, nil)
+	if string(other) == string(a) {
+		t.Fatal("seed does not change the data")
+	}
+}
+
+func TestBadParamsNameTheLine(t *testing.T) {
+	src := strings.Replace(smallStudy, "read_fraction: 0.5", "read_fraction: 1.5", 1)
+	s, _ := study.Parse("t.yaml", []byte(src))
+	_, err := Ledger{}.DecodeParams(s, s.Workloads[0])
+	if err == nil || !strings.Contains(err.Error(), "t.yaml:12: workloads.ledger.params.stress.read_fraction: 1.5") {
+		t.Fatalf("got %v", err)
+	}
+	src = strings.Replace(smallStudy, "selects: 300", "selcts: 300", 1)
+	s, _ = study.Parse("t.yaml", []byte(src))
+	_, err = Ledger{}.DecodeParams(s, s.Workloads[0])
+	if err == nil || !strings.Contains(err.Error(), "t.yaml:10: workloads.ledger.params.selcts: unknown field") {
+		t.Fatalf("got %v", err)
+	}
+}

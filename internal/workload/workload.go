@@ -1,0 +1,102 @@
+// Package workload defines what a workload is to storebench and keeps the
+// registry of them. A workload plans its steps in the coordinator (from the
+// study) and executes each step inside a target's worker process.
+package workload
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"storebench/internal/kv"
+	"storebench/internal/results"
+	"storebench/internal/study"
+)
+
+// Step is one unit of work the coordinator sends to a worker: a phase at a
+// ladder size. It travels as JSON, so a worker may one day run elsewhere.
+type Step struct {
+	Workload string `json:"workload"`
+	Phase    string `json:"phase"`
+	N        int64  `json:"n"`
+	// Fresh asks the worker to start this step on an empty database.
+	Fresh       bool            `json:"fresh,omitempty"`
+	Seed        int64           `json:"seed"`
+	Concurrency int             `json:"concurrency"`
+	Params      json.RawMessage `json:"params"`
+	// Largest is the top of the ladder (some phases run only there).
+	Largest int64 `json:"largest"`
+}
+
+// Env is what a step runs against inside the worker.
+type Env struct {
+	Store kv.Store
+	// Progress reports operations done out of total (total 0: unknown).
+	Progress func(done, total int64)
+	// Sample is called once per tick by the runner; the worker uses it to
+	// record RSS and CPU in the step's time series.
+	Sample func() (rssBytes int64, cpuPercent float64)
+}
+
+// Workload is one registered workload.
+type Workload interface {
+	Name() string
+	// Describe is one line for `storebench list`.
+	Describe() string
+	// DecodeParams decodes and validates the study's params (defaults for
+	// anything absent) and returns them as JSON for the steps.
+	DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error)
+	// Plan lists the steps of this workload for one target.
+	Plan(s *study.Study, params json.RawMessage) ([]Step, error)
+	// Execute runs one step in the worker. It fills the result's figures;
+	// the worker adds resources around it.
+	Execute(ctx context.Context, env *Env, step Step) (*results.Step, error)
+}
+
+var registry = map[string]Workload{}
+
+// Register adds a workload; called from the workload package's init.
+func Register(w Workload) {
+	if _, dup := registry[w.Name()]; dup {
+		panic("workload registered twice: " + w.Name())
+	}
+	registry[w.Name()] = w
+}
+
+// Lookup finds a workload by name.
+func Lookup(name string) (Workload, error) {
+	w, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown workload %q (see `storebench list`)", name)
+	}
+	return w, nil
+}
+
+// All returns the workloads sorted by name.
+func All() []Workload {
+	out := make([]Workload, 0, len(registry))
+	for _, w := range registry {
+		out = append(out, w)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
+	return out
+}
+
+// VerifyError is a read that did not return what was written. It fails
+// the phase loudly, naming the phase and the key: a benchmark that
+// silently loses data is worse than none.
+type VerifyError struct {
+	Phase string
+	Key   []byte
+	What  string
+}
+
+func (e *VerifyError) Error() string {
+	k := hex.EncodeToString(e.Key)
+	if len(k) > 26 {
+		k = k[:26] + "…"
+	}
+	return fmt.Sprintf("verification failed in phase %s: key %s: %s", e.Phase, k, e.What)
+}
