@@ -1,8 +1,8 @@
 package coordinator
 
 import (
-	"context"
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
