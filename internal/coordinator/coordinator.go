@@ -15,6 +15,7 @@ import (
 
 	"storebench/internal/kv"
 	"storebench/internal/progress"
+	"storebench/internal/report"
 	"storebench/internal/results"
 	"storebench/internal/study"
 	"storebench/internal/sysinfo"
@@ -265,9 +266,9 @@ func lastN(tr *results.Target) int64 {
 }
 
 func summary(r *results.Step) string {
-	s := fmt.Sprintf("%8.3fs  %s ops/s  p99 %s", r.Seconds, fmtRate(float64(r.Ops)/max(r.Seconds, 1e-9)), fmtNs(r.Latency.P99))
+	s := fmt.Sprintf("%8.3fs  %s ops/s  p99 %s", r.Seconds, fmtRate(float64(r.Ops)/max(r.Seconds, 1e-9)), report.Latency(r.Latency.P99))
 	if r.Intended != nil {
-		s += fmt.Sprintf("  (from intended start: p99 %s, %d late)", fmtNs(r.Intended.P99), r.Late)
+		s += fmt.Sprintf("  (from intended start: p99 %s, %d late)", report.Latency(r.Intended.P99), r.Late)
 	}
 	if r.Verify.Checked > 0 {
 		s += fmt.Sprintf("  verified %d", r.Verify.Checked)
@@ -285,9 +286,6 @@ func fmtRate(r float64) string {
 	return fmt.Sprintf("%.0f", r)
 }
 
-func fmtNs(ns int64) string {
-	return time.Duration(ns).Round(time.Microsecond / 10).String()
-}
 
 func human(b int64) string {
 	const u = 1024

@@ -1,0 +1,269 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"storebench/internal/cli"
+	"storebench/internal/results"
+)
+
+// The test binary doubles as storebench: with STOREBENCH_AS_MAIN=1 it runs
+// the CLI, so `run` starts real worker processes (of this same binary).
+func TestMain(m *testing.M) {
+	if os.Getenv("STOREBENCH_AS_MAIN") == "1" {
+		os.Exit(cli.Main(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+func storebench(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "STOREBENCH_AS_MAIN=1")
+	return cmd
+}
+
+func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := storebench(t, args...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	code = 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), code
+}
+
+const tinyStudy = `name: tiny
+title: tiny ledger
+ladder: [10, 300]
+concurrency: 2
+targets: [pebble, bbolt]
+workloads:
+  - name: ledger
+    params:
+      payload: 100
+      selects: 50
+      chains: {lengths: [10, 100], samples: 1}
+      stress: {duration: %DUR%, rate: 200}
+      balance: {addresses: 2000, reads: 100}
+`
+
+func writeStudy(t *testing.T, dur string) string {
+	p := filepath.Join(t.TempDir(), "tiny.yaml")
+	if err := os.WriteFile(p, []byte(strings.ReplaceAll(tinyStudy, "%DUR%", dur)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func onlyDir(t *testing.T, root string) string {
+	t.Helper()
+	ents, err := os.ReadDir(root)
+	if err != nil || len(ents) != 1 {
+		t.Fatalf("want one run directory in %s: %v %v", root, ents, err)
+	}
+	return filepath.Join(root, ents[0].Name())
+}
+
+func TestRunWritesResultsReportAndLogs(t *testing.T) {
+	out := t.TempDir()
+	stdout, stderr, code := runCLI(t, "run", writeStudy(t, "1s"), "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	dir := onlyDir(t, out)
+	run, err := results.Read(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != "complete" || len(run.Targets) != 2 {
+		t.Fatalf("status %s, %d targets", run.Status, len(run.Targets))
+	}
+	for _, tr := range run.Targets {
+		if tr.Status != "ok" || tr.Settings["durability"] == "" || tr.Version == "" {
+			t.Fatalf("target %+v", tr)
+		}
+		var checked int64
+		for _, s := range tr.Steps {
+			checked += s.Verify.Checked
+			if s.Verify.Failed != 0 {
+				t.Fatalf("%s %s: verification failures", tr.Name, s.Phase)
+			}
+		}
+		// 2×50 selects + 110 chain txns + stress reads + 100 balances.
+		if checked < 310 {
+			t.Fatalf("%s: only %d reads verified", tr.Name, checked)
+		}
+		ins := tr.Find("ledger", "insert", 300)
+		if ins == nil || ins.Resources.DiskAllocated == 0 || ins.Resources.After.RSSBytes == 0 {
+			t.Fatalf("%s: insert step lacks resources: %+v", tr.Name, ins)
+		}
+		if st := tr.Find("ledger", "stress", -1); st == nil || st.Intended == nil || len(st.Series) == 0 {
+			t.Fatalf("%s: stress step lacks open-loop figures", tr.Name)
+		}
+	}
+	if run.Host.LogicalCPUs == 0 || run.Host.Kernel == "" || run.Storage.Filesystem == "" || !strings.Contains(run.StudySource, "tiny") {
+		t.Fatalf("hardware/software not captured: %+v %+v", run.Host, run.Storage)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	for _, want := range []string{"Insert of a txn chain of 300 txns", "Select one txn from a DB of 300 txns", "fsync per write batch", "me /", "From intended start"} {
+		if !strings.Contains(string(md), want) || !strings.Contains(stdout, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	hlogs, _ := filepath.Glob(filepath.Join(dir, "hdr", "pebble", "*.hlog"))
+	if len(hlogs) < 5 {
+		t.Fatalf("HDR logs: %v", hlogs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "data")); !os.IsNotExist(err) {
+		t.Fatal("data directory left behind")
+	}
+	// report re-renders the same report from results.json.
+	again, _, code := runCLI(t, "report", dir)
+	if code != 0 || again != string(md) {
+		t.Fatalf("report re-render differs (exit %d)", code)
+	}
+}
+
+func TestBadInputIsOneLineAndExit2(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("name: x\nladder: [10]\ntargets: [pebble]\nworkloads:\n  - name: ledger\n    params:\n      selects: many\n"), 0o644)
+	cases := [][]string{
+		{"run", bad},
+		{"run", "ledger", "--ladder", "10,1"},
+		{"run", "ledger", "--targets", "nosuchdb"},
+		{"run", "nosuchstudy"},
+		{"run"},
+		{"frobnicate"},
+		{"report", t.TempDir()},
+	}
+	for _, args := range cases {
+		_, stderr, code := runCLI(t, args...)
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		if code != 2 || len(lines) != 1 || strings.Contains(stderr, "panic") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+	_, stderr, _ := runCLI(t, "run", bad)
+	if !strings.Contains(stderr, "bad.yaml:7: workloads.ledger.params.selects:") {
+		t.Errorf("bad study error does not name file:line: field: %q", stderr)
+	}
+}
+
+func TestHelpTeachesWithExamples(t *testing.T) {
+	for _, c := range []string{"run", "list", "report", "version", "overhead"} {
+		_, stderr, code := runCLI(t, c, "--help")
+		if code != 0 || !strings.Contains(stderr, "Usage: storebench "+c) {
+			t.Errorf("%s --help: exit %d: %q", c, code, stderr)
+		}
+	}
+	stdout, _, code := runCLI(t, "--help")
+	if code != 0 || !strings.Contains(stdout, "Examples:") || strings.Contains(stdout, "worker") {
+		t.Errorf("top-level help: %q", stdout)
+	}
+}
+
+func TestInterruptKeepsPartialResults(t *testing.T) {
+	out := t.TempDir()
+	cmd := storebench(t, "run", writeStudy(t, "60s"), "--out", out, "--targets", "pebble")
+	var e bytes.Buffer
+	cmd.Stderr = &e
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, &e, "stress")
+	t0 := time.Now()
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	if took := time.Since(t0); took > 2*time.Second {
+		t.Fatalf("stopping took %v", took)
+	}
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Fatalf("exit: %v\n%s", err, e.String())
+	}
+	run, err := results.Read(filepath.Join(onlyDir(t, out), "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != "partial" || run.Targets[0].Find("ledger", "insert", 300) == nil {
+		t.Fatalf("partial result not kept: %s", run.Status)
+	}
+}
+
+func TestWorkerCrashFailsOnlyThatTarget(t *testing.T) {
+	out := t.TempDir()
+	cmd := storebench(t, "run", writeStudy(t, "3s"), "--out", out)
+	var e bytes.Buffer
+	cmd.Stderr = &e
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, &e, "stress")
+	// Kill the first target's worker, a child of the coordinator.
+	killed := false
+	for _, pid := range children(cmd.Process.Pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		killed = true
+	}
+	if !killed {
+		t.Fatal("no worker process found")
+	}
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("exit: %v\n%s", err, e.String())
+	}
+	run, err := results.Read(filepath.Join(onlyDir(t, out), "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, b := run.Targets[0], run.Targets[1]
+	if p.Status != "failed" || !strings.Contains(p.Reason, "worker died") || b.Status != "ok" || b.Find("ledger", "balance", -1) == nil {
+		t.Fatalf("pebble %s (%s), bbolt %s", p.Status, p.Reason, b.Status)
+	}
+}
+
+// waitFor waits until the coordinator's stderr mentions s.
+func waitFor(t *testing.T, buf *bytes.Buffer, s string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(buf.String(), s) {
+		if time.Now().After(deadline) {
+			t.Fatalf("never saw %q in:\n%s", s, buf.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func children(ppid int) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) > 1 && fields[1] == strconv.Itoa(ppid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
