@@ -7,8 +7,7 @@ import (
 	"os"
 
 	"storebench/internal/cli"
-	_ "storebench/internal/target/bbolt"
-	_ "storebench/internal/target/pebble"
+	_ "storebench/internal/target/all"
 	_ "storebench/internal/workload/ledger"
 )
 

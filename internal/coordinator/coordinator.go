@@ -286,7 +286,6 @@ func fmtRate(r float64) string {
 	return fmt.Sprintf("%.0f", r)
 }
 
-
 func human(b int64) string {
 	const u = 1024
 	if b < u {

@@ -37,6 +37,11 @@ func (b *Bar) Begin(label string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.label, b.start, b.lastDraw = label, time.Now(), time.Time{}
+	if !b.tty {
+		// In a log, only phases longer than the print interval get
+		// progress lines; every phase gets its summary line from End.
+		b.lastDraw = b.start
+	}
 	if b.tty {
 		b.draw(label + " …")
 	}

@@ -16,7 +16,9 @@ import (
 	"storebench/internal/target/internal/targetkit"
 )
 
-const modulePath = "github.com/dgraph-io/badger/v4"
+// moduleVersion is the Badger release in go.mod (a test in package all
+// checks that they agree).
+const moduleVersion = "v4.9.6"
 
 var optionNames = []string{"memtable_bytes", "value_threshold", "compression"}
 
@@ -26,7 +28,7 @@ func init() {
 		Title:       "Badger",
 		Kind:        "pure-go",
 		Open:        Open,
-		Version:     targetkit.ModuleVersion(modulePath),
+		Version:     moduleVersion,
 		OptionNames: optionNames,
 	})
 }

@@ -14,7 +14,9 @@ import (
 	"storebench/internal/target/internal/targetkit"
 )
 
-const modulePath = "go.etcd.io/bbolt"
+// moduleVersion is the bbolt release in go.mod (a test in package all
+// checks that they agree).
+const moduleVersion = "v1.4.3"
 
 var optionNames = []string{"freelist_type"}
 
@@ -27,7 +29,7 @@ func init() {
 		Title:       "bbolt",
 		Kind:        "pure-go",
 		Open:        Open,
-		Version:     targetkit.ModuleVersion(modulePath),
+		Version:     moduleVersion,
 		OptionNames: optionNames,
 	})
 }

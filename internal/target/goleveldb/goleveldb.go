@@ -15,7 +15,9 @@ import (
 	"storebench/internal/target/internal/targetkit"
 )
 
-const modulePath = "github.com/syndtr/goleveldb"
+// moduleVersion is the goleveldb version in go.mod (a test in package all
+// checks that they agree).
+const moduleVersion = "v1.0.1-0.20220721030215-126854af5e6d"
 
 var optionNames = []string{"bloom_bits_per_key", "write_buffer_bytes", "compression"}
 
@@ -25,7 +27,7 @@ func init() {
 		Title:       "GoLevelDB",
 		Kind:        "pure-go",
 		Open:        Open,
-		Version:     targetkit.ModuleVersion(modulePath),
+		Version:     moduleVersion,
 		OptionNames: optionNames,
 	})
 }

@@ -23,10 +23,14 @@ var (
 	unavailable = ""
 )
 
+// levigoVersion is the binding's version in go.mod (a test in package all
+// checks that they agree); the library's comes from the library itself.
+const levigoVersion = "v1.0.0"
+
 func version() string {
 	return fmt.Sprintf("%d.%d (system libleveldb; levigo %s)",
 		levigo.GetLevelDBMajorVersion(), levigo.GetLevelDBMinorVersion(),
-		targetkit.ModuleVersion("github.com/jmhodges/levigo"))
+		levigoVersion)
 }
 
 // Store is an open LevelDB database. The C objects it owns (options,

@@ -17,9 +17,13 @@ var (
 	unavailable = ""
 )
 
+// lmdbGoVersion is the binding's version in go.mod (a test in package all
+// checks that they agree); it fixes the bundled LMDB release.
+const lmdbGoVersion = "v1.9.3"
+
 func version() string {
-	_, _, _, s := lmdb.Version()
-	return s + " (bundled; lmdb-go " + targetkit.ModuleVersion("github.com/PowerDNS/lmdb-go") + ")"
+	major, minor, patch, _ := lmdb.Version()
+	return fmt.Sprintf("%d.%d.%d (bundled with lmdb-go %s)", major, minor, patch, lmdbGoVersion)
 }
 
 // defaultMapSize bounds the database file. It is only address space (the

@@ -16,7 +16,9 @@ import (
 	"storebench/internal/target/internal/targetkit"
 )
 
-const modulePath = "github.com/cockroachdb/pebble"
+// moduleVersion is the Pebble release in go.mod (a test in package all
+// checks that they agree).
+const moduleVersion = "v1.1.5"
 
 var optionNames = []string{"bloom_bits_per_key", "memtable_bytes", "compression"}
 
@@ -26,7 +28,7 @@ func init() {
 		Title:       "Pebble",
 		Kind:        "pure-go",
 		Open:        Open,
-		Version:     targetkit.ModuleVersion(modulePath),
+		Version:     moduleVersion,
 		OptionNames: optionNames,
 	})
 }

@@ -22,9 +22,12 @@ var (
 	unavailable = ""
 )
 
+// grocksdbVersion is the binding's version in go.mod (a test in package
+// all checks that they agree).
+const grocksdbVersion = "v1.7.15"
+
 func version() string {
-	return libraryVersion + " (librocksdb-dev; grocksdb " +
-		targetkit.ModuleVersion("github.com/linxGnu/grocksdb") + ")"
+	return libraryVersion + " (librocksdb-dev; grocksdb " + grocksdbVersion + ")"
 }
 
 // Store is an open RocksDB database. The C option objects must outlive the

@@ -8,7 +8,6 @@ package targetkit
 import (
 	"fmt"
 	"os"
-	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -178,25 +177,6 @@ func ParseBytes(s string) (int64, error) {
 		return 0, fmt.Errorf("bad size %q", s)
 	}
 	return n * mult, nil
-}
-
-// ModuleVersion reports the version of a Go module linked into this binary
-// as recorded in its build info, so that the report states the version that
-// was really built rather than a constant that could drift from go.mod.
-func ModuleVersion(path string) string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	for _, m := range info.Deps {
-		if m.Path == path {
-			if m.Replace != nil {
-				return m.Replace.Version + " (replaced)"
-			}
-			return m.Version
-		}
-	}
-	return "unknown"
 }
 
 // Unavailable builds the reason and fix for a cgo engine that was compiled

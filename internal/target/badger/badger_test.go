@@ -1,0 +1,9 @@
+package badger
+
+import (
+	"testing"
+
+	"storebench/internal/kv/kvtest"
+)
+
+func TestConformance(t *testing.T) { kvtest.Run(t, "badger") }

@@ -1,0 +1,9 @@
+package goleveldb
+
+import (
+	"testing"
+
+	"storebench/internal/kv/kvtest"
+)
+
+func TestConformance(t *testing.T) { kvtest.Run(t, "goleveldb") }
