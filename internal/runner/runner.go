@@ -139,30 +139,44 @@ func Run(ctx context.Context, cfg Config, op Op) (Result, error) {
 			defer rec.Flush()
 			// Operations are partitioned statically (w, w+W, w+2W, ...) so
 			// the goroutines share no counter on the hot path.
+			if !openLoop {
+				// Closed loop: one clock read per operation, since each
+				// operation starts when the previous one ends. The few
+				// nanoseconds of loop bookkeeping between them are counted
+				// in the service time rather than paying a second read.
+				last := mono()
+				for seq := int64(w); cfg.Ops <= 0 || seq < cfg.Ops; seq += W {
+					if stop.Load() {
+						return
+					}
+					if err := op(w, seq); err != nil {
+						fail(err)
+						return
+					}
+					now := mono()
+					rec.Record(now-last, 0, false)
+					last = now
+				}
+				return
+			}
+			startMono := mono() - time.Since(start)
 			for seq := int64(w); cfg.Ops <= 0 || seq < cfg.Ops; seq += W {
 				if stop.Load() {
 					return
 				}
-				var intended time.Time
-				if openLoop {
-					intended = start.Add(time.Duration(float64(seq) / cfg.Rate * float64(time.Second)))
-					if d := time.Until(intended); d > 0 {
-						if !sleepUntil(ctx, &stop, d) {
-							return
-						}
+				intended := startMono + time.Duration(float64(seq)/cfg.Rate*float64(time.Second))
+				if d := intended - mono(); d > 0 {
+					if !sleepUntil(ctx, &stop, d) {
+						return
 					}
 				}
-				t0 := time.Now()
+				t0 := mono()
 				if err := op(w, seq); err != nil {
 					fail(err)
 					return
 				}
-				t1 := time.Now()
-				if openLoop {
-					rec.Record(t1.Sub(t0), t1.Sub(intended), t0.Sub(intended) > cfg.LateAfter)
-				} else {
-					rec.Record(t1.Sub(t0), 0, false)
-				}
+				t1 := mono()
+				rec.Record(t1-t0, t1-intended, t0-intended > cfg.LateAfter)
 			}
 		}(w)
 	}
@@ -184,6 +198,14 @@ func Run(ctx context.Context, cfg Config, op Op) (Result, error) {
 	}
 	return res, firstErr
 }
+
+// clockBase anchors mono. time.Since on a time with a monotonic reading
+// reads only the monotonic clock: half the cost of time.Now, which also
+// reads the wall clock (~32 ns against ~65 ns on a KVM guest). The
+// harness's own cost per operation is what the target does not get.
+var clockBase = time.Now()
+
+func mono() time.Duration { return time.Since(clockBase) }
 
 // sleepUntil sleeps d unless the run is stopped meanwhile; it reports
 // whether the caller should go on.
