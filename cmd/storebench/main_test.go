@@ -184,7 +184,9 @@ func TestInterruptKeepsPartialResults(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, &e, "stress")
+	// Chain summaries are printed just before the 60 s stress phase starts.
+	waitFor(t, &e, "chain")
+	time.Sleep(300 * time.Millisecond)
 	t0 := time.Now()
 	cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()
@@ -211,7 +213,8 @@ func TestWorkerCrashFailsOnlyThatTarget(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, &e, "stress")
+	// The first summary line of pebble's: its worker is running.
+	waitFor(t, &e, "pebble     insert")
 	// Kill the first target's worker, a child of the coordinator.
 	killed := false
 	for _, pid := range children(cmd.Process.Pid) {

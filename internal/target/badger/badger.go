@@ -109,11 +109,11 @@ func open(o kv.Options) (*Store, error) {
 		settings: map[string]string{
 			"durability":      targetkit.DurabilitySetting(sync),
 			"cache":           cacheDesc + " block cache; no index cache (indexes and filters in memory)",
-			"bloom_filter":    fmt.Sprintf("%g false-positive rate (Badger default)", opts.BloomFalsePositive),
+			"bloom_filter":    fmt.Sprintf("%g%% false positives (Badger default)", opts.BloomFalsePositive*100),
 			"compression":     compName,
 			"memtable":        targetkit.FormatBytes(memtable),
 			"value_threshold": targetkit.FormatBytes(threshold) + " (larger values go to the value log)",
-			"batch_limit":     "one transaction per batch: a batch over about 15% of the memtable fails with ErrTxnTooBig",
+			"batch_limit":     "one transaction per batch, at most ~15% of the memtable (ErrTxnTooBig)",
 		},
 	}, nil
 }

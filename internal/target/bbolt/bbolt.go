@@ -95,13 +95,12 @@ func open(o kv.Options) (*Store, error) {
 	return &Store{
 		db: db,
 		settings: map[string]string{
-			"durability":        targetkit.DurabilitySetting(sync),
-			"cache":             "OS page cache (memory-mapped file; cache size not applicable)",
-			"bloom_filter":      "none (B+tree)",
-			"compression":       "none",
-			"freelist_type":     freelist,
-			"freelist_sync":     "off (NoFreelistSync; rebuilt on open)",
-			"write_concurrency": "one writer at a time (one Update transaction per write)",
+			"durability":   targetkit.DurabilitySetting(sync),
+			"cache":        "OS page cache (memory-mapped file; cache size not applicable)",
+			"bloom_filter": "none (B+tree)",
+			"compression":  "none",
+			"freelist":     freelist + ", not written at commit (NoFreelistSync)",
+			"writers":      "one at a time (bbolt's write lock)",
 		},
 	}, nil
 }

@@ -150,7 +150,10 @@ func (s *Store) Get(key []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("leveldb: get: %w", err)
 	}
-	if v == nil { // levigo signals "absent" with nil; empty values are []byte{}
+	// levigo signals "absent" with nil. An empty stored value still comes
+	// back non-nil: the C API returns malloc(0), which glibc makes a
+	// non-NULL pointer (the conformance suite's EmptyValues test checks it).
+	if v == nil {
 		return nil, kv.ErrNotFound
 	}
 	return v, nil

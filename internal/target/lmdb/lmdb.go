@@ -127,6 +127,7 @@ func open(o kv.Options) (*Store, error) {
 			"map_size":     targetkit.FormatBytes(mapSize),
 			"readahead":    map[string]string{"true": "off (MDB_NORDAHEAD)", "false": "on"}[noReadahead],
 			"max_key_size": fmt.Sprintf("%d bytes", env.MaxKeySize()),
+			"writers":      "one at a time (LMDB's write lock)",
 		},
 	}, nil
 }

@@ -106,7 +106,11 @@ func open(o kv.Options) (*Store, error) {
 		return nil, err
 	}
 
-	s := &Store{path: filepath.Join(o.Dir, fileName)}
+	dir, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{path: filepath.Join(dir, fileName)}
 	// synchronous=FULL fsyncs the WAL at every commit; OFF never fsyncs,
 	// leaving writes to the OS (and Sync below).
 	synchronous := "OFF"
@@ -167,7 +171,7 @@ func open(o kv.Options) (*Store, error) {
 		"synchronous":  synchronous,
 		"mmap_size":    mmapDesc,
 		"schema":       "kv(k BLOB PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID",
-		"writers":      "one connection behind a Go mutex",
+		"writers":      "one at a time (one connection behind a Go mutex)",
 	}
 	return s, nil
 }
@@ -180,8 +184,11 @@ func cloneValues(v url.Values) url.Values {
 	return out
 }
 
+// dsn builds a file: URI, escaping the path so that a directory name
+// holding '?', '#' or '%' cannot be read as URI syntax.
 func dsn(path string, params url.Values) string {
-	return "file:" + path + "?" + params.Encode()
+	u := url.URL{Scheme: "file", Path: path, RawQuery: params.Encode()}
+	return u.String()
 }
 
 // connector opens go-sqlite3 connections for database/sql, running the
