@@ -125,3 +125,27 @@ func TestRejectsUnboundedRun(t *testing.T) {
 		t.Fatal("an unbounded run was accepted")
 	}
 }
+
+// BenchmarkOpenLoopFloor prints the harness's own contribution to
+// open-loop latency: a no-op operation at 2000/s on 8 goroutines. Whatever
+// latency from the intended start it shows is scheduling, not the target.
+//
+//	go test -run '^$' -bench OpenLoopFloor ./internal/runner
+func BenchmarkOpenLoopFloor(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		res, err := Run(context.Background(), Config{Workers: 8, Duration: time.Second, Rate: 2000}, func(int, int64) error { return nil })
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(res.Intended.ValueAtQuantile(50))/1e3, "intended-p50-µs")
+		b.ReportMetric(float64(res.Intended.ValueAtQuantile(99))/1e3, "intended-p99-µs")
+		b.ReportMetric(100*float64(res.Late)/float64(res.Ops), "late-%")
+	}
+}
+
+// BenchmarkClosedLoopPerOp is the runner's cost per operation around a
+// no-op (one clock read, one histogram record, one epoch check).
+func BenchmarkClosedLoopPerOp(b *testing.B) {
+	b.ReportAllocs()
+	_, _ = Run(context.Background(), Config{Workers: 1, Ops: int64(b.N)}, func(int, int64) error { return nil })
+}
