@@ -11,7 +11,7 @@ LDFLAGS := -X storebench/internal/cli.Version=$(VERSION)
 STUDY   ?= ledger
 ARGS    ?=
 
-.PHONY: all build run test vet deps deps-strict bench-overhead list clean
+.PHONY: all build run test vet deps deps-strict bench-overhead bench-memory list clean
 
 all: build
 
@@ -44,6 +44,10 @@ test: deps-strict
 # The runner's own cost, side by side with a bare loop (target <= 1.03).
 bench-overhead: build
 	./$(BIN) overhead
+
+# Harness memory as data grows: coordinator and worker RSS at 1e4 and 1e6.
+bench-memory: build
+	scripts/bench-memory.sh pebble 1e4 1e6
 
 clean:
 	rm -rf bin
