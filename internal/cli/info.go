@@ -32,23 +32,25 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 	if code, stop := parse(fs, args); stop {
 		return code
 	}
+	fmt.Fprintln(stdout, "STUDIES")
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "STUDIES\t\t")
 	for _, name := range study.Builtin() {
 		s, err := study.Load(name)
 		title := ""
 		if err == nil {
 			title = s.Title
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t\n", name, title)
-	}
-	fmt.Fprintln(tw, "\t\t\nWORKLOADS\t\t")
-	for _, w := range workload.All() {
-		fmt.Fprintf(tw, "  %s\t%s\t\n", w.Name(), w.Describe())
+		fmt.Fprintf(tw, "  %s\t%s\n", name, title)
 	}
 	tw.Flush()
+	fmt.Fprintln(stdout, "\nWORKLOADS")
 	tw = tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "\nTARGETS\t\t\t\t")
+	for _, w := range workload.All() {
+		fmt.Fprintf(tw, "  %s\t%s\n", w.Name(), w.Describe())
+	}
+	tw.Flush()
+	fmt.Fprintln(stdout, "\nTARGETS")
+	tw = tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	missing := 0
 	for _, e := range kv.Engines() {
 		status := "available"
