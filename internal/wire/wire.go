@@ -45,7 +45,8 @@ type Request struct {
 // OpenArgs says which target to open and how.
 type OpenArgs struct {
 	Target     string            `json:"target"`
-	Dir        string            `json:"dir"`
+	Dir        string            `json:"dir,omitempty"`
+	URI        string            `json:"uri,omitempty"`
 	Durability string            `json:"durability"`
 	CacheBytes int64             `json:"cache_bytes,omitempty"`
 	Options    map[string]string `json:"options,omitempty"`

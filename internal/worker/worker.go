@@ -19,6 +19,7 @@ import (
 	"storebench/internal/kv"
 	"storebench/internal/measure/procstat"
 	"storebench/internal/results"
+	"storebench/internal/target"
 	"storebench/internal/wire"
 	"storebench/internal/workload"
 )
@@ -72,9 +73,9 @@ type server struct {
 	cancelMu sync.Mutex
 	cancel   context.CancelFunc
 
-	open  *wire.OpenArgs
-	eng   kv.Engine
-	store kv.Store
+	open *wire.OpenArgs
+	info target.Info
+	h    io.Closer
 }
 
 func (w *server) send(e wire.Event) {
@@ -139,7 +140,7 @@ func (w *server) handle(r wire.Request) {
 		w.send(wire.Event{ID: r.ID, Type: wire.EvDone})
 	case wire.CmdDestroy:
 		err := w.closeStore()
-		if w.open != nil {
+		if w.open != nil && w.open.Dir != "" {
 			if rerr := os.RemoveAll(w.open.Dir); err == nil {
 				err = rerr
 			}
@@ -159,38 +160,38 @@ func (w *server) openStore(a wire.OpenArgs, fresh bool) (*wire.Opened, error) {
 	if err := w.closeStore(); err != nil {
 		return nil, err
 	}
-	eng, err := kv.Lookup(a.Target)
+	info, err := target.Lookup(a.Target)
 	if err != nil {
 		return nil, err
 	}
-	if eng.Open == nil {
-		return nil, fmt.Errorf("%s is not available in this binary: %s", a.Target, eng.Unavailable)
+	if info.Open == nil {
+		return nil, fmt.Errorf("%s is not available in this binary: %s", a.Target, info.Unavailable)
 	}
-	if fresh {
+	if fresh && a.Dir != "" {
 		if err := os.RemoveAll(a.Dir); err != nil {
 			return nil, fmt.Errorf("clearing %s: %w", a.Dir, err)
 		}
 	}
-	s, err := eng.Open(kv.Options{Dir: a.Dir, Durability: kv.Durability(a.Durability), CacheBytes: a.CacheBytes, Extra: a.Options})
+	h, err := info.Open(target.Options{Dir: a.Dir, URI: a.URI, Durability: kv.Durability(a.Durability), CacheBytes: a.CacheBytes, Extra: a.Options})
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", a.Target, err)
 	}
-	w.open, w.eng, w.store = &a, eng, s
-	o := &wire.Opened{Title: eng.Title, Version: eng.Version, Kind: eng.Kind}
-	if d, ok := s.(kv.Describer); ok {
+	w.open, w.info, w.h = &a, info, h
+	o := &wire.Opened{Title: info.Title, Version: info.Version, Kind: info.Kind}
+	if d, ok := h.(kv.Describer); ok {
 		o.Settings = d.Settings()
 	}
 	return o, nil
 }
 
 func (w *server) closeStore() error {
-	if w.store == nil {
+	if w.h == nil {
 		return nil
 	}
-	err := w.store.Close()
-	w.store = nil
+	err := w.h.Close()
+	w.h = nil
 	if err != nil {
-		return fmt.Errorf("closing %s: %w", w.eng.Name, err)
+		return fmt.Errorf("closing %s: %w", w.info.Name, err)
 	}
 	return nil
 }
@@ -201,7 +202,7 @@ func (w *server) sample() (*wire.Sample, error) {
 		return nil, err
 	}
 	s := &wire.Sample{Process: p}
-	if w.open != nil {
+	if w.open != nil && w.open.Dir != "" {
 		s.DiskAllocated, _, _ = procstat.DiskUsage(w.open.Dir)
 		s.CacheResident, _, _ = procstat.PageCache(w.open.Dir)
 	}
@@ -217,7 +218,7 @@ func (w *server) runStep(id int64, st workload.Step) (*results.Step, error) {
 	if w.open == nil {
 		return nil, fmt.Errorf("step before open")
 	}
-	if st.Fresh || w.store == nil {
+	if st.Fresh || w.h == nil {
 		if _, err := w.openStore(*w.open, st.Fresh); err != nil {
 			return nil, err
 		}
@@ -237,7 +238,7 @@ func (w *server) runStep(id int64, st workload.Step) (*results.Step, error) {
 	last := before
 	var lastMu sync.Mutex
 	env := &workload.Env{
-		Store: w.store,
+		Target: w.h,
 		Progress: func(done, total int64) {
 			w.send(wire.Event{ID: id, Type: wire.EvProgress, Progress: &wire.Progress{Done: done, Total: total}})
 		},
@@ -259,8 +260,8 @@ func (w *server) runStep(id int64, st workload.Step) (*results.Step, error) {
 	}
 	// Make what was written durable before disk is measured, so the disk
 	// figure counts data and not only a write-ahead log in flight.
-	if runErr == nil && !res.Partial {
-		if err := w.store.Sync(); err != nil {
+	if s, ok := w.h.(interface{ Sync() error }); ok && runErr == nil && !res.Partial {
+		if err := s.Sync(); err != nil {
 			runErr = fmt.Errorf("sync after %s: %w", st.Phase, err)
 		}
 	}
@@ -271,8 +272,10 @@ func (w *server) runStep(id int64, st workload.Step) (*results.Step, error) {
 	after, _ := procstat.Self()
 	res.Resources.Before, res.Resources.After = before, after
 	res.Resources.CPUPercent = procstat.CPUPercent(before, after)
-	res.Resources.DiskAllocated, res.Resources.DiskApparent, _ = procstat.DiskUsage(w.open.Dir)
-	res.Resources.CacheResident, res.Resources.CacheTotal, _ = procstat.PageCache(w.open.Dir)
+	if w.open.Dir != "" {
+		res.Resources.DiskAllocated, res.Resources.DiskApparent, _ = procstat.DiskUsage(w.open.Dir)
+		res.Resources.CacheResident, res.Resources.CacheTotal, _ = procstat.PageCache(w.open.Dir)
+	}
 	if ctx.Err() != nil {
 		res.Partial = true
 	}

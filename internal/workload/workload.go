@@ -8,9 +8,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
 
-	"storebench/internal/kv"
 	"storebench/internal/results"
 	"storebench/internal/study"
 )
@@ -32,7 +32,9 @@ type Step struct {
 
 // Env is what a step runs against inside the worker.
 type Env struct {
-	Store kv.Store
+	// Target is the open target's handle; workloads find the interfaces
+	// they need on it by type assertion (kv.Store, ledger.Store, ...).
+	Target io.Closer
 	// Progress reports operations done out of total (total 0: unknown).
 	Progress func(done, total int64)
 	// Sample is called once per tick by the runner; the worker uses it to

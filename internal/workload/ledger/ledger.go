@@ -9,7 +9,6 @@ package ledger
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -142,6 +141,14 @@ func (Ledger) Execute(ctx context.Context, env *workload.Env, st workload.Step) 
 		return nil, fmt.Errorf("ledger: bad step params: %w", err)
 	}
 	r := &run{env: env, st: st, p: p, g: gen{seed: uint64(st.Seed), payload: int(p.Payload)}}
+	switch h := env.Target.(type) {
+	case Store:
+		r.store = h
+	case kv.Store:
+		r.store, r.kv = KVStore{KV: h}, h
+	default:
+		return nil, fmt.Errorf("ledger: target offers neither a ledger layout nor a key-value store")
+	}
 	switch st.Phase {
 	case "insert":
 		return r.insert(ctx)
@@ -161,30 +168,44 @@ func (Ledger) Execute(ctx context.Context, env *workload.Env, st workload.Step) 
 	return nil, fmt.Errorf("ledger: unknown phase %q", st.Phase)
 }
 
-type run struct {
-	env *workload.Env
-	st  workload.Step
-	p   Params
-	g   gen
+// CanRun reports whether a target handle can run the ledger workload.
+func CanRun(h any) bool {
+	switch h.(type) {
+	case Store, kv.Store:
+		return true
+	}
+	return false
 }
 
-// insertChain writes transactions [from, to) of chain in durable batches
-// of p.Batch; op i of the returned runner op writes batch i.
+type run struct {
+	env   *workload.Env
+	st    workload.Step
+	p     Params
+	g     gen
+	store Store
+	kv    kv.Store // set for embedded engines: zero-copy verified reads
+}
+
+// insertOp writes transactions [seq*batch, (seq+1)*batch) of chain as one
+// durable batch per operation.
 func (r *run) insertOp(chain uint64, count int64) runner.Op {
-	var genesis []byte
-	genesis = r.g.address(genesis, chain, 0)
+	genesis := r.g.address(nil, chain, 0)
 	batch := int64(r.p.Batch)
-	var buf, key, ckey []byte
+	txLen := headerLen + r.p.Payload
+	slab := make([]byte, int(batch)*int(txLen))
+	txs := make([]Tx, 0, batch)
 	return func(_ int, seq int64) error {
-		b := r.env.Store.NewBatch()
+		txs = txs[:0]
 		for i := seq * batch; i < (seq+1)*batch && i < count; i++ {
-			buf = r.g.encode(buf, chain, uint64(i), genesis)
-			key = txKey(key, buf[0:32])
-			b.Put(key, buf)
-			ckey = chainKey(ckey, genesis, uint64(i))
-			b.Put(ckey, buf[0:32])
+			k := int(i - seq*batch)
+			enc := r.g.encode(slab[k*int(txLen):(k+1)*int(txLen)], chain, uint64(i), genesis)
+			tx, err := Decode(enc)
+			if err != nil {
+				return err
+			}
+			txs = append(txs, tx)
 		}
-		return b.Commit()
+		return r.store.PutTxs(context.Background(), txs)
 	}
 }
 
@@ -203,15 +224,32 @@ func (r *run) insert(ctx context.Context) (*results.Step, error) {
 // written, byte for byte.
 func (r *run) checkTx(phase string, chain, index uint64, genesis []byte, key, want *[]byte) error {
 	*want = r.g.encode(*want, chain, index, genesis)
-	*key = txKey(*key, (*want)[0:32])
-	err := kv.View(r.env.Store, *key, func(v []byte) error {
-		if !bytes.Equal(v, *want) {
-			return &workload.VerifyError{Phase: phase, Key: *key, What: fmt.Sprintf("value differs from what was written (%d bytes read, %d written)", len(v), len(*want))}
-		}
-		return nil
-	})
+	addr := (*want)[0:32]
+	if r.kv != nil {
+		// Embedded engine: compare in place, without copying the value out.
+		*key = txKey(*key, addr)
+		err := kv.View(r.kv, *key, func(v []byte) error {
+			if !bytes.Equal(v, *want) {
+				return &workload.VerifyError{Phase: phase, Key: addr, What: fmt.Sprintf("value differs from what was written (%d bytes read, %d written)", len(v), len(*want))}
+			}
+			return nil
+		})
+		return missing(err, phase, addr, chain, index)
+	}
+	tx, err := r.store.GetTx(context.Background(), addr)
+	if err != nil {
+		return missing(err, phase, addr, chain, index)
+	}
+	*key = Encode(*key, tx)
+	if !bytes.Equal(*key, *want) {
+		return &workload.VerifyError{Phase: phase, Key: addr, What: "transaction differs from what was written"}
+	}
+	return nil
+}
+
+func missing(err error, phase string, addr []byte, chain, index uint64) error {
 	if errors.Is(err, kv.ErrNotFound) {
-		return &workload.VerifyError{Phase: phase, Key: *key, What: fmt.Sprintf("transaction %d of chain %d is missing", index, chain)}
+		return &workload.VerifyError{Phase: phase, Key: addr, What: fmt.Sprintf("transaction %d of chain %d is missing", index, chain)}
 	}
 	return err
 }
@@ -253,26 +291,21 @@ func (r *run) chain(ctx context.Context, length int64) (*results.Step, error) {
 		}
 	}
 	setup := time.Since(setupStart).Seconds()
-	var key, want, ckey []byte
+	var want, got []byte
 	res, err := workload.Measure(ctx, r.env, runner.Config{Workers: 1, Ops: int64(samples)}, int64(samples), func(_ int, seq int64) error {
 		chain := base + uint64(seq)
 		genesis := r.g.address(nil, chain, 0)
-		ckey = chainKey(ckey, genesis, 0)
-		lower := append([]byte(nil), ckey[:33]...)
 		var next uint64
 		var failure error
-		err := r.env.Store.Scan(lower, kv.PrefixEnd(lower), func(k, v []byte) bool {
-			idx := binary.BigEndian.Uint64(k[33:])
-			if idx != next {
-				failure = &workload.VerifyError{Phase: "chain", Key: k, What: fmt.Sprintf("chain out of order: index %d where %d was expected", idx, next)}
+		err := r.store.Chain(ctx, genesis, func(tx Tx) bool {
+			if tx.Index != next {
+				failure = &workload.VerifyError{Phase: "chain", Key: tx.Address, What: fmt.Sprintf("chain out of order: index %d where %d was expected", tx.Index, next)}
 				return false
 			}
-			if err := r.checkTx("chain", chain, idx, genesis, &key, &want); err != nil {
-				failure = err
-				return false
-			}
-			if !bytes.Equal(v, want[0:32]) {
-				failure = &workload.VerifyError{Phase: "chain", Key: k, What: "chain entry points to the wrong transaction"}
+			want = r.g.encode(want, chain, next, genesis)
+			got = Encode(got, tx)
+			if !bytes.Equal(got, want) {
+				failure = &workload.VerifyError{Phase: "chain", Key: tx.Address, What: fmt.Sprintf("transaction %d of the chain differs from what was written", next)}
 				return false
 			}
 			next++
@@ -282,7 +315,7 @@ func (r *run) chain(ctx context.Context, length int64) (*results.Step, error) {
 			err = failure
 		}
 		if err == nil && int64(next) != length {
-			err = &workload.VerifyError{Phase: "chain", Key: lower, What: fmt.Sprintf("chain has %d transactions, %d were written", next, length)}
+			err = &workload.VerifyError{Phase: "chain", Key: genesis, What: fmt.Sprintf("chain has %d transactions, %d were written", next, length)}
 		}
 		return err
 	})
@@ -300,10 +333,11 @@ func (r *run) stress(ctx context.Context) (*results.Step, error) {
 		workers = r.st.Concurrency
 	}
 	type wstate struct {
-		key, want, buf, k2, ck []byte
-		next                   uint64
-		genesis                []byte
-		reads, writes          int64
+		key, want, buf []byte
+		one            [1]Tx
+		next           uint64
+		genesis        []byte
+		reads, writes  int64
 	}
 	ws := make([]wstate, workers)
 	for w := range ws {
@@ -324,13 +358,13 @@ func (r *run) stress(ctx context.Context) (*results.Step, error) {
 		s.writes++
 		chain := stressChain0 + uint64(w)
 		s.buf = r.g.encode(s.buf, chain, s.next, s.genesis)
-		b := r.env.Store.NewBatch()
-		s.k2 = txKey(s.k2, s.buf[0:32])
-		b.Put(s.k2, s.buf)
-		s.ck = chainKey(s.ck, s.genesis, s.next)
-		b.Put(s.ck, s.buf[0:32])
 		s.next++
-		return b.Commit()
+		tx, err := Decode(s.buf)
+		if err != nil {
+			return err
+		}
+		s.one[0] = tx
+		return r.store.PutTxs(ctx, s.one[:])
 	})
 	var reads, writes int64
 	for _, s := range ws {
@@ -350,20 +384,20 @@ func (r *run) balance(ctx context.Context) (*results.Step, error) {
 	seed := uint64(r.st.Seed)
 	const per = 10000 // view rows per durable batch
 	buildStart := time.Now()
-	var addr, key []byte
-	var val [8]byte
+	addrs := make([][]byte, 0, per)
+	amounts := make([]uint64, 0, per)
+	slab := make([]byte, per*32)
 	for b := int64(0); b*per < m; b++ {
 		if ctx.Err() != nil {
 			return &results.Step{Partial: true}, nil
 		}
-		batch := r.env.Store.NewBatch()
+		addrs, amounts = addrs[:0], amounts[:0]
 		for i := b * per; i < (b+1)*per && i < m; i++ {
-			addr = r.g.address(addr, balanceChain, uint64(i))
-			key = balanceKey(key, addr)
-			binary.BigEndian.PutUint64(val[:], balanceOf(seed, uint64(i)))
-			batch.Put(key, val[:])
+			k := int(i - b*per)
+			addrs = append(addrs, r.g.address(slab[k*32:k*32:(k+1)*32], balanceChain, uint64(i)))
+			amounts = append(amounts, balanceOf(seed, uint64(i)))
 		}
-		if err := batch.Commit(); err != nil {
+		if err := r.store.PutBalances(ctx, addrs, amounts); err != nil {
 			return nil, fmt.Errorf("building the balance view: %w", err)
 		}
 		if r.env.Progress != nil {
@@ -372,21 +406,21 @@ func (r *run) balance(ctx context.Context) (*results.Step, error) {
 	}
 	build := time.Since(buildStart).Seconds()
 	k := int64(r.p.Balance.Reads)
+	var addr []byte
 	res, err := workload.Measure(ctx, r.env, runner.Config{Workers: 1, Ops: k}, k, func(_ int, seq int64) error {
 		i := mix(seed, 3, uint64(seq)) % uint64(m)
 		addr = r.g.address(addr, balanceChain, i)
-		key = balanceKey(key, addr)
-		want := balanceOf(seed, i)
-		err := kv.View(r.env.Store, key, func(v []byte) error {
-			if len(v) != 8 || binary.BigEndian.Uint64(v) != want {
-				return &workload.VerifyError{Phase: "balance", Key: key, What: "balance differs from what was written"}
-			}
-			return nil
-		})
+		got, err := r.store.GetBalance(ctx, addr)
 		if errors.Is(err, kv.ErrNotFound) {
-			return &workload.VerifyError{Phase: "balance", Key: key, What: "address missing from the view"}
+			return &workload.VerifyError{Phase: "balance", Key: addr, What: "address missing from the view"}
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		if want := balanceOf(seed, i); got != want {
+			return &workload.VerifyError{Phase: "balance", Key: addr, What: fmt.Sprintf("balance %d, %d was written", got, want)}
+		}
+		return nil
 	})
 	res.Unit = "get balance of one address"
 	res.Verify = results.Verify{Checked: res.Ops}

@@ -73,7 +73,7 @@ func TestEveryPhaseRunsAndVerifies(t *testing.T) {
 		if st.Fresh {
 			store = openPebble(t)
 		}
-		res, err := Ledger{}.Execute(context.Background(), &workload.Env{Store: store}, st)
+		res, err := Ledger{}.Execute(context.Background(), &workload.Env{Target: store}, st)
 		if err != nil {
 			t.Fatalf("%s N=%d: %v", st.Phase, st.N, err)
 		}
@@ -107,7 +107,7 @@ func TestCorruptionFailsLoudly(t *testing.T) {
 	steps := plan(t, smallStudy)
 	store := openPebble(t)
 	insert, sel := steps[2], steps[3] // N=1000
-	if _, err := (Ledger{}).Execute(context.Background(), &workload.Env{Store: store}, insert); err != nil {
+	if _, err := (Ledger{}).Execute(context.Background(), &workload.Env{Target: store}, insert); err != nil {
 		t.Fatal(err)
 	}
 	// Flip one byte of one payload, as a lossy engine might.
@@ -121,14 +121,14 @@ func TestCorruptionFailsLoudly(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, err := Ledger{}.Execute(context.Background(), &workload.Env{Store: store}, sel)
+	_, err := Ledger{}.Execute(context.Background(), &workload.Env{Target: store}, sel)
 	var ve *workload.VerifyError
-	if !errors.As(err, &ve) || ve.Phase != "select" || !strings.Contains(err.Error(), "key 74") {
+	if !errors.As(err, &ve) || ve.Phase != "select" || len(ve.Key) != 32 || !strings.Contains(err.Error(), "differs from what was written") {
 		t.Fatalf("corrupted value not reported: %v", err)
 	}
 	// And a missing transaction.
 	store2 := openPebble(t)
-	_, err = Ledger{}.Execute(context.Background(), &workload.Env{Store: store2}, sel)
+	_, err = Ledger{}.Execute(context.Background(), &workload.Env{Target: store2}, sel)
 	if !errors.As(err, &ve) || !strings.Contains(err.Error(), "missing") {
 		t.Fatalf("missing transaction not reported: %v", err)
 	}

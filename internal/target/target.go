@@ -1,0 +1,140 @@
+// Package target is the registry of everything storebench can measure:
+// embedded key-value engines (registered through package kv) and clients
+// of servers (Redis, PostgreSQL, ...), which register here. A target is
+// opened into a handle; workloads find what they need on the handle by
+// type assertion (kv.Store, ledger.Store, ycsb.DB, ...), so each target
+// implements the layouts that are idiomatic for it.
+package target
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"storebench/internal/kv"
+)
+
+// Options open a target.
+type Options struct {
+	// Dir is an embedded engine's data directory.
+	Dir string
+	// URI says where a server listens, e.g. redis://127.0.0.1:6379/0. For a
+	// managed server the coordinator fills it in after starting the server.
+	URI string
+	// Durability is the study's durability class; server targets map it
+	// onto their client settings (e.g. a write concern) where the server's
+	// own configuration does not already enforce it.
+	Durability kv.Durability
+	// CacheBytes sizes an embedded engine's cache (0: its default).
+	CacheBytes int64
+	// Extra holds target-specific options from the study.
+	Extra map[string]string
+}
+
+// Info describes a registered target.
+type Info struct {
+	Name    string
+	Title   string
+	Kind    string // "pure-go", "cgo" (embedded) or "server"
+	Version string // client library version for servers
+	// Unavailable, when non-empty, says why this binary cannot open the
+	// target and what would fix it.
+	Unavailable string
+	OptionNames []string
+	// Server names the managed server (package internal/server) that
+	// serves this target when the study gives no URI; empty for embedded
+	// engines and for targets that can only be external (Aerospike).
+	Server string
+	// Schemes are the URI schemes that select this target.
+	Schemes []string
+	// Open returns a handle; it must implement io.Closer and usually
+	// kv.Describer, plus the workload interfaces it supports.
+	Open func(Options) (io.Closer, error)
+}
+
+// Embedded reports whether the target runs inside the worker process.
+func (i Info) Embedded() bool { return i.Kind != "server" }
+
+var registry = map[string]Info{}
+
+// Register adds a server target; called from its package's init.
+func Register(i Info) {
+	if _, dup := registry[i.Name]; dup {
+		panic("target registered twice: " + i.Name)
+	}
+	if i.Open == nil && i.Unavailable == "" {
+		panic("target " + i.Name + " has neither Open nor Unavailable")
+	}
+	i.Kind = "server"
+	registry[i.Name] = i
+}
+
+// fromEngine presents an embedded engine as a target.
+func fromEngine(e kv.Engine) Info {
+	i := Info{Name: e.Name, Title: e.Title, Kind: e.Kind, Version: e.Version, Unavailable: e.Unavailable, OptionNames: e.OptionNames}
+	if e.Open != nil {
+		open := e.Open
+		i.Open = func(o Options) (io.Closer, error) {
+			return open(kv.Options{Dir: o.Dir, Durability: o.Durability, CacheBytes: o.CacheBytes, Extra: o.Extra})
+		}
+	}
+	return i
+}
+
+// Lookup finds a target by name or by URI scheme.
+func Lookup(name string) (Info, error) {
+	if scheme, _, ok := strings.Cut(name, "://"); ok {
+		for _, i := range All() {
+			for _, s := range i.Schemes {
+				if s == scheme {
+					return i, nil
+				}
+			}
+		}
+		return Info{}, fmt.Errorf("no target speaks %s:// (see `storebench list`)", scheme)
+	}
+	if i, ok := registry[name]; ok {
+		return i, nil
+	}
+	if e, err := kv.Lookup(name); err == nil {
+		return fromEngine(e), nil
+	}
+	return Info{}, fmt.Errorf("unknown target %q (see `storebench list`)", name)
+}
+
+// All returns every target, embedded engines first, each group by name.
+func All() []Info {
+	var out []Info
+	for _, e := range kv.Engines() {
+		out = append(out, fromEngine(e))
+	}
+	var servers []Info
+	for _, i := range registry {
+		servers = append(servers, i)
+	}
+	sort.Slice(servers, func(a, b int) bool { return servers[a].Name < servers[b].Name })
+	return append(out, servers...)
+}
+
+// RedactURI hides the password of a URI for printing: passwords in URIs
+// are never printed or written to results.
+func RedactURI(uri string) string {
+	scheme, rest, ok := strings.Cut(uri, "://")
+	if !ok {
+		return uri
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return uri
+	}
+	slash := strings.Index(rest, "/")
+	if slash >= 0 && slash < at {
+		return uri // the @ is in the path, not in the authority
+	}
+	cred := rest[:at]
+	if user, _, hasPw := strings.Cut(cred, ":"); hasPw {
+		cred = user + ":xxxxx"
+	}
+	return scheme + "://" + cred + rest[at:]
+}
