@@ -1,0 +1,132 @@
+// Package server manages the servers storebench installs, starts,
+// measures and stops itself: each runs as a foreground child process with
+// its data under a directory of ours, bound to 127.0.0.1 on a free port,
+// probed for readiness over its own protocol (never a fixed sleep), and
+// stopped by PID with a clean shutdown. One package per server
+// (internal/server/<name>) registers itself here.
+package server
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"storebench/internal/kv"
+)
+
+// Config starts one instance.
+type Config struct {
+	// Dir holds everything of the instance: data, configuration, log.
+	// It is created if missing; the server's data goes under Dir/data.
+	Dir string
+	// Port to listen on (127.0.0.1); 0 picks a free one.
+	Port int
+	// Durability maps onto the server's own setting (Redis appendfsync,
+	// PostgreSQL synchronous_commit, InnoDB flush_log_at_trx_commit,
+	// Cassandra commitlog_sync...), stated in Instance.Settings.
+	Durability kv.Durability
+	// MemoryBytes is the heap or cache budget where the server has one
+	// (Cassandra's heap; 0: the server package's default).
+	MemoryBytes int64
+	// Log receives progress lines for the user (may be nil).
+	Log io.Writer
+}
+
+// Instance is a running server.
+type Instance struct {
+	Name string
+	// URI is how targets reach it (it may carry credentials; print it
+	// with target.RedactURI).
+	URI string
+	// PID is the server process, the root of the tree whose RSS and CPU
+	// are measured.
+	PID int
+	// DataDir holds its data files: page cache and disk are measured here.
+	DataDir string
+	// LogPath is the server's own log.
+	LogPath string
+	Version string
+	// Settings are what matters to read the numbers (durability mapping,
+	// memory, version...).
+	Settings map[string]string
+	// StopFunc shuts the server down cleanly, killing it if it does not
+	// stop in time. Set by the server package.
+	StopFunc func(ctx context.Context) error
+}
+
+// Stop shuts the instance down.
+func (i *Instance) Stop(ctx context.Context) error {
+	if i == nil || i.StopFunc == nil {
+		return nil
+	}
+	return i.StopFunc(ctx)
+}
+
+// Server is one kind of server.
+type Server interface {
+	Name() string
+	Title() string
+	// Check returns nil when the server can be started on this machine,
+	// or an error naming what is missing and how to install it
+	// (`storebench server install NAME`).
+	Check() error
+	// Install installs it (apt, Maven, ...) idempotently, writing
+	// progress to log.
+	Install(ctx context.Context, log io.Writer) error
+	// Start starts an instance and returns once it answers over its own
+	// protocol. A server that fails to start yields one clear error with
+	// the tail of its log.
+	Start(ctx context.Context, cfg Config) (*Instance, error)
+}
+
+var registry = map[string]Server{}
+
+// Register adds a server; called from its package's init.
+func Register(s Server) {
+	if _, dup := registry[s.Name()]; dup {
+		panic("server registered twice: " + s.Name())
+	}
+	registry[s.Name()] = s
+}
+
+// Lookup finds a server by name.
+func Lookup(name string) (Server, error) {
+	s, ok := registry[name]
+	if !ok {
+		var names []string
+		for _, s := range All() {
+			names = append(names, s.Name())
+		}
+		return nil, fmt.Errorf("unknown server %q (known: %v)", name, names)
+	}
+	return s, nil
+}
+
+// All returns the servers sorted by name.
+func All() []Server {
+	out := make([]Server, 0, len(registry))
+	for _, s := range registry {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
+	return out
+}
+
+// Mains are servers that storebench runs in a process of its own binary
+// (FerretDB is embedded as a Go package): `storebench server-main NAME
+// ARGS...` calls the registered function, which serves until killed.
+var mains = map[string]func(args []string) int{}
+
+// RegisterMain registers an in-process server main.
+func RegisterMain(name string, fn func(args []string) int) { mains[name] = fn }
+
+// Main returns the in-process main of a server.
+func Main(name string) (func(args []string) int, bool) {
+	fn, ok := mains[name]
+	return fn, ok
+}
+
+// DefaultStopTimeout is how long a clean shutdown may take before kill.
+const DefaultStopTimeout = 30 * time.Second

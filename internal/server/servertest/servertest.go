@@ -1,0 +1,73 @@
+// Package servertest gives tests a running server: the one `make test`
+// started once for the whole suite (its URI in STOREBENCH_TEST_<NAME>_URI),
+// or else a fresh instance started for this test and stopped after it. A
+// server that cannot be started fails the test: a missing install step
+// must show, never hide behind a skip.
+package servertest
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"storebench/internal/kv"
+	"storebench/internal/server"
+)
+
+// EnvVar is the variable that carries a shared server's URI.
+func EnvVar(name string) string {
+	return "STOREBENCH_TEST_" + strings.ToUpper(name) + "_URI"
+}
+
+// URI returns the URI of a running server of that name.
+func URI(t testing.TB, name string) string {
+	t.Helper()
+	if uri := os.Getenv(EnvVar(name)); uri != "" {
+		return uri
+	}
+	return Start(t, name, kv.Sync).URI
+}
+
+// Start starts a fresh instance in a temporary directory and stops it when
+// the test ends.
+func Start(t testing.TB, name string, d kv.Durability) *server.Instance {
+	t.Helper()
+	s, err := server.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Check(); err != nil {
+		t.Fatalf("%s cannot start on this machine: %v", name, err)
+	}
+	dir, err := os.MkdirTemp("", "storebench-"+name+"-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Servers that drop privileges (PostgreSQL, MariaDB) need to reach it.
+	_ = os.Chmod(dir, 0o755)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	inst, err := s.Start(ctx, server.Config{Dir: dir, Durability: d, Log: testWriter{t}})
+	if err != nil {
+		os.RemoveAll(dir)
+		t.Fatalf("starting %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), server.DefaultStopTimeout)
+		defer cancel()
+		if err := inst.Stop(ctx); err != nil {
+			t.Errorf("stopping %s: %v", name, err)
+		}
+		os.RemoveAll(dir)
+	})
+	return inst
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
