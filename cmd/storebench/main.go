@@ -9,6 +9,7 @@ import (
 	"storebench/internal/cli"
 	_ "storebench/internal/target/all"
 	_ "storebench/internal/workload/ledger"
+	_ "storebench/internal/workload/ycsb"
 )
 
 func main() { os.Exit(cli.Main(os.Args[1:])) }

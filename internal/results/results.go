@@ -69,6 +69,8 @@ type Step struct {
 	// Unit names what one op is here ("batch of 100 txns", "select").
 	Unit    string          `json:"unit"`
 	Latency latency.Summary `json:"latency"`
+	// ByOp is the service time per operation type (YCSB: READ, UPDATE...).
+	ByOp map[string]latency.Summary `json:"by_op,omitempty"`
 	// Intended is the latency from each operation's intended start time
 	// (open loop only), with Late the operations that started >1 ms late.
 	Intended *latency.Summary `json:"intended,omitempty"`

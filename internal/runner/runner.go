@@ -39,6 +39,11 @@ type Config struct {
 	// LateAfter counts an operation as late when it starts this long after
 	// its intended time (open loop only; default 1 ms).
 	LateAfter time.Duration
+	// Classes names operation classes (e.g. READ, UPDATE) and ClassOf
+	// tells which one operation seq is; the run then also keeps a service
+	// time histogram per class. ClassOf must be cheap and deterministic.
+	Classes []string
+	ClassOf func(seq int64) int
 	// OnTick, if set, is called from the ticker goroutine after each tick
 	// with the operations completed so far; use it for progress and
 	// resource sampling. It must return quickly.
@@ -53,6 +58,8 @@ type Result struct {
 	Service   *hdr.Histogram
 	Intended  *hdr.Histogram // nil in closed loop
 	Intervals []*latency.Interval
+	// ByClass is the service time per class of Config.Classes.
+	ByClass map[string]*hdr.Histogram
 	// Cancelled is true when the context ended the run early.
 	Cancelled bool
 }
@@ -81,7 +88,14 @@ func Run(ctx context.Context, cfg Config, op Op) (Result, error) {
 		return Result{}, fmt.Errorf("runner: neither an operation count nor a duration bounds the run")
 	}
 	openLoop := cfg.Rate > 0
-	coll := latency.NewCollector(openLoop)
+	if len(cfg.Classes) > 0 && cfg.ClassOf == nil {
+		return Result{}, fmt.Errorf("runner: classes without ClassOf")
+	}
+	coll := latency.NewCollector(openLoop, len(cfg.Classes))
+	classOf := func(int64) int { return -1 }
+	if cfg.ClassOf != nil {
+		classOf = cfg.ClassOf
+	}
 	var clock latency.Clock
 
 	var (
@@ -154,7 +168,7 @@ func Run(ctx context.Context, cfg Config, op Op) (Result, error) {
 						return
 					}
 					now := mono()
-					rec.Record(now-last, 0, false)
+					rec.RecordClass(classOf(seq), now-last, 0, false)
 					last = now
 				}
 				return
@@ -176,7 +190,7 @@ func Run(ctx context.Context, cfg Config, op Op) (Result, error) {
 					return
 				}
 				t1 := mono()
-				rec.Record(t1-t0, t1-intended, t0-intended > cfg.LateAfter)
+				rec.RecordClass(classOf(seq), t1-t0, t1-intended, t0-intended > cfg.LateAfter)
 			}
 		}(w)
 	}
@@ -195,6 +209,12 @@ func Run(ctx context.Context, cfg Config, op Op) (Result, error) {
 		Intended:  total.Intended,
 		Intervals: coll.Epochs(clock.Epoch()),
 		Cancelled: ctx.Err() != nil,
+	}
+	if len(cfg.Classes) > 0 {
+		res.ByClass = map[string]*hdr.Histogram{}
+		for i, name := range cfg.Classes {
+			res.ByClass[name] = total.ByClass[i]
+		}
 	}
 	return res, firstErr
 }

@@ -48,6 +48,15 @@ func Measure(ctx context.Context, env *Env, cfg runner.Config, total int64, op r
 		Partial: res.Cancelled,
 	}
 	st.Hist, _ = latency.Encode(res.Service)
+	for name, h := range res.ByClass {
+		if h.TotalCount() == 0 {
+			continue
+		}
+		if st.ByOp == nil {
+			st.ByOp = map[string]latency.Summary{}
+		}
+		st.ByOp[name] = latency.Summarize(h)
+	}
 	if res.Intended != nil {
 		s := latency.Summarize(res.Intended)
 		st.Intended = &s

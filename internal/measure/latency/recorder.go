@@ -15,6 +15,9 @@ type Interval struct {
 	Late     int64
 	Service  *hdr.Histogram
 	Intended *hdr.Histogram // nil in closed loop
+	// ByClass holds service time per operation class (e.g. READ, UPDATE)
+	// when the run has classes.
+	ByClass []*hdr.Histogram
 }
 
 // Clock hands out ticks. Load goroutines read Epoch once per operation (one
@@ -34,6 +37,7 @@ func (c *Clock) Epoch() uint64 { return c.epoch.Load() }
 // per epoch (the time series) and in total (the phase's distribution).
 type Collector struct {
 	openLoop bool
+	classes  int
 	in       chan *Interval
 	free     chan *Interval
 	done     chan struct{}
@@ -47,23 +51,27 @@ type Collector struct {
 
 // NewCollector starts a collector. openLoop says whether recorders also
 // keep intended-start-time latency.
-func NewCollector(openLoop bool) *Collector {
+func NewCollector(openLoop bool, classes int) *Collector {
 	c := &Collector{
 		openLoop: openLoop,
+		classes:  classes,
 		in:       make(chan *Interval, 64),
 		free:     make(chan *Interval, 64),
 		done:     make(chan struct{}),
-		total:    newInterval(openLoop),
+		total:    newInterval(openLoop, classes),
 		perEpoch: map[uint64]*Interval{},
 	}
 	go c.loop()
 	return c
 }
 
-func newInterval(openLoop bool) *Interval {
+func newInterval(openLoop bool, classes int) *Interval {
 	iv := &Interval{Service: New()}
 	if openLoop {
 		iv.Intended = New()
+	}
+	for i := 0; i < classes; i++ {
+		iv.ByClass = append(iv.ByClass, New())
 	}
 	return iv
 }
@@ -77,7 +85,7 @@ func (c *Collector) loop() {
 		c.total.Service.Merge(iv.Service)
 		e := c.perEpoch[iv.Epoch]
 		if e == nil {
-			e = newInterval(c.openLoop)
+			e = newInterval(c.openLoop, 0)
 			e.Epoch = iv.Epoch
 			c.perEpoch[iv.Epoch] = e
 		}
@@ -88,6 +96,9 @@ func (c *Collector) loop() {
 			c.total.Intended.Merge(iv.Intended)
 			e.Intended.Merge(iv.Intended)
 		}
+		for i, h := range iv.ByClass {
+			c.total.ByClass[i].Merge(h)
+		}
 		c.mu.Unlock()
 		c.opsSoFar.Add(iv.Ops)
 		c.lateSoFar.Add(iv.Late)
@@ -96,6 +107,9 @@ func (c *Collector) loop() {
 		iv.Service.Reset()
 		if iv.Intended != nil {
 			iv.Intended.Reset()
+		}
+		for _, h := range iv.ByClass {
+			h.Reset()
 		}
 		iv.Ops, iv.Late = 0, 0
 		select {
@@ -110,7 +124,7 @@ func (c *Collector) get(epoch uint64) *Interval {
 	select {
 	case iv = <-c.free:
 	default:
-		iv = newInterval(c.openLoop)
+		iv = newInterval(c.openLoop, c.classes)
 	}
 	iv.Epoch = epoch
 	return iv
@@ -163,8 +177,17 @@ func (c *Collector) NewRecorder(clock *Clock) *Recorder {
 // Record adds one operation's service time (and, in open loop, its latency
 // from the intended start time; late says it started behind schedule).
 func (r *Recorder) Record(service, intended time.Duration, late bool) {
+	r.RecordClass(-1, service, intended, late)
+}
+
+// RecordClass is Record that also files the service time under an
+// operation class (class < 0: none).
+func (r *Recorder) RecordClass(class int, service, intended time.Duration, late bool) {
 	cur := r.cur
 	Record(cur.Service, service)
+	if class >= 0 && class < len(cur.ByClass) {
+		Record(cur.ByClass[class], service)
+	}
 	if cur.Intended != nil {
 		Record(cur.Intended, intended)
 		if late {

@@ -1,0 +1,70 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"storebench/internal/results"
+)
+
+func init() { RegisterSection("ycsb", ycsb) }
+
+var ycsbTitles = map[string]string{
+	"load": "Load: insert the records",
+	"a":    "A: 50% read, 50% update (zipfian)",
+	"b":    "B: 95% read, 5% update (zipfian)",
+	"c":    "C: 100% read (zipfian)",
+	"d":    "D: 95% read, 5% insert (latest)",
+	"e":    "E: 95% scan, 5% insert (zipfian)",
+	"f":    "F: 50% read, 50% read-modify-write (zipfian)",
+}
+
+// ycsb renders one table per record count: rows are workloads, columns
+// targets; each cell has the throughput and p99 per operation type.
+func ycsb(b *strings.Builder, run *results.Run) {
+	var ts []*results.Target
+	head := []string{"Workload"}
+	for _, t := range run.Targets {
+		if t.Find("ycsb", "load", -1) != nil {
+			ts = append(ts, t)
+			head = append(head, t.Title)
+		}
+	}
+	if len(ts) == 0 {
+		return
+	}
+	for _, n := range run.Ladder {
+		fmt.Fprintf(b, "## YCSB with %s records\n\nThroughput, then p99 service time per operation type. Every read and scanned record is checked.\n\n", Count(n))
+		tab := Table{Head: head}
+		for _, w := range []string{"load", "a", "b", "c", "d", "e", "f"} {
+			r := []string{ycsbTitles[w]}
+			any := false
+			for _, t := range ts {
+				s := t.Find("ycsb", w, n)
+				if s == nil || s.Ops == 0 {
+					r = append(r, "—")
+					continue
+				}
+				any = true
+				cell := fmt.Sprintf("**%.0f ops/s**", float64(s.Ops)/s.Seconds)
+				var ops []string
+				for op := range s.ByOp {
+					ops = append(ops, op)
+				}
+				sort.Strings(ops)
+				for _, op := range ops {
+					cell += fmt.Sprintf("<br>%s p99 %s", strings.ToLower(op), Latency(s.ByOp[op].P99))
+				}
+				if len(ops) == 0 {
+					cell += fmt.Sprintf("<br>p99 %s", Latency(s.Latency.P99))
+				}
+				r = append(r, cell)
+			}
+			if any {
+				tab.Rows = append(tab.Rows, r)
+			}
+		}
+		tab.write(b)
+	}
+}

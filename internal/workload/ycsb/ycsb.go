@@ -1,0 +1,384 @@
+package ycsb
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"storebench/internal/kv"
+	"storebench/internal/results"
+	"storebench/internal/runner"
+	"storebench/internal/study"
+	"storebench/internal/workload"
+)
+
+func init() { workload.Register(YCSB{}) }
+
+// Core workloads of YCSB (workloads/workloada … workloadf).
+type proportions struct {
+	read, update, insert, scan, rmw float64
+	dist                            string
+}
+
+var core = map[string]proportions{
+	"a": {read: 0.5, update: 0.5, dist: "zipfian"},
+	"b": {read: 0.95, update: 0.05, dist: "zipfian"},
+	"c": {read: 1, dist: "zipfian"},
+	"d": {read: 0.95, insert: 0.05, dist: "latest"},
+	"e": {scan: 0.95, insert: 0.05, dist: "zipfian"},
+	"f": {read: 0.5, rmw: 0.5, dist: "zipfian"},
+}
+
+// Operation classes, as YCSB names them.
+const (
+	opRead = iota
+	opUpdate
+	opInsert
+	opScan
+	opRMW
+)
+
+var classNames = []string{"READ", "UPDATE", "INSERT", "SCAN", "READ-MODIFY-WRITE"}
+
+// Params of the ycsb workload.
+type Params struct {
+	// Workloads to run after loading, in order (a–f).
+	Workloads []string `yaml:"workloads" json:"workloads"`
+	// Operations per workload.
+	Operations study.Count `yaml:"operations" json:"operations"`
+	// Fields per record and bytes per field (YCSB: 10 × 100).
+	Fields      int `yaml:"fields" json:"fields"`
+	FieldLength int `yaml:"field_length" json:"field_length"`
+	// Distribution overrides each workload's own (uniform, zipfian, latest).
+	Distribution string `yaml:"distribution" json:"distribution"`
+	// MaxScanLength: scan lengths are uniform in [1, max].
+	MaxScanLength int `yaml:"max_scan_length" json:"max_scan_length"`
+	// Rate > 0 runs the workloads open-loop at this many operations/s.
+	Rate float64 `yaml:"rate" json:"rate"`
+}
+
+func defaults() Params {
+	return Params{Workloads: []string{"a", "b", "c", "f", "d", "e"}, Operations: 100000, Fields: 10, FieldLength: 100, MaxScanLength: 100}
+}
+
+// YCSB implements workload.Workload. The ladder gives the record count:
+// at each size the table is loaded fresh, then each workload runs.
+type YCSB struct{}
+
+func (YCSB) Name() string { return "ycsb" }
+func (YCSB) Describe() string {
+	return "YCSB core workloads A–F (read/update/insert/scan/read-modify-write; zipfian, uniform, latest)"
+}
+
+func (YCSB) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error) {
+	p := defaults()
+	if err := study.DecodeParams(s.File, e.Params, "workloads.ycsb.params", &p); err != nil {
+		return nil, err
+	}
+	bad := func(field, format string, args ...any) error {
+		return &study.Error{File: s.File, Line: study.FieldLine(e.Params, field), Field: "workloads.ycsb.params." + field, Msg: fmt.Sprintf(format, args...)}
+	}
+	for i, w := range p.Workloads {
+		p.Workloads[i] = strings.ToLower(w)
+		if _, ok := core[p.Workloads[i]]; !ok {
+			return nil, bad("workloads", "%q: the core workloads are a, b, c, d, e, f", w)
+		}
+	}
+	switch {
+	case p.Fields < 1 || p.Fields > 1000:
+		return nil, bad("fields", "%d: want 1..1000", p.Fields)
+	case p.FieldLength < fieldHeader || p.FieldLength > 1<<20:
+		return nil, bad("field_length", "%d: want %d..1MiB (each field carries a %d-byte verification header)", p.FieldLength, fieldHeader, fieldHeader)
+	case p.Distribution != "" && p.Distribution != "uniform" && p.Distribution != "zipfian" && p.Distribution != "latest":
+		return nil, bad("distribution", "%q: want uniform, zipfian or latest", p.Distribution)
+	case p.MaxScanLength < 1:
+		return nil, bad("max_scan_length", "want at least 1")
+	case p.Rate < 0:
+		return nil, bad("rate", "must not be negative")
+	}
+	return json.Marshal(p)
+}
+
+func (YCSB) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error) {
+	var p Params
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, err
+	}
+	var steps []workload.Step
+	for _, c := range s.Ladder {
+		steps = append(steps, workload.Step{Workload: "ycsb", Phase: "load", N: int64(c), Fresh: true, Seed: s.Seed, Concurrency: s.Concurrency, Params: raw, Largest: s.Largest()})
+		for _, w := range p.Workloads {
+			steps = append(steps, workload.Step{Workload: "ycsb", Phase: w, N: int64(c), Seed: s.Seed, Concurrency: s.Concurrency, Params: raw, Largest: s.Largest()})
+		}
+	}
+	return steps, nil
+}
+
+// CanRun says whether a target handle can run YCSB workload w ("" for
+// any), and if not, why.
+func CanRun(h any, w string) error {
+	var db DB
+	switch t := h.(type) {
+	case DB:
+		db = t
+	case kv.Store:
+		db = KVDB{KV: t}
+	default:
+		return fmt.Errorf("offers no YCSB table")
+	}
+	if m := core[w]; m.scan > 0 {
+		if _, ok := db.(Scanner); !ok {
+			return fmt.Errorf("has no ordered scan, which workload %s needs", strings.ToUpper(w))
+		}
+	}
+	return nil
+}
+
+func (YCSB) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*results.Step, error) {
+	var p Params
+	if err := json.Unmarshal(st.Params, &p); err != nil {
+		return nil, fmt.Errorf("ycsb: bad step params: %w", err)
+	}
+	var db DB
+	switch t := env.Target.(type) {
+	case DB:
+		db = t
+	case kv.Store:
+		db = KVDB{KV: t}
+	default:
+		return nil, fmt.Errorf("ycsb: target offers no YCSB table")
+	}
+	if err := CanRun(env.Target, st.Phase); err != nil {
+		return nil, fmt.Errorf("ycsb: this target %v", err)
+	}
+	r := &run{db: db, p: p, seed: uint64(st.Seed), n: st.N, workers: st.Concurrency}
+	if st.Phase == "load" {
+		return r.load(ctx, env)
+	}
+	return r.workload(ctx, env, st.Phase)
+}
+
+type run struct {
+	db      DB
+	p       Params
+	seed    uint64
+	n       int64
+	workers int
+}
+
+// key of record i: "user" + a scattered number, as YCSB's hashed order.
+func key(dst []byte, i uint64) []byte {
+	dst = append(dst[:0], "user"...)
+	return fmt.Appendf(dst, "%020d", fnv64(i))
+}
+
+// Each field value carries a 16-byte header — a tag binding it to its key
+// and field number, and a nonce that changes on every write — then bytes
+// generated from (tag, nonce). A read checks every field it gets against
+// that, so a lost, torn or misdirected write shows, even while other
+// goroutines update the same records concurrently.
+const fieldHeader = 16
+
+func fieldTag(k []byte, field int) uint64 {
+	h := uint64(0xcbf29ce484222325)
+	for _, c := range k {
+		h ^= uint64(c)
+		h *= 0x100000001b3
+	}
+	return splitmix(h ^ uint64(field))
+}
+
+func fillField(dst []byte, k []byte, field int, nonce uint64) {
+	tag := fieldTag(k, field)
+	binary.BigEndian.PutUint64(dst[0:], tag)
+	binary.BigEndian.PutUint64(dst[8:], nonce)
+	s := mix(tag, nonce) | 1
+	b := dst[fieldHeader:]
+	for len(b) >= 8 {
+		s ^= s >> 12
+		s ^= s << 25
+		s ^= s >> 27
+		binary.LittleEndian.PutUint64(b, s*0x2545f4914f6cdd1d)
+		b = b[8:]
+	}
+	for i := range b {
+		b[i] = byte(s >> (8 * i))
+	}
+}
+
+func (r *run) checkFields(phase string, k []byte, fields [][]byte, scratch []byte) error {
+	if len(fields) != r.p.Fields {
+		return &workload.VerifyError{Phase: phase, Key: k, What: fmt.Sprintf("record has %d fields, %d were written", len(fields), r.p.Fields)}
+	}
+	for i, f := range fields {
+		if len(f) != r.p.FieldLength {
+			return &workload.VerifyError{Phase: phase, Key: k, What: fmt.Sprintf("field%d has %d bytes, %d were written", i, len(f), r.p.FieldLength)}
+		}
+		if binary.BigEndian.Uint64(f) != fieldTag(k, i) {
+			return &workload.VerifyError{Phase: phase, Key: k, What: fmt.Sprintf("field%d belongs to another record or field", i)}
+		}
+		fillField(scratch, k, i, binary.BigEndian.Uint64(f[8:]))
+		if !bytes.Equal(f, scratch) {
+			return &workload.VerifyError{Phase: phase, Key: k, What: fmt.Sprintf("field%d is corrupt", i)}
+		}
+	}
+	return nil
+}
+
+type wstate struct {
+	key, scratch []byte
+	fields       [][]byte
+	slab         []byte
+	inserted     int64 // records this goroutine inserted during the workload
+}
+
+func (r *run) states() []wstate {
+	ws := make([]wstate, r.workers)
+	for i := range ws {
+		ws[i].slab = make([]byte, r.p.Fields*r.p.FieldLength)
+		ws[i].fields = make([][]byte, r.p.Fields)
+		ws[i].scratch = make([]byte, r.p.FieldLength)
+	}
+	return ws
+}
+
+// record fills every field of record k with fresh values.
+func (r *run) record(s *wstate, k []byte, nonce uint64) [][]byte {
+	for i := range s.fields {
+		f := s.slab[i*r.p.FieldLength : (i+1)*r.p.FieldLength]
+		fillField(f, k, i, nonce+uint64(i))
+		s.fields[i] = f
+	}
+	return s.fields
+}
+
+// load inserts records 0..N-1 with every goroutine, into a fresh table.
+func (r *run) load(ctx context.Context, env *workload.Env) (*results.Step, error) {
+	if err := r.db.Init(ctx, r.p.Fields); err != nil {
+		return nil, fmt.Errorf("ycsb: preparing the table: %w", err)
+	}
+	ws := r.states()
+	res, err := workload.Measure(ctx, env, runner.Config{Workers: r.workers, Ops: r.n}, r.n, func(w int, seq int64) error {
+		s := &ws[w]
+		s.key = key(s.key, uint64(seq))
+		return r.db.Insert(ctx, s.key, r.record(s, s.key, mix(r.seed, uint64(seq))))
+	})
+	res.Unit = fmt.Sprintf("insert a record of %d×%d bytes", r.p.Fields, r.p.FieldLength)
+	res.Metrics = map[string]float64{"records": float64(r.n)}
+	return res, err
+}
+
+func (r *run) workload(ctx context.Context, env *workload.Env, name string) (*results.Step, error) {
+	m := core[name]
+	dist := m.dist
+	if r.p.Distribution != "" {
+		dist = r.p.Distribution
+	}
+	var z *zipfian
+	if dist != "uniform" {
+		z = newZipfian(r.n)
+	}
+	salt := uint64(name[0])
+	cum := []float64{m.read, m.read + m.update, m.read + m.update + m.insert, m.read + m.update + m.insert + m.scan}
+	classOf := func(seq int64) int {
+		u := uniform01(mix(r.seed, salt, uint64(seq)))
+		for c, edge := range cum {
+			if u < edge {
+				return c
+			}
+		}
+		return opRMW
+	}
+	ws := r.states()
+	var verified atomic.Int64
+	W := int64(r.workers)
+	// pick chooses an existing record for goroutine w.
+	pick := func(w int, s *wstate, seq int64) uint64 {
+		u := uniform01(mix(r.seed, salt, uint64(seq), 1))
+		switch dist {
+		case "uniform":
+			return uint64(float64(r.n) * u)
+		case "latest":
+			// The most recent records first: this goroutine's own inserts
+			// (known to be complete), then the loaded ones from the end.
+			rank := z.rank(u)
+			if rank < s.inserted {
+				return uint64(r.n + int64(w) + (s.inserted-1-rank)*W)
+			}
+			rank -= s.inserted
+			if rank >= r.n {
+				rank = r.n - 1
+			}
+			return uint64(r.n - 1 - rank)
+		}
+		// Scrambled zipfian: popular ranks scattered over the key space.
+		return fnv64(uint64(z.rank(u))) % uint64(r.n)
+	}
+	cfg := runner.Config{Workers: r.workers, Ops: int64(r.p.Operations), Rate: r.p.Rate, Classes: classNames, ClassOf: classOf}
+	res, err := workload.Measure(ctx, env, cfg, int64(r.p.Operations), func(w int, seq int64) error {
+		s := &ws[w]
+		op := classOf(seq)
+		if op == opInsert {
+			i := uint64(r.n + int64(w) + s.inserted*W)
+			s.key = key(s.key, i)
+			if err := r.db.Insert(ctx, s.key, r.record(s, s.key, mix(r.seed, i))); err != nil {
+				return err
+			}
+			s.inserted++
+			return nil
+		}
+		s.key = key(s.key, pick(w, s, seq))
+		switch op {
+		case opRead, opRMW:
+			fields, err := r.db.Read(ctx, s.key)
+			if errors.Is(err, kv.ErrNotFound) {
+				return &workload.VerifyError{Phase: name, Key: s.key, What: "record is missing"}
+			}
+			if err != nil {
+				return err
+			}
+			if err := r.checkFields(name, s.key, fields, s.scratch); err != nil {
+				return err
+			}
+			verified.Add(1)
+			if op == opRead {
+				return nil
+			}
+			fallthrough
+		case opUpdate:
+			// Write one field (YCSB's writeallfields=false).
+			f := int(mix(r.seed, salt, uint64(seq), 2) % uint64(r.p.Fields))
+			for i := range s.fields {
+				s.fields[i] = nil
+			}
+			v := s.slab[:r.p.FieldLength]
+			fillField(v, s.key, f, mix(r.seed, salt, uint64(seq), 3))
+			s.fields[f] = v
+			return r.db.Update(ctx, s.key, s.fields)
+		case opScan:
+			n := 1 + int(mix(r.seed, salt, uint64(seq), 4)%uint64(r.p.MaxScanLength))
+			var failure error
+			err := r.db.(Scanner).Scan(ctx, s.key, n, func(k []byte, fields [][]byte) bool {
+				if failure = r.checkFields(name, k, fields, s.scratch); failure != nil {
+					return false
+				}
+				verified.Add(1)
+				return true
+			})
+			if err == nil {
+				err = failure
+			}
+			return err
+		}
+		return nil
+	})
+	res.Unit = "operation"
+	res.Verify = results.Verify{Checked: verified.Load()}
+	res.Metrics = map[string]float64{"records": float64(r.n), "read": m.read, "update": m.update, "insert": m.insert, "scan": m.scan, "rmw": m.rmw}
+	return res, err
+}

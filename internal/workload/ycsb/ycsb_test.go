@@ -1,0 +1,133 @@
+package ycsb
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"storebench/internal/kv"
+	"storebench/internal/study"
+	_ "storebench/internal/target/pebble"
+	"storebench/internal/workload"
+)
+
+const smallStudy = `
+name: t
+ladder: [2000]
+concurrency: 3
+targets: [pebble]
+workloads:
+  - name: ycsb
+    params:
+      operations: 3000
+      fields: 4
+      field_length: 40
+      max_scan_length: 20
+`
+
+func setup(t *testing.T) ([]workload.Step, kv.Store) {
+	t.Helper()
+	s, err := study.Parse("t.yaml", []byte(smallStudy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := YCSB{}.DecodeParams(s, s.Workloads[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps, err := YCSB{}.Plan(s, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, _ := kv.Lookup("pebble")
+	st, err := eng.Open(kv.Options{Dir: t.TempDir(), Durability: kv.Async})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return steps, st
+}
+
+func TestLoadAndEveryCoreWorkloadVerify(t *testing.T) {
+	steps, st := setup(t)
+	var phases []string
+	for _, s := range steps {
+		phases = append(phases, s.Phase)
+		res, err := YCSB{}.Execute(context.Background(), &workload.Env{Target: st}, s)
+		if err != nil {
+			t.Fatalf("%s: %v", s.Phase, err)
+		}
+		if s.Phase == "load" {
+			if res.Ops != 2000 {
+				t.Fatalf("load inserted %d records", res.Ops)
+			}
+			continue
+		}
+		if res.Ops != 3000 || res.Verify.Checked == 0 {
+			t.Fatalf("workload %s: ops %d verified %d", s.Phase, res.Ops, res.Verify.Checked)
+		}
+		m := core[s.Phase]
+		for name, frac := range map[string]float64{"READ": m.read, "UPDATE": m.update, "INSERT": m.insert, "SCAN": m.scan, "READ-MODIFY-WRITE": m.rmw} {
+			got := float64(res.ByOp[name].Count) / 3000
+			if got < frac-0.05 || got > frac+0.05 {
+				t.Errorf("workload %s: %s is %.2f of operations, want %.2f", s.Phase, name, got, frac)
+			}
+		}
+	}
+	if strings.Join(phases, ",") != "load,a,b,c,f,d,e" {
+		t.Fatalf("plan: %v", phases)
+	}
+}
+
+func TestZipfianIsSkewed(t *testing.T) {
+	z := newZipfian(1000)
+	counts := make([]int, 1000)
+	for i := 0; i < 100000; i++ {
+		counts[z.rank(uniform01(mix(7, uint64(i))))]++
+	}
+	// With theta 0.99 over 1000 items rank 0 draws ~13% and the top 10
+	// about 40%; uniform would give 0.1% and 1%.
+	top10 := 0
+	for _, c := range counts[:10] {
+		top10 += c
+	}
+	if counts[0] < 8000 || top10 < 30000 || counts[999] > 200 {
+		t.Fatalf("not zipfian: rank0=%d top10=%d last=%d", counts[0], top10, counts[999])
+	}
+}
+
+func TestCorruptFieldFailsLoudly(t *testing.T) {
+	steps, st := setup(t)
+	if _, err := (YCSB{}).Execute(context.Background(), &workload.Env{Target: st}, steps[0]); err != nil {
+		t.Fatal(err)
+	}
+	// Swap field values between two records, as a misdirected write would.
+	db := KVDB{KV: st}
+	for i := uint64(0); i < 2000; i++ {
+		a, b := key(nil, i), key(nil, (i+1)%2000)
+		fb, _ := db.Read(context.Background(), b)
+		if err := db.Insert(context.Background(), a, fb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := YCSB{}.Execute(context.Background(), &workload.Env{Target: st}, steps[3]) // workload c
+	var ve *workload.VerifyError
+	if !errors.As(err, &ve) || !strings.Contains(err.Error(), "belongs to another record") {
+		t.Fatalf("misdirected data not caught: %v", err)
+	}
+}
+
+func TestScanNeedsScanner(t *testing.T) {
+	_, st := setup(t)
+	if err := CanRun(st, "e"); err != nil {
+		t.Fatalf("an ordered KV store can run E: %v", err)
+	}
+	type readOnly struct{ DB }
+	if err := CanRun(readOnly{KVDB{KV: st}}, "e"); err == nil || !strings.Contains(err.Error(), "ordered scan") {
+		t.Fatalf("a target without scans was accepted for E: %v", err)
+	}
+	if err := CanRun(readOnly{KVDB{KV: st}}, "a"); err != nil {
+		t.Fatal(err)
+	}
+}
