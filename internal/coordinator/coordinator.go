@@ -13,12 +13,12 @@ import (
 	"strings"
 	"time"
 
-	"storebench/internal/kv"
 	"storebench/internal/progress"
 	"storebench/internal/report"
 	"storebench/internal/results"
 	"storebench/internal/study"
 	"storebench/internal/sysinfo"
+	"storebench/internal/target"
 	"storebench/internal/wire"
 	"storebench/internal/workload"
 )
@@ -39,7 +39,7 @@ type Options struct {
 // Plan is the checked, expanded form of a study: what will run.
 type Plan struct {
 	Steps   []workload.Step
-	Engines []kv.Engine
+	Targets []target.Info
 }
 
 // Prepare validates the study against the registries and expands it into
@@ -61,18 +61,33 @@ func Prepare(s *study.Study) (*Plan, error) {
 		}
 		p.Steps = append(p.Steps, steps...)
 	}
-	for i, t := range s.Targets {
-		eng, err := kv.Lookup(t.Name)
+	names := map[string]int{}
+	for i := range s.Targets {
+		t := &s.Targets[i]
+		ref := t.Name
+		if ref == "" {
+			ref = t.URI
+		}
+		info, err := target.Lookup(ref)
 		if err != nil {
 			return nil, &study.Error{File: s.File, Field: fmt.Sprintf("targets[%d]", i), Msg: err.Error()}
 		}
-		for k := range t.Options {
-			if !contains(eng.OptionNames, k) {
-				return nil, &study.Error{File: s.File, Field: fmt.Sprintf("targets[%d].options.%s", i, k),
-					Msg: fmt.Sprintf("%s has no option %q (it has: %s)", t.Name, k, strings.Join(eng.OptionNames, ", "))}
+		if t.Name == "" {
+			// An external server: name it after its target, numbered if the
+			// study has several.
+			t.Name = info.Name
+			if names[t.Name] > 0 {
+				t.Name = fmt.Sprintf("%s-%d", info.Name, names[info.Name]+1)
 			}
 		}
-		p.Engines = append(p.Engines, eng)
+		names[info.Name]++
+		for k := range t.Options {
+			if !contains(info.OptionNames, k) {
+				return nil, &study.Error{File: s.File, Field: fmt.Sprintf("targets[%d].options.%s", i, k),
+					Msg: fmt.Sprintf("%s has no option %q (it has: %s)", info.Name, k, strings.Join(info.OptionNames, ", "))}
+			}
+		}
+		p.Targets = append(p.Targets, info)
 	}
 	return p, nil
 }
@@ -132,19 +147,19 @@ func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, erro
 	defer cancelLimit()
 
 	for i, t := range s.Targets {
-		eng := plan.Engines[i]
-		tr := &results.Target{Name: t.Name, Title: eng.Title, Version: eng.Version, Kind: eng.Kind, Status: "ok"}
+		info := plan.Targets[i]
+		tr := &results.Target{Name: t.Name, Title: info.Title, Version: info.Version, Kind: info.Kind, Status: "ok"}
 		run.Targets = append(run.Targets, tr)
-		if eng.Open == nil {
-			tr.Status, tr.Reason = "unavailable", eng.Unavailable
-			o.Bar.Println(fmt.Sprintf("%-10s unavailable: %s", t.Name, eng.Unavailable))
+		if info.Open == nil {
+			tr.Status, tr.Reason = "unavailable", info.Unavailable
+			o.Bar.Println(fmt.Sprintf("%-10s unavailable: %s", t.Name, info.Unavailable))
 			continue
 		}
 		if runCtx.Err() != nil {
 			tr.Status, tr.Reason = "skipped", stopReason(ctx)
 			continue
 		}
-		runTarget(runCtx, o, s, t, plan.Steps, tr, runDir)
+		runTarget(runCtx, o, s, t, info, plan.Steps, tr, runDir)
 		// Write after every target so that a kill -9 of the coordinator
 		// still leaves every finished target on disk.
 		_ = writeRun(run, runDir)
@@ -178,8 +193,26 @@ func stopReason(userCtx context.Context) string {
 }
 
 // runTarget drives every step on one target in its own worker.
-func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, steps []workload.Step, tr *results.Target, runDir string) {
+func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, info target.Info, steps []workload.Step, tr *results.Target, runDir string) {
 	bar := o.Bar
+	uri, dir := t.URI, filepath.Join(runDir, "data", t.Name)
+	var srv *managed
+	if !info.Embedded() {
+		if uri == "" {
+			var err error
+			if srv, err = startManaged(ctx, o, s, info, dir, runDir); err != nil {
+				tr.Status, tr.Reason = "failed", err.Error()
+				bar.Println(fmt.Sprintf("%-10s FAILED: %s", t.Name, tr.Reason))
+				return
+			}
+			defer srv.stop(bar, t.Name)
+			uri = srv.inst.URI
+			tr.Server = srv.describe(runDir)
+		} else {
+			tr.Server = &results.Server{Name: info.Name, URI: target.RedactURI(uri)}
+		}
+		dir = ""
+	}
 	logPath := filepath.Join(runDir, "logs", t.Name+".log")
 	tr.Log = filepath.Join("logs", t.Name+".log")
 	w, err := startWorker(o.Exe, logPath)
@@ -191,9 +224,8 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, s
 	tr.WorkerPID = w.hello.PID
 	defer w.quit(5 * time.Second)
 
-	dir := filepath.Join(runDir, "data", t.Name)
 	ev, err := w.call(wire.Request{Cmd: wire.CmdOpen, Open: &wire.OpenArgs{
-		Target: t.Name, Dir: dir, Durability: s.Durability, CacheBytes: int64(t.Cache), Options: t.Options,
+		Target: info.Name, Dir: dir, URI: uri, Durability: s.Durability, CacheBytes: int64(t.Cache), Options: t.Options,
 	}}, nil)
 	if err != nil {
 		tr.Status, tr.Reason = "failed", err.Error()
@@ -227,11 +259,20 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, s
 		label := fmt.Sprintf("%-10s %-8s N=%-6s", t.Name, st.Phase, study.FormatCount(st.N))
 		bar.Begin(label)
 		stCopy := st
+		before := srv.snapshot()
 		ev, err := w.callCtx(ctx, wire.Request{Cmd: wire.CmdStep, Step: &stCopy}, func(p wire.Progress) { bar.Update(p.Done, p.Total) })
 		res := ev.Step
+		if res != nil && srv != nil {
+			res.ServerResources = srv.resources(before)
+			if res.ServerResources != nil {
+				diskUsed = res.ServerResources.DiskAllocated
+			}
+		}
 		if res != nil {
 			tr.Steps = append(tr.Steps, res)
-			diskUsed = res.Resources.DiskAllocated
+			if res.ServerResources == nil {
+				diskUsed = res.Resources.DiskAllocated
+			}
 			writeHlog(runDir, t.Name, res)
 		}
 		if err != nil {

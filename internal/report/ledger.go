@@ -39,7 +39,7 @@ func ledger(b *strings.Builder, run *results.Run) {
 			if s == nil {
 				return "—"
 			}
-			return fmt.Sprintf("%s<br>%s of disk", Seconds(s.Seconds), Bytes(s.Resources.DiskAllocated))
+			return fmt.Sprintf("%s<br>%s of disk", Seconds(s.Seconds), Bytes(s.Footprint().DiskAllocated))
 		}))
 	}
 	tab.write(b)
@@ -88,7 +88,7 @@ func ledger(b *strings.Builder, run *results.Run) {
 		tab.write(b)
 	}
 
-	b.WriteString("## RAM usage depending on the size of stored data\n\n`me` is the resident memory (RSS) of the target's process, `ca` the bytes of its files held in the OS page cache (mincore), measured after the selects at each size.\n\n")
+	b.WriteString("## RAM usage depending on the size of stored data\n\n`me` is the resident memory (RSS) of the target's process (for a server: its whole process tree), `ca` the bytes of its files held in the OS page cache (mincore), measured after the selects at each size.\n\n")
 	tab = Table{Head: head}
 	for _, n := range run.Ladder {
 		tab.Rows = append(tab.Rows, row(fmt.Sprintf("%s txns stored", Count(n)), func(t *results.Target) string {
@@ -99,7 +99,8 @@ func ledger(b *strings.Builder, run *results.Run) {
 			if s == nil {
 				return "—"
 			}
-			return fmt.Sprintf("%s me / %s ca", Bytes(s.Resources.After.RSSBytes), Bytes(s.Resources.CacheResident))
+			f := s.Footprint()
+			return fmt.Sprintf("%s me / %s ca", Bytes(f.After.RSSBytes), Bytes(f.CacheResident))
 		}))
 	}
 	tab.write(b)
@@ -130,9 +131,15 @@ func ledger(b *strings.Builder, run *results.Run) {
 			})),
 			row("Late operations", get(func(s *results.Step) string { return fmt.Sprintf("%d of %d", s.Late, s.Ops) })),
 			row("RAM usage (RSS growth)", get(func(s *results.Step) string {
-				return fmt.Sprintf("%s (%+.1f MiB)", Bytes(s.Resources.After.RSSBytes), float64(s.Resources.After.RSSBytes-s.Resources.Before.RSSBytes)/(1<<20))
+				f := s.Footprint()
+				return fmt.Sprintf("%s (%+.1f MiB)", Bytes(f.After.RSSBytes), float64(f.After.RSSBytes-f.Before.RSSBytes)/(1<<20))
 			})),
-			row("CPU usage (100% = one core)", get(func(s *results.Step) string { return fmt.Sprintf("%.0f%%", s.Resources.CPUPercent) })),
+			row("CPU usage (100% = one core)", get(func(s *results.Step) string {
+				if s.ServerResources != nil {
+					return fmt.Sprintf("server %.0f%%, client %.0f%%", s.ServerResources.CPUPercent, s.Resources.CPUPercent)
+				}
+				return fmt.Sprintf("%.0f%%", s.Resources.CPUPercent)
+			})),
 		)
 		tab.write(b)
 	}

@@ -53,7 +53,22 @@ func Markdown(run *results.Run) string {
 		if t.Reason != "" {
 			status += ": " + t.Reason
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", t.Title, t.Version, t.Settings["durability"], settings(t.Settings), cell(status))
+		version, set := t.Version, settings(t.Settings)
+		if t.Server != nil {
+			kind := "external server " + t.Server.URI
+			if t.Server.Managed {
+				kind = fmt.Sprintf("server %s %s, started by storebench", t.Server.Name, t.Server.Version)
+			}
+			version = fmt.Sprintf("%s (client %s)", kind, t.Version)
+			if len(t.Server.Settings) > 0 {
+				set = settings(t.Server.Settings) + "; client: " + set
+			}
+		}
+		durability := t.Settings["durability"]
+		if t.Server != nil && t.Server.Settings["durability"] != "" {
+			durability = t.Server.Settings["durability"]
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", t.Title, cell(version), cell(durability), set, cell(status))
 	}
 	b.WriteString("\n")
 

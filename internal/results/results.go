@@ -53,6 +53,9 @@ type Target struct {
 	Status string  `json:"status"`
 	Reason string  `json:"reason,omitempty"`
 	Steps  []*Step `json:"steps"`
+	// Server describes the server behind a server target (nil for
+	// embedded engines): managed by storebench or external (by URI).
+	Server *Server `json:"server,omitempty"`
 	// WorkerPID and Log locate the worker process and its stderr log.
 	WorkerPID int    `json:"worker_pid,omitempty"`
 	Log       string `json:"log,omitempty"`
@@ -84,14 +87,39 @@ type Step struct {
 	Series []Tick `json:"series,omitempty"`
 	Verify Verify `json:"verify"`
 	// Metrics holds phase-specific figures (e.g. "chain_length").
-	Metrics   map[string]float64 `json:"metrics,omitempty"`
-	Resources Resources          `json:"resources"`
-	Partial   bool               `json:"partial,omitempty"`
-	Error     string             `json:"error,omitempty"`
+	Metrics map[string]float64 `json:"metrics,omitempty"`
+	// Resources are the worker's: the whole target for an embedded
+	// engine, the client for a server target.
+	Resources Resources `json:"resources"`
+	// ServerResources are a managed server's own (process tree, data
+	// directory), so a report can tell whose CPU ran out.
+	ServerResources *Resources `json:"server_resources,omitempty"`
+	Partial         bool       `json:"partial,omitempty"`
+	Error           string     `json:"error,omitempty"`
 	// Intervals are per-tick encoded histograms; they cross the wire from
 	// the worker and go to the .hlog files, not to results.json (the
 	// coordinator clears them before writing it).
 	Intervals []Interval `json:"intervals,omitempty"`
+}
+
+// Server is the server behind a server target.
+type Server struct {
+	Name     string            `json:"name"`
+	Managed  bool              `json:"managed"`
+	URI      string            `json:"uri"` // password redacted
+	Version  string            `json:"version,omitempty"`
+	PID      int               `json:"pid,omitempty"`
+	Settings map[string]string `json:"settings,omitempty"`
+	Log      string            `json:"log,omitempty"`
+}
+
+// Footprint is the resources that stand for the target in reports: the
+// server's when storebench runs it, the worker's otherwise.
+func (s *Step) Footprint() Resources {
+	if s.ServerResources != nil {
+		return *s.ServerResources
+	}
+	return s.Resources
 }
 
 // Interval is one tick's histogram, for HDR log files.

@@ -47,7 +47,10 @@ type Limits struct {
 
 // Target names an engine and its options.
 type Target struct {
-	Name    string            `yaml:"name"`
+	Name string `yaml:"name"`
+	// URI names an external server (redis://host:6379/0, postgres://...):
+	// storebench then measures it but neither starts nor stops it.
+	URI     string            `yaml:"uri"`
 	Cache   Bytes             `yaml:"cache"`
 	Options map[string]string `yaml:"options"`
 }
@@ -166,6 +169,9 @@ func (d decoder) decodeStudy(m *yaml.Node, s *Study) error {
 		path := fmt.Sprintf("targets[%d]", i)
 		if it.Kind == yaml.ScalarNode {
 			t.Name = it.Value
+			if strings.Contains(it.Value, "://") {
+				t.Name, t.URI = "", it.Value
+			}
 		} else {
 			type plain Target // no UnmarshalYAML: decode field by field
 			var p plain
@@ -286,6 +292,9 @@ func (s *Study) Apply(o Override) error {
 			t, ok := keep[name]
 			if !ok {
 				t = Target{Name: name}
+				if strings.Contains(name, "://") {
+					t = Target{URI: name}
+				}
 			}
 			s.Targets = append(s.Targets, t)
 		}

@@ -7,6 +7,7 @@
 package target
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"sort"
@@ -137,4 +138,12 @@ func RedactURI(uri string) string {
 		cred = user + ":xxxxx"
 	}
 	return scheme + "://" + cred + rest[at:]
+}
+
+// Resetter is an optional capability of server targets: drop everything
+// storebench wrote (tables, keys, collections), so that a ladder step
+// that asks for a fresh database gets one. Embedded engines get a fresh
+// data directory instead.
+type Resetter interface {
+	Reset(ctx context.Context) error
 }

@@ -222,6 +222,11 @@ func (w *server) runStep(id int64, st workload.Step) (*results.Step, error) {
 		if _, err := w.openStore(*w.open, st.Fresh); err != nil {
 			return nil, err
 		}
+		if r, ok := w.h.(target.Resetter); ok && st.Fresh {
+			if err := r.Reset(context.Background()); err != nil {
+				return nil, fmt.Errorf("emptying %s for a fresh step: %w", w.info.Name, err)
+			}
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	w.cancelMu.Lock()
