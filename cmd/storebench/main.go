@@ -7,8 +7,11 @@ import (
 	"os"
 
 	"storebench/internal/cli"
+	_ "storebench/internal/server/all"
 	_ "storebench/internal/target/all"
 	_ "storebench/internal/workload/ledger"
+	_ "storebench/internal/workload/pointselect"
+	_ "storebench/internal/workload/setget"
 	_ "storebench/internal/workload/ycsb"
 )
 

@@ -39,8 +39,10 @@ func commands() []command {
 		{name: "list", summary: "list built-in studies, workloads and targets, and which targets this machine lacks", usage: listUsage, run: cmdList},
 		{name: "report", summary: "re-render the report of a finished run directory", usage: reportUsage, run: cmdReport},
 		{name: "version", summary: "print the version of storebench and of every engine it contains", usage: versionUsage, run: cmdVersion},
+		{name: "server", summary: "install, start, stop or check the servers storebench manages", usage: serverUsage, run: cmdServer},
 		{name: "overhead", summary: "measure the harness's own cost: runner vs bare loop on Pebble", usage: overheadUsage, run: cmdOverhead},
 		{name: "worker", summary: "internal: serve one target for a coordinator over stdin/stdout", run: cmdWorker, hidden: true},
+		{name: "server-main", summary: "internal: run an in-process server (FerretDB)", run: cmdServerMain, hidden: true},
 	}
 }
 

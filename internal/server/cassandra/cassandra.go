@@ -1,0 +1,235 @@
+// Package cassandra runs Apache Cassandra 4.1 as a single node: the jars
+// of org.apache.cassandra:cassandra-all from Maven Central (the binary
+// tarball is not there) run by Java 17 with a minimal cassandra.yaml of
+// our own, everything under the instance directory, probed over the CQL
+// native protocol.
+package cassandra
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
+	"storebench/internal/server"
+	"storebench/internal/server/proc"
+)
+
+// Name is the server's registry name.
+const Name = "cassandra"
+
+// Keyspace is created at start-up (SimpleStrategy, replication factor 1)
+// and named in the URI.
+const Keyspace = "storebench"
+
+// ReadyTimeout bounds start-up (a cold JVM on 2 cores takes ~10 s).
+const ReadyTimeout = 120 * time.Second
+
+func init() { server.Register(Server{}) }
+
+// Server starts Cassandra instances.
+type Server struct{}
+
+func (Server) Name() string { return Name }
+
+func (Server) Title() string { return "Apache Cassandra " + Version }
+
+// Check returns nil when the jars are installed and a Java 11 or 17
+// runtime is there.
+func (Server) Check() error {
+	if err := installed(); err != nil {
+		return err
+	}
+	_, _, err := javaPath()
+	return err
+}
+
+// Install fetches the jars (see Install in install.go).
+func (Server) Install(ctx context.Context, log io.Writer) error { return Install(ctx, log) }
+
+// Start runs one node and returns once `SELECT release_version FROM
+// system.local` answers and keyspace storebench exists.
+func (Server) Start(ctx context.Context, cfg server.Config) (*server.Instance, error) {
+	if err := installed(); err != nil {
+		return nil, err
+	}
+	java, javaMajorVersion, err := javaPath()
+	if err != nil {
+		return nil, err
+	}
+	lib := LibDir()
+	jamm, err := jammJar(lib)
+	if err != nil {
+		return nil, err
+	}
+	ic := instanceConfig{}
+	if ic.sync, err = syncOf(cfg.Durability); err != nil {
+		return nil, err
+	}
+	if ic.heapBytes, err = heapOf(cfg.MemoryBytes); err != nil {
+		return nil, err
+	}
+	if ic.dir, err = filepath.Abs(cfg.Dir); err != nil {
+		return nil, err
+	}
+	for _, d := range []string{ic.dataDir(), ic.triggersDir()} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("cassandra: %w", err)
+		}
+	}
+	if ic.nativePort = cfg.Port; ic.nativePort == 0 {
+		if ic.nativePort, err = proc.FreePort(); err != nil {
+			return nil, fmt.Errorf("cassandra: %w", err)
+		}
+	}
+	for ic.storagePort == 0 || ic.storagePort == ic.nativePort {
+		if ic.storagePort, err = proc.FreePort(); err != nil {
+			return nil, fmt.Errorf("cassandra: %w", err)
+		}
+	}
+	if err := os.WriteFile(ic.yamlPath(), []byte(ic.yaml()), 0o644); err != nil {
+		return nil, fmt.Errorf("cassandra: %w", err)
+	}
+	if err := os.WriteFile(ic.logback(), []byte(ic.logbackXML()), 0o644); err != nil {
+		return nil, fmt.Errorf("cassandra: %w", err)
+	}
+
+	proc.Logf(cfg.Log, "cassandra: starting %s on 127.0.0.1:%d (heap %d MiB, commitlog_sync %s), log %s",
+		Version, ic.nativePort, ic.heapMiB(), commitlogMode(ic.sync), ic.logPath())
+	t0 := time.Now()
+	h, err := proc.Start(ctx, proc.Spec{
+		Name:    "cassandra",
+		Path:    java,
+		Args:    ic.jvmArgs(lib, jamm),
+		Dir:     ic.dir,
+		LogPath: ic.logPath(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cassandra: %w", err)
+	}
+	abort := func(err error) (*server.Instance, error) {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = proc.Stop(sctx, h, syscall.SIGTERM, 5*time.Second)
+		return nil, fmt.Errorf("cassandra: %w", err)
+	}
+	// The JVM runs in its own process group and outlives us: a panic in
+	// the driver during start-up must not orphan it.
+	defer func() {
+		if r := recover(); r != nil {
+			_, _ = abort(nil)
+			panic(r)
+		}
+	}()
+
+	var release string
+	probe := func(ctx context.Context) error {
+		// Cheap check first: no driver session while the JVM boots.
+		if err := proc.Listening(h.PID, ic.nativePort); err != nil {
+			return err
+		}
+		s, err := session(ic.nativePort, "")
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		return s.Query("SELECT release_version FROM system.local").ScanContext(ctx, &release)
+	}
+	if err := proc.WaitReady(ctx, h, ReadyTimeout, probe); err != nil {
+		return abort(err)
+	}
+	if err := createKeyspace(ctx, ic.nativePort); err != nil {
+		return abort(fmt.Errorf("creating keyspace %s: %w; log:\n%s", Keyspace, err, proc.LogTail(ic.logPath(), proc.TailLines)))
+	}
+	proc.Logf(cfg.Log, "cassandra: %s ready in %v (pid %d)", release, time.Since(t0).Round(time.Millisecond), h.PID)
+
+	return &server.Instance{
+		Name:     Name,
+		URI:      fmt.Sprintf("cassandra://127.0.0.1:%d/%s", ic.nativePort, Keyspace),
+		PID:      h.PID,
+		DataDir:  ic.dataDir(),
+		LogPath:  ic.logPath(),
+		Version:  release,
+		Settings: settings(ic, release, java, javaMajorVersion, memoryLocked(ic.logPath())),
+		StopFunc: func(ctx context.Context) error {
+			// Cassandra drains on SIGTERM (flushes memtables, closes the
+			// commit log); it is killed after the stop timeout.
+			if err := proc.Stop(ctx, h, syscall.SIGTERM, server.DefaultStopTimeout); err != nil {
+				return fmt.Errorf("cassandra: %w", err)
+			}
+			return nil
+		},
+	}, nil
+}
+
+func commitlogMode(sync bool) string {
+	if sync {
+		return "batch"
+	}
+	return "periodic"
+}
+
+// memoryLocked tells from the log whether Cassandra could mlockall its
+// memory (it tries at start-up; it can as root or with memlock unlimited,
+// as production nodes are set up): then the whole heap is resident.
+func memoryLocked(logPath string) bool {
+	b, err := os.ReadFile(logPath)
+	return err == nil && strings.Contains(string(b), "JNA mlockall successful")
+}
+
+func settings(ic instanceConfig, release, java string, javaMajorVersion int, locked bool) map[string]string {
+	lock := "no (memory not locked: the heap becomes resident as it is used)"
+	if locked {
+		lock = "yes (JNA mlockall succeeded: the whole heap is resident from start, as on a production node with memlock unlimited)"
+	}
+	durability := "sync: commitlog_sync: batch (a write is acknowledged once its commit-log segment is fsynced; concurrent writes share an fsync)"
+	if !ic.sync {
+		durability = "async: commitlog_sync: periodic, commitlog_sync_period: " + asyncSyncPeriod +
+			" (writes are acknowledged before the fsync; a machine crash may lose up to 10 s)"
+	}
+	return map[string]string{
+		"server":         "Apache Cassandra " + release + " (org.apache.cassandra:cassandra-all " + Version + " from Maven Central), single node",
+		"durability":     durability,
+		"commitlog_sync": commitlogMode(ic.sync),
+		"heap":           strconv.FormatInt(ic.heapMiB(), 10) + " MiB (-Xms = -Xmx), G1 GC, no heap pre-touch",
+		"mlockall":       lock,
+		"jvm":            fmt.Sprintf("Java %d (%s), -javaagent jamm", javaMajorVersion, java),
+		"keyspace":       Keyspace + ": SimpleStrategy, replication_factor 1 (ONE = QUORUM = ALL)",
+		"topology":       "num_tokens 16, Murmur3Partitioner, SimpleSnitch, auto_snapshot false",
+		"ports":          fmt.Sprintf("native %d, storage %d (127.0.0.1)", ic.nativePort, ic.storagePort),
+	}
+}
+
+// session connects to the node on 127.0.0.1 (keyspace may be empty).
+func session(port int, keyspace string) (*gocql.Session, error) {
+	c := gocql.NewCluster("127.0.0.1")
+	c.Port = port
+	c.Keyspace = keyspace
+	c.Consistency = gocql.One
+	c.ConnectTimeout = 2 * time.Second
+	c.Timeout = 10 * time.Second
+	c.NumConns = 1
+	c.DisableInitialHostLookup = true
+	// One connection attempt per probe. MaxRetries is the number of
+	// attempts: gocql v2.1.2 puts a nil connection in its pool (and panics
+	// on the first query) when it is 0.
+	c.ReconnectionPolicy = &gocql.ConstantReconnectionPolicy{MaxRetries: 1, Interval: time.Second}
+	return c.CreateSession()
+}
+
+func createKeyspace(ctx context.Context, port int) error {
+	s, err := session(port, "")
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return s.Query("CREATE KEYSPACE IF NOT EXISTS " + Keyspace +
+		" WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}").ExecContext(ctx)
+}

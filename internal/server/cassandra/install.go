@@ -1,0 +1,201 @@
+package cassandra
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"storebench/internal/server/proc"
+)
+
+// Version is the Cassandra release storebench installs and runs.
+const Version = "4.1.7"
+
+//go:embed pom.xml
+var pomTemplate string
+
+// completeMarker is written in the lib directory once every jar is there:
+// a lib directory without it is an interrupted install.
+const completeMarker = ".storebench-complete"
+
+// Home is storebench's own cache directory: $STOREBENCH_HOME, else
+// <user cache dir>/storebench (~/.cache/storebench).
+func Home() string {
+	if h := os.Getenv("STOREBENCH_HOME"); h != "" {
+		return h
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "storebench")
+	}
+	return filepath.Join(os.TempDir(), "storebench")
+}
+
+// InstallDir is where this Cassandra version is installed:
+// <Home>/cassandra/<Version>, holding pom.xml and lib/.
+func InstallDir() string { return filepath.Join(Home(), "cassandra", Version) }
+
+// LibDir holds the jars of cassandra-all and its runtime dependencies.
+func LibDir() string { return filepath.Join(InstallDir(), "lib") }
+
+// installed returns nil when the jars are complete.
+func installed() error {
+	lib := LibDir()
+	if _, err := os.Stat(filepath.Join(lib, completeMarker)); err != nil {
+		return fmt.Errorf("Cassandra %s is not installed (no complete jar set in %s): run `storebench server install cassandra` or scripts/install-cassandra.sh", Version, lib)
+	}
+	if _, err := jammJar(lib); err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(lib, "cassandra-all-"+Version+".jar")); err != nil {
+		return fmt.Errorf("Cassandra %s install in %s is damaged (%v): remove it and run `storebench server install cassandra`", Version, lib, err)
+	}
+	return nil
+}
+
+// jammJar finds the jamm jar, which must be loaded as a Java agent.
+func jammJar(lib string) (string, error) {
+	m, _ := filepath.Glob(filepath.Join(lib, "jamm-*.jar"))
+	if len(m) == 0 {
+		return "", fmt.Errorf("no jamm jar in %s: remove it and run `storebench server install cassandra`", lib)
+	}
+	return m[0], nil
+}
+
+// javaPath returns a Java runtime Cassandra 4.1 runs on (11 or 17):
+// $JAVA_HOME's, else Debian's OpenJDK 17, else `java` on PATH.
+func javaPath() (string, int, error) {
+	var cands []string
+	if h := os.Getenv("JAVA_HOME"); h != "" {
+		cands = append(cands, filepath.Join(h, "bin", "java"))
+	}
+	m, _ := filepath.Glob("/usr/lib/jvm/java-17-openjdk-*/bin/java")
+	cands = append(cands, m...)
+	if p, err := exec.LookPath("java"); err == nil {
+		cands = append(cands, p)
+	}
+	var seen []string
+	for _, c := range cands {
+		if _, err := os.Stat(c); err != nil {
+			continue
+		}
+		major, err := javaMajor(c)
+		if err != nil {
+			seen = append(seen, fmt.Sprintf("%s (%v)", c, err))
+			continue
+		}
+		if major == 11 || major == 17 {
+			return c, major, nil
+		}
+		seen = append(seen, fmt.Sprintf("%s is Java %d", c, major))
+	}
+	if len(seen) == 0 {
+		return "", 0, errors.New("no Java runtime found: Cassandra needs Java 17 (apt-get install -y openjdk-17-jre-headless, or `storebench server install cassandra`)")
+	}
+	return "", 0, fmt.Errorf("Cassandra %s needs Java 11 or 17, found: %s (apt-get install -y openjdk-17-jre-headless, or set JAVA_HOME)", Version, strings.Join(seen, "; "))
+}
+
+var javaVersionRE = regexp.MustCompile(`version "(1\.)?(\d+)`)
+
+func javaMajor(java string) (int, error) {
+	out, err := exec.Command(java, "-version").CombinedOutput()
+	if err != nil {
+		return 0, fmt.Errorf("%s -version: %v", java, err)
+	}
+	m := javaVersionRE.FindStringSubmatch(string(out))
+	if m == nil {
+		return 0, fmt.Errorf("%s -version: unexpected output %q", java, proc.FirstLine(string(out)))
+	}
+	return strconv.Atoi(m[2])
+}
+
+// Install fetches cassandra-all and its runtime dependencies from Maven
+// Central into LibDir (installing Java 17 and Maven with apt-get first if
+// they are missing). It is idempotent: a complete lib directory is left as
+// it is. scripts/install-cassandra.sh runs this same function.
+func Install(ctx context.Context, log io.Writer) error {
+	if log == nil {
+		log = io.Discard
+	}
+	var pkgs []string
+	if _, _, err := javaPath(); err != nil {
+		proc.Logf(log, "cassandra: %v", err)
+		pkgs = append(pkgs, "openjdk-17-jre-headless")
+	}
+	mvn, err := exec.LookPath("mvn")
+	if err != nil && installed() != nil {
+		pkgs = append(pkgs, "maven")
+	}
+	if len(pkgs) > 0 {
+		if err := proc.AptInstall(ctx, log, pkgs...); err != nil {
+			return fmt.Errorf("cassandra: %w", err)
+		}
+		if mvn == "" {
+			if mvn, err = exec.LookPath("mvn"); err != nil && installed() != nil {
+				return fmt.Errorf("cassandra: mvn not found after installing maven: %w", err)
+			}
+		}
+	}
+	if _, _, err := javaPath(); err != nil {
+		return fmt.Errorf("cassandra: %w", err)
+	}
+	lib := LibDir()
+	if installed() == nil {
+		proc.Logf(log, "cassandra: %s already installed in %s", Version, lib)
+		return nil
+	}
+	dir := InstallDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("cassandra: %w", err)
+	}
+	pom := filepath.Join(dir, "pom.xml")
+	if err := os.WriteFile(pom, []byte(strings.ReplaceAll(pomTemplate, "@CASSANDRA_VERSION@", Version)), 0o644); err != nil {
+		return fmt.Errorf("cassandra: %w", err)
+	}
+	partial := filepath.Join(dir, fmt.Sprintf("lib.partial-%d", os.Getpid()))
+	if err := os.RemoveAll(partial); err != nil {
+		return fmt.Errorf("cassandra: %w", err)
+	}
+	defer os.RemoveAll(partial)
+	proc.Logf(log, "cassandra: fetching org.apache.cassandra:cassandra-all:%s and its dependencies from Maven Central into %s ...", Version, lib)
+	cmd := exec.CommandContext(ctx, mvn, "-B", "-ntp", "-Dstyle.color=never", "-f", pom,
+		"dependency:copy-dependencies", "-DincludeScope=runtime", "-DoutputDirectory="+partial)
+	cmd.Dir = dir
+	cmd.Stdout = log
+	cmd.Stderr = log
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("cassandra: mvn dependency:copy-dependencies (%s): %w", pom, err)
+	}
+	jars, _ := filepath.Glob(filepath.Join(partial, "*.jar"))
+	var size int64
+	for _, j := range jars {
+		if st, err := os.Stat(j); err == nil {
+			size += st.Size()
+		}
+	}
+	if _, err := os.Stat(filepath.Join(partial, "cassandra-all-"+Version+".jar")); err != nil {
+		return fmt.Errorf("cassandra: maven did not produce cassandra-all-%s.jar: %w", Version, err)
+	}
+	if _, err := jammJar(partial); err != nil {
+		return fmt.Errorf("cassandra: %w", err)
+	}
+	marker := fmt.Sprintf("cassandra-all %s: %d jars, %d bytes\n", Version, len(jars), size)
+	if err := os.WriteFile(filepath.Join(partial, completeMarker), []byte(marker), 0o644); err != nil {
+		return fmt.Errorf("cassandra: %w", err)
+	}
+	if err := os.RemoveAll(lib); err != nil {
+		return fmt.Errorf("cassandra: removing incomplete %s: %w", lib, err)
+	}
+	if err := os.Rename(partial, lib); err != nil {
+		return fmt.Errorf("cassandra: %w", err)
+	}
+	proc.Logf(log, "cassandra: installed %d jars (%.1f MiB) in %s", len(jars), float64(size)/(1<<20), lib)
+	return nil
+}

@@ -1,0 +1,165 @@
+package mariadb_test
+
+import (
+	"context"
+	"database/sql"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"storebench/internal/kv"
+	"storebench/internal/server"
+	_ "storebench/internal/server/mariadb" // registers "mariadb"
+	"storebench/internal/server/servertest"
+)
+
+// open turns the instance URI into a database/sql handle.
+func open(t *testing.T, uri string) *sql.DB {
+	t.Helper()
+	u, err := url.Parse(uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, _ := u.User.Password()
+	if u.Scheme != "mysql" || u.Hostname() != "127.0.0.1" || u.User.Username() != "storebench" || pw != "storebench" || u.Path != "/storebench" {
+		t.Fatalf("URI %q: want mysql://storebench:storebench@127.0.0.1:PORT/storebench", uri)
+	}
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = u.User.Username(), pw, "tcp", u.Host, strings.TrimPrefix(u.Path, "/")
+	db, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func variable(t *testing.T, ctx context.Context, db *sql.DB, name string) string {
+	t.Helper()
+	var v string
+	// A system variable is an identifier, not a parameter: the names are
+	// the test's own constants.
+	if err := db.QueryRowContext(ctx, "SELECT @@GLOBAL."+name).Scan(&v); err != nil {
+		t.Fatalf("SHOW VARIABLES %s: %v", name, err)
+	}
+	return v
+}
+
+func TestSyncWriteReadStop(t *testing.T) {
+	t.Parallel()
+	t0 := time.Now()
+	inst := servertest.Start(t, "mariadb", kv.Sync)
+	t.Logf("started in %s: %s pid %d, settings %v", time.Since(t0), inst.URI, inst.PID, inst.Settings)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	db := open(t, inst.URI)
+	if _, err := db.ExecContext(ctx, "CREATE TABLE kv (k VARCHAR(64) PRIMARY KEY, v BLOB NOT NULL) ENGINE=InnoDB"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, "INSERT INTO kv VALUES (?, ?)", "key", []byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	var v []byte
+	if err := db.QueryRowContext(ctx, "SELECT v FROM kv WHERE k = ?", "key").Scan(&v); err != nil || string(v) != "hello" {
+		t.Fatalf("read back %q, %v", v, err)
+	}
+	// The server really runs with what Settings state.
+	for name, want := range map[string]string{"innodb_flush_log_at_trx_commit": "1", "log_bin": "0", "sync_binlog": "0",
+		"innodb_buffer_pool_size": "134217728", "bind_address": "127.0.0.1"} {
+		if got := variable(t, ctx, db, name); got != want {
+			t.Errorf("%s = %q; want %q", name, got, want)
+		}
+	}
+	db.Close()
+	if inst.Settings["innodb_flush_log_at_trx_commit"] != "1" || inst.Settings["durability"] != "sync" ||
+		!strings.HasPrefix(inst.Settings["durability_mapping"], "sync: ") || !strings.HasPrefix(inst.Version, "10.") {
+		t.Errorf("settings %v, version %q", inst.Settings, inst.Version)
+	}
+	if !server.Alive(inst.PID) {
+		t.Fatalf("pid %d not alive", inst.PID)
+	}
+	if _, err := os.Stat(filepath.Join(inst.DataDir, "storebench", "kv.ibd")); err != nil {
+		t.Errorf("the table is not in DataDir: %v", err)
+	}
+	t1 := time.Now()
+	if err := inst.Stop(ctx); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	t.Logf("stopped in %s", time.Since(t1))
+	if server.Alive(inst.PID) {
+		t.Fatalf("pid %d alive after Stop", inst.PID)
+	}
+	if b, _ := os.ReadFile(inst.LogPath); !strings.Contains(string(b), "Shutdown complete") {
+		t.Errorf("log does not show a clean shutdown:\n%s", b)
+	}
+}
+
+func TestAsyncSettings(t *testing.T) {
+	t.Parallel()
+	inst := servertest.Start(t, "mariadb", kv.Async)
+	if inst.Settings["innodb_flush_log_at_trx_commit"] != "2" || inst.Settings["durability"] != "async" ||
+		!strings.HasPrefix(inst.Settings["durability_mapping"], "async: ") {
+		t.Errorf("async settings %v", inst.Settings)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if got := variable(t, ctx, open(t, inst.URI), "innodb_flush_log_at_trx_commit"); got != "2" {
+		t.Errorf("innodb_flush_log_at_trx_commit = %q", got)
+	}
+}
+
+func TestPortInUse(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	dir, err := os.MkdirTemp("", "storebench-mariadb-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, err := server.Lookup("mariadb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	t0 := time.Now()
+	inst, err := s.Start(ctx, server.Config{Dir: dir, Port: l.Addr().(*net.TCPAddr).Port, Durability: kv.Sync})
+	if err == nil {
+		_ = inst.Stop(ctx)
+		t.Fatal("started on a port in use")
+	}
+	t.Logf("failed in %s: %v", time.Since(t0), err)
+	if !strings.Contains(err.Error(), "exited during start-up") || !strings.Contains(err.Error(), "Address already in use") {
+		t.Errorf("error lacks the exit and the log tail: %v", err)
+	}
+	if time.Since(t0) > 20*time.Second {
+		t.Errorf("took %s to fail", time.Since(t0))
+	}
+}
+
+func TestCheck(t *testing.T) {
+	t.Parallel()
+	s, err := server.Lookup("mariadb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Install(context.Background(), nil); err != nil {
+		t.Fatalf("Install when installed: %v", err)
+	}
+}

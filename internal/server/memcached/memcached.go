@@ -1,0 +1,198 @@
+// Package memcached runs memcached (Debian's memcached, 1.6) for
+// storebench: in memory only, bound to 127.0.0.1 over TCP (UDP off), run
+// as nobody when we are root (memcached refuses root without -u).
+package memcached
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"storebench/internal/kv"
+	"storebench/internal/server"
+	"storebench/internal/server/proc"
+)
+
+func init() { server.Register(mcServer{}) }
+
+var packages = []string{"memcached"}
+
+// runUser is who memcached drops to when started as root.
+const runUser = "nobody"
+
+// defaultMemory is the item memory limit unless the study sets one
+// (memcached's own default, 64 MiB, is too small for most data sets).
+const defaultMemory = 256 << 20
+
+// startTimeout bounds start-up; memcached is ready in ~10 ms.
+const startTimeout = 30 * time.Second
+
+// noDurability is how Settings state the durability mapping, for sync
+// and async alike: memcached keeps nothing on disk.
+const noDurability = "no persistence: durability not applicable (items live in memory only and are lost on restart)"
+
+type mcServer struct{}
+
+func (mcServer) Name() string  { return "memcached" }
+func (mcServer) Title() string { return "memcached" }
+
+// StopSignal is SIGTERM: memcached notices it at its next once-a-second
+// clock tick, so a stop takes up to a second.
+func (mcServer) StopSignal() syscall.Signal { return syscall.SIGTERM }
+
+func (mcServer) Check() error {
+	if _, err := exec.LookPath("memcached"); err != nil {
+		return proc.NotInstalled("memcached", "memcached", packages...)
+	}
+	return nil
+}
+
+func (mcServer) Install(ctx context.Context, log io.Writer) error {
+	return proc.AptInstall(ctx, log, packages...)
+}
+
+func (s mcServer) Start(ctx context.Context, cfg server.Config) (*server.Instance, error) {
+	switch cfg.Durability {
+	case kv.Sync, kv.Async, "":
+	default:
+		return nil, fmt.Errorf("memcached: unknown durability %q (want sync or async)", cfg.Durability)
+	}
+	bin, err := exec.LookPath("memcached")
+	if err != nil {
+		return nil, s.Check()
+	}
+	dir, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("memcached: %w", err)
+	}
+	// Empty (memcached has no files), but every instance has one, and
+	// the footprint measurement reads it.
+	dataDir := filepath.Join(dir, "data")
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("memcached: creating %s: %w", dataDir, err)
+	}
+	port := cfg.Port
+	if port == 0 {
+		if port, err = proc.FreePort(); err != nil {
+			return nil, fmt.Errorf("memcached: %w", err)
+		}
+	}
+	out, err := proc.Output(ctx, bin, "-V")
+	if err != nil {
+		return nil, fmt.Errorf("memcached: version: %w", err)
+	}
+	version := strings.TrimPrefix(proc.FirstLine(out), "memcached ")
+	memory := int64(defaultMemory)
+	if cfg.MemoryBytes > 0 {
+		memory = cfg.MemoryBytes
+	}
+	memMiB := max(memory>>20, 1)
+
+	args := []string{"-l", "127.0.0.1", "-p", strconv.Itoa(port), "-U", "0", "-m", strconv.FormatInt(memMiB, 10)}
+	if os.Geteuid() == 0 {
+		args = append([]string{"-u", runUser}, args...)
+	}
+	logPath := filepath.Join(dir, "memcached.log")
+	proc.Logf(cfg.Log, "memcached: starting memcached %s on 127.0.0.1:%d (-m %d) in %s", version, port, memMiB, dir)
+	t0 := time.Now()
+	h, err := proc.Start(ctx, proc.Spec{Name: "memcached", Path: bin, Args: args, Dir: dir, LogPath: logPath})
+	if err != nil {
+		return nil, fmt.Errorf("memcached: %w", err)
+	}
+	probe := func(ctx context.Context) error {
+		if err := proc.Listening(h.PID, port); err != nil {
+			return err
+		}
+		reply, err := command(ctx, port, "version")
+		if err != nil {
+			return err
+		}
+		if !strings.HasPrefix(reply, "VERSION ") {
+			return fmt.Errorf("version answered %q", reply)
+		}
+		return nil
+	}
+	if err := proc.WaitReady(ctx, h, startTimeout, probe); err != nil {
+		_ = proc.Stop(context.Background(), h, syscall.SIGTERM, 5*time.Second)
+		return nil, err
+	}
+	proc.Logf(cfg.Log, "memcached: ready in %s (pid %d)", time.Since(t0).Round(time.Millisecond), h.PID)
+	durability := cfg.Durability
+	if durability == "" {
+		durability = kv.Sync
+	}
+	return &server.Instance{
+		Name:    s.Name(),
+		URI:     fmt.Sprintf("memcached://127.0.0.1:%d", port),
+		PID:     h.PID,
+		DataDir: dataDir,
+		LogPath: logPath,
+		Version: version,
+		Settings: map[string]string{
+			"version":            version,
+			"port":               strconv.Itoa(port),
+			"durability":         string(durability),
+			"durability_mapping": string(durability) + ": " + noDurability,
+			"memory_limit":       fmt.Sprintf("%d MiB (-m %d)", memMiB, memMiB),
+			"udp":                "off (-U 0)",
+		},
+		StopFunc: func(ctx context.Context) error {
+			return proc.Stop(ctx, h, syscall.SIGTERM, server.DefaultStopTimeout)
+		},
+	}, nil
+}
+
+// command sends one text-protocol command line (and an optional data
+// block, for storage commands) and returns the reply up to its end: one
+// line, or for retrievals and stats every line through END.
+func command(ctx context.Context, port int, line string, data ...string) (string, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = c.SetDeadline(dl)
+	}
+	req := line + "\r\n"
+	for _, b := range data {
+		req += b + "\r\n"
+	}
+	if _, err := io.WriteString(c, req); err != nil {
+		return "", err
+	}
+	// Retrievals and stats answer with lines through END; the others
+	// with one line.
+	multi := false
+	for _, p := range []string{"get ", "gets ", "stats"} {
+		multi = multi || strings.HasPrefix(line, p)
+	}
+	r := bufio.NewReader(c)
+	var out []string
+	for {
+		l, err := r.ReadString('\n')
+		if err != nil {
+			return "", fmt.Errorf("reading the reply to %q: %w", line, err)
+		}
+		l = strings.TrimRight(l, "\r\n")
+		out = append(out, l)
+		if !multi || l == "END" || strings.HasSuffix(l, "ERROR") {
+			break
+		}
+	}
+	reply := strings.Join(out, "\n")
+	if strings.HasSuffix(out[len(out)-1], "ERROR") {
+		return "", fmt.Errorf("memcached: %s", reply)
+	}
+	return reply, nil
+}

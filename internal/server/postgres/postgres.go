@@ -1,0 +1,342 @@
+// Package postgres runs PostgreSQL 15 (Debian's postgresql-15) for
+// storebench: a cluster of its own under the instance directory, owned by
+// and run as the postgres user when we are root (initdb and postgres
+// refuse to run as root), listening on 127.0.0.1 only, with trust
+// authentication for the user storebench and a database storebench.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"storebench/internal/kv"
+	"storebench/internal/server"
+	"storebench/internal/server/proc"
+)
+
+func init() { server.Register(pgServer{}) }
+
+var packages = []string{"postgresql-15", "postgresql-contrib"}
+
+// binDir is where Debian installs the PostgreSQL 15 programs (not on
+// PATH: /usr/bin has only the version-switching wrappers).
+const binDir = "/usr/lib/postgresql/15/bin"
+
+// osUser owns the cluster and runs the server when we are root.
+const osUser = "postgres"
+
+// dbUser and dbName are what targets connect as and to.
+const (
+	dbUser = "storebench"
+	dbName = "storebench"
+)
+
+// defaultSharedBuffers is PostgreSQL's own default, kept unless the study
+// sets a memory budget.
+const defaultSharedBuffers = 128 << 20
+
+// startTimeout bounds start-up (~0.2 s from a fresh cluster; crash
+// recovery of a large WAL would take longer).
+const startTimeout = 60 * time.Second
+
+type pgServer struct{}
+
+func (pgServer) Name() string  { return "postgres" }
+func (pgServer) Title() string { return "PostgreSQL" }
+
+// StopSignal is SIGINT: PostgreSQL's fast shutdown (SIGTERM is smart
+// shutdown, which waits for every client to disconnect).
+func (pgServer) StopSignal() syscall.Signal { return syscall.SIGINT }
+
+func (pgServer) Check() error {
+	for _, b := range []string{"initdb", "postgres"} {
+		if _, err := os.Stat(filepath.Join(binDir, b)); err != nil {
+			return proc.NotInstalled("PostgreSQL 15 ("+filepath.Join(binDir, b)+")", "postgres", packages...)
+		}
+	}
+	if os.Geteuid() == 0 {
+		if _, _, err := proc.LookupIDs(osUser); err != nil {
+			return fmt.Errorf("postgres: the %s user is missing (it comes with postgresql-15): %w", osUser, err)
+		}
+	}
+	return nil
+}
+
+func (pgServer) Install(ctx context.Context, log io.Writer) error {
+	return proc.AptInstall(ctx, log, packages...)
+}
+
+// synchronousCommit maps the study's durability onto synchronous_commit
+// (fsync stays on either way: off would risk corruption, not just loss),
+// with the sentence Settings state it in.
+func synchronousCommit(d kv.Durability) (value, mapping string, err error) {
+	switch d {
+	case kv.Sync, "":
+		return "on", "sync: fsync=on, synchronous_commit=on (a commit returns once its WAL is flushed to disk)", nil
+	case kv.Async:
+		return "off", "async: fsync=on, synchronous_commit=off (a commit returns before its WAL is flushed; " +
+			"a crash can lose the last commits, up to 3 x wal_writer_delay, without corruption)", nil
+	}
+	return "", "", fmt.Errorf("postgres: unknown durability %q (want sync or async)", d)
+}
+
+// runAs is the user initdb and postgres run as: postgres when we are
+// root, else ourselves (PostgreSQL runs as any ordinary user).
+func runAs() string {
+	if os.Geteuid() == 0 {
+		return osUser
+	}
+	return ""
+}
+
+func (s pgServer) Start(ctx context.Context, cfg server.Config) (*server.Instance, error) {
+	syncCommit, mapping, err := synchronousCommit(cfg.Durability)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
+	dir, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("postgres: creating %s: %w", dir, err)
+	}
+	user := runAs()
+	if user != "" {
+		if err := proc.CheckTraversable(dir, user); err != nil {
+			return nil, fmt.Errorf("postgres: %w", err)
+		}
+	}
+	dataDir := filepath.Join(dir, "data")
+	runDir := filepath.Join(dir, "run")
+	logPath := filepath.Join(dir, "postgres.log")
+	// Its socket and lock file go here, not to /var/run/postgresql, so
+	// instances never collide.
+	if err := os.MkdirAll(runDir, 0o755); err != nil {
+		return nil, fmt.Errorf("postgres: creating %s: %w", runDir, err)
+	}
+	if user != "" {
+		if err := proc.Chown(runDir, user); err != nil {
+			return nil, fmt.Errorf("postgres: %w", err)
+		}
+	}
+	out, err := proc.Output(ctx, filepath.Join(binDir, "postgres"), "--version")
+	if err != nil {
+		return nil, fmt.Errorf("postgres: version: %w", err)
+	}
+	version := parseVersion(out)
+	// Messages in English whatever the caller's locale, and no failure on
+	// a locale the machine lacks.
+	env := []string{"LC_ALL=C"}
+
+	if err := initCluster(ctx, cfg.Log, dataDir, logPath, user, version, env); err != nil {
+		return nil, err
+	}
+
+	port := cfg.Port
+	if port == 0 {
+		if port, err = proc.FreePort(); err != nil {
+			return nil, fmt.Errorf("postgres: %w", err)
+		}
+	}
+	sharedBuffers := int64(defaultSharedBuffers)
+	if cfg.MemoryBytes > 0 {
+		sharedBuffers = cfg.MemoryBytes
+	}
+	// PostgreSQL refuses to start when it cannot create its socket, and
+	// a deep instance directory makes the path too long: then TCP only
+	// (targets use TCP anyway).
+	socketDir := runDir
+	if !proc.SocketPathOK(filepath.Join(runDir, ".s.PGSQL."+strconv.Itoa(port))) {
+		socketDir = ""
+		proc.Logf(cfg.Log, "postgres: %s is too deep for a Unix socket: TCP only", runDir)
+	}
+	args := []string{"-D", dataDir,
+		"-c", "listen_addresses=127.0.0.1",
+		"-c", "port=" + strconv.Itoa(port),
+		"-c", "unix_socket_directories=" + socketDir,
+		"-c", "fsync=on",
+		"-c", "synchronous_commit=" + syncCommit,
+		"-c", fmt.Sprintf("shared_buffers=%dkB", sharedBuffers>>10),
+		// Everything to stderr, which is the instance's log.
+		"-c", "logging_collector=off",
+	}
+	proc.Logf(cfg.Log, "postgres: starting PostgreSQL %s on 127.0.0.1:%d (synchronous_commit=%s) in %s", version, port, syncCommit, dir)
+	t0 := time.Now()
+	h, err := proc.Start(ctx, proc.Spec{Name: "postgres", Path: filepath.Join(binDir, "postgres"), Args: args,
+		Dir: dataDir, Env: env, LogPath: logPath, User: user})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	stop := func(ctx context.Context) error {
+		return proc.Stop(ctx, h, syscall.SIGINT, server.DefaultStopTimeout)
+	}
+	adminURI := fmt.Sprintf("postgres://%s@127.0.0.1:%d/postgres?sslmode=disable", dbUser, port)
+	probe := func(ctx context.Context) error {
+		if err := proc.Listening(h.PID, port); err != nil {
+			return err
+		}
+		return ping(ctx, adminURI)
+	}
+	if err := proc.WaitReady(ctx, h, startTimeout, probe); err != nil {
+		_ = proc.Stop(context.Background(), h, syscall.SIGINT, 10*time.Second)
+		return nil, err
+	}
+	if err := createDatabase(ctx, adminURI); err != nil {
+		_ = stop(context.Background())
+		return nil, fmt.Errorf("postgres: %w; log:\n    %s", err, strings.ReplaceAll(proc.LogTail(logPath, proc.TailLines), "\n", "\n    "))
+	}
+	proc.Logf(cfg.Log, "postgres: ready in %s (pid %d)", time.Since(t0).Round(time.Millisecond), h.PID)
+	return &server.Instance{
+		Name:    s.Name(),
+		URI:     fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", dbUser, port, dbName),
+		PID:     h.PID,
+		DataDir: dataDir,
+		LogPath: logPath,
+		Version: version,
+		Settings: map[string]string{
+			"version":            version,
+			"port":               strconv.Itoa(port),
+			"durability":         string(orSync(cfg.Durability)),
+			"durability_mapping": mapping,
+			"fsync":              "on",
+			"synchronous_commit": syncCommit,
+			"shared_buffers":     fmt.Sprintf("%d MiB", sharedBuffers>>20),
+			"auth":               "trust for user storebench on 127.0.0.1",
+		},
+		StopFunc: stop,
+	}, nil
+}
+
+func orSync(d kv.Durability) kv.Durability {
+	if d == "" {
+		return kv.Sync
+	}
+	return d
+}
+
+// initCluster creates the cluster in dataDir unless one is there: initdb
+// once per version and options, then copies of it (see proc.Seed).
+func initCluster(ctx context.Context, log io.Writer, dataDir, logPath, user, version string, env []string) error {
+	if _, err := os.Stat(filepath.Join(dataDir, "PG_VERSION")); err == nil {
+		proc.Logf(log, "postgres: reusing the cluster in %s", dataDir)
+		return nil
+	}
+	if entries, err := os.ReadDir(dataDir); err == nil {
+		if len(entries) > 0 {
+			return fmt.Errorf("postgres: %s is neither empty nor a PostgreSQL data directory", dataDir)
+		}
+		if err := os.Remove(dataDir); err != nil {
+			return fmt.Errorf("postgres: %w", err)
+		}
+	}
+	// --no-sync: one syncfs afterwards flushes it all at a fraction of
+	// the cost of initdb's fsync of each file.
+	initArgs := []string{"-U", dbUser, "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-instructions", "--no-sync"}
+	t0 := time.Now()
+	cached, err := proc.Seed(ctx, proc.TemplateKey("postgres", version, initArgs...), dataDir, user, log, func(ctx context.Context) error {
+		// initdb as postgres cannot create a directory in ours (root's):
+		// make it, give it away.
+		if err := os.Mkdir(dataDir, 0o700); err != nil {
+			return fmt.Errorf("postgres: creating %s: %w", dataDir, err)
+		}
+		if user != "" {
+			if err := proc.Chown(dataDir, user); err != nil {
+				return fmt.Errorf("postgres: %w", err)
+			}
+		}
+		proc.Logf(log, "postgres: initdb %s", dataDir)
+		err := proc.Run(ctx, proc.Spec{Name: "initdb", Path: filepath.Join(binDir, "initdb"),
+			Args: append([]string{"-D", dataDir}, initArgs...), Dir: dataDir, Env: env, LogPath: logPath, User: user})
+		if err != nil {
+			return fmt.Errorf("postgres: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := proc.SyncFS(dataDir); err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	how := "initdb"
+	if cached {
+		how = "copied from the cached initdb result"
+	}
+	proc.Logf(log, "postgres: cluster created in %s (%s)", time.Since(t0).Round(time.Millisecond), how)
+	return nil
+}
+
+// ping connects and runs SELECT 1. Authentication and missing-database
+// failures are permanent: waiting will not fix them.
+func ping(ctx context.Context, uri string) error {
+	conn, err := pgx.Connect(ctx, uri)
+	if err != nil {
+		return classify(err)
+	}
+	defer conn.Close(context.Background())
+	var one int
+	if err := conn.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil {
+		return classify(err)
+	}
+	return nil
+}
+
+func classify(err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		// 28: invalid authorization; 3D000: no such database.
+		if strings.HasPrefix(pgErr.Code, "28") || pgErr.Code == "3D000" {
+			return proc.Permanent(err)
+		}
+	}
+	return err
+}
+
+// createDatabase creates the storebench database unless it exists (a
+// reused cluster).
+func createDatabase(ctx context.Context, adminURI string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, adminURI)
+	if err != nil {
+		return fmt.Errorf("connecting to create database %s: %w", dbName, err)
+	}
+	defer conn.Close(context.Background())
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", dbName).Scan(&exists); err != nil {
+		return fmt.Errorf("looking for database %s: %w", dbName, err)
+	}
+	if exists {
+		return nil
+	}
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{dbName}.Sanitize()); err != nil {
+		return fmt.Errorf("creating database %s: %w", dbName, err)
+	}
+	return nil
+}
+
+// parseVersion finds 15.18 in "postgres (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)".
+func parseVersion(out string) string {
+	f := strings.Fields(proc.FirstLine(out))
+	for i, w := range f {
+		if w == "(PostgreSQL)" && i+1 < len(f) {
+			return f[i+1]
+		}
+	}
+	return proc.FirstLine(out)
+}

@@ -1,0 +1,177 @@
+package postgres_test
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"storebench/internal/kv"
+	"storebench/internal/server"
+	_ "storebench/internal/server/postgres" // registers "postgres"
+	"storebench/internal/server/servertest"
+)
+
+func TestSyncWriteReadStop(t *testing.T) {
+	t.Parallel()
+	t0 := time.Now()
+	inst := servertest.Start(t, "postgres", kv.Sync)
+	t.Logf("started in %s: %s pid %d, settings %v", time.Since(t0), inst.URI, inst.PID, inst.Settings)
+	if !strings.HasPrefix(inst.URI, "postgres://storebench@127.0.0.1:") || !strings.HasSuffix(inst.URI, "/storebench?sslmode=disable") {
+		t.Errorf("URI %q", inst.URI)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, inst.URI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "CREATE TABLE kv (k text PRIMARY KEY, v bytea NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "INSERT INTO kv VALUES ($1, $2)", "key", []byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	var v []byte
+	if err := conn.QueryRow(ctx, "SELECT v FROM kv WHERE k = $1", "key").Scan(&v); err != nil || string(v) != "hello" {
+		t.Fatalf("read back %q, %v", v, err)
+	}
+	// The server really runs with what Settings state.
+	for name, want := range map[string]string{"synchronous_commit": "on", "fsync": "on", "shared_buffers": "128MB", "listen_addresses": "127.0.0.1"} {
+		var got string
+		if err := conn.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&got); err != nil || got != want {
+			t.Errorf("%s = %q, %v; want %q", name, got, err, want)
+		}
+	}
+	conn.Close(ctx)
+	if inst.Settings["synchronous_commit"] != "on" || inst.Settings["durability"] != "sync" ||
+		!strings.HasPrefix(inst.Settings["durability_mapping"], "sync: ") || !strings.HasPrefix(inst.Version, "15.") {
+		t.Errorf("settings %v, version %q", inst.Settings, inst.Version)
+	}
+	if !server.Alive(inst.PID) {
+		t.Fatalf("pid %d not alive", inst.PID)
+	}
+	if _, err := os.Stat(filepath.Join(inst.DataDir, "PG_VERSION")); err != nil {
+		t.Errorf("DataDir %s: %v", inst.DataDir, err)
+	}
+	t1 := time.Now()
+	if err := inst.Stop(ctx); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	t.Logf("stopped in %s", time.Since(t1))
+	if server.Alive(inst.PID) {
+		t.Fatalf("pid %d alive after Stop", inst.PID)
+	}
+	// A fast shutdown is clean: the log says so.
+	if b, _ := os.ReadFile(inst.LogPath); !strings.Contains(string(b), "database system is shut down") {
+		t.Errorf("log does not show a clean shutdown:\n%s", b)
+	}
+}
+
+func TestAsyncSettings(t *testing.T) {
+	t.Parallel()
+	inst := servertest.Start(t, "postgres", kv.Async)
+	if inst.Settings["synchronous_commit"] != "off" || inst.Settings["durability"] != "async" ||
+		!strings.HasPrefix(inst.Settings["durability_mapping"], "async: ") {
+		t.Errorf("async settings %v", inst.Settings)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, inst.URI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var got string
+	if err := conn.QueryRow(ctx, "SHOW synchronous_commit").Scan(&got); err != nil || got != "off" {
+		t.Errorf("synchronous_commit = %q, %v", got, err)
+	}
+}
+
+// instanceDir is a fresh directory the postgres user can reach.
+func instanceDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "storebench-postgres-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestPortInUse(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	s, err := server.Lookup("postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	t0 := time.Now()
+	inst, err := s.Start(ctx, server.Config{Dir: instanceDir(t), Port: l.Addr().(*net.TCPAddr).Port, Durability: kv.Sync})
+	if err == nil {
+		_ = inst.Stop(ctx)
+		t.Fatal("started on a port in use")
+	}
+	t.Logf("failed in %s: %v", time.Since(t0), err)
+	if !strings.Contains(err.Error(), "exited during start-up") || !strings.Contains(err.Error(), "Address already in use") {
+		t.Errorf("error lacks the exit and the log tail: %v", err)
+	}
+	if time.Since(t0) > 15*time.Second {
+		t.Errorf("took %s to fail", time.Since(t0))
+	}
+}
+
+func TestUnreachableDir(t *testing.T) {
+	t.Parallel()
+	parent := instanceDir(t)
+	if err := os.Chmod(parent, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s, err := server.Lookup("postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, err := s.Start(context.Background(), server.Config{Dir: filepath.Join(parent, "inst"), Durability: kv.Sync})
+	if os.Geteuid() != 0 {
+		// Not root: the server runs as us, and reaches what we reach.
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := inst.Stop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if err == nil || !strings.Contains(err.Error(), "user postgres cannot reach") || !strings.Contains(err.Error(), "chmod o+x "+parent) {
+		t.Fatalf("got %v; want a clear traversal error", err)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	t.Parallel()
+	s, err := server.Lookup("postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Install(context.Background(), nil); err != nil {
+		t.Fatalf("Install when installed: %v", err)
+	}
+}

@@ -1,0 +1,4 @@
+package redis
+
+// Command sends one RESP command (the tests' client).
+var Command = command

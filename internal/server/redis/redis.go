@@ -1,0 +1,252 @@
+// Package redis runs Redis (Debian's redis-server) for storebench: its own
+// redis.conf under the instance directory, AOF persistence whose fsync
+// policy follows the study's durability, RDB snapshots off, bound to
+// 127.0.0.1.
+package redis
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"storebench/internal/kv"
+	"storebench/internal/server"
+	"storebench/internal/server/proc"
+)
+
+func init() { server.Register(redisServer{}) }
+
+var packages = []string{"redis-server", "redis-tools"}
+
+// startTimeout bounds start-up; Redis is ready in ~0.1 s, but loading a
+// large AOF left in the directory can take longer.
+const startTimeout = 60 * time.Second
+
+type redisServer struct{}
+
+func (redisServer) Name() string               { return "redis" }
+func (redisServer) Title() string              { return "Redis" }
+func (redisServer) StopSignal() syscall.Signal { return syscall.SIGTERM }
+
+func (redisServer) Check() error {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		return proc.NotInstalled("redis-server", "redis", packages...)
+	}
+	return nil
+}
+
+func (redisServer) Install(ctx context.Context, log io.Writer) error {
+	return proc.AptInstall(ctx, log, packages...)
+}
+
+// appendfsync maps the study's durability onto Redis's AOF fsync policy,
+// with the sentence Settings state it in.
+func appendfsync(d kv.Durability) (policy, mapping string, err error) {
+	switch d {
+	case kv.Sync, "":
+		return "always", "sync: appendonly yes, appendfsync always (the AOF is fsynced before a write is acknowledged)", nil
+	case kv.Async:
+		return "no", "async: appendonly yes, appendfsync no (the OS flushes the AOF when it likes; a crash can lose writes)", nil
+	}
+	return "", "", fmt.Errorf("redis: unknown durability %q (want sync or async)", d)
+}
+
+func (s redisServer) Start(ctx context.Context, cfg server.Config) (*server.Instance, error) {
+	fsync, mapping, err := appendfsync(cfg.Durability)
+	if err != nil {
+		return nil, err
+	}
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, s.Check()
+	}
+	dir, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("redis: %w", err)
+	}
+	dataDir := filepath.Join(dir, "data")
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("redis: creating the data directory: %w", err)
+	}
+	port := cfg.Port
+	if port == 0 {
+		if port, err = proc.FreePort(); err != nil {
+			return nil, fmt.Errorf("redis: %w", err)
+		}
+	}
+	out, err := proc.Output(ctx, bin, "--version")
+	if err != nil {
+		return nil, fmt.Errorf("redis: version: %w", err)
+	}
+	version := parseVersion(out)
+
+	maxmemory := "0 (no limit)"
+	if cfg.MemoryBytes > 0 {
+		maxmemory = strconv.FormatInt(cfg.MemoryBytes, 10) + " bytes, noeviction (writes fail when full)"
+	}
+	conf := filepath.Join(dir, "redis.conf")
+	if err := os.WriteFile(conf, []byte(config(dataDir, port, fsync, cfg.MemoryBytes)), 0o644); err != nil {
+		return nil, fmt.Errorf("redis: writing %s: %w", conf, err)
+	}
+	logPath := filepath.Join(dir, "redis.log")
+	proc.Logf(cfg.Log, "redis: starting redis-server %s on 127.0.0.1:%d (appendfsync %s) in %s", version, port, fsync, dir)
+	t0 := time.Now()
+	h, err := proc.Start(ctx, proc.Spec{Name: "redis-server", Path: bin, Args: []string{conf}, Dir: dir, LogPath: logPath})
+	if err != nil {
+		return nil, fmt.Errorf("redis: %w", err)
+	}
+	probe := func(ctx context.Context) error {
+		if err := proc.Listening(h.PID, port); err != nil {
+			return err
+		}
+		_, err := command(ctx, port, "PING")
+		return err
+	}
+	if err := proc.WaitReady(ctx, h, startTimeout, probe); err != nil {
+		_ = proc.Stop(context.Background(), h, syscall.SIGTERM, 5*time.Second)
+		return nil, err
+	}
+	proc.Logf(cfg.Log, "redis: ready in %s (pid %d)", time.Since(t0).Round(time.Millisecond), h.PID)
+	return &server.Instance{
+		Name:    s.Name(),
+		URI:     fmt.Sprintf("redis://127.0.0.1:%d/0", port),
+		PID:     h.PID,
+		DataDir: dataDir,
+		LogPath: logPath,
+		Version: version,
+		Settings: map[string]string{
+			"version":            version,
+			"port":               strconv.Itoa(port),
+			"durability":         string(durabilityOrSync(cfg.Durability)),
+			"appendonly":         "yes",
+			"appendfsync":        fsync,
+			"durability_mapping": mapping,
+			"save":               `"" (RDB snapshots off)`,
+			"maxmemory":          maxmemory,
+		},
+		StopFunc: func(ctx context.Context) error {
+			return proc.Stop(ctx, h, syscall.SIGTERM, server.DefaultStopTimeout)
+		},
+	}, nil
+}
+
+func durabilityOrSync(d kv.Durability) kv.Durability {
+	if d == "" {
+		return kv.Sync
+	}
+	return d
+}
+
+// config is the whole redis.conf: nothing is inherited from Debian's.
+func config(dataDir string, port int, fsync string, memory int64) string {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	w("# Written by storebench: each start rewrites it.")
+	w("bind 127.0.0.1")
+	w("port %d", port)
+	w("protected-mode no")
+	// Foreground: storebench is the parent, waits on it and stops it by PID.
+	w("daemonize no")
+	w("supervised no")
+	w("logfile \"\"") // stdout, which is the instance's log
+	w("dir %q", dataDir)
+	// No RDB snapshots: a background save in the middle of a benchmark
+	// would measure fork and disk, not the workload.
+	w("save \"\"")
+	w("appendonly yes")
+	w("appendfsync %s", fsync)
+	if memory > 0 {
+		w("maxmemory %d", memory)
+		w("maxmemory-policy noeviction")
+	}
+	return b.String()
+}
+
+// parseVersion finds v=7.0.15 in "Redis server v=7.0.15 sha=... ".
+func parseVersion(out string) string {
+	for _, f := range strings.Fields(out) {
+		if v, ok := strings.CutPrefix(f, "v="); ok {
+			return v
+		}
+	}
+	return proc.FirstLine(out)
+}
+
+// command sends one command in RESP and returns the reply line; an error
+// reply ("-ERR ...") is an error. Enough for a readiness probe and tests,
+// with no client library.
+func command(ctx context.Context, port int, args ...string) (string, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = c.SetDeadline(dl)
+	}
+	var req strings.Builder
+	fmt.Fprintf(&req, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&req, "$%d\r\n%s\r\n", len(a), a)
+	}
+	if _, err := io.WriteString(c, req.String()); err != nil {
+		return "", err
+	}
+	return reply(bufio.NewReader(c), args[0])
+}
+
+// reply reads one reply: a status line as is ("+OK"), a bulk string as
+// its bytes, an array as its elements joined by spaces, an error reply
+// ("-ERR ...") as an error.
+func reply(r *bufio.Reader, cmd string) (string, error) {
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return "", fmt.Errorf("reading the reply to %s: %w", cmd, err)
+	}
+	line = strings.TrimRight(line, "\r\n")
+	switch {
+	case strings.HasPrefix(line, "-"):
+		return "", fmt.Errorf("redis: %s", line[1:])
+	case strings.HasPrefix(line, "$"):
+		// Bulk string: its length, then the bytes.
+		n, err := strconv.Atoi(line[1:])
+		if err != nil {
+			return "", fmt.Errorf("bad bulk reply %q", line)
+		}
+		if n < 0 {
+			return "", nil // nil reply
+		}
+		buf := make([]byte, n+2)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return "", fmt.Errorf("reading a bulk reply: %w", err)
+		}
+		return string(buf[:n]), nil
+	case strings.HasPrefix(line, "*"):
+		n, err := strconv.Atoi(line[1:])
+		if err != nil {
+			return "", fmt.Errorf("bad array reply %q", line)
+		}
+		items := make([]string, 0, max(n, 0))
+		for i := 0; i < n; i++ {
+			item, err := reply(r, cmd)
+			if err != nil {
+				return "", err
+			}
+			items = append(items, item)
+		}
+		return strings.Join(items, " "), nil
+	case cmd == "PING" && line != "+PONG":
+		return "", fmt.Errorf("PING answered %q", line)
+	}
+	return line, nil
+}

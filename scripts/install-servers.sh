@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Installs the Debian packages of the servers storebench starts itself.
+# Idempotent: only missing packages are installed, and `apt-get update` runs
+# only when an install fails (a stale or empty package list), because it is
+# slow and usually unnecessary.
+#   scripts/install-servers.sh                 all servers (or: all)
+#   scripts/install-servers.sh redis postgres  only those
+# Exits non-zero if any requested package is still missing afterwards.
+set -u
+
+declare -A pkgs=(
+  [redis]="redis-server redis-tools"
+  [postgres]="postgresql-15 postgresql-contrib"
+  [mariadb]="mariadb-server mariadb-client"
+  [memcached]="memcached"
+)
+order=(redis postgres mariadb memcached)
+
+names=("$@")
+if [ ${#names[@]} -eq 0 ] || [ "${names[0]}" = all ]; then names=("${order[@]}"); fi
+
+want=()
+for n in "${names[@]}"; do
+  if [ -z "${pkgs[$n]+x}" ]; then
+    echo "install-servers: unknown server '$n' (known: ${order[*]})" >&2
+    exit 2
+  fi
+  # shellcheck disable=SC2206 # word splitting of the package list is wanted
+  want+=(${pkgs[$n]})
+done
+
+installed() {
+  [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]
+}
+
+missing=()
+for p in "${want[@]}"; do
+  if installed "$p"; then
+    echo "install-servers: $p already installed"
+  else
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && { echo "install-servers: nothing to do"; exit 0; }
+
+if ! command -v apt-get >/dev/null; then
+  echo "install-servers: apt-get not found (not a Debian system?); install by hand: ${missing[*]}" >&2
+  exit 1
+fi
+if [ "$(id -u)" -eq 0 ]; then
+  sudo=()
+elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+  sudo=(sudo)
+else
+  echo "install-servers: need root (or passwordless sudo) to install: ${missing[*]}" >&2
+  exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+echo "install-servers: apt-get install -y ${missing[*]}"
+if ! "${sudo[@]}" apt-get install -y -q "${missing[@]}"; then
+  echo "install-servers: install failed; running apt-get update and retrying"
+  "${sudo[@]}" apt-get update -q || echo "install-servers: apt-get update failed" >&2
+  "${sudo[@]}" apt-get install -y -q "${missing[@]}"
+fi
+
+still=()
+for p in "${missing[@]}"; do
+  installed "$p" || still+=("$p")
+done
+if [ ${#still[@]} -gt 0 ]; then
+  echo "install-servers: could not install: ${still[*]}" >&2
+  exit 1
+fi
+echo "install-servers: installed ${missing[*]}"
