@@ -11,7 +11,7 @@ LDFLAGS := -X storebench/internal/cli.Version=$(VERSION)
 STUDY   ?= ledger
 ARGS    ?=
 
-.PHONY: all build run test vet deps deps-strict bench-overhead bench-memory list clean
+.PHONY: all build run test vet deps deps-strict bench-overhead bench-memory bench-native list clean
 
 all: build
 
@@ -46,6 +46,10 @@ bench-overhead: build
 # Harness memory as data grows: coordinator and worker RSS at 1e4 and 1e6.
 bench-memory: build
 	scripts/bench-memory.sh pebble 1e4 1e6
+
+# storebench against redis-benchmark and pgbench, side by side (goal >= 1.0).
+bench-native: build
+	scripts/bench-native.sh
 
 clean:
 	rm -rf bin

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Side by side with the native tools, in one go, on one server instance
+# each: redis-benchmark vs storebench's setget workload, pgbench -S vs
+# storebench's pointselect workload. Each pair runs in alternating order
+# over ROUNDS rounds; the script prints every figure and the ratio
+# storebench/native of the means (goal: >= 1.0).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${BIN:-bin/storebench}
+rounds=${ROUNDS:-2}
+out=$(mktemp -d)
+cleanup() { $bin server stop redis >/dev/null 2>&1 || true; $bin server stop postgres >/dev/null 2>&1 || true; rm -rf "$out"; }
+trap cleanup EXIT
+
+field() { python3 -c 'import json,glob,sys; r=json.load(open(glob.glob(sys.argv[1]+"/*/results.json")[0])); t=r["targets"][0]; s=[x for x in t["steps"] if x["phase"]==sys.argv[2]]; print(s[0]["metrics"][sys.argv[3]] if s and t["status"]=="ok" else "FAILED:"+t.get("reason",""))' "$@"; }
+mean() { python3 -c 'import sys; v=[float(x) for x in sys.argv[1:]]; print(sum(v)/len(v))' "$@"; }
+ratio() { python3 -c 'import sys; print("%.3f" % (float(sys.argv[1])/float(sys.argv[2])))' "$1" "$2"; }
+
+echo "== Redis: redis-benchmark -t set,get -n 200000 -c 50 vs storebench setget (same server, appendfsync no)"
+uri=$($bin server start redis --durability async --uri-only)
+port=$(echo "$uri" | sed -E 's#.*:([0-9]+)/.*#\1#')
+printf '%-4s %-4s %14s %14s %8s\n' P op native/s storebench/s ratio
+for P in 1 16; do
+  declare -a nset=() nget=() sset=() sget=()
+  for r in $(seq "$rounds"); do
+    native() {
+      csv=$(redis-benchmark -h 127.0.0.1 -p "$port" -t set,get -n 200000 -c 50 -P "$P" -q --csv)
+      nset+=("$(echo "$csv" | awk -F'"' '$2=="SET"{print $4}')"); nget+=("$(echo "$csv" | awk -F'"' '$2=="GET"{print $4}')")
+    }
+    ours() {
+      d="$out/redis-P$P-$r"
+      $bin run native-redis --targets "$uri" --set setget.pipeline="$P" --out "$d" --quiet 2>/dev/null || true
+      sset+=("$(field "$d" set requests_per_s)"); sget+=("$(field "$d" get requests_per_s)")
+    }
+    if [ $((r % 2)) -eq 1 ]; then native; ours; else ours; native; fi
+  done
+  ns=$(mean "${nset[@]}"); ng=$(mean "${nget[@]}"); ss=$(mean "${sset[@]}"); sg=$(mean "${sget[@]}")
+  printf '%-4s %-4s %14.0f %14.0f %8s\n' "$P" SET "$ns" "$ss" "$(ratio "$ss" "$ns")"
+  printf '%-4s %-4s %14.0f %14.0f %8s\n' "$P" GET "$ng" "$sg" "$(ratio "$sg" "$ng")"
+done
+$bin server stop redis >/dev/null
+
+echo
+echo "== PostgreSQL: pgbench -S -c 8 -j 2 -T 10 -M prepared vs storebench pointselect (same server and tables)"
+uri=$($bin server start postgres --durability async --uri-only)
+port=$(echo "$uri" | sed -E 's#.*:([0-9]+)/.*#\1#')
+export PGHOST=127.0.0.1 PGPORT=$port PGUSER=storebench PGDATABASE=storebench
+pgbench -i -s 1 -q >/dev/null 2>&1
+declare -a npg=() spg=()
+for r in $(seq "$rounds"); do
+  native() { npg+=("$(pgbench -S -c 8 -j 2 -T 10 -M prepared -n 2>/dev/null | awk '/^tps/{print $3; exit}')"); }
+  ours() {
+    d="$out/pg-$r"
+    $bin run native-pgbench --targets "$uri" --out "$d" --quiet 2>/dev/null || true
+    spg+=("$(field "$d" select tps)")
+  }
+  if [ $((r % 2)) -eq 1 ]; then native; ours; else ours; native; fi
+done
+np=$(mean "${npg[@]}"); sp=$(mean "${spg[@]}")
+printf '%-9s %14s %14s %8s\n' "" native/s storebench/s ratio
+printf '%-9s %14.0f %14.0f %8s\n' "SELECT" "$np" "$sp" "$(ratio "$sp" "$np")"
