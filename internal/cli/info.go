@@ -6,12 +6,16 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
+	"strings"
 	"text/tabwriter"
 
 	"storebench/internal/kv"
 	"storebench/internal/report"
 	"storebench/internal/results"
+	"storebench/internal/server"
 	"storebench/internal/study"
+	"storebench/internal/target"
 	"storebench/internal/worker"
 	"storebench/internal/workload"
 )
@@ -52,18 +56,48 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, "\nTARGETS")
 	tw = tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	missing := 0
-	for _, e := range kv.Engines() {
+	for _, i := range target.All() {
 		status := "available"
-		if e.Open == nil {
-			status = "MISSING: " + e.Unavailable
+		if i.Open == nil {
+			status = "MISSING: " + i.Unavailable
 			missing++
+		} else if !i.Embedded() {
+			status = "by URI (" + strings.Join(i.Schemes, "://, ") + "://)"
+			if i.Server != "" {
+				srv, err := server.Lookup(i.Server)
+				switch {
+				case err != nil:
+				case srv.Check() != nil:
+					status += fmt.Sprintf(", or managed %s: not installed yet (installed on first use, or: storebench server install %s)", srv.Name(), srv.Name())
+				default:
+					status += ", or managed " + srv.Name()
+				}
+			}
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", e.Name, e.Title, e.Kind, e.Version, status)
+		if len(i.Cannot) > 0 {
+			var ws []string
+			for w, why := range i.Cannot {
+				ws = append(ws, w+": "+why)
+			}
+			sort.Strings(ws)
+			status += "; cannot run " + strings.Join(ws, "; ")
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", i.Name, i.Title, i.Kind, i.Version, status)
 	}
 	tw.Flush()
 	if missing > 0 {
 		fmt.Fprintf(stdout, "\n%d target(s) missing from this binary; `make build` enables every engine whose C library is installed.\n", missing)
 	}
+	fmt.Fprintln(stdout, "\nSERVERS (storebench installs, starts and stops them; see `storebench server --help`)")
+	tw = tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	for _, srv := range server.All() {
+		status := "installed"
+		if err := srv.Check(); err != nil {
+			status = "not installed: " + err.Error()
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", srv.Name(), srv.Title(), status)
+	}
+	tw.Flush()
 	return exitOK
 }
 

@@ -49,6 +49,9 @@ type Info struct {
 	Server string
 	// Schemes are the URI schemes that select this target.
 	Schemes []string
+	// Cannot lists workloads this target cannot run, with the reason
+	// (e.g. memcached has no ordered access for the ledger's chains).
+	Cannot map[string]string
 	// Open returns a handle; it must implement io.Closer and usually
 	// kv.Describer, plus the workload interfaces it supports.
 	Open func(Options) (io.Closer, error)
