@@ -9,6 +9,7 @@ import (
 	"storebench/internal/cli"
 	_ "storebench/internal/server/all"
 	_ "storebench/internal/target/all"
+	_ "storebench/internal/target/servers"
 	_ "storebench/internal/workload/ledger"
 	_ "storebench/internal/workload/pointselect"
 	_ "storebench/internal/workload/setget"

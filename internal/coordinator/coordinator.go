@@ -200,7 +200,7 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 	if !info.Embedded() {
 		if uri == "" {
 			var err error
-			if srv, err = startManaged(ctx, o, s, info, dir, runDir); err != nil {
+			if srv, err = startManaged(ctx, o, s, t.Name, info, dir); err != nil {
 				tr.Status, tr.Reason = "failed", err.Error()
 				bar.Println(fmt.Sprintf("%-10s FAILED: %s", t.Name, tr.Reason))
 				return
@@ -233,6 +233,11 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 		return
 	}
 	tr.Title, tr.Version, tr.Settings = ev.Opened.Title, ev.Opened.Version, ev.Opened.Settings
+	if srv != nil {
+		// Name the column after the server that was measured: the mongodb
+		// target on FerretDB is FerretDB, never MongoDB.
+		tr.Title = srv.title
+	}
 
 	var diskUsed int64
 	skipUntilFresh := false

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"storebench/internal/kv"
@@ -20,7 +21,8 @@ import (
 // process tree and data directory are measured around every step, apart
 // from the client worker, so a report can tell whose CPU ran out.
 type managed struct {
-	inst *server.Instance
+	inst  *server.Instance
+	title string
 }
 
 // barWriter prints a server's progress lines above the progress bar.
@@ -40,7 +42,7 @@ func trimNL(p []byte) []byte {
 
 // startManaged installs the target's server if needed, then starts it
 // under dir with the study's durability.
-func startManaged(ctx context.Context, o Options, s *study.Study, info target.Info, dir, runDir string) (*managed, error) {
+func startManaged(ctx context.Context, o Options, s *study.Study, name string, info target.Info, dir string) (*managed, error) {
 	if info.Server == "" {
 		return nil, fmt.Errorf("%s has no server storebench can run here: name one by URI (%s://host:port/...)", info.Name, info.Schemes[0])
 	}
@@ -50,7 +52,7 @@ func startManaged(ctx context.Context, o Options, s *study.Study, info target.In
 	}
 	log := barWriter{o.Bar}
 	if err := srv.Check(); err != nil {
-		o.Bar.Println(fmt.Sprintf("%-10s %v; installing %s", info.Name, err, srv.Title()))
+		o.Bar.Println(fmt.Sprintf("%-10s %v; installing %s", name, err, srv.Title()))
 		if ierr := srv.Install(ctx, log); ierr != nil {
 			return nil, fmt.Errorf("installing %s: %w", srv.Title(), ierr)
 		}
@@ -61,14 +63,15 @@ func startManaged(ctx context.Context, o Options, s *study.Study, info target.In
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	o.Bar.Println(fmt.Sprintf("%-10s starting %s ...", info.Name, srv.Title()))
+	o.Bar.Println(fmt.Sprintf("%-10s starting %s ...", name, srv.Title()))
 	t0 := time.Now()
 	inst, err := srv.Start(ctx, server.Config{Dir: dir, Durability: kv.Durability(s.Durability), Log: log})
 	if err != nil {
 		return nil, err
 	}
-	o.Bar.Println(fmt.Sprintf("%-10s %s %s ready at %s in %.1fs (pid %d)", info.Name, srv.Title(), inst.Version, target.RedactURI(inst.URI), time.Since(t0).Seconds(), inst.PID))
-	return &managed{inst: inst}, nil
+	o.Bar.Println(fmt.Sprintf("%-10s ready at %s in %.1fs (pid %d)", name, target.RedactURI(inst.URI), time.Since(t0).Seconds(), inst.PID))
+	title, _, _ := strings.Cut(srv.Title(), " (")
+	return &managed{inst: inst, title: title}, nil
 }
 
 func (m *managed) describe(runDir string) *results.Server {

@@ -104,6 +104,13 @@ func Lookup(name string) (Info, error) {
 	if e, err := kv.Lookup(name); err == nil {
 		return fromEngine(e), nil
 	}
+	// A server's name selects the target it serves: "mariadb" is the mysql
+	// target on a managed MariaDB, "ferretdb" the mongodb target on FerretDB.
+	for _, i := range registry {
+		if i.Server == name {
+			return i, nil
+		}
+	}
 	return Info{}, fmt.Errorf("unknown target %q (see `storebench list`)", name)
 }
 

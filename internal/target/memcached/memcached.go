@@ -1,0 +1,298 @@
+// Package memcached is the storebench target for memcached, through
+// bradfitz/gomemcache (the text protocol).
+//
+// It runs YCSB only. A record is one item: its fields in order, each
+// length-prefixed (uvarint), as YCSB's key-value layout stores them. An
+// update reads the item with its CAS id (gets), merges the new fields and
+// writes it back with cas, retrying if another client changed it in
+// between. memcached keeps no order and cannot scan, so it offers neither
+// ycsb.Scanner nor the ledger layout (which needs chains in order).
+//
+// memcached holds data in memory only and evicts the least recently used
+// items when full: there is no durability to map the study's class onto,
+// which Settings say.
+package memcached
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/bradfitz/gomemcache/memcache"
+
+	"storebench/internal/kv"
+	"storebench/internal/target"
+	"storebench/internal/target/internal/targetkit"
+)
+
+// moduleVersion is the gomemcache pseudo-version in go.mod (the test
+// checks it).
+const moduleVersion = "v0.0.0-20260422231931-4d751bb6e37c"
+
+const (
+	name        = "memcached"
+	defaultPool = 16
+	// timeout is the client's dial and per-operation I/O timeout (one
+	// setting in gomemcache), short enough for Open's 5 s bound.
+	timeout    = 3 * time.Second
+	casRetries = 100
+	maxKeyLen  = 250
+)
+
+var optionNames = []string{"pool"}
+
+func init() {
+	target.Register(target.Info{
+		Name:        name,
+		Title:       "memcached",
+		Version:     "gomemcache " + moduleVersion,
+		OptionNames: optionNames,
+		Server:      "memcached",
+		Schemes:     []string{"memcached"},
+		Cannot: map[string]string{
+			"ledger": "no ordered access to a chain's transactions",
+			"ycsb E": "no ordered scan",
+		},
+		Open: func(o target.Options) (io.Closer, error) {
+			s, err := Open(o)
+			if err != nil {
+				return nil, err
+			}
+			return s, nil
+		},
+	})
+}
+
+// Store is an open memcached client. It implements ycsb.DB (without
+// Scanner) and is safe for concurrent use.
+type Store struct {
+	c        *memcache.Client
+	settings map[string]string
+	fields   int
+}
+
+// Open connects to o.URI (memcached://host:port) and checks that the
+// server answers.
+func Open(o target.Options) (*Store, error) {
+	s, err := open(o)
+	if err != nil {
+		return nil, fmt.Errorf("%s at %s: %s", name, target.RedactURI(o.URI), scrub(o.URI, err.Error()))
+	}
+	return s, nil
+}
+
+func open(o target.Options) (*Store, error) {
+	isSync, err := targetkit.IsSync(o.Durability)
+	if err != nil {
+		return nil, err
+	}
+	extra, err := targetkit.CheckExtra(kv.Options{Extra: o.Extra}, optionNames)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := extra.Int("pool", defaultPool)
+	if err != nil {
+		return nil, err
+	}
+	if pool < 1 || pool > 4096 {
+		return nil, fmt.Errorf("option pool: %d connections: want 1..4096", pool)
+	}
+	if o.URI == "" {
+		return nil, errors.New("no URI given (memcached://host:port)")
+	}
+	u, err := url.Parse(o.URI)
+	if err != nil {
+		return nil, err
+	}
+	if u.Scheme != "memcached" {
+		return nil, fmt.Errorf("scheme %q: want memcached://", u.Scheme)
+	}
+	if u.User != nil {
+		return nil, errors.New("credentials given, but the text protocol has no authentication (SASL needs the binary protocol)")
+	}
+	host, port := u.Hostname(), u.Port()
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if port == "" {
+		port = "11211"
+	}
+	addr := net.JoinHostPort(host, port)
+	c := memcache.New(addr)
+	c.Timeout = timeout
+	c.MaxIdleConns = pool
+	if err := c.Ping(); err != nil {
+		return nil, err
+	}
+	durability := "none: memory only, least recently used items evicted when full"
+	if isSync {
+		durability += " (the study's sync class cannot apply)"
+	}
+	return &Store{c: c, settings: map[string]string{
+		"server":      target.RedactURI(o.URI),
+		"client":      "gomemcache " + moduleVersion + " (text protocol)",
+		"durability":  durability,
+		"pool":        fmt.Sprintf("up to %d idle connections kept (gomemcache dials more on demand)", pool),
+		"layout.ycsb": "one item per record: fields length-prefixed (uvarint); update = gets + cas, retried on conflict; no scan",
+		"timeout":     timeout.String() + " dial and per-operation I/O",
+	}}, nil
+}
+
+// Settings implements kv.Describer.
+func (s *Store) Settings() map[string]string { return s.settings }
+
+// Close closes idle connections.
+func (s *Store) Close() error { return s.c.Close() }
+
+// Init implements ycsb.DB: flush_all drops what a previous run left (a
+// memcached server holds nothing else worth keeping).
+func (s *Store) Init(_ context.Context, fieldCount int) error {
+	if fieldCount < 1 {
+		return fmt.Errorf("ycsb: %d fields", fieldCount)
+	}
+	s.fields = fieldCount
+	return s.c.FlushAll()
+}
+
+func itemKey(key []byte) (string, error) {
+	if len(key) == 0 || len(key) > maxKeyLen {
+		return "", fmt.Errorf("key %q: memcached keys are 1..%d bytes", key, maxKeyLen)
+	}
+	return string(key), nil
+}
+
+// Insert implements ycsb.DB: one set.
+func (s *Store) Insert(_ context.Context, key []byte, fields [][]byte) error {
+	k, err := itemKey(key)
+	if err != nil {
+		return err
+	}
+	return s.c.Set(&memcache.Item{Key: k, Value: encodeFields(nil, fields)})
+}
+
+// Update implements ycsb.DB: gets, merge, cas; retried when another
+// client wrote the record in between.
+func (s *Store) Update(_ context.Context, key []byte, fields [][]byte) error {
+	k, err := itemKey(key)
+	if err != nil {
+		return err
+	}
+	var buf []byte
+	for try := 0; try < casRetries; try++ {
+		it, err := s.c.Get(k)
+		if errors.Is(err, memcache.ErrCacheMiss) {
+			return fmt.Errorf("record %q: %w", key, kv.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		old, err := decodeFields(it.Value)
+		if err != nil {
+			return fmt.Errorf("record %q: %w", key, err)
+		}
+		if len(fields) > len(old) {
+			return fmt.Errorf("record %q has %d fields, update gives %d", key, len(old), len(fields))
+		}
+		for i, f := range fields {
+			if f != nil {
+				old[i] = f
+			}
+		}
+		buf = encodeFields(buf[:0], old)
+		it.Value = buf
+		err = s.c.CompareAndSwap(it)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, memcache.ErrCASConflict):
+			continue
+		case errors.Is(err, memcache.ErrNotStored):
+			return fmt.Errorf("record %q: %w", key, kv.ErrNotFound)
+		default:
+			return err
+		}
+	}
+	return fmt.Errorf("record %q: %d compare-and-swap conflicts in a row", key, casRetries)
+}
+
+// Read implements ycsb.DB: one get; the fields alias the item's value.
+func (s *Store) Read(_ context.Context, key []byte) ([][]byte, error) {
+	k, err := itemKey(key)
+	if err != nil {
+		return nil, err
+	}
+	it, err := s.c.Get(k)
+	if errors.Is(err, memcache.ErrCacheMiss) {
+		return nil, fmt.Errorf("record %q: %w", key, kv.ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	f, err := decodeFields(it.Value)
+	if err != nil {
+		return nil, fmt.Errorf("record %q: %w", key, err)
+	}
+	return f, nil
+}
+
+func encodeFields(dst []byte, fields [][]byte) []byte {
+	n := 0
+	for _, f := range fields {
+		n += binary.MaxVarintLen32 + len(f)
+	}
+	if cap(dst) < n {
+		dst = make([]byte, 0, n)
+	}
+	for _, f := range fields {
+		dst = binary.AppendUvarint(dst, uint64(len(f)))
+		dst = append(dst, f...)
+	}
+	return dst
+}
+
+func decodeFields(v []byte) ([][]byte, error) {
+	n := 0
+	for rest := v; len(rest) > 0; n++ {
+		l, k := binary.Uvarint(rest)
+		if k <= 0 || uint64(len(rest)-k) < l {
+			return nil, errors.New("corrupt record encoding")
+		}
+		rest = rest[k+int(l):]
+	}
+	out := make([][]byte, 0, n)
+	for len(v) > 0 {
+		l, k := binary.Uvarint(v)
+		end := k + int(l)
+		out = append(out, v[k:end:end])
+		v = v[end:]
+	}
+	return out, nil
+}
+
+// scrub removes the URI's password, raw or decoded, from msg.
+func scrub(uri, msg string) string {
+	msg = strings.ReplaceAll(msg, uri, target.RedactURI(uri))
+	_, rest, ok := strings.Cut(uri, "://")
+	if !ok {
+		return msg
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return msg
+	}
+	_, pw, ok := strings.Cut(rest[:at], ":")
+	if !ok || pw == "" {
+		return msg
+	}
+	msg = strings.ReplaceAll(msg, pw, "xxxxx")
+	if dec, err := url.PathUnescape(pw); err == nil && dec != "" {
+		msg = strings.ReplaceAll(msg, dec, "xxxxx")
+	}
+	return msg
+}

@@ -1,0 +1,63 @@
+package memcached_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"storebench/internal/kv"
+	_ "storebench/internal/server/memcached"
+	"storebench/internal/server/servertest"
+	"storebench/internal/target"
+	"storebench/internal/target/servers"
+	"storebench/internal/workload/ledger"
+)
+
+func TestInfo(t *testing.T) {
+	servers.Info(t, "memcached", "memcached", "memcached")
+	servers.ModuleVersion(t, "github.com/bradfitz/gomemcache", "v0.0.0-20260422231931-4d751bb6e37c")
+}
+
+// One server serves every subtest.
+func TestWithServer(t *testing.T) {
+	uri := servertest.URI(t, "memcached")
+	open := func(t *testing.T, d kv.Durability) any {
+		h := servers.Open(t, "memcached", target.Options{URI: uri, Durability: d})
+		t.Cleanup(func() { h.Close() })
+		return h
+	}
+	t.Run("YCSB", func(t *testing.T) {
+		h := open(t, kv.Sync)
+		s := servers.Settings(t, h)
+		t.Logf("settings: %v", s)
+		if !strings.Contains(s["durability"], "none") {
+			t.Errorf("durability %q does not say memcached keeps nothing", s["durability"])
+		}
+		servers.YCSB(t, h, false)
+	})
+	// memcached keeps no order: it must not offer the ledger layout.
+	t.Run("NoLedger", func(t *testing.T) {
+		if _, ok := open(t, kv.Async).(ledger.Store); ok {
+			t.Error("memcached implements ledger.Store")
+		}
+	})
+}
+
+func TestUnreachable(t *testing.T) {
+	uri := fmt.Sprintf("memcached://127.0.0.1:%d", servers.ClosedPort(t))
+	err := servers.OpenFails(t, "memcached", uri)
+	if !strings.Contains(err.Error(), uri) {
+		t.Errorf("error does not name %s: %v", uri, err)
+	}
+}
+
+// The text protocol has no authentication: credentials are refused, and
+// their password not shown.
+func TestCredentialsRefused(t *testing.T) {
+	servers.Unreachable(t, "memcached", "memcached://bench:%s@127.0.0.1:%d")
+}
+
+// A server that accepts connections and never answers fails Open in time.
+func TestSilentServer(t *testing.T) {
+	servers.Silent(t, "memcached", "memcached://127.0.0.1:%[2]d/%.0[1]s")
+}

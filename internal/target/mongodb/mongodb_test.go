@@ -1,0 +1,112 @@
+package mongodb_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"storebench/internal/kv"
+	"storebench/internal/server"
+	_ "storebench/internal/server/ferretdb"
+	"storebench/internal/server/servertest"
+	"storebench/internal/target"
+	"storebench/internal/target/servers"
+)
+
+// TestMain lets the test binary stand in for storebench: the FerretDB
+// server package starts `<this executable> server-main ferretdb ...`.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 2 && os.Args[1] == "server-main" {
+		fn, ok := server.Main(os.Args[2])
+		if !ok {
+			fmt.Fprintf(os.Stderr, "no server main %q\n", os.Args[2])
+			os.Exit(2)
+		}
+		os.Exit(fn(os.Args[3:]))
+	}
+	os.Exit(m.Run())
+}
+
+func TestInfo(t *testing.T) {
+	servers.Info(t, "mongodb", "ferretdb", "mongodb")
+	servers.ModuleVersion(t, "go.mongodb.org/mongo-driver/v2", "v2.9.3")
+}
+
+// One server serves every subtest.
+func TestWithServer(t *testing.T) {
+	// A database of its own on the shared server, dropped at the end:
+	// FerretDB scans collections for most queries, so leftovers of earlier
+	// runs would slow every later one.
+	base := servertest.URI(t, "ferretdb")
+	dbName := fmt.Sprintf("sbtest_%d", time.Now().UnixNano())
+	uri := strings.TrimSuffix(base, "/storebench") + "/" + dbName
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cl, err := mongo.Connect(options.Client().ApplyURI(base))
+		if err != nil {
+			t.Errorf("dropping %s: %v", dbName, err)
+			return
+		}
+		defer cl.Disconnect(ctx)
+		if err := cl.Database(dbName).Drop(ctx); err != nil {
+			t.Errorf("dropping %s: %v", dbName, err)
+		}
+	})
+	open := func(t *testing.T, d kv.Durability, extra ...string) any {
+		o := target.Options{URI: uri, Durability: d, Extra: map[string]string{}}
+		for i := 0; i+1 < len(extra); i += 2 {
+			o.Extra[extra[i]] = extra[i+1]
+		}
+		h := servers.Open(t, "mongodb", o)
+		t.Cleanup(func() { h.Close() })
+		return h
+	}
+	t.Run("Ledger", func(t *testing.T) {
+		h := open(t, kv.Sync)
+		s := servers.Settings(t, h, "layout.ledger", "batch", "write_concern")
+		t.Logf("settings: %v", s)
+		if s["write_concern"] != "w:1 j:true" {
+			t.Errorf("sync write concern %q, want w:1 j:true", s["write_concern"])
+		}
+		servers.Ledger(t, h)
+	})
+	// Addresses as binary _ids, the layout for MongoDB itself.
+	t.Run("LedgerBinaryIDs", func(t *testing.T) {
+		h := open(t, kv.Sync, "address_id", "binary")
+		if s := servers.Settings(t, h); s["address_id"] != "binary" {
+			t.Errorf("address_id %q", s["address_id"])
+		}
+		servers.Ledger(t, h)
+	})
+	t.Run("YCSB", func(t *testing.T) {
+		h := open(t, kv.Async)
+		if db := servers.Settings(t, h)["database"]; db != dbName {
+			t.Errorf("database %q, want the URI's", db)
+		}
+		if s := servers.Settings(t, h); s["write_concern"] != "w:1 j:false" {
+			t.Errorf("async write concern %q, want w:1 j:false", s["write_concern"])
+		}
+		servers.YCSB(t, h, true)
+	})
+	// Credentials the server refuses fail Open without the password
+	// showing.
+	t.Run("RefusedCredentials", func(t *testing.T) {
+		servers.OpenFails(t, "mongodb", servers.WithCredentials(uri, "nobody"))
+	})
+}
+
+func TestUnreachable(t *testing.T) {
+	servers.Unreachable(t, "mongodb", "mongodb://bench:%s@127.0.0.1:%d/storebench")
+}
+
+// A server that accepts connections and never answers fails Open in time.
+func TestSilentServer(t *testing.T) {
+	servers.Silent(t, "mongodb", "mongodb://bench:%s@127.0.0.1:%d/storebench")
+}

@@ -1,0 +1,77 @@
+package postgres_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"storebench/internal/kv"
+	_ "storebench/internal/server/postgres"
+	"storebench/internal/server/servertest"
+	"storebench/internal/target"
+	"storebench/internal/target/servers"
+)
+
+func TestInfo(t *testing.T) {
+	servers.Info(t, "postgres", "postgres", "postgres", "postgresql")
+	servers.ModuleVersion(t, "github.com/jackc/pgx/v5", "v5.12.0")
+}
+
+// One server serves every subtest.
+func TestWithServer(t *testing.T) {
+	uri := servertest.URI(t, "postgres")
+	open := func(t *testing.T, d kv.Durability) any {
+		h := servers.Open(t, "postgres", target.Options{URI: uri, Durability: d})
+		t.Cleanup(func() { h.Close() })
+		return h
+	}
+	t.Run("Ledger", func(t *testing.T) {
+		h := open(t, kv.Sync)
+		s := servers.Settings(t, h, "layout.ledger", "batch")
+		t.Logf("settings: %v", s)
+		if s["durability"] == "" || s["durability"][:22] != "synchronous_commit=on " {
+			t.Errorf("sync durability %q", s["durability"])
+		}
+		servers.Ledger(t, h)
+	})
+	t.Run("YCSB", func(t *testing.T) {
+		h := open(t, kv.Async)
+		if d := servers.Settings(t, h)["durability"]; d[:23] != "synchronous_commit=off " {
+			t.Errorf("async durability %q", d)
+		}
+		servers.YCSB(t, h, true)
+	})
+	t.Run("PointSelect", func(t *testing.T) {
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, uri)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		rows := map[int64]int64{1: 0, 2: -7, 3: 1 << 30, 99: 42}
+		if _, err := conn.Exec(ctx, "DROP TABLE IF EXISTS ps_accounts; CREATE TABLE ps_accounts (aid integer PRIMARY KEY, abalance integer)", pgx.QueryExecModeSimpleProtocol); err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range rows {
+			if _, err := conn.Exec(ctx, "INSERT INTO ps_accounts VALUES ($1, $2)", k, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		servers.PointSelect(t, open(t, kv.Async), "ps_accounts", "aid", "abalance", rows)
+	})
+	// A role the server does not know is refused without the password
+	// showing.
+	t.Run("RefusedCredentials", func(t *testing.T) {
+		servers.OpenFails(t, "postgres", servers.WithCredentials(uri, "nobody"))
+	})
+}
+
+func TestUnreachable(t *testing.T) {
+	servers.Unreachable(t, "postgres", "postgres://bench:%s@127.0.0.1:%d/storebench?sslmode=disable")
+}
+
+// A server that accepts connections and never answers fails Open in time.
+func TestSilentServer(t *testing.T) {
+	servers.Silent(t, "postgres", "postgres://bench:%s@127.0.0.1:%d/storebench?sslmode=disable")
+}
