@@ -18,7 +18,9 @@ import (
 // The test binary doubles as storebench: with STOREBENCH_AS_MAIN=1 it runs
 // the CLI, so `run` starts real worker processes (of this same binary).
 func TestMain(m *testing.M) {
-	if os.Getenv("STOREBENCH_AS_MAIN") == "1" {
+	// Servers that run inside storebench (FerretDB) are started as
+	// `<binary> server-main NAME`: here the binary is this test binary.
+	if os.Getenv("STOREBENCH_AS_MAIN") == "1" || len(os.Args) > 1 && os.Args[1] == "server-main" {
 		os.Exit(cli.Main(os.Args[1:]))
 	}
 	os.Exit(m.Run())

@@ -23,6 +23,10 @@ import (
 type managed struct {
 	inst  *server.Instance
 	title string
+	// elsewhere is the data directory when it had to live outside the run
+	// directory; it is removed after the server stops unless data is kept.
+	elsewhere string
+	keep      bool
 }
 
 // barWriter prints a server's progress lines above the progress bar.
@@ -60,8 +64,21 @@ func startManaged(ctx context.Context, o Options, s *study.Study, name string, i
 			return nil, err
 		}
 	}
+	elsewhere := ""
+	if !traversable(filepath.Dir(dir)) {
+		// Servers that drop privileges (PostgreSQL, MariaDB) cannot reach a
+		// data directory under a private one (a 0700 home): keep the
+		// server's data in a world-traversable place instead, and say so.
+		alt := filepath.Join(os.TempDir(), "storebench-data", filepath.Base(filepath.Dir(filepath.Dir(dir))), filepath.Base(dir))
+		o.Bar.Println(fmt.Sprintf("%-10s %s is not reachable by other users; server data goes to %s", name, filepath.Dir(dir), alt))
+		dir = alt
+		elsewhere = alt
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
+	}
+	for d := filepath.Dir(dir); strings.HasPrefix(d, filepath.Join(os.TempDir(), "storebench-data")); d = filepath.Dir(d) {
+		_ = os.Chmod(d, 0o755)
 	}
 	o.Bar.Println(fmt.Sprintf("%-10s starting %s ...", name, srv.Title()))
 	t0 := time.Now()
@@ -71,7 +88,24 @@ func startManaged(ctx context.Context, o Options, s *study.Study, name string, i
 	}
 	o.Bar.Println(fmt.Sprintf("%-10s ready at %s in %.1fs (pid %d)", name, target.RedactURI(inst.URI), time.Since(t0).Seconds(), inst.PID))
 	title, _, _ := strings.Cut(srv.Title(), " (")
-	return &managed{inst: inst, title: title}, nil
+	return &managed{inst: inst, title: title, elsewhere: elsewhere, keep: o.KeepData}, nil
+}
+
+// traversable reports whether every directory from / down to dir lets
+// other users through (o+x).
+func traversable(dir string) bool {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		if st, err := os.Stat(d); err == nil && st.Mode().Perm()&0o001 == 0 {
+			return false
+		}
+		if d == "/" || d == "." {
+			return true
+		}
+	}
 }
 
 func (m *managed) describe(runDir string) *results.Server {
@@ -88,6 +122,9 @@ func (m *managed) stop(bar *progress.Bar, name string) {
 	defer cancel()
 	if err := m.inst.Stop(ctx); err != nil {
 		bar.Println(fmt.Sprintf("%-10s stopping the server: %v", name, err))
+	}
+	if m.elsewhere != "" && !m.keep {
+		_ = os.RemoveAll(m.elsewhere)
 	}
 }
 
