@@ -72,6 +72,7 @@ func init() {
 		OptionNames: optionNames,
 		Server:      "redis",
 		Schemes:     []string{"redis"},
+		Cannot:      map[string]string{"ycsb E": "no ordered scan"},
 		Open: func(o target.Options) (io.Closer, error) {
 			s, err := Open(o)
 			if err != nil {
