@@ -23,6 +23,8 @@ func (e *Error) Error() string {
 	b.WriteString(e.File)
 	if e.Line > 0 {
 		fmt.Fprintf(&b, ":%d", e.Line)
+	} else if e.Field != "" && e.File != "" {
+		b.WriteString(" (command line)")
 	}
 	if e.Field != "" {
 		b.WriteString(": " + e.Field)

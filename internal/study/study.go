@@ -374,12 +374,22 @@ func (s *Study) set(assign string) error {
 				} else {
 					*next = *v.Content[0]
 				}
+				// The value comes from the command line, not from a line of
+				// the file: errors must not point into the file.
+				clearLines(next)
 			}
 			n = next
 		}
 		return nil
 	}
 	return fmt.Errorf("the study has no workload %q", parts[0])
+}
+
+func clearLines(n *yaml.Node) {
+	n.Line, n.Column = 0, 0
+	for _, c := range n.Content {
+		clearLines(c)
+	}
 }
 
 // Abs returns an absolute form of a user-given path for messages.

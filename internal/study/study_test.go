@@ -2,6 +2,8 @@ package study
 
 import (
 	"errors"
+
+	"gopkg.in/yaml.v3"
 	"strings"
 	"testing"
 )
@@ -111,6 +113,28 @@ func TestLoadUnknown(t *testing.T) {
 	}
 	_, err = Load("/no/such/file.yaml")
 	if err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestSetErrorsPointAtTheCommandLine(t *testing.T) {
+	s, _ := Load("ledger")
+	if err := s.Apply(Override{Set: []string{"ledger.chains.lengths=10,100"}}); err != nil {
+		t.Fatal(err)
+	}
+	var chains struct {
+		Lengths []Count `yaml:"lengths"`
+		Samples int     `yaml:"samples"`
+	}
+	params := s.Workloads[0].Params
+	var node *yaml.Node
+	for i := 0; i+1 < len(params.Content); i += 2 {
+		if params.Content[i].Value == "chains" {
+			node = params.Content[i+1]
+		}
+	}
+	err := DecodeParams(s.File, *node, "chains", &chains)
+	if err == nil || !strings.Contains(err.Error(), "(command line)") || strings.Contains(err.Error(), "ledger.yaml:1:") {
 		t.Fatalf("got %v", err)
 	}
 }
