@@ -124,7 +124,7 @@ func cell(s string) string {
 }
 
 func verification(b *strings.Builder, run *results.Run) {
-	b.WriteString("## Verification\n\nEvery read is compared byte for byte with what was written.\n\n| target | values checked | failures | first failure |\n|---|---|---|---|\n")
+	b.WriteString("## Verification\n\nEvery value read is checked against what was written (regenerated from the seed: byte for byte for the ledger, field by field for YCSB).\n\n| target | values checked | failures | first failure |\n|---|---|---|---|\n")
 	for _, t := range run.Targets {
 		var checked, failed int64
 		first := ""
