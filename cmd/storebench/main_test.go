@@ -272,3 +272,29 @@ func children(ppid int) []int {
 	}
 	return out
 }
+
+// A target that overruns its own time limit is cut short and the next
+// target still runs: one pathological engine cannot starve the study.
+func TestTargetTimeLimitStopsOnlyThatTarget(t *testing.T) {
+	src := strings.ReplaceAll(tinyStudy, "%DUR%", "60s") + "limits:\n  target_time: 3s\n"
+	p := filepath.Join(t.TempDir(), "limited.yaml")
+	os.WriteFile(p, []byte(src), 0o644)
+	out := t.TempDir()
+	t0 := time.Now()
+	_, stderr, code := runCLI(t, "run", p, "--out", out)
+	if code != 0 || time.Since(t0) > 30*time.Second {
+		t.Fatalf("exit %d after %v\n%s", code, time.Since(t0), stderr)
+	}
+	run, err := results.Read(filepath.Join(onlyDir(t, out), "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != "partial" {
+		t.Fatalf("run status %s", run.Status)
+	}
+	for _, tr := range run.Targets {
+		if tr.Status != "partial" || !strings.Contains(tr.Reason, "target time limit 3s reached") || tr.Find("ledger", "insert", 300) == nil {
+			t.Fatalf("%s: %s (%s)", tr.Name, tr.Status, tr.Reason)
+		}
+	}
+}

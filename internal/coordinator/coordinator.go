@@ -159,15 +159,24 @@ func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, erro
 			tr.Status, tr.Reason = "skipped", stopReason(ctx)
 			continue
 		}
-		runTarget(runCtx, o, s, t, info, plan.Steps, tr, runDir)
+		targetCtx, cancelTarget := runCtx, context.CancelFunc(func() {})
+		if s.Limits.TargetTime > 0 {
+			targetCtx, cancelTarget = context.WithTimeoutCause(runCtx, time.Duration(s.Limits.TargetTime),
+				fmt.Errorf("target time limit %s reached", s.Limits.TargetTime))
+		}
+		runTarget(targetCtx, o, s, t, info, plan.Steps, tr, runDir)
+		cancelTarget()
 		// Write after every target so that a kill -9 of the coordinator
 		// still leaves every finished target on disk.
 		_ = writeRun(run, runDir)
 	}
 	run.Finished = time.Now()
 	for _, tr := range run.Targets {
-		if tr.Status == "failed" {
+		switch {
+		case tr.Status == "failed":
 			run.Status, run.Reason = "failed", "a target failed: see its reason"
+		case tr.Status == "partial" && run.Status == "complete":
+			run.Status, run.Reason = "partial", tr.Name+": "+tr.Reason
 		}
 	}
 	if runCtx.Err() != nil {
@@ -183,6 +192,18 @@ func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, erro
 		return run, runDir, ErrInterrupted
 	}
 	return run, runDir, nil
+}
+
+// stopWhy says why a target's context ended: the user, the run's time
+// limit or the target's own.
+func stopWhy(ctx context.Context) string {
+	if c := context.Cause(ctx); c != nil && c != context.Canceled && c != context.DeadlineExceeded {
+		return c.Error()
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return "study time limit reached"
+	}
+	return "interrupted by the user"
 }
 
 func stopReason(userCtx context.Context) string {
@@ -243,7 +264,7 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 	skipUntilFresh := false
 	for _, st := range steps {
 		if ctx.Err() != nil {
-			tr.Status, tr.Reason = "partial", "stopped: "+ctx.Err().Error()
+			tr.Status, tr.Reason = "partial", "stopped: "+stopWhy(ctx)
 			return
 		}
 		if skipUntilFresh && !st.Fresh {
@@ -282,8 +303,8 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				tr.Status, tr.Reason = "partial", "stopped during "+st.Phase
-				bar.End(label + "  stopped")
+				tr.Status, tr.Reason = "partial", fmt.Sprintf("stopped during %s N=%s: %s", st.Phase, study.FormatCount(st.N), stopWhy(ctx))
+				bar.End(label + "  stopped: " + stopWhy(ctx))
 				return
 			}
 			tr.Status, tr.Reason = "failed", fmt.Sprintf("%s N=%s: %v", st.Phase, study.FormatCount(st.N), err)
@@ -291,8 +312,8 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 			return
 		}
 		if res.Partial {
-			tr.Status, tr.Reason = "partial", "stopped during "+st.Phase
-			bar.End(label + "  stopped (partial)")
+			tr.Status, tr.Reason = "partial", fmt.Sprintf("stopped during %s N=%s: %s", st.Phase, study.FormatCount(st.N), stopWhy(ctx))
+			bar.End(label + "  stopped (partial): " + stopWhy(ctx))
 			return
 		}
 		bar.End(fmt.Sprintf("%s  %s", label, summary(res)))

@@ -40,6 +40,10 @@ type Study struct {
 type Limits struct {
 	// Time is the wall-clock budget of the whole run (0: none).
 	Time Duration `yaml:"time"`
+	// TargetTime is the budget of each target (0: none): a target that
+	// takes longer is stopped and marked partial, and the next one runs,
+	// so one pathological engine cannot starve the others.
+	TargetTime Duration `yaml:"target_time"`
 	// Disk is the most a single target's data directory may hold; the
 	// ladder stops for that target when a step would exceed it.
 	Disk Bytes `yaml:"disk"`
