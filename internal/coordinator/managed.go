@@ -125,6 +125,13 @@ func (m *managed) stop(bar *progress.Bar, name string) {
 	}
 	if m.elsewhere != "" && !m.keep {
 		_ = os.RemoveAll(m.elsewhere)
+		// Remove the run's and the root's directories too once empty.
+		root := filepath.Join(os.TempDir(), "storebench-data")
+		for d := filepath.Dir(m.elsewhere); strings.HasPrefix(d, root); d = filepath.Dir(d) {
+			if os.Remove(d) != nil {
+				break
+			}
+		}
 	}
 }
 
