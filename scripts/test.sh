@@ -24,11 +24,12 @@ stop_all() {
 }
 trap stop_all EXIT
 for s in "${servers[@]}"; do
-  t0=$(date +%s.%N)
+  t0=$(date +%s%N)
   uri=$(bin/storebench server start "$s" --uri-only)
   var="STOREBENCH_TEST_$(echo "$s" | tr '[:lower:]' '[:upper:]')_URI"
   export "$var=$uri"
-  printf 'started %-10s in %5.1fs\n' "$s" "$(echo "$(date +%s.%N) - $t0" | bc)"
+  ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  printf 'started %-10s in %d.%03ds\n' "$s" $((ms / 1000)) $((ms % 1000))
 done
 
 # Test packages that need a server use the shared one above; they run one
