@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"storebench/internal/measure/procstat"
 	"storebench/internal/results"
 )
 
@@ -88,7 +89,7 @@ func ledger(b *strings.Builder, run *results.Run) {
 		tab.write(b)
 	}
 
-	b.WriteString("## RAM usage depending on the size of stored data\n\n`me` is the resident memory (RSS) of the target's process (for a server: its whole process tree), `ca` the bytes of its files held in the OS page cache (mincore), measured after the selects at each size.\n\n")
+	b.WriteString("## RAM usage depending on the size of stored data\n\n`me` is the resident memory of the target's process (RSS; for a server, the proportional set size summed over its process tree, so memory its processes share counts once), `ca` the bytes of its files held in the OS page cache (mincore), measured after the selects at each size.\n\n")
 	tab = Table{Head: head}
 	for _, n := range run.Ladder {
 		tab.Rows = append(tab.Rows, row(fmt.Sprintf("%s txns stored", Count(n)), func(t *results.Target) string {
@@ -100,7 +101,7 @@ func ledger(b *strings.Builder, run *results.Run) {
 				return "—"
 			}
 			f := s.Footprint()
-			return fmt.Sprintf("%s me / %s ca", Bytes(f.After.RSSBytes), Bytes(f.CacheResident))
+			return fmt.Sprintf("%s me / %s ca", Bytes(Mem(f.After)), Bytes(f.CacheResident))
 		}))
 	}
 	tab.write(b)
@@ -132,7 +133,7 @@ func ledger(b *strings.Builder, run *results.Run) {
 			row("Late operations", get(func(s *results.Step) string { return fmt.Sprintf("%d of %d", s.Late, s.Ops) })),
 			row("RAM usage (RSS growth)", get(func(s *results.Step) string {
 				f := s.Footprint()
-				return fmt.Sprintf("%s (%+.1f MiB)", Bytes(f.After.RSSBytes), float64(f.After.RSSBytes-f.Before.RSSBytes)/(1<<20))
+				return fmt.Sprintf("%s (%+.1f MiB)", Bytes(Mem(f.After)), float64(Mem(f.After)-Mem(f.Before))/(1<<20))
 			})),
 			row("CPU usage (100% = one core)", get(func(s *results.Step) string {
 				if s.ServerResources != nil {
@@ -182,4 +183,13 @@ func containsF(xs []float64, x float64) bool {
 		}
 	}
 	return false
+}
+
+// Mem is a snapshot's memory: PSS for a process tree (shared pages once),
+// RSS for a single process.
+func Mem(s procstat.Snapshot) int64 {
+	if s.PSSBytes > 0 {
+		return s.PSSBytes
+	}
+	return s.RSSBytes
 }

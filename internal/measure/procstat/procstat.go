@@ -56,6 +56,11 @@ type Snapshot struct {
 	IOAvailable bool `json:"io_available"`
 	// Threads is the number of threads (summed over a Tree).
 	Threads int `json:"threads"`
+	// PSSBytes is the proportional set size summed over a process tree
+	// (Tree only): pages shared by several processes of the tree — e.g.
+	// PostgreSQL's shared_buffers, mapped by every backend — count once
+	// in total, where summed RSS counts them once per process.
+	PSSBytes int64 `json:"pss_bytes,omitempty"`
 	// Processes is the number of processes the snapshot covers: 1 for Self
 	// and Of, the size of the tree for Tree.
 	Processes int `json:"processes"`
@@ -116,6 +121,7 @@ func Tree(pid int) (Snapshot, error) {
 		}
 		total.RSSBytes += s.RSSBytes
 		total.PeakRSSBytes += s.PeakRSSBytes
+		total.PSSBytes += pss(procDir(p))
 		total.CPUUserNs += s.CPUUserNs + st.childUserNs
 		total.CPUSysNs += s.CPUSysNs + st.childSysNs
 		total.ReadBytes += s.ReadBytes
@@ -357,4 +363,23 @@ func descendants(root int) ([]int, error) {
 		}
 	}
 	return out, nil
+}
+
+// pss reads the proportional set size of a process from smaps_rollup
+// (0 if unreadable).
+func pss(dir string) int64 {
+	b, err := os.ReadFile(dir + "/smaps_rollup")
+	if err != nil {
+		return 0
+	}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if rest, ok := bytes.CutPrefix(line, []byte("Pss:")); ok {
+			kb, err := parseKB(rest)
+			if err != nil {
+				return 0
+			}
+			return kb
+		}
+	}
+	return 0
 }

@@ -479,3 +479,30 @@ func BenchmarkTree(b *testing.B) {
 		}
 	}
 }
+
+func TestTreePSSCountsSharedPagesOnce(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sleep 5 & sleep 5 & sleep 5 & wait")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	var s Snapshot
+	for i := 0; i < 100; i++ {
+		var err error
+		if s, err = Tree(cmd.Process.Pid); err != nil {
+			t.Fatal(err)
+		}
+		if s.Processes == 4 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if s.Processes != 4 {
+		t.Fatalf("tree has %d processes, want 4", s.Processes)
+	}
+	// The four processes share libc's and sh's pages: counted once per
+	// process in RSS, split between them in PSS.
+	if s.PSSBytes <= 0 || s.PSSBytes >= s.RSSBytes {
+		t.Fatalf("PSS %d should be positive and below summed RSS %d", s.PSSBytes, s.RSSBytes)
+	}
+}
