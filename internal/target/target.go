@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"sort"
 	"strings"
 
@@ -156,4 +157,28 @@ func RedactURI(uri string) string {
 // data directory instead.
 type Resetter interface {
 	Reset(ctx context.Context) error
+}
+
+// Scrub removes a URI's password, raw or percent-decoded, from msg: driver
+// errors often quote the connection string, and passwords in URIs are never
+// printed.
+func Scrub(uri, msg string) string {
+	msg = strings.ReplaceAll(msg, uri, RedactURI(uri))
+	_, rest, ok := strings.Cut(uri, "://")
+	if !ok {
+		return msg
+	}
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return msg
+	}
+	_, pw, ok := strings.Cut(rest[:at], ":")
+	if !ok || pw == "" {
+		return msg
+	}
+	msg = strings.ReplaceAll(msg, pw, "xxxxx")
+	if dec, err := url.PathUnescape(pw); err == nil && dec != "" {
+		msg = strings.ReplaceAll(msg, dec, "xxxxx")
+	}
+	return msg
 }

@@ -21,7 +21,6 @@ import (
 	"io"
 	"net"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/bradfitz/gomemcache/memcache"
@@ -82,7 +81,7 @@ type Store struct {
 func Open(o target.Options) (*Store, error) {
 	s, err := open(o)
 	if err != nil {
-		return nil, fmt.Errorf("%s at %s: %s", name, target.RedactURI(o.URI), scrub(o.URI, err.Error()))
+		return nil, fmt.Errorf("%s at %s: %s", name, target.RedactURI(o.URI), target.Scrub(o.URI, err.Error()))
 	}
 	return s, nil
 }
@@ -273,26 +272,4 @@ func decodeFields(v []byte) ([][]byte, error) {
 		v = v[end:]
 	}
 	return out, nil
-}
-
-// scrub removes the URI's password, raw or decoded, from msg.
-func scrub(uri, msg string) string {
-	msg = strings.ReplaceAll(msg, uri, target.RedactURI(uri))
-	_, rest, ok := strings.Cut(uri, "://")
-	if !ok {
-		return msg
-	}
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return msg
-	}
-	_, pw, ok := strings.Cut(rest[:at], ":")
-	if !ok || pw == "" {
-		return msg
-	}
-	msg = strings.ReplaceAll(msg, pw, "xxxxx")
-	if dec, err := url.PathUnescape(pw); err == nil && dec != "" {
-		msg = strings.ReplaceAll(msg, dec, "xxxxx")
-	}
-	return msg
 }

@@ -25,7 +25,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -476,27 +475,5 @@ func noAnswer(err error) error {
 // openError names the target and the redacted URI, and scrubs the
 // password from the driver's message (url.Parse errors quote the URI).
 func openError(uri string, err error) error {
-	return fmt.Errorf("%s at %s: %s", name, target.RedactURI(uri), scrub(uri, err.Error()))
-}
-
-// scrub removes the URI's password, raw or decoded, from msg.
-func scrub(uri, msg string) string {
-	msg = strings.ReplaceAll(msg, uri, target.RedactURI(uri))
-	_, rest, ok := strings.Cut(uri, "://")
-	if !ok {
-		return msg
-	}
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return msg
-	}
-	_, pw, ok := strings.Cut(rest[:at], ":")
-	if !ok || pw == "" {
-		return msg
-	}
-	msg = strings.ReplaceAll(msg, pw, "xxxxx")
-	if dec, err := url.PathUnescape(pw); err == nil && dec != "" {
-		msg = strings.ReplaceAll(msg, dec, "xxxxx")
-	}
-	return msg
+	return fmt.Errorf("%s at %s: %s", name, target.RedactURI(uri), target.Scrub(uri, err.Error()))
 }
