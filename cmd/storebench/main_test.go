@@ -166,7 +166,7 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 }
 
 func TestHelpTeachesWithExamples(t *testing.T) {
-	for _, c := range []string{"run", "list", "report", "version", "overhead"} {
+	for _, c := range []string{"run", "list", "report", "compare", "version", "overhead", "server"} {
 		_, stderr, code := runCLI(t, c, "--help")
 		if code != 0 || !strings.Contains(stderr, "Usage: storebench "+c) {
 			t.Errorf("%s --help: exit %d: %q", c, code, stderr)
@@ -296,5 +296,34 @@ func TestTargetTimeLimitStopsOnlyThatTarget(t *testing.T) {
 		if tr.Status != "partial" || !strings.Contains(tr.Reason, "target time limit 3s reached") || tr.Find("ledger", "insert", 300) == nil {
 			t.Fatalf("%s: %s (%s)", tr.Name, tr.Status, tr.Reason)
 		}
+	}
+}
+
+func TestCompareTwoRunsAndTwoTargets(t *testing.T) {
+	study := writeStudy(t, "4s")
+	outA, outB := t.TempDir(), t.TempDir()
+	for _, out := range []string{outA, outB} {
+		if _, stderr, code := runCLI(t, "run", study, "--out", out, "--quiet"); code != 0 {
+			t.Fatalf("run: exit %d\n%s", code, stderr)
+		}
+	}
+	a, b := onlyDir(t, outA), onlyDir(t, outB)
+	stdout, stderr, code := runCLI(t, "compare", a, b)
+	if code != 0 || strings.Count(stdout, "# Comparison") != 2 || !strings.Contains(stdout, "| ledger stress N=300 | throughput (ops/s) |") {
+		t.Fatalf("compare runs: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	// The stress phase runs 4 s at a fixed rate on both sides: its
+	// throughput is the same within noise, and the verdict must say so.
+	for _, line := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(line, "| ledger stress N=300 | throughput") && !strings.HasSuffix(line, "| no significant difference |") {
+			t.Errorf("a fixed-rate phase judged different: %s", line)
+		}
+	}
+	stdout, _, code = runCLI(t, "compare", a, "--targets", "pebble,bbolt")
+	if code != 0 || !strings.Contains(stdout, "B/A") {
+		t.Fatalf("compare targets: exit %d\n%s", code, stdout)
+	}
+	if _, _, code := runCLI(t, "compare", a, "--targets", "pebble,nosuch"); code != 2 {
+		t.Fatalf("unknown target: exit %d", code)
 	}
 }

@@ -38,6 +38,7 @@ func commands() []command {
 		{name: "run", summary: "run a study (built-in name or YAML file) and write its report", usage: runUsage, run: cmdRun},
 		{name: "list", summary: "list built-in studies, workloads and targets, and which targets this machine lacks", usage: listUsage, run: cmdList},
 		{name: "report", summary: "re-render the report of a finished run directory", usage: reportUsage, run: cmdReport},
+		{name: "compare", summary: "compare two runs, or two targets of one run, with noise-aware verdicts", usage: compareUsage, run: cmdCompare},
 		{name: "version", summary: "print the version of storebench and of every engine it contains", usage: versionUsage, run: cmdVersion},
 		{name: "server", summary: "install, start, stop or check the servers storebench manages", usage: serverUsage, run: cmdServer},
 		{name: "overhead", summary: "measure the harness's own cost: runner vs bare loop on Pebble", usage: overheadUsage, run: cmdOverhead},

@@ -1,0 +1,69 @@
+package compare
+
+import (
+	"strings"
+	"testing"
+
+	"storebench/internal/measure/latency"
+	"storebench/internal/results"
+)
+
+// step builds a phase whose per-second throughput and p99 follow the
+// given series (plus a final partial interval, which must be ignored).
+func step(ops []float64, p99 []int64) *results.Step {
+	s := &results.Step{Workload: "w", Phase: "p", N: 100}
+	var total float64
+	for i, o := range ops {
+		s.Series = append(s.Series, results.Tick{T: float64(i + 1), Ops: int64(o), OpsPerS: o, P50: p99[i] / 2, P99: p99[i]})
+		total += o
+	}
+	s.Series = append(s.Series, results.Tick{T: float64(len(ops)) + 0.1, Ops: 1, OpsPerS: 1e9, P99: 1e12})
+	s.Ops, s.Seconds = int64(total), float64(len(ops))
+	s.Latency = latency.Summary{P50: p99[0] / 2, P99: p99[0]}
+	return s
+}
+
+func side(s *results.Step) Side {
+	return Side{Label: "x", Target: &results.Target{Steps: []*results.Step{s}}}
+}
+
+func verdicts(rows []Row) map[string]string {
+	m := map[string]string{}
+	for _, r := range rows {
+		m[r.Figure] = r.Verdict
+	}
+	return m
+}
+
+func TestNoiseIsNotADifference(t *testing.T) {
+	a := step([]float64{1000, 1100, 950, 1050, 1000}, []int64{100, 120, 90, 110, 100})
+	b := step([]float64{1040, 980, 1060, 1000, 1020}, []int64{105, 95, 115, 100, 110})
+	v := verdicts(Compare(side(a), side(b)))
+	if v["throughput (ops/s)"] != "no significant difference" || v["p99 service time"] != "no significant difference" {
+		t.Fatalf("%v", v)
+	}
+}
+
+func TestClearShiftsAreJudged(t *testing.T) {
+	a := step([]float64{1000, 1010, 990, 1005, 995}, []int64{100, 101, 99, 100, 100})
+	b := step([]float64{1500, 1510, 1490, 1505, 1495}, []int64{200, 201, 199, 200, 200})
+	rows := Compare(side(a), side(b))
+	v := verdicts(rows)
+	if v["throughput (ops/s)"] != "B better" || v["p99 service time"] != "B worse" {
+		t.Fatalf("%v", v)
+	}
+	md := Markdown(side(a), side(b), rows)
+	if !strings.Contains(md, "| w p N=100 | throughput (ops/s) | 1000 | 1500 | 1.500 | B better |") {
+		t.Fatalf("markdown:\n%s", md)
+	}
+}
+
+func TestShortPhasesAreNotJudged(t *testing.T) {
+	a := step([]float64{1000, 1000}, []int64{100, 100})
+	b := step([]float64{5000, 5000}, []int64{10, 10})
+	for _, r := range Compare(side(a), side(b)) {
+		if !strings.HasPrefix(r.Verdict, "too short to judge") {
+			t.Fatalf("%s: %s", r.Figure, r.Verdict)
+		}
+	}
+}
