@@ -9,6 +9,9 @@ import (
 	"math"
 	"strings"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"storebench/internal/measure/latency"
 	"storebench/internal/report"
 	"storebench/internal/results"
 )
@@ -49,8 +52,8 @@ func Compare(a, b Side) []Row {
 		thrA, thrB := float64(sa.Ops)/sa.Seconds, float64(sb.Ops)/sb.Seconds
 		rows = append(rows,
 			row(name, "throughput (ops/s)", thrA, thrB, series(sa, func(t results.Tick) float64 { return t.OpsPerS }), series(sb, func(t results.Tick) float64 { return t.OpsPerS }), true, func(v float64) string { return fmt.Sprintf("%.0f", v) }),
-			row(name, "p50 service time", float64(sa.Latency.P50), float64(sb.Latency.P50), series(sa, func(t results.Tick) float64 { return float64(t.P50) }), series(sb, func(t results.Tick) float64 { return float64(t.P50) }), false, lat),
-			row(name, "p99 service time", float64(sa.Latency.P99), float64(sb.Latency.P99), series(sa, func(t results.Tick) float64 { return float64(t.P99) }), series(sb, func(t results.Tick) float64 { return float64(t.P99) }), false, lat),
+			withHist(row(name, "p50 service time", float64(sa.Latency.P50), float64(sb.Latency.P50), series(sa, func(t results.Tick) float64 { return float64(t.P50) }), series(sb, func(t results.Tick) float64 { return float64(t.P50) }), false, lat), sa, sb, 50),
+			withHist(row(name, "p99 service time", float64(sa.Latency.P99), float64(sb.Latency.P99), series(sa, func(t results.Tick) float64 { return float64(t.P99) }), series(sb, func(t results.Tick) float64 { return float64(t.P99) }), false, lat), sa, sb, 99),
 		)
 	}
 	return rows
@@ -123,11 +126,48 @@ func row(step, figure string, a, b float64, sa, sb []float64, higherIsBetter boo
 	return r
 }
 
+// withHist judges a percentile of a phase too short for interval
+// statistics from the phase's whole HdrHistograms: a 95% confidence
+// interval of the percentile from order statistics (the rank n·p ± 1.96
+// √(n·p·(1−p))). Disjoint intervals are a difference. This treats
+// operations as independent, which consecutive latencies are not quite;
+// the verdict says which method it used.
+func withHist(r Row, sa, sb *results.Step, q float64) Row {
+	if !strings.HasPrefix(r.Verdict, "too short") {
+		return r
+	}
+	ha, errA := latency.Decode(sa.Hist)
+	hb, errB := latency.Decode(sb.Hist)
+	if errA != nil || errB != nil || ha.TotalCount() < 100 || hb.TotalCount() < 100 {
+		return r
+	}
+	loA, hiA := quantileCI(ha, q)
+	loB, hiB := quantileCI(hb, q)
+	switch {
+	case hiB < loA:
+		r.Verdict = "B better (percentile confidence intervals)"
+	case hiA < loB:
+		r.Verdict = "B worse (percentile confidence intervals)"
+	default:
+		r.Verdict = "no significant difference (percentile confidence intervals)"
+	}
+	return r
+}
+
+func quantileCI(h *hdr.Histogram, q float64) (lo, hi int64) {
+	n := float64(h.TotalCount())
+	p := q / 100
+	d := 1.96 * math.Sqrt(n*p*(1-p))
+	loQ := math.Max(0, (n*p-d)/n*100)
+	hiQ := math.Min(100, (n*p+d)/n*100)
+	return h.ValueAtQuantile(loQ), h.ValueAtQuantile(hiQ)
+}
+
 // Markdown renders the comparison.
 func Markdown(a, b Side, rows []Row) string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "# Comparison\n\nA: %s\nB: %s\n\n", a.Label, b.Label)
-	s.WriteString("A difference counts only when it exceeds twice the standard error of the per-second intervals of both phases; otherwise it is reported as no significant difference.\n\n")
+	s.WriteString("A difference counts only when it exceeds twice the standard error of the per-second intervals of both phases; otherwise it is reported as no significant difference. Percentiles of phases shorter than 3 s are judged from their whole histograms instead (95% confidence intervals of the percentile by order statistics).\n\n")
 	s.WriteString("| step | figure | A | B | B/A | verdict |\n|---|---|---:|---:|---:|---|\n")
 	for _, r := range rows {
 		fmt.Fprintf(&s, "| %s | %s | %s | %s | %.3f | %s |\n", r.Step, r.Figure, r.Format(r.A), r.Format(r.B), r.Ratio, r.Verdict)

@@ -58,12 +58,51 @@ func TestClearShiftsAreJudged(t *testing.T) {
 	}
 }
 
-func TestShortPhasesAreNotJudged(t *testing.T) {
+func TestShortPhasesAreNotJudgedWithoutHistograms(t *testing.T) {
 	a := step([]float64{1000, 1000}, []int64{100, 100})
 	b := step([]float64{5000, 5000}, []int64{10, 10})
 	for _, r := range Compare(side(a), side(b)) {
 		if !strings.HasPrefix(r.Verdict, "too short to judge") {
 			t.Fatalf("%s: %s", r.Figure, r.Verdict)
 		}
+	}
+}
+
+// hist encodes n latencies drawn from a spread around centre (ns).
+func hist(t *testing.T, n int, centre int64, seed uint64) string {
+	h := latency.New()
+	x := seed | 1
+	for i := 0; i < n; i++ {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		// centre ± 50%, with a tail: every 50th value is 5× the centre.
+		v := centre/2 + int64(x%uint64(centre))
+		if i%50 == 0 {
+			v *= 5
+		}
+		h.RecordValue(v)
+	}
+	s, err := latency.Encode(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestShortPhasesJudgedFromHistograms(t *testing.T) {
+	a := step([]float64{1000}, []int64{100})
+	b := step([]float64{1000}, []int64{100})
+	a.Hist, b.Hist = hist(t, 5000, 10000, 1), hist(t, 5000, 10000, 2)
+	v := verdicts(Compare(side(a), side(b)))
+	if v["p50 service time"] != "no significant difference (percentile confidence intervals)" ||
+		v["p99 service time"] != "no significant difference (percentile confidence intervals)" ||
+		!strings.HasPrefix(v["throughput (ops/s)"], "too short") {
+		t.Fatalf("same distribution: %v", v)
+	}
+	b.Hist = hist(t, 5000, 20000, 2)
+	v = verdicts(Compare(side(a), side(b)))
+	if v["p50 service time"] != "B worse (percentile confidence intervals)" || v["p99 service time"] != "B worse (percentile confidence intervals)" {
+		t.Fatalf("doubled latency: %v", v)
 	}
 }
