@@ -182,3 +182,10 @@ func Scrub(uri, msg string) string {
 	}
 	return msg
 }
+
+// OpenError wraps a failure to open a server target in one line that
+// names the target and the redacted URI, with the password scrubbed from
+// the driver's message.
+func OpenError(name, uri string, err error) error {
+	return fmt.Errorf("%s at %s: %s", name, RedactURI(uri), Scrub(uri, err.Error()))
+}

@@ -108,30 +108,17 @@ type Store struct {
 func Open(o target.Options) (*Store, error) {
 	s, err := open(o)
 	if err != nil {
-		return nil, fmt.Errorf("%s at %s: %s", name, target.RedactURI(o.URI), target.Scrub(o.URI, err.Error()))
+		return nil, target.OpenError(name, o.URI, err)
 	}
 	return s, nil
 }
 
 func open(o target.Options) (*Store, error) {
-	isSync, err := targetkit.IsSync(o.Durability)
+	sv, err := targetkit.ServerOptions(o.Durability, o.Extra, o.URI, optionNames, defaultPool, "cassandra://host:port/keyspace")
 	if err != nil {
 		return nil, err
 	}
-	extra, err := targetkit.CheckExtra(kv.Options{Extra: o.Extra}, optionNames)
-	if err != nil {
-		return nil, err
-	}
-	pool, err := extra.Int("pool", defaultPool)
-	if err != nil {
-		return nil, err
-	}
-	if pool < 1 || pool > 4096 {
-		return nil, fmt.Errorf("option pool: %d connections: want 1..4096", pool)
-	}
-	if o.URI == "" {
-		return nil, errors.New("no URI given (cassandra://host:port/keyspace)")
-	}
+	isSync, pool := sv.Sync, sv.Pool
 	u, err := url.Parse(o.URI)
 	if err != nil {
 		return nil, err

@@ -103,33 +103,20 @@ type Store struct {
 func Open(o target.Options) (*Store, error) {
 	s, err := open(o)
 	if err != nil {
-		return nil, fmt.Errorf("%s at %s: %s", name, target.RedactURI(o.URI), target.Scrub(o.URI, err.Error()))
+		return nil, target.OpenError(name, o.URI, err)
 	}
 	return s, nil
 }
 
 func open(o target.Options) (*Store, error) {
-	isSync, err := targetkit.IsSync(o.Durability)
+	sv, err := targetkit.ServerOptions(o.Durability, o.Extra, o.URI, optionNames, defaultPool, "mongodb://host:port/db")
 	if err != nil {
 		return nil, err
 	}
-	extra, err := targetkit.CheckExtra(kv.Options{Extra: o.Extra}, optionNames)
-	if err != nil {
-		return nil, err
-	}
-	pool, err := extra.Int("pool", defaultPool)
-	if err != nil {
-		return nil, err
-	}
-	if pool < 1 || pool > 4096 {
-		return nil, fmt.Errorf("option pool: %d connections: want 1..4096", pool)
-	}
+	isSync, extra, pool := sv.Sync, sv.Extra, sv.Pool
 	idType, err := extra.Choice("address_id", "hex", "hex", "binary")
 	if err != nil {
 		return nil, err
-	}
-	if o.URI == "" {
-		return nil, errors.New("no URI given (mongodb://host:port/db)")
 	}
 	dbName := database(o.URI)
 	journal := isSync

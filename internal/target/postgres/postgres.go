@@ -116,30 +116,17 @@ type Store struct {
 func Open(o target.Options) (*Store, error) {
 	s, err := open(o)
 	if err != nil {
-		return nil, fmt.Errorf("%s at %s: %s", name, target.RedactURI(o.URI), target.Scrub(o.URI, err.Error()))
+		return nil, target.OpenError(name, o.URI, err)
 	}
 	return s, nil
 }
 
 func open(o target.Options) (*Store, error) {
-	isSync, err := targetkit.IsSync(o.Durability)
+	sv, err := targetkit.ServerOptions(o.Durability, o.Extra, o.URI, optionNames, defaultPool, "postgres://user@host:port/db")
 	if err != nil {
 		return nil, err
 	}
-	extra, err := targetkit.CheckExtra(kv.Options{Extra: o.Extra}, optionNames)
-	if err != nil {
-		return nil, err
-	}
-	pool, err := extra.Int("pool", defaultPool)
-	if err != nil {
-		return nil, err
-	}
-	if pool < 1 || pool > 4096 {
-		return nil, fmt.Errorf("option pool: %d connections: want 1..4096", pool)
-	}
-	if o.URI == "" {
-		return nil, errors.New("no URI given (postgres://user@host:port/db)")
-	}
+	isSync, pool := sv.Sync, sv.Pool
 	cfg, err := pgxpool.ParseConfig(o.URI)
 	if err != nil {
 		return nil, err
@@ -596,22 +583,6 @@ func putScratch(sc *fieldScratch) {
 	scratchPool.Put(sc)
 }
 
-// copyFields copies driver-owned field bytes into one allocation.
-func copyFields(vals []pgtype.DriverBytes) [][]byte {
-	n := 0
-	for _, v := range vals {
-		n += len(v)
-	}
-	slab := make([]byte, 0, n)
-	out := make([][]byte, len(vals))
-	for i, v := range vals {
-		start := len(slab)
-		slab = append(slab, v...)
-		out[i] = slab[start:len(slab):len(slab)]
-	}
-	return out
-}
-
 // Read implements ycsb.DB.
 func (s *Store) Read(ctx context.Context, key []byte) ([][]byte, error) {
 	q, err := s.statements()
@@ -634,7 +605,7 @@ func (s *Store) Read(ctx context.Context, key []byte) ([][]byte, error) {
 	if err := rows.Scan(sc.dest...); err != nil {
 		return nil, err
 	}
-	out := copyFields(sc.vals)
+	out := targetkit.CopyFields(sc.vals)
 	rows.Close()
 	return out, rows.Err()
 }
@@ -656,7 +627,7 @@ func (s *Store) Scan(ctx context.Context, start []byte, count int, fn func(key [
 		if err := rows.Scan(sc.dest...); err != nil {
 			return err
 		}
-		rec := copyFields(sc.vals)
+		rec := targetkit.CopyFields(sc.vals)
 		if !fn(rec[0], rec[1:]) {
 			return nil
 		}

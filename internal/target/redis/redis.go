@@ -107,24 +107,11 @@ func Open(o target.Options) (*Store, error) {
 }
 
 func open(o target.Options) (*Store, error) {
-	isSync, err := targetkit.IsSync(o.Durability)
+	sv, err := targetkit.ServerOptions(o.Durability, o.Extra, o.URI, optionNames, defaultPool, "redis://host:port/db")
 	if err != nil {
 		return nil, err
 	}
-	extra, err := targetkit.CheckExtra(kv.Options{Extra: o.Extra}, optionNames)
-	if err != nil {
-		return nil, err
-	}
-	pool, err := extra.Int("pool", defaultPool)
-	if err != nil {
-		return nil, err
-	}
-	if pool < 1 || pool > 4096 {
-		return nil, fmt.Errorf("option pool: %d connections: want 1..4096", pool)
-	}
-	if o.URI == "" {
-		return nil, errors.New("no URI given (redis://host:port/db)")
-	}
+	isSync, pool := sv.Sync, sv.Pool
 	opt, err := redis.ParseURL(o.URI)
 	if err != nil {
 		return nil, err
@@ -475,5 +462,5 @@ func noAnswer(err error) error {
 // openError names the target and the redacted URI, and scrubs the
 // password from the driver's message (url.Parse errors quote the URI).
 func openError(uri string, err error) error {
-	return fmt.Errorf("%s at %s: %s", name, target.RedactURI(uri), target.Scrub(uri, err.Error()))
+	return target.OpenError(name, uri, err)
 }

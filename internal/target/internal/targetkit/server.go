@@ -1,0 +1,57 @@
+package targetkit
+
+import (
+	"errors"
+	"fmt"
+
+	"storebench/internal/kv"
+)
+
+// Server is what every server client reads from its options first.
+type Server struct {
+	Sync  bool  // the study's durability class is sync
+	Extra Extra // its options, checked against the known names
+	Pool  int   // connections (option "pool")
+}
+
+// ServerOptions checks a server target's options in the order every
+// client did: durability, option names, the pool size, and that a URI is
+// given (example shows its form when it is not).
+func ServerOptions(d kv.Durability, extra map[string]string, uri string, known []string, defaultPool int, example string) (Server, error) {
+	isSync, err := IsSync(d)
+	if err != nil {
+		return Server{}, err
+	}
+	ex, err := CheckExtra(kv.Options{Extra: extra}, known)
+	if err != nil {
+		return Server{}, err
+	}
+	pool, err := ex.Int("pool", defaultPool)
+	if err != nil {
+		return Server{}, err
+	}
+	if pool < 1 || pool > 4096 {
+		return Server{}, fmt.Errorf("option pool: %d connections: want 1..4096", pool)
+	}
+	if uri == "" {
+		return Server{}, errors.New("no URI given (" + example + ")")
+	}
+	return Server{Sync: isSync, Extra: ex, Pool: pool}, nil
+}
+
+// CopyFields copies driver-owned field bytes (valid only until the next
+// row) into one allocation the caller owns.
+func CopyFields[B ~[]byte](vals []B) [][]byte {
+	n := 0
+	for _, v := range vals {
+		n += len(v)
+	}
+	slab := make([]byte, 0, n)
+	out := make([][]byte, len(vals))
+	for i, v := range vals {
+		start := len(slab)
+		slab = append(slab, v...)
+		out[i] = slab[start:len(slab):len(slab)]
+	}
+	return out
+}
