@@ -48,16 +48,13 @@ func ledger(b *strings.Builder, run *results.Run) {
 	b.WriteString("## Select one txn from a DB\n\nRandom selects by address from the database of N, one at a time. The seed reported the max of 5; here the max of all of them, with the median and p99.\n\n")
 	tab = Table{Head: head}
 	for _, n := range run.Ladder {
-		var k int64
 		tab.Rows = append(tab.Rows, row(fmt.Sprintf("Select one txn from a DB of %s txns", Count(n)), func(t *results.Target) string {
 			s := step(t, "select", n)
 			if s == nil || s.Latency.Count == 0 {
 				return "—"
 			}
-			k = s.Ops
 			return fmt.Sprintf("max %s<br>p50 %s, p99 %s", Latency(s.Latency.Max), Latency(s.Latency.P50), Latency(s.Latency.P99))
 		}))
-		_ = k
 	}
 	tab.write(b)
 

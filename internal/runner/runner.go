@@ -92,10 +92,7 @@ func Run(ctx context.Context, cfg Config, op Op) (Result, error) {
 		return Result{}, fmt.Errorf("runner: classes without ClassOf")
 	}
 	coll := latency.NewCollector(openLoop, len(cfg.Classes))
-	classOf := func(int64) int { return -1 }
-	if cfg.ClassOf != nil {
-		classOf = cfg.ClassOf
-	}
+	classOf := cfg.ClassOf // nil without classes: no call on the hot path
 	var clock latency.Clock
 
 	var (
@@ -168,7 +165,11 @@ func Run(ctx context.Context, cfg Config, op Op) (Result, error) {
 						return
 					}
 					now := mono()
-					rec.RecordClass(classOf(seq), now-last, 0, false)
+					c := -1
+					if classOf != nil {
+						c = classOf(seq)
+					}
+					rec.RecordClass(c, now-last, 0, false)
 					last = now
 				}
 				return
@@ -190,7 +191,11 @@ func Run(ctx context.Context, cfg Config, op Op) (Result, error) {
 					return
 				}
 				t1 := mono()
-				rec.RecordClass(classOf(seq), t1-t0, t1-intended, t0-intended > cfg.LateAfter)
+				c := -1
+				if classOf != nil {
+					c = classOf(seq)
+				}
+				rec.RecordClass(c, t1-t0, t1-intended, t0-intended > cfg.LateAfter)
 			}
 		}(w)
 	}

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"storebench/internal/workload/gen"
 	"time"
 
 	"storebench/internal/kv"
@@ -140,7 +141,7 @@ func (Ledger) Execute(ctx context.Context, env *workload.Env, st workload.Step) 
 	if err := json.Unmarshal(st.Params, &p); err != nil {
 		return nil, fmt.Errorf("ledger: bad step params: %w", err)
 	}
-	r := &run{env: env, st: st, p: p, g: gen{seed: uint64(st.Seed), payload: int(p.Payload)}}
+	r := &run{env: env, st: st, p: p, g: txGen{seed: uint64(st.Seed), payload: int(p.Payload)}}
 	switch h := env.Target.(type) {
 	case Store:
 		r.store = h
@@ -181,7 +182,7 @@ type run struct {
 	env   *workload.Env
 	st    workload.Step
 	p     Params
-	g     gen
+	g     txGen
 	store Store
 	kv    kv.Store // set for embedded engines: zero-copy verified reads
 }
@@ -262,7 +263,7 @@ func (r *run) selectOne(ctx context.Context) (*results.Step, error) {
 	genesis := r.g.address(nil, mainChain, 0)
 	var key, want []byte
 	res, err := workload.Measure(ctx, r.env, runner.Config{Workers: 1, Ops: k}, k, func(_ int, seq int64) error {
-		i := mix(uint64(r.st.Seed), 1, uint64(seq)) % n
+		i := gen.Mix(uint64(r.st.Seed), 1, uint64(seq)) % n
 		return r.checkTx("select", mainChain, i, genesis, &key, &want)
 	})
 	res.Unit = "select one txn by address"
@@ -350,7 +351,7 @@ func (r *run) stress(ctx context.Context) (*results.Step, error) {
 	total := int64(r.p.Stress.Rate * time.Duration(r.p.Stress.Duration).Seconds())
 	res, err := workload.Measure(ctx, r.env, cfg, total, func(w int, seq int64) error {
 		s := &ws[w]
-		h := mix(uint64(r.st.Seed), 2, uint64(seq))
+		h := gen.Mix(uint64(r.st.Seed), 2, uint64(seq))
 		if h>>11 < threshold {
 			s.reads++
 			return r.checkTx("stress", mainChain, h%n, mainGenesis, &s.key, &s.want)
@@ -408,7 +409,7 @@ func (r *run) balance(ctx context.Context) (*results.Step, error) {
 	k := int64(r.p.Balance.Reads)
 	var addr []byte
 	res, err := workload.Measure(ctx, r.env, runner.Config{Workers: 1, Ops: k}, k, func(_ int, seq int64) error {
-		i := mix(seed, 3, uint64(seq)) % uint64(m)
+		i := gen.Mix(seed, 3, uint64(seq)) % uint64(m)
 		addr = r.g.address(addr, balanceChain, i)
 		got, err := r.store.GetBalance(ctx, addr)
 		if errors.Is(err, kv.ErrNotFound) {

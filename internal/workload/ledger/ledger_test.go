@@ -113,7 +113,7 @@ func TestCorruptionFailsLoudly(t *testing.T) {
 	// Flip one byte of one payload, as a lossy engine might.
 	var p Params
 	_ = json.Unmarshal(insert.Params, &p)
-	g := gen{seed: uint64(insert.Seed), payload: int(p.Payload)}
+	g := txGen{seed: uint64(insert.Seed), payload: int(p.Payload)}
 	for i := uint64(0); i < 1000; i++ {
 		tx := g.encode(nil, mainChain, i, nil)
 		tx[len(tx)-1] ^= 1
@@ -135,7 +135,7 @@ func TestCorruptionFailsLoudly(t *testing.T) {
 }
 
 func TestGenerationIsDeterministic(t *testing.T) {
-	g := gen{seed: 42, payload: 1024}
+	g := txGen{seed: 42, payload: 1024}
 	a := g.encode(nil, 0, 12345, nil)
 	b := g.encode(nil, 0, 12345, g.address(nil, 0, 0))
 	if string(a) != string(b) || len(a) != headerLen+1024 {
@@ -144,7 +144,7 @@ func TestGenerationIsDeterministic(t *testing.T) {
 	if string(a[32:64]) != string(g.address(nil, 0, 12344)) {
 		t.Fatal("prev link is not the previous address")
 	}
-	other := gen{seed: 43, payload: 1024}.encode(nil, 0, 12345, nil)
+	other := txGen{seed: 43, payload: 1024}.encode(nil, 0, 12345, nil)
 	if string(other) == string(a) {
 		t.Fatal("seed does not change the data")
 	}

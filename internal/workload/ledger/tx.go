@@ -3,6 +3,7 @@ package ledger
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"storebench/internal/workload/gen"
 )
 
 // A transaction is generated from (seed, chain, index) alone, so any reader
@@ -40,13 +41,13 @@ const (
 	balanceChain = 200000
 )
 
-type gen struct {
+type txGen struct {
 	seed    uint64
 	payload int
 }
 
 // address of transaction index of chain.
-func (g gen) address(dst []byte, chain, index uint64) []byte {
+func (g txGen) address(dst []byte, chain, index uint64) []byte {
 	var in [24]byte
 	binary.BigEndian.PutUint64(in[0:], g.seed)
 	binary.BigEndian.PutUint64(in[8:], chain)
@@ -57,7 +58,7 @@ func (g gen) address(dst []byte, chain, index uint64) []byte {
 
 // encode writes transaction (chain, index) into dst and returns it. genesis
 // may be passed in (it is constant per chain) to save a hash.
-func (g gen) encode(dst []byte, chain, index uint64, genesis []byte) []byte {
+func (g txGen) encode(dst []byte, chain, index uint64, genesis []byte) []byte {
 	n := headerLen + g.payload
 	if cap(dst) < n {
 		dst = make([]byte, n)
@@ -78,24 +79,8 @@ func (g gen) encode(dst []byte, chain, index uint64, genesis []byte) []byte {
 	binary.BigEndian.PutUint64(b[104:], 1_600_000_000_000+index*1000)
 	b[112] = byte(index % 4)
 	binary.BigEndian.PutUint32(b[113:], uint32(g.payload))
-	fill(b[headerLen:], mix(g.seed, chain, index))
+	fill(b[headerLen:], gen.Mix(g.seed, chain, index))
 	return b
-}
-
-// mix derives a 64-bit seed from several numbers (splitmix64 finalizer).
-func mix(vals ...uint64) uint64 {
-	h := uint64(0x9e3779b97f4a7c15)
-	for _, v := range vals {
-		h = splitmix(h ^ v)
-	}
-	return h
-}
-
-func splitmix(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-	return x ^ (x >> 31)
 }
 
 // fill writes a pseudo-random stream (a xorshift64* sequence) into b.
@@ -137,4 +122,4 @@ func balanceKey(dst, addr []byte) []byte {
 }
 
 // balanceOf is the deterministic balance of view address i.
-func balanceOf(seed, i uint64) uint64 { return mix(seed, balanceChain, i) % 1_000_000_000_000 }
+func balanceOf(seed, i uint64) uint64 { return gen.Mix(seed, balanceChain, i) % 1_000_000_000_000 }

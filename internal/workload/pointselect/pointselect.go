@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"storebench/internal/workload/gen"
 	"time"
 
 	"storebench/internal/results"
@@ -103,7 +104,7 @@ func (PointSelect) Execute(ctx context.Context, env *workload.Env, st workload.S
 		_ [56]byte // one cache line per goroutine
 	}, len(conns))
 	res, err := workload.Measure(ctx, env, runner.Config{Workers: st.Concurrency, Duration: time.Duration(p.Duration)}, 0, func(w int, seq int64) error {
-		key := 1 + int64(splitmix(uint64(st.Seed)^uint64(seq))%uint64(p.Rows))
+		key := 1 + int64(gen.SplitMix(uint64(st.Seed)^uint64(seq))%uint64(p.Rows))
 		_, ok, err := conns[w].Select(ctx, key)
 		if err != nil {
 			return err
@@ -122,11 +123,4 @@ func (PointSelect) Execute(ctx context.Context, env *workload.Env, st workload.S
 	res.Verify = results.Verify{Checked: checked}
 	res.Metrics = map[string]float64{"tps": float64(res.Ops) / res.Seconds, "connections": float64(st.Concurrency)}
 	return res, err
-}
-
-func splitmix(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-	return x ^ (x >> 31)
 }

@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"storebench/internal/workload/gen"
 	"strconv"
 
 	"storebench/internal/kv"
@@ -158,7 +159,7 @@ func (SetGet) Execute(ctx context.Context, env *workload.Env, st workload.Step) 
 			c.kbuf = append(c.kbuf, "key:"...)
 			var k int64
 			if p.Keyspace > 0 {
-				k = int64(splitmix(uint64(seq)*uint64(p.Pipeline)+uint64(i)) % uint64(p.Keyspace))
+				k = int64(gen.SplitMix(uint64(seq)*uint64(p.Pipeline)+uint64(i)) % uint64(p.Keyspace))
 			}
 			c.kbuf = strconv.AppendInt(c.kbuf, k, 10)
 			c.keys[i] = c.kbuf[start:len(c.kbuf):len(c.kbuf)]
@@ -184,11 +185,4 @@ func (SetGet) Execute(ctx context.Context, env *workload.Env, st workload.Step) 
 	requests := res.Ops * int64(p.Pipeline)
 	res.Metrics = map[string]float64{"requests": float64(requests), "requests_per_s": float64(requests) / res.Seconds, "pipeline": float64(p.Pipeline), "connections": float64(conns)}
 	return res, err
-}
-
-func splitmix(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-	return x ^ (x >> 31)
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"storebench/internal/workload/gen"
 	"strings"
 	"sync/atomic"
 
@@ -190,14 +191,14 @@ func fieldTag(k []byte, field int) uint64 {
 		h ^= uint64(c)
 		h *= 0x100000001b3
 	}
-	return splitmix(h ^ uint64(field))
+	return gen.SplitMix(h ^ uint64(field))
 }
 
 func fillField(dst []byte, k []byte, field int, nonce uint64) {
 	tag := fieldTag(k, field)
 	binary.BigEndian.PutUint64(dst[0:], tag)
 	binary.BigEndian.PutUint64(dst[8:], nonce)
-	s := mix(tag, nonce) | 1
+	s := gen.Mix(tag, nonce) | 1
 	b := dst[fieldHeader:]
 	for len(b) >= 8 {
 		s ^= s >> 12
@@ -266,7 +267,7 @@ func (r *run) load(ctx context.Context, env *workload.Env) (*results.Step, error
 	res, err := workload.Measure(ctx, env, runner.Config{Workers: r.workers, Ops: r.n}, r.n, func(w int, seq int64) error {
 		s := &ws[w]
 		s.key = key(s.key, uint64(seq))
-		return r.db.Insert(ctx, s.key, r.record(s, s.key, mix(r.seed, uint64(seq))))
+		return r.db.Insert(ctx, s.key, r.record(s, s.key, gen.Mix(r.seed, uint64(seq))))
 	})
 	res.Unit = fmt.Sprintf("insert a record of %d×%d bytes", r.p.Fields, r.p.FieldLength)
 	res.Metrics = map[string]float64{"records": float64(r.n)}
@@ -286,7 +287,7 @@ func (r *run) workload(ctx context.Context, env *workload.Env, name string) (*re
 	salt := uint64(name[0])
 	cum := []float64{m.read, m.read + m.update, m.read + m.update + m.insert, m.read + m.update + m.insert + m.scan}
 	classOf := func(seq int64) int {
-		u := uniform01(mix(r.seed, salt, uint64(seq)))
+		u := uniform01(gen.Mix(r.seed, salt, uint64(seq)))
 		for c, edge := range cum {
 			if u < edge {
 				return c
@@ -299,7 +300,7 @@ func (r *run) workload(ctx context.Context, env *workload.Env, name string) (*re
 	W := int64(r.workers)
 	// pick chooses an existing record for goroutine w.
 	pick := func(w int, s *wstate, seq int64) uint64 {
-		u := uniform01(mix(r.seed, salt, uint64(seq), 1))
+		u := uniform01(gen.Mix(r.seed, salt, uint64(seq), 1))
 		switch dist {
 		case "uniform":
 			return uint64(float64(r.n) * u)
@@ -326,7 +327,7 @@ func (r *run) workload(ctx context.Context, env *workload.Env, name string) (*re
 		if op == opInsert {
 			i := uint64(r.n + int64(w) + s.inserted*W)
 			s.key = key(s.key, i)
-			if err := r.db.Insert(ctx, s.key, r.record(s, s.key, mix(r.seed, i))); err != nil {
+			if err := r.db.Insert(ctx, s.key, r.record(s, s.key, gen.Mix(r.seed, i))); err != nil {
 				return err
 			}
 			s.inserted++
@@ -352,16 +353,16 @@ func (r *run) workload(ctx context.Context, env *workload.Env, name string) (*re
 			fallthrough
 		case opUpdate:
 			// Write one field (YCSB's writeallfields=false).
-			f := int(mix(r.seed, salt, uint64(seq), 2) % uint64(r.p.Fields))
+			f := int(gen.Mix(r.seed, salt, uint64(seq), 2) % uint64(r.p.Fields))
 			for i := range s.fields {
 				s.fields[i] = nil
 			}
 			v := s.slab[:r.p.FieldLength]
-			fillField(v, s.key, f, mix(r.seed, salt, uint64(seq), 3))
+			fillField(v, s.key, f, gen.Mix(r.seed, salt, uint64(seq), 3))
 			s.fields[f] = v
 			return r.db.Update(ctx, s.key, s.fields)
 		case opScan:
-			n := 1 + int(mix(r.seed, salt, uint64(seq), 4)%uint64(r.p.MaxScanLength))
+			n := 1 + int(gen.Mix(r.seed, salt, uint64(seq), 4)%uint64(r.p.MaxScanLength))
 			var failure error
 			err := r.db.(Scanner).Scan(ctx, s.key, n, func(k []byte, fields [][]byte) bool {
 				if failure = r.checkFields(name, k, fields, s.scratch); failure != nil {

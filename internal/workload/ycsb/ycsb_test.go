@@ -3,6 +3,7 @@ package ycsb
 import (
 	"context"
 	"errors"
+	"storebench/internal/workload/gen"
 	"strings"
 	"testing"
 
@@ -84,7 +85,7 @@ func TestZipfianIsSkewed(t *testing.T) {
 	z := newZipfian(1000)
 	counts := make([]int, 1000)
 	for i := 0; i < 100000; i++ {
-		counts[z.rank(uniform01(mix(7, uint64(i))))]++
+		counts[z.rank(uniform01(gen.Mix(7, uint64(i))))]++
 	}
 	// With theta 0.99 over 1000 items rank 0 draws ~13% and the top 10
 	// about 40%; uniform would give 0.1% and 1%.
