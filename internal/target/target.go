@@ -75,6 +75,23 @@ func Register(i Info) {
 	registry[i.Name] = i
 }
 
+// RegisterEmbedded adds an embedded target that is not a plain kv.Store
+// (the authenticated stores of package ads: mpt, iavl, moeingads). Its
+// Kind is "pure-go" or "cgo"; it opens in the worker process on a data
+// directory like every embedded engine.
+func RegisterEmbedded(i Info) {
+	if _, dup := registry[i.Name]; dup {
+		panic("target registered twice: " + i.Name)
+	}
+	if i.Open == nil && i.Unavailable == "" {
+		panic("target " + i.Name + " has neither Open nor Unavailable")
+	}
+	if i.Kind != "pure-go" && i.Kind != "cgo" {
+		panic("embedded target " + i.Name + " needs Kind pure-go or cgo")
+	}
+	registry[i.Name] = i
+}
+
 // fromEngine presents an embedded engine as a target.
 func fromEngine(e kv.Engine) Info {
 	i := Info{Name: e.Name, Title: e.Title, Kind: e.Kind, Version: e.Version, Unavailable: e.Unavailable, OptionNames: e.OptionNames}
@@ -115,18 +132,24 @@ func Lookup(name string) (Info, error) {
 	return Info{}, fmt.Errorf("unknown target %q (see `storebench list`)", name)
 }
 
-// All returns every target, embedded engines first, each group by name.
+// All returns every target, embedded engines first (kv engines by name,
+// then the other embedded targets), then servers by name.
 func All() []Info {
 	var out []Info
 	for _, e := range kv.Engines() {
 		out = append(out, fromEngine(e))
 	}
-	var servers []Info
+	var embedded, servers []Info
 	for _, i := range registry {
-		servers = append(servers, i)
+		if i.Embedded() {
+			embedded = append(embedded, i)
+		} else {
+			servers = append(servers, i)
+		}
 	}
+	sort.Slice(embedded, func(a, b int) bool { return embedded[a].Name < embedded[b].Name })
 	sort.Slice(servers, func(a, b int) bool { return servers[a].Name < servers[b].Name })
-	return append(out, servers...)
+	return append(append(out, embedded...), servers...)
 }
 
 // RedactURI hides the password of a URI for printing: passwords in URIs
