@@ -61,6 +61,13 @@ func Prepare(s *study.Study) (*Plan, error) {
 		}
 		p.Steps = append(p.Steps, steps...)
 	}
+	phases := map[string]bool{}
+	for _, st := range p.Steps {
+		phases[st.Workload+"."+st.Phase] = true
+	}
+	if err := s.CheckFigures(phases); err != nil {
+		return nil, err
+	}
 	names := map[string]int{}
 	for i := range s.Targets {
 		t := &s.Targets[i]
@@ -132,6 +139,7 @@ func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, erro
 		Command: o.Command, Started: time.Now(), Status: "complete",
 		Storebench: o.Version, Host: sysinfo.Collect(), Storage: storage,
 		Seed: s.Seed, Durability: s.Durability, Concurrency: s.Concurrency,
+		Constraints: s.Constraints,
 	}
 	for _, c := range s.Ladder {
 		run.Ladder = append(run.Ladder, int64(c))

@@ -8,7 +8,10 @@ import (
 	"storebench/internal/results"
 )
 
-func init() { RegisterSection("ledger", ledger) }
+func init() {
+	RegisterSection("ledger", ledger)
+	RegisterHeadline("ledger", Headline{Figure: "ledger.insert", Metric: "seconds", What: "seconds to insert the chain of N transactions"})
+}
 
 // ledger renders the seed 000 tables: rows are actions, columns engines.
 func ledger(b *strings.Builder, run *results.Run) {

@@ -40,6 +40,8 @@ func Markdown(run *results.Run) string {
 	fmt.Fprintf(&b, "Seed %d, durability **%s** for every target (%s), ladder %s, concurrency %d.\n\n",
 		run.Seed, run.Durability, durabilityMeaning(run.Durability), ladder(run.Ladder), run.Concurrency)
 
+	recommendation(&b, run)
+
 	h := run.Host
 	b.WriteString("## Machine\n\n")
 	b.WriteString("| CPU | cores | RAM | kernel | OS | data directory on | Go | storebench |\n|---|---|---|---|---|---|---|---|\n")
@@ -83,6 +85,7 @@ func Markdown(run *results.Run) string {
 			}
 		}
 	}
+	bottlenecks(&b, run)
 	verification(&b, run)
 	return b.String()
 }

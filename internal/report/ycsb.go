@@ -8,7 +8,10 @@ import (
 	"storebench/internal/results"
 )
 
-func init() { RegisterSection("ycsb", ycsb) }
+func init() {
+	RegisterSection("ycsb", ycsb)
+	RegisterHeadline("ycsb", Headline{Figure: "ycsb.a", Metric: "throughput", What: "throughput of YCSB workload A (50% read, 50% update)"})
+}
 
 var ycsbTitles = map[string]string{
 	"load": "Load: insert the records",

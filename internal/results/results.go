@@ -12,6 +12,7 @@ import (
 
 	"storebench/internal/measure/latency"
 	"storebench/internal/measure/procstat"
+	"storebench/internal/study"
 	"storebench/internal/sysinfo"
 )
 
@@ -40,6 +41,9 @@ type Run struct {
 	Concurrency int             `json:"concurrency"`
 	Ladder      []int64         `json:"ladder"`
 	Targets     []*Target       `json:"targets"`
+	// Constraints are the study's (nil: none given); the report ranks
+	// the targets against them.
+	Constraints *study.Constraints `json:"constraints,omitempty"`
 }
 
 // Target is everything measured on one target.
@@ -88,6 +92,12 @@ type Step struct {
 	Verify Verify `json:"verify"`
 	// Metrics holds phase-specific figures (e.g. "chain_length").
 	Metrics map[string]float64 `json:"metrics,omitempty"`
+	// Root is the hex root hash after the step's last block, and
+	// RootsDigest the hex SHA-256 over every block's root in commit
+	// order; both empty for stores without roots (package ads). Equal
+	// digests on two runs mean equal roots after every block.
+	Root        string `json:"root,omitempty"`
+	RootsDigest string `json:"roots_digest,omitempty"`
 	// Resources are the worker's: the whole target for an embedded
 	// engine, the client for a server target.
 	Resources Resources `json:"resources"`

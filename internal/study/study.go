@@ -29,6 +29,10 @@ type Study struct {
 	Limits      Limits   `yaml:"limits"`
 	Targets     []Target `yaml:"targets"`
 	Workloads   []Entry  `yaml:"workloads"`
+	// Constraints the report judges the targets by (see constraints.go).
+	Constraints *Constraints `yaml:"constraints"`
+	// Scales are named sets of overrides chosen with --scale (see scale.go).
+	Scales map[string]Scale `yaml:"scales"`
 
 	// File is where the study came from ("builtin:ledger" or a path);
 	// Source is its text, recorded in every result.
@@ -229,6 +233,12 @@ func (s *Study) check(root *yaml.Node) error {
 	if len(s.Workloads) == 0 {
 		return fail("workloads", "missing: name at least one workload (see `storebench list`)")
 	}
+	if err := s.checkConstraints(root); err != nil {
+		return err
+	}
+	if err := s.checkScales(root); err != nil {
+		return err
+	}
 	return s.CheckLadder()
 }
 
@@ -262,12 +272,20 @@ type Override struct {
 	Seed        *int64
 	Concurrency int
 	TimeLimit   string
+	// Scale names one of the study's scales, applied before the other
+	// overrides so that the command line still wins.
+	Scale string
 	// Set holds "workload.param=value" assignments.
 	Set []string
 }
 
 // Apply changes s per o. Errors name the flag.
 func (s *Study) Apply(o Override) error {
+	if o.Scale != "" {
+		if err := s.ApplyScale(o.Scale); err != nil {
+			return err
+		}
+	}
 	if o.Ladder != "" {
 		s.Ladder = nil
 		for _, f := range strings.Split(o.Ladder, ",") {
@@ -347,6 +365,20 @@ func (s *Study) set(assign string) error {
 	if len(parts) < 2 {
 		return fmt.Errorf("want workload.param=value")
 	}
+	var v yaml.Node
+	if err := yaml.Unmarshal([]byte(val), &v); err != nil || len(v.Content) == 0 {
+		v = yaml.Node{Kind: yaml.ScalarNode, Value: val}
+	} else {
+		v = *v.Content[0]
+	}
+	// The value comes from the command line, not from a line of the file:
+	// errors must not point into the file.
+	clearLines(&v)
+	return s.setParam(parts, &v)
+}
+
+// setParam puts v at workload.param.sub (parts) in the raw params.
+func (s *Study) setParam(parts []string, v *yaml.Node) error {
 	for i := range s.Workloads {
 		w := &s.Workloads[i]
 		if w.Name != parts[0] {
@@ -372,15 +404,7 @@ func (s *Study) set(assign string) error {
 				n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: p}, next)
 			}
 			if last {
-				var v yaml.Node
-				if err := yaml.Unmarshal([]byte(val), &v); err != nil || len(v.Content) == 0 {
-					*next = yaml.Node{Kind: yaml.ScalarNode, Value: val}
-				} else {
-					*next = *v.Content[0]
-				}
-				// The value comes from the command line, not from a line of
-				// the file: errors must not point into the file.
-				clearLines(next)
+				*next = *v
 			}
 			n = next
 		}

@@ -1,0 +1,167 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"storebench/internal/results"
+)
+
+// Bottleneck is the resource a phase was limited by on one target, read
+// from the measured resource series, with the figures that show it.
+type Bottleneck struct {
+	// Resource is one of: rate (kept up with an open loop's offered rate:
+	// nothing saturated), cpu (all cores busy), core (one core busy: a
+	// single-threaded path), disk-write, disk-read, memory, latency
+	// (neither CPU nor disk busy: round trips, fsync waits of a light
+	// load, locks), short (too short to tell).
+	Resource string
+	Text     string
+}
+
+// Thresholds of the classification, in one place so docs/reports.md can
+// state them.
+const (
+	busyShare     = 0.85 // of all cores: the CPU is saturated
+	oneCoreBusy   = 85.0 // percent of one core: a single thread is
+	keptUpShare   = 0.97 // of the offered rate: an open loop kept up
+	diskBusyBytes = 8 << 20
+	memNearShare  = 0.90 // of the host's RAM
+	shortSeconds  = 0.05
+)
+
+// Classify finds the bottleneck of one step.
+func Classify(run *results.Run, s *results.Step) Bottleneck {
+	if s.Seconds < shortSeconds {
+		return Bottleneck{"short", "too short to tell"}
+	}
+	cores := float64(max(run.Host.LogicalCPUs, 1)) * 100
+	fp := s.Footprint()
+	tcpu := fp.CPUPercent
+	ccpu := 0.0
+	who := fmt.Sprintf("%.0f%% CPU", tcpu)
+	if s.ServerResources != nil {
+		ccpu = s.Resources.CPUPercent
+		who = fmt.Sprintf("server %.0f%% + client %.0f%% CPU", tcpu, ccpu)
+	}
+	rate := float64(s.Ops) / s.Seconds
+	if s.Rate > 0 && rate >= keptUpShare*s.Rate {
+		return Bottleneck{"rate", fmt.Sprintf("none: kept up with %.0f ops/s (%s)", s.Rate, who)}
+	}
+	mem := Mem(fp.After)
+	if total := run.Host.MemTotalBytes; total > 0 && float64(mem+fp.CacheResident) > memNearShare*float64(total) {
+		return Bottleneck{"memory", fmt.Sprintf("memory: %s resident + %s cached of %s RAM", Bytes(mem), Bytes(fp.CacheResident), Bytes(total))}
+	}
+	if tcpu+ccpu >= busyShare*cores {
+		return Bottleneck{"cpu", fmt.Sprintf("CPU: all %d cores busy (%s)", run.Host.LogicalCPUs, who)}
+	}
+	var rd, wr float64
+	if fp.After.IOAvailable && fp.Before.IOAvailable {
+		rd = float64(fp.After.ReadBytes-fp.Before.ReadBytes) / s.Seconds
+		wr = float64(fp.After.WriteBytes-fp.Before.WriteBytes) / s.Seconds
+	}
+	if tcpu >= oneCoreBusy || ccpu >= oneCoreBusy {
+		if max(tcpu, ccpu) < 115 {
+			return Bottleneck{"core", fmt.Sprintf("CPU: one core busy (%s), a single-threaded path", who)}
+		}
+		return Bottleneck{"core", fmt.Sprintf("CPU: %.1f of %d cores busy (%s)", (tcpu+ccpu)/100, run.Host.LogicalCPUs, who)}
+	}
+	if rd >= diskBusyBytes {
+		cached := ""
+		if fp.CacheTotal > 0 {
+			cached = fmt.Sprintf(", %.0f%% of its files cached", 100*float64(fp.CacheResident)/float64(fp.CacheTotal))
+		}
+		return Bottleneck{"disk-read", fmt.Sprintf("disk reads: %s/s from the device%s (%s)", Bytes(int64(rd)), cached, who)}
+	}
+	if wr >= diskBusyBytes {
+		return Bottleneck{"disk-write", fmt.Sprintf("disk writes: %s/s (%s)", Bytes(int64(wr)), who)}
+	}
+	what := "round trips, fsync waits or locks"
+	if s.ServerResources == nil {
+		what = "fsync waits, locks or sleeps"
+	}
+	return Bottleneck{"latency", fmt.Sprintf("waiting: neither CPU (%s) nor disk (%s/s) busy; %s", who, Bytes(int64(rd+wr)), what)}
+}
+
+// bottlenecks renders, for each phase at its largest size, what limited
+// each target.
+func bottlenecks(b *strings.Builder, run *results.Run) {
+	type key struct{ workload, phase string }
+	largest := map[key]int64{}
+	var order []key
+	for _, t := range run.Targets {
+		for _, s := range t.Steps {
+			k := key{s.Workload, s.Phase}
+			n, seen := largest[k]
+			if !seen {
+				order = append(order, k)
+			}
+			if !seen || s.N > n {
+				largest[k] = s.N
+			}
+		}
+	}
+	if len(order) == 0 {
+		return
+	}
+	var ts []*results.Target
+	head := []string{"Phase"}
+	for _, t := range run.Targets {
+		if len(t.Steps) > 0 {
+			ts = append(ts, t)
+			head = append(head, t.Title)
+		}
+	}
+	tab := Table{Head: head}
+	counts := map[string]map[string]int{}
+	for _, k := range order {
+		n := largest[k]
+		row := []string{fmt.Sprintf("%s %s at %s", k.workload, k.phase, Count(n))}
+		for _, t := range ts {
+			s := t.Find(k.workload, k.phase, n)
+			if s == nil || s.Error != "" {
+				row = append(row, "—")
+				continue
+			}
+			bn := Classify(run, s)
+			row = append(row, cell(bn.Text))
+			if counts[t.Title] == nil {
+				counts[t.Title] = map[string]int{}
+			}
+			if bn.Resource != "short" {
+				counts[t.Title][bn.Resource]++
+			}
+		}
+		tab.Rows = append(tab.Rows, row)
+	}
+	b.WriteString("## Bottlenecks\n\n")
+	fmt.Fprintf(b, "What limited each target in each phase at its largest size, from the measured CPU (100%% = one core, %d cores here), I/O to the device and memory of the target (a server's own process tree, apart from the client). Rules: an open loop that kept up was limited by nothing; ≥ %.0f%% of all cores busy is CPU; one process at ≥ %.0f%% of a core is a single-threaded path; ≥ %s/s read or written is the disk; otherwise the time went to waiting.\n\n",
+		run.Host.LogicalCPUs, busyShare*100, oneCoreBusy, Bytes(diskBusyBytes))
+	tab.write(b)
+	var sum []string
+	for _, t := range ts {
+		c := counts[t.Title]
+		var res []string
+		for r := range c {
+			res = append(res, r)
+		}
+		sort.Slice(res, func(i, j int) bool { return c[res[i]] > c[res[j]] || c[res[i]] == c[res[j]] && res[i] < res[j] })
+		if len(res) > 0 {
+			total := 0
+			for _, x := range c {
+				total += x
+			}
+			sum = append(sum, fmt.Sprintf("%s: mostly %s (%d of %d phases long enough to tell)", t.Title, resourceWords[res[0]], c[res[0]], total))
+		}
+	}
+	if len(sum) > 0 {
+		b.WriteString(strings.Join(sum, "; ") + ".\n\n")
+	}
+}
+
+var resourceWords = map[string]string{
+	"rate": "not saturated", "cpu": "CPU-bound", "core": "CPU-bound below all cores",
+	"disk-write": "bound by disk writes", "disk-read": "bound by disk reads",
+	"memory": "short of memory", "latency": "waiting (neither CPU nor disk busy)",
+}

@@ -1,0 +1,372 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"storebench/internal/results"
+	"storebench/internal/study"
+)
+
+// Headline is the figure a workload's study is decided by when the user
+// states no constraint to rank by: the seeds each lead with one (seconds
+// to insert the chain, TPS of the transfers, ...).
+type Headline struct {
+	// Figure is "workload.phase" or "workload.phase.OP".
+	Figure string
+	// Metric is one of study.RankMetrics.
+	Metric string
+	// What says it in words, for the report ("seconds to insert a chain").
+	What string
+}
+
+var headlines = map[string]Headline{}
+
+// RegisterHeadline sets the headline figure of a workload.
+func RegisterHeadline(workload string, h Headline) { headlines[workload] = h }
+
+// Verdict is one target judged against the study's constraints.
+type Verdict struct {
+	Target *results.Target
+	// Meets is true when the target meets every constraint.
+	Meets bool
+	// Broken is the first constraint the target breaks, with the measured
+	// figure ("p99 of ledger.select 3.2 ms > 2 ms").
+	Broken string
+	// Score is the ranking figure (NaN when not measured) and ScoreText
+	// its printed form.
+	Score     float64
+	ScoreText string
+	// Peak memory and disk over the run, for the ranking table.
+	PeakMem, PeakDisk int64
+}
+
+// Recommendation is the opening judgement of a report.
+type Recommendation struct {
+	// Basis says what the ranking is by and whether constraints applied.
+	Basis string
+	// Ranked are the targets that meet the constraints, best first;
+	// Rejected those that do not (or were not measured), in study order.
+	Ranked, Rejected []Verdict
+}
+
+// figure is a resolved "workload.phase[.OP]:metric".
+type figure struct {
+	workload, phase, op, metric string
+}
+
+func parseFigure(fig, metric string) figure {
+	parts := strings.SplitN(fig, ".", 3)
+	f := figure{workload: parts[0], metric: metric}
+	if len(parts) > 1 {
+		f.phase = parts[1]
+	}
+	if len(parts) > 2 {
+		f.op = parts[2]
+	}
+	return f
+}
+
+func (f figure) name() string {
+	s := f.workload + "." + f.phase
+	if f.op != "" {
+		s += "." + f.op
+	}
+	return s
+}
+
+// higherIsBetter reports the direction of a metric.
+func (f figure) higherIsBetter() bool { return f.metric == "throughput" }
+
+// largestN is the largest size at which any target measured the phase:
+// figures are compared there, and a target that stopped short of it has
+// no figure.
+func largestN(run *results.Run, f figure) int64 {
+	var n int64 = -1
+	for _, t := range run.Targets {
+		for _, s := range t.Steps {
+			if s.Workload == f.workload && s.Phase == f.phase && s.N > n {
+				n = s.N
+			}
+		}
+	}
+	return n
+}
+
+// measure returns the figure on one target at size n, and whether the
+// target has it. Phases with several steps at one size (the ledger's
+// chains of several lengths) are combined: seconds add up, throughput is
+// total operations over total time, latency percentiles take the worst.
+// Open-loop phases are judged by latency from the intended start time,
+// which is what a client queueing behind a stall sees.
+func (f figure) measure(t *results.Target, n int64) (float64, string, bool) {
+	var secs float64
+	var ops int64
+	var worst int64 = -1
+	intended := false
+	found := false
+	for _, s := range t.Steps {
+		if s.Workload != f.workload || s.Phase != f.phase || s.N != n || s.Error != "" || s.Partial {
+			continue
+		}
+		found = true
+		secs += s.Seconds
+		ops += s.Ops
+		sum := s.Latency
+		if f.op != "" {
+			var ok bool
+			if sum, ok = s.ByOp[f.op]; !ok {
+				return 0, "", false
+			}
+		} else if s.Intended != nil {
+			sum, intended = *s.Intended, true
+		}
+		var v int64
+		switch f.metric {
+		case "p50":
+			v = sum.P50
+		case "p99":
+			v = sum.P99
+		case "max":
+			v = sum.Max
+		}
+		if sum.Count == 0 && f.metric != "seconds" && f.metric != "throughput" {
+			return 0, "", false
+		}
+		if v > worst {
+			worst = v
+		}
+	}
+	if !found {
+		return 0, "", false
+	}
+	switch f.metric {
+	case "seconds":
+		return secs, Seconds(secs), true
+	case "throughput":
+		if secs <= 0 {
+			return 0, "", false
+		}
+		r := float64(ops) / secs
+		return r, fmt.Sprintf("%.0f ops/s", r), true
+	default:
+		txt := Latency(worst)
+		if intended {
+			txt += " (from intended start)"
+		}
+		return float64(worst), txt, true
+	}
+}
+
+// peaks returns the most memory and disk the target took at any step.
+func peaks(t *results.Target) (mem, disk int64) {
+	for _, s := range t.Steps {
+		r := s.Footprint()
+		mem = max(mem, Mem(r.Before), Mem(r.After))
+		disk = max(disk, r.DiskAllocated)
+		if s.ServerResources == nil {
+			for _, tk := range s.Series {
+				mem = max(mem, tk.RSSBytes)
+			}
+		}
+	}
+	return mem, disk
+}
+
+// targetDurability is the class a target's writes actually had: none for
+// a target that keeps nothing (memcached says so in its settings),
+// otherwise the run's class, which every target honours or refuses.
+func targetDurability(run *results.Run, t *results.Target) string {
+	d := t.Settings["durability"]
+	if t.Server != nil && t.Server.Settings["durability"] != "" {
+		d = t.Server.Settings["durability"]
+	}
+	if strings.HasPrefix(d, "none") {
+		return "none"
+	}
+	return run.Durability
+}
+
+// rankFigure is the figure the ranking uses and the words for it.
+func rankFigure(run *results.Run) (figure, string, bool) {
+	if c := run.Constraints; c != nil && c.RankBy != "" {
+		fig, metric, _ := strings.Cut(c.RankBy, ":")
+		f := parseFigure(fig, metric)
+		return f, fmt.Sprintf("%s of %s (the study's rank_by)", metric, f.name()), true
+	}
+	// The headline of the study's first workload that has one.
+	for _, t := range run.Targets {
+		for _, s := range t.Steps {
+			if h, ok := headlines[s.Workload]; ok {
+				f := parseFigure(h.Figure, h.Metric)
+				return f, h.What + " (the study's headline figure)", true
+			}
+		}
+	}
+	return figure{}, "", false
+}
+
+// Recommend judges every measured target against the run's constraints
+// and ranks those that meet them.
+func Recommend(run *results.Run) *Recommendation {
+	rf, what, ok := rankFigure(run)
+	if !ok {
+		return nil
+	}
+	rec := &Recommendation{}
+	c := run.Constraints
+	rn := largestN(run, rf)
+	for _, t := range run.Targets {
+		if t.Status == "unavailable" || t.Status == "skipped" {
+			continue
+		}
+		v := Verdict{Target: t, Meets: true, Score: math.NaN()}
+		v.PeakMem, v.PeakDisk = peaks(t)
+		if x, txt, ok := rf.measure(t, rn); ok {
+			v.Score, v.ScoreText = x, txt
+		}
+		if c.Any() {
+			v.Broken = firstBroken(run, c, t, v)
+		}
+		if v.Broken == "" && math.IsNaN(v.Score) {
+			v.Broken = fmt.Sprintf("no figure for %s at %s", rf.name(), Count(rn))
+			if t.Status != "ok" && t.Reason != "" {
+				v.Broken += " (" + t.Status + ": " + t.Reason + ")"
+			}
+		}
+		v.Meets = v.Broken == ""
+		if v.Meets {
+			rec.Ranked = append(rec.Ranked, v)
+		} else {
+			rec.Rejected = append(rec.Rejected, v)
+		}
+	}
+	sort.SliceStable(rec.Ranked, func(i, j int) bool {
+		if rf.higherIsBetter() {
+			return rec.Ranked[i].Score > rec.Ranked[j].Score
+		}
+		return rec.Ranked[i].Score < rec.Ranked[j].Score
+	})
+	at := ""
+	if rn > 0 {
+		at = " at " + Count(rn)
+	}
+	if c.Any() {
+		rec.Basis = fmt.Sprintf("Targets that meet every constraint of the study, ranked by %s%s.", what, at)
+	} else {
+		rec.Basis = fmt.Sprintf("The study states no constraints: targets ranked by %s%s. Add a `constraints:` section (RAM, disk, durability, p99, throughput) to rank against what your system can afford.", what, at)
+	}
+	return rec
+}
+
+// firstBroken returns the first constraint t breaks, with the figure.
+func firstBroken(run *results.Run, c *study.Constraints, t *results.Target, v Verdict) string {
+	if c.Durability == "sync" {
+		if d := targetDurability(run, t); d != "sync" {
+			return fmt.Sprintf("durability: writes were %s, sync is required", d)
+		}
+	}
+	if c.RAM > 0 && v.PeakMem > int64(c.RAM) {
+		return fmt.Sprintf("RAM: peak %s > %s", Bytes(v.PeakMem), Bytes(int64(c.RAM)))
+	}
+	if c.Disk > 0 && v.PeakDisk > int64(c.Disk) {
+		return fmt.Sprintf("disk: %s > %s", Bytes(v.PeakDisk), Bytes(int64(c.Disk)))
+	}
+	for _, b := range c.P99 {
+		f := parseFigure(b.Figure, "p99")
+		n := largestN(run, f)
+		x, txt, ok := f.measure(t, n)
+		if !ok {
+			return fmt.Sprintf("p99 of %s: not measured at %s%s", f.name(), Count(n), statusNote(t))
+		}
+		if x > b.Value {
+			return fmt.Sprintf("p99 of %s at %s: %s > %s", f.name(), Count(n), txt, Latency(int64(b.Value)))
+		}
+	}
+	for _, b := range c.Throughput {
+		f := parseFigure(b.Figure, "throughput")
+		n := largestN(run, f)
+		x, txt, ok := f.measure(t, n)
+		if !ok {
+			return fmt.Sprintf("throughput of %s: not measured at %s%s", f.name(), Count(n), statusNote(t))
+		}
+		if x < b.Value {
+			return fmt.Sprintf("throughput of %s at %s: %s < %.0f ops/s", f.name(), Count(n), txt, b.Value)
+		}
+	}
+	return ""
+}
+
+func statusNote(t *results.Target) string {
+	if t.Status != "ok" && t.Reason != "" {
+		return " (" + t.Status + ": " + t.Reason + ")"
+	}
+	return ""
+}
+
+// constraintsText lists the constraints in words.
+func constraintsText(c *study.Constraints) string {
+	var parts []string
+	if c.Durability != "" {
+		parts = append(parts, "durability "+c.Durability)
+	}
+	if c.RAM > 0 {
+		parts = append(parts, "RAM ≤ "+Bytes(int64(c.RAM)))
+	}
+	if c.Disk > 0 {
+		parts = append(parts, "disk ≤ "+Bytes(int64(c.Disk)))
+	}
+	for _, b := range c.P99 {
+		parts = append(parts, fmt.Sprintf("p99 of %s ≤ %s", b.Figure, Latency(int64(b.Value))))
+	}
+	for _, b := range c.Throughput {
+		parts = append(parts, fmt.Sprintf("%s ≥ %.0f ops/s", b.Figure, b.Value))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// recommendation renders the opening section of the report.
+func recommendation(b *strings.Builder, run *results.Run) {
+	rec := Recommend(run)
+	if rec == nil {
+		return
+	}
+	b.WriteString("## Recommendation\n\n")
+	if run.Constraints.Any() {
+		fmt.Fprintf(b, "Constraints: %s.\n\n", constraintsText(run.Constraints))
+	}
+	b.WriteString(rec.Basis + "\n\n")
+	switch {
+	case len(rec.Ranked) == 0:
+		b.WriteString("**No target meets them.**\n\n")
+	case run.Constraints.Any():
+		fmt.Fprintf(b, "**Recommended: %s** (%s).\n\n", rec.Ranked[0].Target.Title, rec.Ranked[0].ScoreText)
+	default:
+		fmt.Fprintf(b, "**Best on this figure: %s** (%s).\n\n", rec.Ranked[0].Target.Title, rec.Ranked[0].ScoreText)
+	}
+	if len(rec.Ranked) > 0 {
+		tab := Table{Head: []string{"Rank", "Target", "Figure", "Peak RAM", "Peak disk"}}
+		for i, v := range rec.Ranked {
+			tab.Rows = append(tab.Rows, []string{fmt.Sprint(i + 1), v.Target.Title, v.ScoreText, Bytes(v.PeakMem), Bytes(v.PeakDisk)})
+		}
+		tab.write(b)
+	}
+	if len(rec.Rejected) > 0 {
+		tab := Table{Head: []string{"Target", "First constraint broken", "Figure"}}
+		for _, v := range rec.Rejected {
+			score := v.ScoreText
+			if score == "" {
+				score = "—"
+			}
+			tab.Rows = append(tab.Rows, []string{v.Target.Title, cell(v.Broken), score})
+		}
+		if run.Constraints.Any() {
+			b.WriteString("Not recommended:\n\n")
+		} else {
+			b.WriteString("Not ranked:\n\n")
+		}
+		tab.write(b)
+	}
+}

@@ -1,0 +1,213 @@
+package study
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Constraints are what the user's system can afford: the report opens
+// with a ranking of the targets that meet them and, for each one that
+// does not, the first constraint it breaks with the measured figure. The
+// seed studies state such limits in prose ("we will suppose the DB uses at
+// most 8 GB of RAM"); here they are checked against measurements.
+//
+// Constraints are checked in a fixed order: durability, ram, disk, then
+// p99 and throughput bounds in the order the file gives them.
+type Constraints struct {
+	// RAM is the most memory the target may use: the resident set of an
+	// embedded engine's worker process, the proportional set size of a
+	// managed server's process tree, at its highest over the run.
+	RAM Bytes `yaml:"ram" json:"ram_bytes,omitempty"`
+	// Disk is the most disk space (allocated blocks) the target's data may
+	// take at any step.
+	Disk Bytes `yaml:"disk" json:"disk_bytes,omitempty"`
+	// Durability is the class the system needs: "sync" excludes runs made
+	// with async writes and targets that keep nothing (memcached).
+	Durability string `yaml:"durability" json:"durability,omitempty"`
+	// P99 bounds the p99 service time of phases, "workload.phase" or
+	// "workload.phase.OP" (YCSB's READ, UPDATE, ...), at the largest size.
+	P99 []Bound `yaml:"-" json:"p99,omitempty"`
+	// Throughput is the least operations per second a phase must achieve
+	// at the largest size.
+	Throughput []Bound `yaml:"-" json:"throughput,omitempty"`
+	// RankBy names the figure that orders the targets meeting the
+	// constraints, "workload.phase:metric" with metric one of seconds,
+	// throughput, p50, p99, max; empty: the study's headline figure.
+	RankBy string `yaml:"rank_by" json:"rank_by,omitempty"`
+
+	RawP99        yaml.Node `yaml:"p99" json:"-"`
+	RawThroughput yaml.Node `yaml:"throughput" json:"-"`
+}
+
+// Bound is one p99 or throughput constraint on a phase.
+type Bound struct {
+	// Figure is "workload.phase" or "workload.phase.OP".
+	Figure string `json:"figure"`
+	// Value: nanoseconds for p99, operations per second for throughput.
+	Value float64 `json:"value"`
+	// Line in the study file, for errors found after parsing (e.g. a phase
+	// no workload of the study has).
+	Line int `json:"-"`
+}
+
+// Figure splits "workload.phase[.OP]".
+func (b Bound) Parts() (workload, phase, op string) {
+	parts := strings.SplitN(b.Figure, ".", 3)
+	workload, phase = parts[0], parts[1]
+	if len(parts) == 3 {
+		op = parts[2]
+	}
+	return
+}
+
+var figureRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*\.[a-z0-9][a-z0-9_-]*(\.[A-Za-z0-9_-]+)?$`)
+
+// RankMetrics are the metrics rank_by may name.
+var RankMetrics = []string{"seconds", "throughput", "p50", "p99", "max"}
+
+// empty reports whether no constraint is given at all.
+func (c *Constraints) empty() bool {
+	return c.RAM == 0 && c.Disk == 0 && c.Durability == "" && len(c.P99) == 0 && len(c.Throughput) == 0
+}
+
+// Any reports whether at least one constraint is given.
+func (c *Constraints) Any() bool { return c != nil && !c.empty() }
+
+// checkConstraints validates the constraints and decodes the p99 and
+// throughput mappings (kept raw so that their order and lines survive).
+func (s *Study) checkConstraints(root *yaml.Node) error {
+	c := s.Constraints
+	if c == nil {
+		return nil
+	}
+	line := lineOf(root, "constraints")
+	fail := func(n *yaml.Node, field, format string, args ...any) error {
+		l := line
+		if n != nil && n.Line > 0 {
+			l = n.Line
+		}
+		return &Error{File: s.File, Line: l, Field: "constraints." + field, Msg: fmt.Sprintf(format, args...)}
+	}
+	if c.RAM < 0 || c.Disk < 0 {
+		return fail(nil, "ram", "sizes cannot be negative")
+	}
+	switch c.Durability {
+	case "", "sync", "async":
+	default:
+		return fail(nil, "durability", "%q: want sync (every write durable on return) or async (a crash may lose the last writes)", c.Durability)
+	}
+	bounds := func(raw *yaml.Node, field string, parse func(v *yaml.Node) (float64, error)) ([]Bound, error) {
+		if raw.Kind == 0 {
+			return nil, nil
+		}
+		if raw.Kind != yaml.MappingNode {
+			return nil, fail(raw, field, "want a mapping of workload.phase to a bound, e.g. %s", example(field))
+		}
+		var out []Bound
+		for i := 0; i+1 < len(raw.Content); i += 2 {
+			k, v := raw.Content[i], raw.Content[i+1]
+			if !figureRE.MatchString(k.Value) {
+				return nil, fail(k, field+"."+k.Value, "want workload.phase or workload.phase.OP, e.g. %s", example(field))
+			}
+			x, err := parse(v)
+			if err != nil {
+				return nil, fail(v, field+"."+k.Value, "%v", err)
+			}
+			out = append(out, Bound{Figure: k.Value, Value: x, Line: k.Line})
+		}
+		return out, nil
+	}
+	var err error
+	c.P99, err = bounds(&c.RawP99, "p99", func(v *yaml.Node) (float64, error) {
+		var d Duration
+		if err := d.UnmarshalYAML(v); err != nil {
+			return 0, err
+		}
+		if d <= 0 {
+			return 0, fmt.Errorf("%s: a latency bound must be positive", v.Value)
+		}
+		return float64(time.Duration(d).Nanoseconds()), nil
+	})
+	if err != nil {
+		return err
+	}
+	c.Throughput, err = bounds(&c.RawThroughput, "throughput", func(v *yaml.Node) (float64, error) {
+		x, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v.Value), "/s"), 64)
+		if err != nil || x <= 0 {
+			return 0, fmt.Errorf("%q: want operations per second, a positive number", v.Value)
+		}
+		return x, nil
+	})
+	if err != nil {
+		return err
+	}
+	if c.RankBy != "" {
+		fig, metric, ok := strings.Cut(c.RankBy, ":")
+		if !ok || !figureRE.MatchString(fig) || !contains(RankMetrics, metric) {
+			return fail(nil, "rank_by", "%q: want workload.phase:metric with metric one of %s, e.g. ledger.stress:p99", c.RankBy, strings.Join(RankMetrics, ", "))
+		}
+	}
+	return nil
+}
+
+// CheckFigures verifies that every phase the constraints name is one the
+// study's workloads plan (phases lists "workload.phase"), so that a typo
+// fails before a long run rather than in its report.
+func (s *Study) CheckFigures(phases map[string]bool) error {
+	c := s.Constraints
+	if c == nil {
+		return nil
+	}
+	var known []string
+	for p := range phases {
+		known = append(known, p)
+	}
+	sort.Strings(known)
+	check := func(field string, b Bound) error {
+		w, p, _ := b.Parts()
+		if !phases[w+"."+p] {
+			return &Error{File: s.File, Line: b.Line, Field: "constraints." + field + "." + b.Figure,
+				Msg: fmt.Sprintf("the study has no phase %s.%s (it has %s)", w, p, strings.Join(known, ", "))}
+		}
+		return nil
+	}
+	for _, b := range c.P99 {
+		if err := check("p99", b); err != nil {
+			return err
+		}
+	}
+	for _, b := range c.Throughput {
+		if err := check("throughput", b); err != nil {
+			return err
+		}
+	}
+	if c.RankBy != "" {
+		fig, _, _ := strings.Cut(c.RankBy, ":")
+		if err := check("rank_by", Bound{Figure: fig}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func example(field string) string {
+	if field == "throughput" {
+		return "{ledger.stress: 2000}"
+	}
+	return "{ledger.select: 2ms, ycsb.a.READ: 1ms}"
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
