@@ -56,7 +56,7 @@ type Bound struct {
 	Line int `json:"-"`
 }
 
-// Figure splits "workload.phase[.OP]".
+// Parts splits the figure "workload.phase[.OP]".
 func (b Bound) Parts() (workload, phase, op string) {
 	parts := strings.SplitN(b.Figure, ".", 3)
 	workload, phase = parts[0], parts[1]

@@ -1,0 +1,88 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"storebench/internal/measure/latency"
+	"storebench/internal/measure/procstat"
+	"storebench/internal/results"
+	"storebench/internal/study"
+)
+
+// target builds a measured target: insert seconds at 1e4, stress p99 and
+// throughput, and its memory and disk.
+func target(title string, insertSecs float64, p99ns int64, opsPerS float64, mem, disk int64) *results.Target {
+	res := results.Resources{After: procstat.Snapshot{RSSBytes: mem}, DiskAllocated: disk}
+	return &results.Target{Name: strings.ToLower(title), Title: title, Status: "ok",
+		Settings: map[string]string{"durability": "fsync per write batch"},
+		Steps: []*results.Step{
+			{Workload: "ledger", Phase: "insert", N: 100, Seconds: insertSecs / 50, Ops: 1, Resources: res},
+			{Workload: "ledger", Phase: "insert", N: 10000, Seconds: insertSecs, Ops: 100, Resources: res},
+			{Workload: "ledger", Phase: "stress", N: 10000, Seconds: 10, Ops: int64(opsPerS * 10), Rate: 2000,
+				Latency:  latency.Summary{Count: 10, P99: p99ns / 2},
+				Intended: &latency.Summary{Count: 10, P99: p99ns}, Resources: res},
+		}}
+}
+
+func run(c *study.Constraints, ts ...*results.Target) *results.Run {
+	return &results.Run{Study: "ledger", Durability: "sync", Ladder: []int64{100, 10000}, Targets: ts, Constraints: c}
+}
+
+func TestRecommendRanksByHeadlineWithoutConstraints(t *testing.T) {
+	r := Recommend(run(nil,
+		target("Slow", 3, 1e6, 2000, 100<<20, 10<<20),
+		target("Fast", 1, 1e6, 2000, 100<<20, 10<<20),
+		target("Mid", 2, 1e6, 2000, 100<<20, 10<<20)))
+	if len(r.Ranked) != 3 || r.Ranked[0].Target.Title != "Fast" || r.Ranked[2].Target.Title != "Slow" {
+		t.Fatalf("ranking %+v", r.Ranked)
+	}
+	if !strings.Contains(r.Basis, "states no constraints") || !strings.Contains(r.Basis, "seconds to insert") || !strings.Contains(r.Basis, "at 1e4") {
+		t.Fatalf("basis %q", r.Basis)
+	}
+}
+
+func TestRecommendNamesFirstBrokenConstraint(t *testing.T) {
+	c := &study.Constraints{RAM: 200 << 20, Disk: 1 << 30, Durability: "sync",
+		P99:        []study.Bound{{Figure: "ledger.stress", Value: 2e6}},
+		Throughput: []study.Bound{{Figure: "ledger.stress", Value: 1900}}}
+	memcached := target("Memcached", 0.5, 1e5, 2000, 10<<20, 0)
+	memcached.Settings["durability"] = "none: memory only"
+	short := target("Short", 0.8, 1e6, 2000, 10<<20, 0)
+	short.Steps = short.Steps[:1] // stopped before the largest size
+	short.Status, short.Reason = "partial", "time limit"
+	r := Recommend(run(c,
+		target("Fat", 1, 1e6, 2000, 300<<20, 10<<20),
+		target("Laggy", 2, 5e6, 2000, 100<<20, 10<<20),
+		target("Slowpoke", 3, 1e6, 1500, 100<<20, 10<<20),
+		target("Good", 4, 1e6, 1990, 100<<20, 10<<20),
+		target("Better", 3.5, 1.5e6, 2000, 150<<20, 10<<20),
+		memcached, short))
+	var ranked []string
+	for _, v := range r.Ranked {
+		ranked = append(ranked, v.Target.Title)
+	}
+	if strings.Join(ranked, ",") != "Better,Good" {
+		t.Fatalf("ranked %v", ranked)
+	}
+	want := map[string]string{
+		"Fat":       "RAM: peak 300.0 MiB > 200.0 MiB",
+		"Laggy":     "p99 of ledger.stress at 1e4: 5.00 ms (from intended start) > 2.00 ms",
+		"Slowpoke":  "throughput of ledger.stress at 1e4: 1500 ops/s < 1900 ops/s",
+		"Memcached": "durability: writes were none, sync is required",
+		"Short":     "p99 of ledger.stress: not measured at 1e4 (partial: time limit)",
+	}
+	for _, v := range r.Rejected {
+		if want[v.Target.Title] != v.Broken {
+			t.Errorf("%s: broken %q, want %q", v.Target.Title, v.Broken, want[v.Target.Title])
+		}
+		delete(want, v.Target.Title)
+	}
+	if len(want) != 0 {
+		t.Errorf("not rejected: %v", want)
+	}
+	md := Markdown(run(c, target("Good", 4, 1e6, 1990, 100<<20, 10<<20)))
+	if !strings.Contains(md, "## Recommendation") || !strings.Contains(md, "**Recommended: Good**") {
+		t.Fatalf("markdown lacks the recommendation:\n%s", md)
+	}
+}
