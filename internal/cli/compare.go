@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -15,28 +16,49 @@ Usage: storebench compare RUN_A RUN_B
        storebench compare RUN --targets A,B
 
 Puts two measurements side by side, step by step: throughput and median
-and p99 service time, the ratio B/A, and a verdict that respects noise:
-the per-second intervals of each phase give a spread, and a difference
-inside twice its standard error is "no significant difference". Phases
-shorter than 3 seconds are too short to judge. Markdown on stdout.
+and p99 service time, the ratio B/A, and a verdict that respects noise.
+
+The noise: a side may be several runs of the same study, separated by
+commas (RUN_A1,RUN_A2,RUN_A3); with two or more runs on both sides a
+difference must stand out of the spread between runs (Welch's t-test at
+95%). With one run per side it must exceed twice the standard error of
+the per-second intervals within each phase; percentiles of phases shorter
+than 3 seconds are judged from their whole HdrHistograms. Anything inside
+the noise is "no significant difference".
+
+Markdown on stdout; --html FILE also writes the comparison as a
+self-contained HTML page.
 
 Examples:
   storebench compare results/ledger-20261122-101500 results/ledger-20261123-090000
   storebench compare results/ledger-20261122-101500 --targets pebble,rocksdb
+  storebench compare results/ledger-a1,results/ledger-a2 results/ledger-b1,results/ledger-b2 --html cmp.html
 `
 
 func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("compare", compareUsage, stderr)
 	targets := fs.String("targets", "", "compare two targets of one run: A,B")
+	htmlOut := fs.String("html", "", "also write the comparison as HTML to this file")
 	if code, stop := parse(fs, args); stop {
 		return code
 	}
-	load := func(dir string) (*results.Run, error) {
-		r, err := results.Read(filepath.Join(dir, "results.json"))
-		if err != nil {
-			return nil, usagef("%v", err)
+	// loadAll reads a side: one run directory or several, comma-separated.
+	loadAll := func(arg string) ([]*results.Run, error) {
+		var runs []*results.Run
+		for _, dir := range strings.Split(arg, ",") {
+			if dir = strings.TrimSpace(dir); dir == "" {
+				continue
+			}
+			r, err := results.Read(filepath.Join(dir, "results.json"))
+			if err != nil {
+				return nil, usagef("%v", err)
+			}
+			runs = append(runs, r)
 		}
-		return r, nil
+		if len(runs) == 0 {
+			return nil, usagef("no run directory in %q", arg)
+		}
+		return runs, nil
 	}
 	find := func(r *results.Run, name string) *results.Target {
 		for _, t := range r.Targets {
@@ -46,10 +68,26 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		}
 		return nil
 	}
+	// side gathers target name from every run of a side.
+	side := func(runs []*results.Run, arg, name string) (compare.Side, bool) {
+		var sd compare.Side
+		for i, r := range runs {
+			t := find(r, name)
+			if t == nil {
+				return sd, false
+			}
+			if i == 0 {
+				sd = compare.Side{Label: t.Title + " in " + arg, Target: t}
+			} else {
+				sd.Repeats = append(sd.Repeats, t)
+			}
+		}
+		return sd, true
+	}
 	var pairs [][2]compare.Side
 	switch {
 	case *targets != "" && fs.NArg() == 1:
-		run, err := load(fs.Arg(0))
+		runs, err := loadAll(fs.Arg(0))
 		if err != nil {
 			return fail(stderr, err)
 		}
@@ -57,34 +95,46 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		if len(names) != 2 {
 			return fail(stderr, usagef("--targets wants two names: A,B"))
 		}
-		a, b := find(run, names[0]), find(run, names[1])
-		if a == nil || b == nil {
-			return fail(stderr, usagef("%s has no target %q or %q", fs.Arg(0), names[0], names[1]))
+		a, okA := side(runs, fs.Arg(0), names[0])
+		b, okB := side(runs, fs.Arg(0), names[1])
+		if !okA || !okB {
+			return fail(stderr, usagef("%s: not every run has targets %q and %q", fs.Arg(0), names[0], names[1]))
 		}
-		pairs = append(pairs, [2]compare.Side{{Label: a.Title + " in " + fs.Arg(0), Target: a}, {Label: b.Title + " in " + fs.Arg(0), Target: b}})
+		pairs = append(pairs, [2]compare.Side{a, b})
 	case *targets == "" && fs.NArg() == 2:
-		ra, err := load(fs.Arg(0))
+		ra, err := loadAll(fs.Arg(0))
 		if err != nil {
 			return fail(stderr, err)
 		}
-		rb, err := load(fs.Arg(1))
+		rb, err := loadAll(fs.Arg(1))
 		if err != nil {
 			return fail(stderr, err)
 		}
-		for _, a := range ra.Targets {
-			if b := find(rb, a.Name); b != nil {
-				pairs = append(pairs, [2]compare.Side{{Label: a.Title + " in " + fs.Arg(0), Target: a}, {Label: b.Title + " in " + fs.Arg(1), Target: b}})
+		for _, t := range ra[0].Targets {
+			a, okA := side(ra, fs.Arg(0), t.Name)
+			b, okB := side(rb, fs.Arg(1), t.Name)
+			if okA && okB {
+				pairs = append(pairs, [2]compare.Side{a, b})
 			}
 		}
 		if len(pairs) == 0 {
-			return fail(stderr, usagef("the two runs share no target"))
+			return fail(stderr, usagef("the two sides share no target (present in every run of each)"))
 		}
 	default:
 		fs.Usage()
 		return exitUsage
 	}
+	var md strings.Builder
 	for _, p := range pairs {
-		fmt.Fprintln(stdout, compare.Markdown(p[0], p[1], compare.Compare(p[0], p[1])))
+		md.WriteString(compare.Markdown(p[0], p[1], compare.Compare(p[0], p[1])))
+		md.WriteString("\n")
+	}
+	fmt.Fprint(stdout, md.String())
+	if *htmlOut != "" {
+		if err := os.WriteFile(*htmlOut, compareHTML(md.String()), 0o644); err != nil {
+			return fail(stderr, fmt.Errorf("write %s: %w", *htmlOut, err))
+		}
+		fmt.Fprintf(stderr, "comparison: %s\n", *htmlOut)
 	}
 	return exitOK
 }

@@ -16,11 +16,19 @@ import (
 	"storebench/internal/results"
 )
 
-// Side is one of the two things compared.
+// Side is one of the two things compared: a target, and optionally the
+// same target in repeated runs of the same study. With two or more runs
+// on both sides the verdict comes from the spread between runs, which
+// includes everything that changes from one run to the next (placement
+// on disk, caches, background work), not only the noise within a phase.
 type Side struct {
 	Label  string
 	Target *results.Target
+	// Repeats are the same target in other runs (Target excluded).
+	Repeats []*results.Target
 }
+
+func (s Side) runs() []*results.Target { return append([]*results.Target{s.Target}, s.Repeats...) }
 
 // Row is one figure of one step.
 type Row struct {
@@ -50,6 +58,16 @@ func Compare(a, b Side) []Row {
 			name += fmt.Sprintf(" (chains of %s)", report.Count(int64(l)))
 		}
 		thrA, thrB := float64(sa.Ops)/sa.Seconds, float64(sb.Ops)/sb.Seconds
+		if ra, rb := repeats(a, sa), repeats(b, sa); len(ra) >= 2 && len(rb) >= 2 {
+			thr := func(s *results.Step) float64 { return float64(s.Ops) / s.Seconds }
+			p50 := func(s *results.Step) float64 { return float64(s.Latency.P50) }
+			p99 := func(s *results.Step) float64 { return float64(s.Latency.P99) }
+			rows = append(rows,
+				acrossRuns(name, "throughput (ops/s)", ra, rb, thr, true, func(v float64) string { return fmt.Sprintf("%.0f", v) }),
+				acrossRuns(name, "p50 service time", ra, rb, p50, false, lat),
+				acrossRuns(name, "p99 service time", ra, rb, p99, false, lat))
+			continue
+		}
 		rows = append(rows,
 			row(name, "throughput (ops/s)", thrA, thrB, series(sa, func(t results.Tick) float64 { return t.OpsPerS }), series(sb, func(t results.Tick) float64 { return t.OpsPerS }), true, func(v float64) string { return fmt.Sprintf("%.0f", v) }),
 			withHist(row(name, "p50 service time", float64(sa.Latency.P50), float64(sb.Latency.P50), series(sa, func(t results.Tick) float64 { return float64(t.P50) }), series(sb, func(t results.Tick) float64 { return float64(t.P50) }), false, lat), sa, sb, 50),
@@ -57,6 +75,64 @@ func Compare(a, b Side) []Row {
 		)
 	}
 	return rows
+}
+
+// repeats returns the step like s in every run of a side.
+func repeats(side Side, s *results.Step) []*results.Step {
+	var out []*results.Step
+	for _, t := range side.runs() {
+		if o := find(t, s); o != nil && o.Ops > 0 && o.Seconds > 0 {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// acrossRuns judges a figure from its values in repeated runs: Welch's
+// t-test at 95% (Student's t critical value for the Welch degrees of
+// freedom), the figure shown being the mean of the runs.
+func acrossRuns(step, figure string, sa, sb []*results.Step, f func(*results.Step) float64, higherIsBetter bool, format func(float64) string) Row {
+	var xa, xb []float64
+	for _, s := range sa {
+		xa = append(xa, f(s))
+	}
+	for _, s := range sb {
+		xb = append(xb, f(s))
+	}
+	ma, da := meanSD(xa)
+	mb, db := meanSD(xb)
+	r := Row{Step: step, Figure: figure, A: ma, B: mb, Format: format}
+	if ma > 0 {
+		r.Ratio = mb / ma
+	}
+	va, vb := da*da/float64(len(xa)), db*db/float64(len(xb))
+	se := math.Sqrt(va + vb)
+	df := 1.0
+	if va+vb > 0 {
+		df = (va + vb) * (va + vb) / (va*va/float64(len(xa)-1) + vb*vb/float64(len(xb)-1))
+	}
+	runs := fmt.Sprintf(" (%d and %d runs)", len(xa), len(xb))
+	if math.Abs(mb-ma) <= tCritical(df)*se {
+		r.Verdict = "no significant difference" + runs
+		return r
+	}
+	if (mb > ma) == higherIsBetter {
+		r.Verdict = "B better" + runs
+	} else {
+		r.Verdict = "B worse" + runs
+	}
+	return r
+}
+
+// tCritical is the two-sided 95% critical value of Student's t.
+func tCritical(df float64) float64 {
+	table := []struct{ df, t float64 }{{1, 12.71}, {2, 4.30}, {3, 3.18}, {4, 2.78}, {5, 2.57}, {6, 2.45}, {7, 2.36}, {8, 2.31}, {9, 2.26}, {10, 2.23}, {15, 2.13}, {20, 2.09}, {30, 2.04}, {60, 2.00}}
+	for _, e := range table {
+		if df <= e.df {
+			return e.t
+		}
+	}
+	return 1.96
 }
 
 func lat(v float64) string { return report.Latency(int64(v)) }
@@ -167,7 +243,7 @@ func quantileCI(h *hdr.Histogram, q float64) (lo, hi int64) {
 func Markdown(a, b Side, rows []Row) string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "# Comparison\n\nA: %s\nB: %s\n\n", a.Label, b.Label)
-	s.WriteString("A difference counts only when it exceeds twice the standard error of the per-second intervals of both phases; otherwise it is reported as no significant difference. Percentiles of phases shorter than 3 s are judged from their whole histograms instead (95% confidence intervals of the percentile by order statistics).\n\n")
+	s.WriteString("A difference counts only when it exceeds its noise; otherwise it is reported as no significant difference. With repeated runs on both sides (RUN_A1,RUN_A2 RUN_B1,RUN_B2) the noise is the spread between runs (Welch's t-test, 95%) and A and B are the means of the runs. Otherwise it is the spread of the per-second intervals within each phase (twice the standard error), and percentiles of phases shorter than 3 s are judged from their whole histograms (95% confidence intervals of the percentile by order statistics).\n\n")
 	s.WriteString("| step | figure | A | B | B/A | verdict |\n|---|---|---:|---:|---:|---|\n")
 	for _, r := range rows {
 		fmt.Fprintf(&s, "| %s | %s | %s | %s | %.3f | %s |\n", r.Step, r.Figure, r.Format(r.A), r.Format(r.B), r.Ratio, r.Verdict)

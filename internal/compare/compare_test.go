@@ -106,3 +106,34 @@ func TestShortPhasesJudgedFromHistograms(t *testing.T) {
 		t.Fatalf("doubled latency: %v", v)
 	}
 }
+
+// repeated builds n runs of one phase whose throughput is base plus the
+// given per-run offsets.
+func repeated(base float64, offsets ...float64) Side {
+	var sd Side
+	for i, o := range offsets {
+		st := step([]float64{base + o, base + o}, []int64{100, 100})
+		st.Series = nil // a short phase: only the runs give a spread
+		t := &results.Target{Steps: []*results.Step{st}}
+		if i == 0 {
+			sd = Side{Label: "x", Target: t}
+		} else {
+			sd.Repeats = append(sd.Repeats, t)
+		}
+	}
+	return sd
+}
+
+func TestRepeatedRunsGiveTheSpread(t *testing.T) {
+	// Means 1000 and 1030, runs spread by ±50: not a difference.
+	v := verdicts(Compare(repeated(1000, -50, 0, 50), repeated(1030, -50, 0, 50)))
+	if v["throughput (ops/s)"] != "no significant difference (3 and 3 runs)" {
+		t.Fatalf("%v", v)
+	}
+	// Means 1000 and 1300 with the same spread: B better.
+	rows := Compare(repeated(1000, -50, 0, 50), repeated(1300, -50, 0, 50))
+	v = verdicts(rows)
+	if v["throughput (ops/s)"] != "B better (3 and 3 runs)" || rows[0].A != 1000 || rows[0].B != 1300 {
+		t.Fatalf("%v %+v", v, rows[0])
+	}
+}
