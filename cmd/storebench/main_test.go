@@ -326,4 +326,15 @@ func TestCompareTwoRunsAndTwoTargets(t *testing.T) {
 	if _, _, code := runCLI(t, "compare", a, "--targets", "pebble,nosuch"); code != 2 {
 		t.Fatalf("unknown target: exit %d", code)
 	}
+	// Repeated runs per side: the spread between runs judges, and the
+	// HTML page carries the same table.
+	page := filepath.Join(t.TempDir(), "cmp.html")
+	stdout, stderr, code = runCLI(t, "compare", a+","+b, b+","+a, "--html", page)
+	if code != 0 || !strings.Contains(stdout, "(2 and 2 runs) |") {
+		t.Fatalf("compare repeated runs: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	html, err := os.ReadFile(page)
+	if err != nil || !strings.Contains(string(html), "ledger stress N=300") || !strings.Contains(string(html), "Comparison") {
+		t.Fatalf("compare --html: %v\n%.500s", err, html)
+	}
 }
