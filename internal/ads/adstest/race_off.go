@@ -1,0 +1,5 @@
+//go:build !race
+
+package adstest
+
+const raceEnabled = false
