@@ -33,6 +33,7 @@ Examples:
   storebench run ledger
   storebench run ledger --ladder 10,1e3,1e5,1e6 --targets pebble,rocksdb,lmdb
   storebench run ledger --durability async --set ledger.stress.rate=5000
+  storebench run tokens --scale seed --targets moeingads
   storebench run ./my-study.yaml --out /data/results
 `
 
@@ -52,6 +53,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs.Int64Var(&seed, "seed", -1, "seed of every generated key, value and choice (same seed, same operations)")
 	fs.IntVar(&o.Concurrency, "concurrency", 0, "load goroutines where a workload runs concurrently")
 	fs.StringVar(&o.TimeLimit, "time-limit", "", "stop the study after this long (e.g. 30m), keeping what was measured")
+	fs.StringVar(&o.Scale, "scale", "", "apply one of the study's named scales (e.g. seed: the seed's own sizes) before the other overrides")
 	fs.Var(&sets, "set", "override a workload parameter: workload.param=value (repeatable), e.g. ledger.selects=5000")
 	out := fs.String("out", "results", "directory under which the run's results directory is created")
 	keep := fs.Bool("keep-data", false, "keep the engines' data directories after the run")

@@ -108,7 +108,7 @@ func TestOverrides(t *testing.T) {
 
 func TestLoadUnknown(t *testing.T) {
 	_, err := Load("no-such-study")
-	if err == nil || !strings.Contains(err.Error(), "built-in: ledger") {
+	if err == nil || !strings.Contains(err.Error(), "built-in: ") || !strings.Contains(err.Error(), " ledger,") {
 		t.Fatalf("got %v", err)
 	}
 	_, err = Load("/no/such/file.yaml")

@@ -1,0 +1,121 @@
+package study
+
+import (
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Scale is a named set of overrides in a study file, chosen on the command
+// line with --scale NAME: the seed's own sizes, say, next to defaults sized
+// for a small machine. Keys are what --set takes (workload.param.sub), plus
+// the study-wide settings a size change drags along: ladder, concurrency
+// and limits.time / limits.target_time / limits.disk.
+//
+//	scales:
+//	  seed:
+//	    ladder: [1e8]
+//	    tokens.runtx.blocks: 500
+//	    limits.target_time: 0
+type Scale map[string]yaml.Node
+
+// scaleSettings are the study-wide keys a scale may set, with the field
+// each one lands in.
+var scaleSettings = map[string]func(s *Study) any{
+	"ladder":             func(s *Study) any { return &s.Ladder },
+	"concurrency":        func(s *Study) any { return &s.Concurrency },
+	"limits.time":        func(s *Study) any { return &s.Limits.Time },
+	"limits.target_time": func(s *Study) any { return &s.Limits.TargetTime },
+	"limits.disk":        func(s *Study) any { return &s.Limits.Disk },
+}
+
+// ScaleNames lists the study's scales, sorted.
+func (s *Study) ScaleNames() []string {
+	names := make([]string, 0, len(s.Scales))
+	for n := range s.Scales {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// checkScales catches a misspelt key in any scale when the file is read,
+// not only when that scale is chosen: every scale is applied to a copy.
+func (s *Study) checkScales(root *yaml.Node) error {
+	for _, name := range s.ScaleNames() {
+		c := *s
+		c.Workloads = make([]Entry, len(s.Workloads))
+		for i, e := range s.Workloads {
+			c.Workloads[i] = Entry{Name: e.Name, Params: *deepCopy(&e.Params)}
+		}
+		if err := c.ApplyScale(name); err != nil {
+			if e, ok := err.(*Error); ok && e.Line == 0 {
+				e.Line = lineOf(root, "scales")
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// ApplyScale applies the overrides of scale name. Its errors name the
+// study file, and the scales it has when name is not one of them.
+func (s *Study) ApplyScale(name string) error {
+	sc, ok := s.Scales[name]
+	if !ok {
+		have := "it has none"
+		if len(s.Scales) > 0 {
+			have = "it has: " + strings.Join(s.ScaleNames(), ", ")
+		}
+		return &Error{File: s.File, Field: "scales", Msg: fmt.Sprintf("no scale %q (%s)", name, have)}
+	}
+	keys := make([]string, 0, len(sc))
+	for k := range sc {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := sc[k]
+		field := "scales." + name + "." + k
+		if ptr, ok := scaleSettings[k]; ok {
+			if err := (decoder{file: s.File}).decode(deepCopy(&v), reflect.ValueOf(ptr(s)).Elem(), field); err != nil {
+				return err
+			}
+			continue
+		}
+		parts := strings.Split(k, ".")
+		if len(parts) < 2 {
+			return &Error{File: s.File, Line: v.Line, Field: field,
+				Msg: "want workload.param (as --set takes) or one of: " + strings.Join(settingNames(), ", ")}
+		}
+		// The value keeps its line, so a bad one is reported where the
+		// scale says it, not on the command line.
+		if err := s.setParam(parts, deepCopy(&v)); err != nil {
+			return &Error{File: s.File, Line: v.Line, Field: field, Msg: err.Error()}
+		}
+	}
+	return s.CheckLadder()
+}
+
+func settingNames() []string {
+	out := make([]string, 0, len(scaleSettings))
+	for k := range scaleSettings {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// deepCopy copies a node tree, so that later overrides of a path inside a
+// scale's value do not edit the scale itself.
+func deepCopy(n *yaml.Node) *yaml.Node {
+	c := *n
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, ch := range n.Content {
+		c.Content[i] = deepCopy(ch)
+	}
+	return &c
+}
