@@ -127,7 +127,7 @@ func cell(s string) string {
 }
 
 func verification(b *strings.Builder, run *results.Run) {
-	b.WriteString("## Verification\n\nEvery value read is checked against what was written (regenerated from the seed: byte for byte for the ledger, field by field for YCSB).\n\n| target | values checked | failures | first failure |\n|---|---|---|---|\n")
+	b.WriteString("## Verification\n\nEvery value read is checked against what was written (regenerated from the seed: byte for byte for the ledger, ads-rw and tokens, field by field for YCSB).\n\n| target | values checked | failures | first failure |\n|---|---|---|---|\n")
 	for _, t := range run.Targets {
 		var checked, failed int64
 		first := ""

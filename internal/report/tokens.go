@@ -1,0 +1,155 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"storebench/internal/results"
+)
+
+func init() {
+	RegisterSection("tokens", tokens)
+	RegisterHeadline("tokens", Headline{Figure: "tokens.runtx", Metric: "seconds", What: "seconds to run the blocks of transfers"})
+}
+
+// tokens renders the seed 001 transaction test tables: rows are the tasks
+// (Genacc, Checkacc, Runtx), columns the targets, one set per ladder size.
+func tokens(b *strings.Builder, run *results.Run) {
+	var ts []*results.Target
+	head := []string{"Task (s)"}
+	for _, t := range run.Targets {
+		if t.Find("tokens", "genacc", -1) != nil {
+			ts = append(ts, t)
+			head = append(head, t.Title)
+		}
+	}
+	if len(ts) == 0 {
+		return
+	}
+	row := func(label string, f func(t *results.Target) string) []string {
+		r := []string{label}
+		for _, t := range ts {
+			r = append(r, f(t))
+		}
+		return r
+	}
+	tasks := []struct{ phase, label string }{{"genacc", "Genacc"}, {"checkacc", "Checkacc"}, {"runtx", "Runtx"}}
+	for _, n := range run.Ladder {
+		var g, rt, inv *results.Step
+		for _, t := range ts {
+			g, rt, inv = firstOf(g, t.Find("tokens", "genacc", n)), firstOf(rt, t.Find("tokens", "runtx", n)), firstOf(inv, t.Find("tokens", "invariants", n))
+		}
+		if g == nil {
+			continue
+		}
+		blocks, bs := 0.0, 0.0
+		if rt != nil {
+			blocks, bs = rt.Metrics["blocks"], rt.Metrics["block_size"]
+		}
+		fmt.Fprintf(b, "## Token transfers: n = %s accounts, m = %.0f blocks of %.0f transfers\n\n", Count(n), blocks, bs)
+		fmt.Fprintf(b, "**Genacc** writes the n accounts in %.0f blocks of %.0f, a commit per block. **Checkacc** reads every account back in random order and checks it against its genesis state. "+
+			"**Runtx** runs m blocks of random transfers of a fungible token, each with every check a chain makes (sufficient balance, no overflow), %s native tokens of gas burned and the sender's sequence number incremented; a commit per block. "+
+			"Time in seconds per task (the seed's table).\n\n", g.Metrics["blocks"], g.Metrics["block_size"], gasPerTransfer(rt))
+		step := func(t *results.Target, phase string) *results.Step { return t.Find("tokens", phase, n) }
+		tab := Table{Head: head}
+		for _, k := range tasks {
+			tab.Rows = append(tab.Rows, row(k.label, func(t *results.Target) string { return secondsCell(step(t, k.phase)) }))
+		}
+		tab.Rows = append(tab.Rows, row("Runtx TPS (m × transfers per block / Runtx seconds)", func(t *results.Target) string {
+			s := step(t, "runtx")
+			if s == nil || s.Seconds == 0 {
+				return "—"
+			}
+			return fmt.Sprintf("%.0f", s.Metrics["tps"])
+		}))
+		tab.write(b)
+
+		b.WriteString("Memory per task: the highest resident memory of the target's process during the task (RSS, sampled every second), MiB; and the database's size on disk after it.\n\n")
+		tab = Table{Head: append([]string{"Task (MiB)"}, head[1:]...)}
+		for _, k := range tasks {
+			tab.Rows = append(tab.Rows, row(k.label, func(t *results.Target) string {
+				s := step(t, k.phase)
+				if s == nil {
+					return "—"
+				}
+				return MiB(stepRSS(s))
+			}))
+		}
+		tab.Rows = append(tab.Rows, row("Database size after Runtx (MiB)", func(t *results.Target) string {
+			s := step(t, "runtx")
+			if s == nil {
+				s = step(t, "genacc")
+			}
+			return diskCell(s)
+		}))
+		tab.write(b)
+
+		tokens := 0.0
+		if inv != nil {
+			tokens = inv.Metrics["tokens"]
+		}
+		fmt.Fprintf(b, "Invariants, checked after Runtx on every account (a violation fails the run): the supply of each of the %.0f tokens is unchanged, except the native token's, which shrinks by exactly the gas burned; every sequence number equals the transfers its account sent; no balance is negative. "+
+			"A transfer rejected by a check (balance too low, receiver would overflow) still pays gas and moves the sequence, as on chains that charge the fee first. The root hash is the store's after the last block (first 16 hex digits).\n\n", tokens)
+		tab = Table{Head: append([]string{"Check"}, head[1:]...)}
+		invRow := func(label string, f func(s *results.Step) string) []string {
+			return row(label, func(t *results.Target) string {
+				s := step(t, "invariants")
+				if s == nil {
+					return "—"
+				}
+				return f(s)
+			})
+		}
+		tab.Rows = append(tab.Rows,
+			invRow("Supplies unchanged (native: minus burned gas)", func(s *results.Step) string {
+				if bad := s.Metrics["supply_mismatches"]; bad > 0 {
+					return fmt.Sprintf("**violated**: %.0f tokens", bad)
+				}
+				return fmt.Sprintf("ok (%.0f burned)", s.Metrics["gas_burned"])
+			}),
+			invRow("Sequence numbers = transfers sent", func(s *results.Step) string {
+				if bad := s.Metrics["sequence_mismatches"]; bad > 0 {
+					return fmt.Sprintf("**violated**: %.0f accounts", bad)
+				}
+				return fmt.Sprintf("ok (%s accounts)", Count(int64(s.Metrics["accounts"])))
+			}),
+			invRow("No negative balance", func(s *results.Step) string {
+				if bad := s.Metrics["negative_balances"]; bad > 0 {
+					return fmt.Sprintf("**violated**: %.0f balances", bad)
+				}
+				return "ok"
+			}),
+			row("Transfers rejected (balance too low / overflow)", func(t *results.Target) string {
+				s := step(t, "runtx")
+				if s == nil {
+					return "—"
+				}
+				return fmt.Sprintf("%.0f / %.0f of %.0f", s.Metrics["rejected_insufficient"], s.Metrics["rejected_overflow"], s.Metrics["transfers"])
+			}),
+			row("Root after the last block", func(t *results.Target) string {
+				s := step(t, "runtx")
+				if s == nil {
+					s = step(t, "genacc")
+				}
+				return rootCell(s)
+			}),
+			invRow("Check time (s)", func(s *results.Step) string { return secondsCell(s) }),
+		)
+		tab.write(b)
+	}
+}
+
+func firstOf(a, b *results.Step) *results.Step {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// gasPerTransfer is the gas each transfer paid, from the runtx figures.
+func gasPerTransfer(rt *results.Step) string {
+	if rt == nil || rt.Metrics["transfers"] == 0 {
+		return "the study's"
+	}
+	return fmt.Sprintf("%.0f", rt.Metrics["gas_burned"]/rt.Metrics["transfers"])
+}
