@@ -35,10 +35,11 @@ var (
 
 const fontFamily = "font-family:'Liberation Sans',Arial,Helvetica,sans-serif;"
 
-// Size is the chart's size in points.
+// Size is the chart's size in points: the panels, and the legend's rows
+// below them.
 func (c *Chart) Size() (w, h vg.Length) {
 	n := max(len(c.Panels), 1)
-	return width, panelH + vg.Length(n-1)*extraPanel
+	return width, panelH + vg.Length(n-1)*extraPanel + c.legendLayout(width-2*margin).height
 }
 
 // SVG renders the chart as a standalone SVG document.
@@ -74,7 +75,7 @@ func (c *Chart) PNG() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// draw lays out title, stacked panels and the legend on the right.
+// draw lays out the title, the stacked panels and the legend below them.
 // gonum panics on impossible input (it should not get any: points off a
 // log scale are filtered out); a panic becomes this chart's error rather
 // than the end of the report.
@@ -87,8 +88,7 @@ func (c *Chart) draw(dc draw.Canvas) (err error) {
 	dc.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())
 
-	pad := vg.Points(8)
-	area := draw.Crop(dc, pad, -pad, pad, -pad)
+	area := draw.Crop(dc, margin, -margin, margin, -margin)
 	if c.Title != "" {
 		st := style(sansBold, 13)
 		st.XAlign, st.YAlign = draw.XLeft, draw.YTop
@@ -96,13 +96,19 @@ func (c *Chart) draw(dc draw.Canvas) (err error) {
 		area.Max.Y -= st.Rectangle(c.Title).Size().Y + vg.Points(6)
 	}
 
-	leg := c.legend()
-	if r := leg.Rectangle(area); r.Size().X > 0 {
-		lw := min(r.Size().X+vg.Points(10), area.Size().X*0.42)
-		lc := area
-		lc.Min.X = area.Max.X - lw + vg.Points(10)
-		leg.Draw(lc)
-		area.Max.X -= lw
+	// The legend goes under the plots, in as many columns as fit: the
+	// plots keep the full width whatever the names, and line up from one
+	// chart to the next.
+	lay := c.legendLayout(area.Size().X)
+	if lay.height > 0 {
+		for k, l := range lay.columns {
+			lc := area
+			lc.Min.X = area.Min.X + vg.Length(k)*lay.colWidth
+			lc.Max.X = lc.Min.X + lay.colWidth
+			lc.Max.Y = area.Min.Y + lay.height - legendGap
+			l.Draw(lc)
+		}
+		area.Min.Y += lay.height
 	}
 
 	xr := c.xRange()
@@ -117,10 +123,23 @@ func (c *Chart) draw(dc draw.Canvas) (err error) {
 	if len(plots) == 0 {
 		return nil
 	}
+	// Y labels are drawn here, not by gonum: it pads a plot for its
+	// rotated label as if the text stood upright, which squashes a short
+	// panel under a long label.
+	ylab := style(sans, 11)
+	ylab.Rotation = math.Pi / 2
+	ylab.XAlign, ylab.YAlign = draw.XCenter, draw.YTop
+	labelW := ylab.Height("Mg") + vg.Points(4)
+	area.Min.X += labelW
 	tiles := draw.Tiles{Rows: len(plots), Cols: 1, PadY: vg.Points(10)}
 	canvases := plot.Align(plots, tiles, area)
 	for i := range plots {
-		plots[i][0].Draw(canvases[i][0])
+		cv := canvases[i][0]
+		plots[i][0].Draw(cv)
+		if l := c.Panels[i].Y.Label; l != "" {
+			dc := plots[i][0].DataCanvas(cv)
+			area.FillText(ylab, vg.Point{X: area.Min.X - labelW, Y: (dc.Min.Y + dc.Max.Y) / 2}, l)
+		}
 	}
 	return nil
 }
@@ -129,31 +148,84 @@ func style(f font.Font, size vg.Length) text.Style {
 	return text.Style{Color: color.Black, Font: font.From(f, size), Handler: plot.DefaultTextHandler}
 }
 
-// legend has one entry per series with legend text, in series order,
-// taken from every panel (stacked panels repeat the same targets; an
-// entry already there is not repeated).
-func (c *Chart) legend() plot.Legend {
-	l := plot.NewLegend()
-	l.TextStyle = style(sans, 10)
-	l.Left, l.Top = true, true
-	l.Padding = vg.Points(3)
-	l.ThumbnailWidth = vg.Points(22)
+// legendEntries are the series with legend text, in series order, from
+// every panel (stacked panels repeat the same targets: an entry already
+// there is not repeated).
+func (c *Chart) legendEntries() []Series {
+	var es []Series
 	seen := map[string]bool{}
 	for _, p := range c.Panels {
 		for _, s := range p.Series {
-			if s.Legend == "" || seen[s.Legend] {
-				continue
+			if s.Legend != "" && !seen[s.Legend] {
+				seen[s.Legend] = true
+				es = append(es, s)
 			}
-			seen[s.Legend] = true
-			ln := &plotter.Line{LineStyle: lineStyle(s)}
-			th := []plot.Thumbnailer{ln}
+		}
+	}
+	return es
+}
+
+const (
+	margin    = vg.Length(8) // around the chart
+	legendGap = vg.Length(8) // between the x axis label and the legend
+)
+
+type legendLayout struct {
+	columns  []plot.Legend
+	colWidth vg.Length
+	height   vg.Length
+}
+
+// legendLayout fills columns top to bottom, as many columns as the
+// widest entry allows across width.
+func (c *Chart) legendLayout(width vg.Length) legendLayout {
+	es := c.legendEntries()
+	if len(es) == 0 {
+		return legendLayout{}
+	}
+	st := style(sans, 10)
+	thumb, gap := vg.Points(22), vg.Points(18)
+	var widest, entryH vg.Length
+	for _, e := range es {
+		widest = max(widest, st.Width(e.Legend))
+		entryH = max(entryH, st.Rectangle(e.Legend).Max.Y)
+	}
+	colW := min(thumb+st.Width(" ")+widest+gap, width)
+	cols := max(1, min(len(es), int(width/colW)))
+	rows := (len(es) + cols - 1) / cols
+	// Spread the columns over the width when they fit with room to spare.
+	colW = max(colW, min(width/vg.Length(cols), colW*1.5))
+	pad := vg.Points(3)
+	lay := legendLayout{colWidth: colW, height: vg.Length(rows)*entryH + vg.Length(rows-1)*pad + legendGap}
+	for k := 0; k < cols; k++ {
+		l := plot.NewLegend()
+		l.TextStyle = st
+		l.Left, l.Top = true, true
+		l.Padding = pad
+		l.ThumbnailWidth = thumb
+		for _, s := range es[min(k*rows, len(es)):min((k+1)*rows, len(es))] {
+			th := []plot.Thumbnailer{&plotter.Line{LineStyle: lineStyle(s)}}
 			if s.Marks {
 				th = append(th, &plotter.Scatter{GlyphStyle: glyphStyle(s)})
 			}
-			l.Add(s.Legend, th...)
+			l.Add(fit(st, s.Legend, colW-thumb-gap), th...)
 		}
+		lay.columns = append(lay.columns, l)
 	}
-	return l
+	return lay
+}
+
+// fit shortens text with an ellipsis to fit width, so a long legend
+// never runs off the picture.
+func fit(st text.Style, s string, width vg.Length) string {
+	if st.Width(s) <= width {
+		return s
+	}
+	r := []rune(s)
+	for len(r) > 1 && st.Width(string(r)+"…") > width {
+		r = r[:len(r)-1]
+	}
+	return string(r) + "…"
 }
 
 func lineStyle(s Series) draw.LineStyle {
@@ -213,7 +285,6 @@ func (c *Chart) panel(i int, xr [2]float64) (*plot.Plot, error) {
 	p.Y.Tick.Label.XAlign, p.Y.Tick.Label.YAlign = draw.XRight, draw.YCenter
 	p.X.Label.TextStyle.XAlign, p.X.Label.TextStyle.YAlign = draw.XCenter, draw.YBottom
 	p.Y.Label.TextStyle.XAlign, p.Y.Label.TextStyle.YAlign = draw.XCenter, draw.YBottom
-	p.Y.Label.Text = pn.Y.Label
 	if last {
 		p.X.Label.Text = c.X.Label
 	}

@@ -83,6 +83,9 @@ func (t ticker) Ticks(lo, hi float64) []plot.Tick {
 		step := linearStep(t.axis.Unit, hi-lo)
 		for i := math.Ceil(lo/step - 1e-9); i*step <= hi+step*1e-9; i++ {
 			v := i * step
+			if math.Abs(v) < step*1e-9 { // no "-0" label
+				v = 0
+			}
 			ts = append(ts, plot.Tick{Value: v, Label: Format(t.axis.Unit, v)})
 		}
 	case t.axis.Unit == Bytes:

@@ -104,8 +104,9 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 const reportUsage = `
 Usage: storebench report RUN_DIR
 
-Re-renders report.md of a finished (or partial) run from its results.json,
-and prints it. Use it after upgrading storebench or to view a run again.
+Re-renders report.md, report.html and the charts (charts/*.png) of a
+finished (or partial) run from its results.json, and prints the Markdown.
+Use it after upgrading storebench or to view a run again.
 
 Example:
   storebench report results/ledger-20261122-101500
@@ -125,11 +126,10 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, usagef("%v", err))
 	}
-	md := report.Markdown(run)
-	if err := os.WriteFile(filepath.Join(dir, "report.md"), []byte(md), 0o644); err != nil {
+	if err := report.WriteAll(dir, run); err != nil {
 		return fail(stderr, err)
 	}
-	fmt.Fprint(stdout, md)
+	fmt.Fprint(stdout, report.Markdown(run))
 	return exitOK
 }
 

@@ -45,14 +45,10 @@ func writeHlog(runDir, target string, st *results.Step) {
 	}
 }
 
-// writeRun writes results.json and report.md.
+// writeRun writes results.json, report.md, report.html and charts/.
 func writeRun(run *results.Run, runDir string) error {
 	if err := run.Write(filepath.Join(runDir, "results.json")); err != nil {
 		return err
 	}
-	md := report.Markdown(run)
-	if err := os.WriteFile(filepath.Join(runDir, "report.md"), []byte(md), 0o644); err != nil {
-		return fmt.Errorf("write report: %w", err)
-	}
-	return nil
+	return report.WriteAll(runDir, run)
 }

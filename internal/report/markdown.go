@@ -20,8 +20,10 @@ var sections = map[string]Section{}
 // RegisterSection adds the tables of a workload.
 func RegisterSection(workload string, s Section) { sections[workload] = s }
 
-// Markdown renders the whole report.
-func Markdown(run *results.Run) string {
+// document renders the whole report with a chart mark after each
+// workload's tables, where report.md and report.html put that workload's
+// charts (html.go); Markdown is the same without the marks.
+func document(run *results.Run) string {
 	var b strings.Builder
 	title := run.Title
 	if title == "" {
@@ -82,6 +84,7 @@ func Markdown(run *results.Run) string {
 				if sec, ok := sections[s.Workload]; ok {
 					sec(&b, run)
 				}
+				b.WriteString(chartMark(s.Workload))
 			}
 		}
 	}
