@@ -1,9 +1,9 @@
 package cli
 
-import "html"
+import "storebench/internal/report"
 
-// compareHTML renders the comparison's Markdown as a page.
-// TODO(issue 4): use the report's Markdown-to-HTML page once it lands.
+// compareHTML renders the comparison's Markdown as a self-contained page,
+// with the report's own Markdown-to-HTML conversion and style.
 func compareHTML(md string) []byte {
-	return []byte("<!doctype html><meta charset=utf-8><title>storebench comparison</title><pre>" + html.EscapeString(md) + "</pre>")
+	return report.HTMLPage("storebench comparison", md)
 }
