@@ -10,6 +10,7 @@ GO=${GO:-go}
 scripts/install-deps.sh --strict
 scripts/install-servers.sh
 scripts/install-cassandra.sh
+scripts/install-browser.sh # chromium: internal/report/browsertest opens report.html
 tags=$(scripts/build-tags.sh)
 
 if [ -n "$(gofmt -l cmd internal studies)" ]; then

@@ -92,12 +92,13 @@ func (c *Chart) Points() int {
 	return n
 }
 
-// Lines counts the series that have at least one drawable point.
+// Lines counts the series drawn as a line: two drawable points or more.
+// A chart without one has nothing to show.
 func (c *Chart) Lines() int {
 	n := 0
 	for _, p := range c.Panels {
 		for _, s := range p.Series {
-			if len(drawable(s, c.X.Log, p.Y.Log)) > 0 {
+			if len(drawable(s, c.X.Log, p.Y.Log)) >= 2 {
 				n++
 			}
 		}
