@@ -23,8 +23,9 @@ Usage: storebench run STUDY|FILE [flags]
 Runs a study: a built-in one by name (see "storebench list") or a YAML
 file. Each target runs in its own worker process, one after another. The
 results go to results/<study>-<time>/: results.json (machine-readable),
-report.md (also printed here), hdr/ (HdrHistogram interval logs per phase)
-and logs/ (each worker's log).
+report.md (also printed here) with its charts in charts/, report.html (the
+same report with every chart, one file that works offline), hdr/
+(HdrHistogram interval logs per phase) and logs/ (each worker's log).
 
 Ctrl-C stops within 2 s, keeps what was measured as a partial result and
 report, and exits with status 130.
@@ -104,6 +105,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, report.Markdown(run))
 	}
 	fmt.Fprintf(stderr, "results: %s\n", filepath.Join(dir, "report.md"))
+	fmt.Fprintf(stderr, "charts:  %s\n", filepath.Join(dir, "report.html"))
 	switch {
 	case errors.Is(err, coordinator.ErrInterrupted):
 		fmt.Fprintln(stderr, "storebench: interrupted; partial results written to "+dir)
