@@ -105,7 +105,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, report.Markdown(run))
 	}
 	fmt.Fprintf(stderr, "results: %s\n", filepath.Join(dir, "report.md"))
-	fmt.Fprintf(stderr, "charts:  %s\n", filepath.Join(dir, "report.html"))
+	fmt.Fprintf(stderr, "html:    %s\n", filepath.Join(dir, "report.html"))
 	switch {
 	case errors.Is(err, coordinator.ErrInterrupted):
 		fmt.Fprintln(stderr, "storebench: interrupted; partial results written to "+dir)
