@@ -133,10 +133,17 @@ func TestRunWritesResultsReportAndLogs(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "data")); !os.IsNotExist(err) {
 		t.Fatal("data directory left behind")
 	}
-	// report re-renders the same report from results.json.
+	// report re-renders the same report from results.json, and prints
+	// what run printed (the Markdown without the charts' picture links).
 	again, _, code := runCLI(t, "report", dir)
-	if code != 0 || again != string(md) {
+	md2, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	if code != 0 || string(md2) != string(md) || !strings.HasSuffix(stdout, again) {
 		t.Fatalf("report re-render differs (exit %d)", code)
+	}
+	for _, f := range []string{"report.html", "charts/ledger-insert-scaling.png"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("run did not write %s: %v", f, err)
+		}
 	}
 }
 
