@@ -154,3 +154,5 @@ require (
 )
 
 replace github.com/tecbot/gorocksdb => ./third_party/gorocksdb
+
+replace github.com/dterei/gotsc => ./third_party/gotsc

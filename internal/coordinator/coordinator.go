@@ -88,6 +88,15 @@ func Prepare(s *study.Study) (*Plan, error) {
 			}
 		}
 		names[info.Name]++
+		// A target that declares a workload impossible (an authenticated
+		// store asked for the ledger) is refused here, with its reason,
+		// rather than failing in its worker with a type error.
+		for _, e := range s.Workloads {
+			if why, ok := info.Cannot[e.Name]; ok {
+				return nil, &study.Error{File: s.File, Field: fmt.Sprintf("targets[%d]", i),
+					Msg: fmt.Sprintf("%s cannot run the %s workload: %s", info.Name, e.Name, why)}
+			}
+		}
 		for k := range t.Options {
 			if !contains(info.OptionNames, k) {
 				return nil, &study.Error{File: s.File, Field: fmt.Sprintf("targets[%d].options.%s", i, k),

@@ -4,6 +4,6 @@ package targetkit
 // moeingads): they are ads.Store handles, not kv.Store ones, so only the
 // block-structured workloads of seed 001 (ads-rw, tokens) can drive them.
 func ADSOnly() map[string]string {
-	const why = "an authenticated store runs only the ADS workloads (ads-rw, tokens), written in blocks"
+	const why = "an authenticated store runs only the block workloads ads-rw and tokens"
 	return map[string]string{"ledger": why, "ycsb": why}
 }

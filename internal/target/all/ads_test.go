@@ -1,0 +1,66 @@
+package all
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"storebench/internal/target"
+)
+
+// The authenticated targets of seed 001 (package ads), registered with
+// target.RegisterEmbedded, and the Go module each one's Version names.
+var adsTargets = map[string]string{
+	"mpt":       "github.com/ethereum/go-ethereum",
+	"iavl":      "github.com/cosmos/iavl",
+	"moeingads": "github.com/smartbch/moeingads",
+}
+
+func TestADSTargetsRegistered(t *testing.T) {
+	gomod, err := os.ReadFile("../../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	required := map[string]string{}
+	for _, line := range strings.Split(string(gomod), "\n") {
+		f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require "))
+		if len(f) >= 2 {
+			required[f[0]] = f[1]
+		}
+	}
+	for name, module := range adsTargets {
+		i, err := target.Lookup(name)
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		if i.Title == "" || !i.Embedded() {
+			t.Errorf("%s: Title %q, Kind %q", name, i.Title, i.Kind)
+		}
+		for _, w := range []string{"ledger", "ycsb"} {
+			if i.Cannot[w] == "" {
+				t.Errorf("%s: does not say it cannot run %s", name, w)
+			}
+		}
+		switch {
+		case i.Unavailable != "" && i.Open != nil:
+			t.Errorf("%s: both Open and Unavailable set", name)
+		case i.Unavailable != "" && !strings.Contains(i.Unavailable, `"make build"`):
+			t.Errorf("%s: Unavailable does not say how to fix it: %q", name, i.Unavailable)
+		case i.Unavailable == "" && i.Open == nil:
+			t.Errorf("%s: neither Open nor Unavailable", name)
+		case i.Kind == "pure-go" && i.Unavailable != "":
+			t.Errorf("%s: a pure-Go target is unavailable: %s", name, i.Unavailable)
+		}
+		v, ok := required[module]
+		if !ok {
+			t.Errorf("%s: module %s is not in go.mod", name, module)
+		} else if i.Unavailable == "" && !strings.Contains(i.Version, v) {
+			t.Errorf("%s: Version %q does not mention %s %s from go.mod", name, i.Version, module, v)
+		}
+		t.Logf("%-9s %-32s %-7s %s %s", i.Name, i.Title, i.Kind, i.Version, i.Unavailable)
+	}
+	if i, _ := target.Lookup("moeingads"); i.Title != "MoeingADS (successor of OnvaKV)" {
+		t.Errorf("moeingads: Title %q", i.Title)
+	}
+}

@@ -1,0 +1,3 @@
+module github.com/dterei/gotsc
+
+go 1.26
