@@ -333,6 +333,18 @@ func TestCompareTwoRunsAndTwoTargets(t *testing.T) {
 	if _, _, code := runCLI(t, "compare", a, "--targets", "pebble,nosuch"); code != 2 {
 		t.Fatalf("unknown target: exit %d", code)
 	}
+	// A finished run judged again under other constraints: an impossible
+	// RAM bound rejects both targets, naming the measured peak.
+	cons := filepath.Join(t.TempDir(), "c.yaml")
+	os.WriteFile(cons, []byte("ram: 1MiB\np99:\n  ledger.stress: 1s\n"), 0o644)
+	stdout, stderr, code = runCLI(t, "report", a, "--constraints", cons)
+	if code != 0 || !strings.Contains(stdout, "**No target meets them.**") || strings.Count(stdout, "| RAM: peak ") != 2 {
+		t.Fatalf("report --constraints: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	os.WriteFile(cons, []byte("p99:\n  ledger.strss: 1ms\n"), 0o644)
+	if _, stderr, code = runCLI(t, "report", a, "--constraints", cons); code != 2 || !strings.Contains(stderr, "c.yaml:2: ") || !strings.Contains(stderr, "no phase ledger.strss") {
+		t.Fatalf("bad constraint: exit %d %s", code, stderr)
+	}
 	// Repeated runs per side: the spread between runs judges, and the
 	// HTML page carries the same table.
 	page := filepath.Join(t.TempDir(), "cmp.html")

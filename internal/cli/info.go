@@ -102,18 +102,27 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 }
 
 const reportUsage = `
-Usage: storebench report RUN_DIR
+Usage: storebench report RUN_DIR [--constraints FILE [--html OUT]]
 
 Re-renders report.md, report.html and the charts (charts/*.png) of a
 finished (or partial) run from its results.json, and prints the Markdown.
 Use it after upgrading storebench or to view a run again.
 
-Example:
+--constraints judges the run again under other constraints (a study file
+with a constraints: section, or a YAML file of the constraints alone: ram,
+disk, durability, p99, throughput, rank_by; see docs/reports.md). The
+report is then printed (and written as HTML with --html) without touching
+the run directory.
+
+Examples:
   storebench report results/ledger-20261122-101500
+  storebench report results/ledger-20261122-101500 --constraints my-node.yaml --html judged.html
 `
 
 func cmdReport(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("report", reportUsage, stderr)
+	constraints := fs.String("constraints", "", "judge the run under the constraints in this file (study or constraints YAML)")
+	htmlOut := fs.String("html", "", "with --constraints: also write the report as HTML to this file")
 	if code, stop := parse(fs, args); stop {
 		return code
 	}
@@ -125,6 +134,32 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	run, err := results.Read(filepath.Join(dir, "results.json"))
 	if err != nil {
 		return fail(stderr, usagef("%v", err))
+	}
+	if *constraints != "" {
+		c, err := study.LoadConstraints(*constraints)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		phases := map[string]bool{}
+		for _, t := range run.Targets {
+			for _, s := range t.Steps {
+				phases[s.Workload+"."+s.Phase] = true
+			}
+		}
+		if err := (&study.Study{File: *constraints, Constraints: c}).CheckFigures(phases); err != nil {
+			return fail(stderr, err)
+		}
+		run.Constraints = c
+		if *htmlOut != "" {
+			if err := os.WriteFile(*htmlOut, report.HTML(run, report.Charts(run)), 0o644); err != nil {
+				return fail(stderr, fmt.Errorf("write %s: %w", *htmlOut, err))
+			}
+		}
+		fmt.Fprint(stdout, report.Markdown(run))
+		return exitOK
+	}
+	if *htmlOut != "" {
+		return fail(stderr, usagef("--html goes with --constraints (report.html is always written to the run directory)"))
 	}
 	if err := report.WriteAll(dir, run); err != nil {
 		return fail(stderr, err)

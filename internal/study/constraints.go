@@ -2,6 +2,8 @@ package study
 
 import (
 	"fmt"
+	"os"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -210,4 +212,39 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// LoadConstraints reads constraints from a file: a study file (its
+// `constraints:` section) or a YAML mapping of the constraints alone, so
+// that a finished run can be judged again under other constraints.
+func LoadConstraints(path string) (*Constraints, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read: %v", unwrapPathErr(err))}
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		line := 0
+		fmt.Sscanf(err.Error(), "yaml: line %d:", &line)
+		return nil, &Error{File: path, Line: line, Msg: cleanYAMLErr(err)}
+	}
+	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
+		return nil, &Error{File: path, Msg: "want a mapping of constraints (ram, disk, durability, p99, throughput, rank_by) or a study with a constraints section"}
+	}
+	node, path0 := root.Content[0], ""
+	for i := 0; i+1 < len(node.Content); i += 2 {
+		if node.Content[i].Value == "constraints" {
+			node, path0 = node.Content[i+1], "constraints"
+			break
+		}
+	}
+	c := &Constraints{}
+	if err := (decoder{file: path}).decode(node, reflect.ValueOf(c).Elem(), path0); err != nil {
+		return nil, err
+	}
+	s := &Study{File: path, Constraints: c}
+	if err := s.checkConstraints(&root); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
