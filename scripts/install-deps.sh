@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian packages of the cgo engines (RocksDB, LevelDB, and the
-# system SQLite). Idempotent: installs only what is missing.
+# Installs the Debian packages of the cgo engines (RocksDB, LevelDB, the
+# system SQLite, and g++ for MoeingADS's C++ B-tree). Idempotent: installs only what is missing.
 #   scripts/install-deps.sh          soft: if it cannot install, says what is
 #                                    missing and how to install it, exits 0
 #                                    (the build then leaves those engines out)
@@ -14,6 +14,7 @@ declare -A header=(
   [librocksdb-dev]=/usr/include/rocksdb/c.h
   [libleveldb-dev]=/usr/include/leveldb/c.h
   [libsqlite3-dev]=/usr/include/sqlite3.h
+  [g++]=/usr/bin/g++
 )
 missing=()
 for p in "${!header[@]}"; do
