@@ -51,7 +51,7 @@ func defaults() Params {
 	var p Params
 	p.Tokens, p.MaxTypes, p.Gas = 100, 20, 10
 	p.Genacc.BlockSize = 20000
-	p.Runtx.Blocks, p.Runtx.BlockSize = 50, 32768
+	p.Runtx.Blocks, p.Runtx.BlockSize = 20, 32768
 	return p
 }
 
