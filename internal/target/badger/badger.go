@@ -53,18 +53,14 @@ func Open(o kv.Options) (kv.Store, error) {
 }
 
 func open(o kv.Options) (*Store, error) {
-	sync, err := targetkit.IsSync(o.Durability)
+	common, err := targetkit.EmbeddedOptions(o, optionNames)
 	if err != nil {
 		return nil, err
 	}
-	cacheBytes, cacheDesc, err := targetkit.CacheBytes(o)
-	if err != nil {
-		return nil, err
-	}
-	extra, err := targetkit.CheckExtra(o, optionNames)
-	if err != nil {
-		return nil, err
-	}
+	sync := common.Sync
+	cacheBytes := common.CacheBytes
+	cacheDesc := common.CacheDesc
+	extra := common.Extra
 	def := badger.DefaultOptions(o.Dir)
 	memtable, err := extra.Bytes("memtable_bytes", def.MemTableSize)
 	if err != nil {

@@ -87,18 +87,14 @@ func Open(o target.Options) (*Store, error) {
 
 func open(o target.Options) (*Store, error) {
 	ko := kv.Options{Dir: o.Dir, Durability: o.Durability, CacheBytes: o.CacheBytes, Extra: o.Extra}
-	sync, err := targetkit.IsSync(o.Durability)
+	common, err := targetkit.EmbeddedOptions(ko, optionNames)
 	if err != nil {
 		return nil, err
 	}
-	cacheBytes, cacheDesc, err := targetkit.CacheBytes(ko)
-	if err != nil {
-		return nil, err
-	}
-	extra, err := targetkit.CheckExtra(ko, optionNames)
-	if err != nil {
-		return nil, err
-	}
+	sync := common.Sync
+	cacheBytes := common.CacheBytes
+	cacheDesc := common.CacheDesc
+	extra := common.Extra
 	nodeCache, err := extra.Int("node_cache_nodes", defaultNodeCache)
 	if err != nil {
 		return nil, err

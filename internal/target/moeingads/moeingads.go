@@ -87,18 +87,13 @@ func Open(o target.Options) (*Store, error) {
 
 func open(o target.Options) (*Store, error) {
 	ko := kv.Options{Dir: o.Dir, Durability: o.Durability, CacheBytes: o.CacheBytes, Extra: o.Extra}
-	sync, err := targetkit.IsSync(o.Durability)
+	common, err := targetkit.EmbeddedOptions(ko, optionNames)
 	if err != nil {
 		return nil, err
 	}
-	_, cacheDesc, err := targetkit.CacheBytes(ko)
-	if err != nil {
-		return nil, err
-	}
-	extra, err := targetkit.CheckExtra(ko, optionNames)
-	if err != nil {
-		return nil, err
-	}
+	sync := common.Sync
+	cacheDesc := common.CacheDesc
+	extra := common.Extra
 	rootCache, err := extra.Choice("root_cache", "off", "off", "on")
 	if err != nil {
 		return nil, err

@@ -63,18 +63,14 @@ func Open(o kv.Options) (kv.Store, error) {
 }
 
 func open(o kv.Options) (*Store, error) {
-	sync, err := targetkit.IsSync(o.Durability)
+	common, err := targetkit.EmbeddedOptions(o, optionNames)
 	if err != nil {
 		return nil, err
 	}
-	cacheBytes, cacheDesc, err := targetkit.CacheBytes(o)
-	if err != nil {
-		return nil, err
-	}
-	extra, err := targetkit.CheckExtra(o, optionNames)
-	if err != nil {
-		return nil, err
-	}
+	sync := common.Sync
+	cacheBytes := common.CacheBytes
+	cacheDesc := common.CacheDesc
+	extra := common.Extra
 	bits, err := extra.Int("bloom_bits_per_key", 10)
 	if err != nil {
 		return nil, err

@@ -82,18 +82,14 @@ func Open(o kv.Options) (kv.Store, error) {
 }
 
 func open(o kv.Options) (*Store, error) {
-	sync, err := targetkit.IsSync(o.Durability)
+	opts, err := targetkit.EmbeddedOptions(o, optionNames)
 	if err != nil {
 		return nil, err
 	}
-	cacheBytes, cacheDesc, err := targetkit.CacheBytes(o)
-	if err != nil {
-		return nil, err
-	}
-	extra, err := targetkit.CheckExtra(o, optionNames)
-	if err != nil {
-		return nil, err
-	}
+	sync := opts.Sync
+	cacheBytes := opts.CacheBytes
+	cacheDesc := opts.CacheDesc
+	extra := opts.Extra
 	mmap, err := extra.Bytes("mmap_bytes", 0)
 	if err != nil {
 		return nil, err

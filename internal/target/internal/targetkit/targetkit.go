@@ -203,3 +203,30 @@ func CopyBytes(b []byte) []byte {
 	copy(out, b)
 	return out
 }
+
+// Embedded holds the checked options every embedded engine starts from.
+type Embedded struct {
+	Sync       bool
+	CacheBytes int64
+	// CacheDesc describes the cache for Settings ("64 MiB (default)").
+	CacheDesc string
+	Extra     Extra
+}
+
+// EmbeddedOptions checks an embedded engine's durability class, cache
+// size and option names, in that order.
+func EmbeddedOptions(o kv.Options, known []string) (Embedded, error) {
+	sync, err := IsSync(o.Durability)
+	if err != nil {
+		return Embedded{}, err
+	}
+	cache, desc, err := CacheBytes(o)
+	if err != nil {
+		return Embedded{}, err
+	}
+	extra, err := CheckExtra(o, known)
+	if err != nil {
+		return Embedded{}, err
+	}
+	return Embedded{Sync: sync, CacheBytes: cache, CacheDesc: desc, Extra: extra}, nil
+}
