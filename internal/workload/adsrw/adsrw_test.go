@@ -198,3 +198,28 @@ func TestBadParamsNameTheField(t *testing.T) {
 		}
 	}
 }
+
+// The built-in study plans at its defaults and at --scale seed (the
+// seed's 4096 blocks of 10,000).
+func TestBuiltinStudyAndSeedScale(t *testing.T) {
+	for scale, want := range map[string]int64{"": 1e6, "seed": 4096 * 10000} {
+		s, err := study.Load("ads-rw")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Apply(study.Override{Scale: scale}); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := Workload{}.DecodeParams(s, s.Workloads[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps, err := Workload{}.Plan(s, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if steps[0].N != want || len(steps) != 3 {
+			t.Fatalf("scale %q: %d steps, N = %d", scale, len(steps), steps[0].N)
+		}
+	}
+}

@@ -298,3 +298,31 @@ func TestBadParamsNameTheField(t *testing.T) {
 		}
 	}
 }
+
+// The built-in study plans at its defaults and at --scale seed (n = 1e8,
+// m = 500: supplies still fit in 64 bits).
+func TestBuiltinStudyAndSeedScale(t *testing.T) {
+	for _, scale := range []string{"", "seed"} {
+		s, err := study.Load("tokens")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Apply(study.Override{Scale: scale}); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := Workload{}.DecodeParams(s, s.Workloads[0])
+		if err != nil {
+			t.Fatalf("scale %q: %v", scale, err)
+		}
+		steps, err := Workload{}.Plan(s, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p Params
+		_ = json.Unmarshal(raw, &p)
+		n, m := steps[0].N, int64(p.Runtx.Blocks)
+		if (scale == "seed") != (n == 1e8 && m == 500) || (scale == "" && (n != 1e6 || m != 20)) {
+			t.Fatalf("scale %q: n = %d, m = %d", scale, n, m)
+		}
+	}
+}
