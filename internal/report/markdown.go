@@ -153,12 +153,15 @@ func verification(b *strings.Builder, run *results.Run) {
 type Table struct {
 	Head []string
 	Rows [][]string
+	// Left is how many leading columns hold text (left-aligned); the
+	// rest hold figures (right-aligned). 0 means 1.
+	Left int
 }
 
 func (t Table) write(b *strings.Builder) {
 	b.WriteString("| " + strings.Join(t.Head, " | ") + " |\n|")
 	for i := range t.Head {
-		if i == 0 {
+		if i < max(t.Left, 1) {
 			b.WriteString("---|")
 		} else {
 			b.WriteString("---:|")

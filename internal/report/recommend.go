@@ -347,14 +347,14 @@ func recommendation(b *strings.Builder, run *results.Run) {
 		fmt.Fprintf(b, "**Best on this figure: %s** (%s).\n\n", rec.Ranked[0].Target.Title, rec.Ranked[0].ScoreText)
 	}
 	if len(rec.Ranked) > 0 {
-		tab := Table{Head: []string{"Rank", "Target", "Figure", "Peak RAM", "Peak disk"}}
+		tab := Table{Head: []string{"Rank", "Target", "Figure", "Peak RAM", "Peak disk"}, Left: 2}
 		for i, v := range rec.Ranked {
 			tab.Rows = append(tab.Rows, []string{fmt.Sprint(i + 1), v.Target.Title, v.ScoreText, Bytes(v.PeakMem), Bytes(v.PeakDisk)})
 		}
 		tab.write(b)
 	}
 	if len(rec.Rejected) > 0 {
-		tab := Table{Head: []string{"Target", "First constraint broken", "Figure"}}
+		tab := Table{Head: []string{"Target", "First constraint broken", "Figure"}, Left: 2}
 		for _, v := range rec.Rejected {
 			score := v.ScoreText
 			if score == "" {
