@@ -350,7 +350,12 @@ func lastN(tr *results.Target) int64 {
 }
 
 func summary(r *results.Step) string {
-	s := fmt.Sprintf("%8.3fs  %s ops/s  p99 %s", r.Seconds, fmtRate(float64(r.Ops)/max(r.Seconds, 1e-9)), report.Latency(r.Latency.P99))
+	s := fmt.Sprintf("%8.3fs  %s ops/s", r.Seconds, fmtRate(float64(r.Ops)/max(r.Seconds, 1e-9)))
+	// Steps without per-operation timings (the token invariants) have no
+	// percentile to print.
+	if r.Latency.Count > 0 {
+		s += "  p99 " + report.Latency(r.Latency.P99)
+	}
 	if r.Intended != nil {
 		s += fmt.Sprintf("  (from intended start: p99 %s, %d late)", report.Latency(r.Intended.P99), r.Late)
 	}
