@@ -137,20 +137,32 @@ func (m *managed) stop(bar *progress.Bar, name string) {
 
 // snapshot of the server's process tree (nil-safe: embedded targets
 // have no managed server).
-func (m *managed) snapshot() procstat.Snapshot {
+func (m *managed) snapshot() serverSample {
 	if m == nil {
-		return procstat.Snapshot{}
+		return serverSample{}
 	}
 	s, _ := procstat.Tree(m.inst.PID)
-	return s
+	d, _ := procstat.DeviceOf(m.inst.DataDir)
+	return serverSample{proc: s, dev: d}
 }
 
-func (m *managed) resources(before procstat.Snapshot) *results.Resources {
+// serverSample is a managed server's process tree and the device under
+// its data directory at one moment.
+type serverSample struct {
+	proc procstat.Snapshot
+	dev  procstat.DeviceIO
+}
+
+func (m *managed) resources(b serverSample) *results.Resources {
 	if m == nil {
 		return nil
 	}
-	after := m.snapshot()
+	a := m.snapshot()
+	before, after := b.proc, a.proc
 	r := &results.Resources{Before: before, After: after, CPUPercent: procstat.CPUPercent(before, after)}
+	if b.dev.Device != "" {
+		r.SetDevice(b.dev, a.dev)
+	}
 	r.DiskAllocated, r.DiskApparent, _ = procstat.DiskUsage(m.inst.DataDir)
 	r.CacheResident, r.CacheTotal, _ = procstat.PageCache(m.inst.DataDir)
 	return r

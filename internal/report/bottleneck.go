@@ -56,8 +56,17 @@ func Classify(run *results.Run, s *results.Step) Bottleneck {
 	if tcpu+ccpu >= busyShare*cores {
 		return Bottleneck{"cpu", fmt.Sprintf("CPU: all %d cores busy (%s)", run.Host.LogicalCPUs, who)}
 	}
+	// What reached the device, when measured: a process's write_bytes
+	// counts pages as they are dirtied, many times over for a memory-mapped
+	// B+tree. Otherwise the target's own counters.
 	var rd, wr float64
-	if fp.After.IOAvailable && fp.Before.IOAvailable {
+	source := "the target's I/O"
+	switch {
+	case fp.Device != "":
+		rd = float64(fp.DeviceReadBytes) / s.Seconds
+		wr = float64(fp.DeviceWriteBytes) / s.Seconds
+		source = "device " + fp.Device
+	case fp.After.IOAvailable && fp.Before.IOAvailable:
 		rd = float64(fp.After.ReadBytes-fp.Before.ReadBytes) / s.Seconds
 		wr = float64(fp.After.WriteBytes-fp.Before.WriteBytes) / s.Seconds
 	}
@@ -72,16 +81,16 @@ func Classify(run *results.Run, s *results.Step) Bottleneck {
 		if fp.CacheTotal > 0 {
 			cached = fmt.Sprintf(", %.0f%% of its files cached", 100*float64(fp.CacheResident)/float64(fp.CacheTotal))
 		}
-		return Bottleneck{"disk-read", fmt.Sprintf("disk reads: %s/s from the device%s (%s)", Bytes(int64(rd)), cached, who)}
+		return Bottleneck{"disk-read", fmt.Sprintf("disk reads: %s/s (%s)%s (%s)", Bytes(int64(rd)), source, cached, who)}
 	}
 	if wr >= diskBusyBytes {
-		return Bottleneck{"disk-write", fmt.Sprintf("disk writes: %s/s (%s)", Bytes(int64(wr)), who)}
+		return Bottleneck{"disk-write", fmt.Sprintf("disk writes: %s/s (%s; %s)", Bytes(int64(wr)), source, who)}
 	}
 	what := "round trips, fsync waits or locks"
 	if s.ServerResources == nil {
 		what = "fsync waits, locks or sleeps"
 	}
-	return Bottleneck{"latency", fmt.Sprintf("waiting: neither CPU (%s) nor disk (%s/s) busy; %s", who, Bytes(int64(rd+wr)), what)}
+	return Bottleneck{"latency", fmt.Sprintf("waiting: neither CPU (%s) nor disk (%s/s on %s) busy; %s", who, Bytes(int64(rd+wr)), source, what)}
 }
 
 // bottlenecks renders, for each phase at its largest size, what limited
@@ -136,7 +145,7 @@ func bottlenecks(b *strings.Builder, run *results.Run) {
 		tab.Rows = append(tab.Rows, row)
 	}
 	b.WriteString("## Bottlenecks\n\n")
-	fmt.Fprintf(b, "What limited each target in each phase at its largest size, from the measured CPU (100%% = one core, %d cores here), I/O to the device and memory of the target (a server's own process tree, apart from the client). Rules: an open loop that kept up was limited by nothing; ≥ %.0f%% of all cores busy is CPU; one process at ≥ %.0f%% of a core is a single-threaded path; ≥ %s/s read or written is the disk; otherwise the time went to waiting.\n\n",
+	fmt.Fprintf(b, "What limited each target in each phase at its largest size, from the measured CPU (100%% = one core, %d cores here), I/O that reached the device holding its data (all processes, the target nearly alone on it) and memory of the target (a server's own process tree, apart from the client). Rules: an open loop that kept up was limited by nothing; ≥ %.0f%% of all cores busy is CPU; one process at ≥ %.0f%% of a core is a single-threaded path; ≥ %s/s read or written is the disk; otherwise the time went to waiting.\n\n",
 		run.Host.LogicalCPUs, busyShare*100, oneCoreBusy, Bytes(diskBusyBytes))
 	tab.write(b)
 	var sum []string

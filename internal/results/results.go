@@ -174,6 +174,23 @@ type Resources struct {
 	// (the seed's "ca"), out of CacheTotal bytes of files.
 	CacheResident int64 `json:"page_cache_bytes"`
 	CacheTotal    int64 `json:"files_bytes"`
+	// Device*Bytes are what the block device holding the data read and
+	// wrote during the step, all processes together: what reached the
+	// disk, where a process's write_bytes counts pages as they are
+	// dirtied (and can count one page many times).
+	Device           string `json:"device,omitempty"`
+	DeviceReadBytes  int64  `json:"device_read_bytes,omitempty"`
+	DeviceWriteBytes int64  `json:"device_write_bytes,omitempty"`
+}
+
+// SetDevice records the device I/O between two samples.
+func (r *Resources) SetDevice(before, after procstat.DeviceIO) {
+	if after.Device == "" && after.WriteBytes == 0 {
+		return
+	}
+	r.Device = after.Device
+	r.DeviceReadBytes = after.ReadBytes - before.ReadBytes
+	r.DeviceWriteBytes = after.WriteBytes - before.WriteBytes
 }
 
 // Find returns the first step of a target matching workload, phase and n

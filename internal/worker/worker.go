@@ -240,6 +240,10 @@ func (w *server) runStep(id int64, st workload.Step) (*results.Step, error) {
 	}()
 
 	before, _ := procstat.Self()
+	var devBefore procstat.DeviceIO
+	if w.open.Dir != "" {
+		devBefore, _ = procstat.DeviceOf(w.open.Dir)
+	}
 	last := before
 	var lastMu sync.Mutex
 	env := &workload.Env{
@@ -280,6 +284,9 @@ func (w *server) runStep(id int64, st workload.Step) (*results.Step, error) {
 	if w.open.Dir != "" {
 		res.Resources.DiskAllocated, res.Resources.DiskApparent, _ = procstat.DiskUsage(w.open.Dir)
 		res.Resources.CacheResident, res.Resources.CacheTotal, _ = procstat.PageCache(w.open.Dir)
+		if devAfter, err := procstat.DeviceOf(w.open.Dir); err == nil && devBefore.Device != "" {
+			res.Resources.SetDevice(devBefore, devAfter)
+		}
 	}
 	if ctx.Err() != nil {
 		res.Partial = true
