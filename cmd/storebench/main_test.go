@@ -113,6 +113,10 @@ func TestRunWritesResultsReportAndLogs(t *testing.T) {
 		if ins == nil || ins.Resources.DiskAllocated == 0 || ins.Resources.After.RSSBytes == 0 {
 			t.Fatalf("%s: insert step lacks resources: %+v", tr.Name, ins)
 		}
+		// Synced inserts reach the device under the data directory.
+		if ins.Resources.Device == "" || ins.Resources.DeviceWriteBytes <= 0 {
+			t.Fatalf("%s: insert step lacks device I/O: %+v", tr.Name, ins.Resources)
+		}
 		if st := tr.Find("ledger", "stress", -1); st == nil || st.Intended == nil || len(st.Series) == 0 {
 			t.Fatalf("%s: stress step lacks open-loop figures", tr.Name)
 		}
