@@ -53,14 +53,14 @@ func Open(o kv.Options) (kv.Store, error) {
 }
 
 func open(o kv.Options) (*Store, error) {
-	common, err := targetkit.EmbeddedOptions(o, optionNames)
+	eo, err := targetkit.EmbeddedOptions(o, optionNames)
 	if err != nil {
 		return nil, err
 	}
-	sync := common.Sync
-	cacheBytes := common.CacheBytes
-	cacheDesc := common.CacheDesc
-	extra := common.Extra
+	sync := eo.Sync
+	cacheBytes := eo.CacheBytes
+	cacheDesc := eo.CacheDesc
+	extra := eo.Extra
 	def := badger.DefaultOptions(o.Dir)
 	memtable, err := extra.Bytes("memtable_bytes", def.MemTableSize)
 	if err != nil {

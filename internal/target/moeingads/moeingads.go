@@ -87,13 +87,13 @@ func Open(o target.Options) (*Store, error) {
 
 func open(o target.Options) (*Store, error) {
 	ko := kv.Options{Dir: o.Dir, Durability: o.Durability, CacheBytes: o.CacheBytes, Extra: o.Extra}
-	common, err := targetkit.EmbeddedOptions(ko, optionNames)
+	eo, err := targetkit.EmbeddedOptions(ko, optionNames)
 	if err != nil {
 		return nil, err
 	}
-	sync := common.Sync
-	cacheDesc := common.CacheDesc
-	extra := common.Extra
+	sync := eo.Sync
+	cacheDesc := eo.CacheDesc
+	extra := eo.Extra
 	rootCache, err := extra.Choice("root_cache", "off", "off", "on")
 	if err != nil {
 		return nil, err

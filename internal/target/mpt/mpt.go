@@ -93,14 +93,14 @@ func Open(o target.Options) (*Store, error) {
 
 func open(o target.Options) (*Store, error) {
 	ko := kv.Options{Dir: o.Dir, Durability: o.Durability, CacheBytes: o.CacheBytes, Extra: o.Extra}
-	common, err := targetkit.EmbeddedOptions(ko, optionNames)
+	eo, err := targetkit.EmbeddedOptions(ko, optionNames)
 	if err != nil {
 		return nil, err
 	}
-	sync := common.Sync
-	cacheBytes := common.CacheBytes
-	cacheDesc := common.CacheDesc
-	extra := common.Extra
+	sync := eo.Sync
+	cacheBytes := eo.CacheBytes
+	cacheDesc := eo.CacheDesc
+	extra := eo.Extra
 	writeBuffer, err := extra.Bytes("write_buffer_bytes", int64(opt.DefaultWriteBuffer))
 	if err != nil {
 		return nil, err

@@ -63,14 +63,14 @@ func Open(o kv.Options) (kv.Store, error) {
 }
 
 func open(o kv.Options) (*Store, error) {
-	common, err := targetkit.EmbeddedOptions(o, optionNames)
+	eo, err := targetkit.EmbeddedOptions(o, optionNames)
 	if err != nil {
 		return nil, err
 	}
-	sync := common.Sync
-	cacheBytes := common.CacheBytes
-	cacheDesc := common.CacheDesc
-	extra := common.Extra
+	sync := eo.Sync
+	cacheBytes := eo.CacheBytes
+	cacheDesc := eo.CacheDesc
+	extra := eo.Extra
 	bits, err := extra.Int("bloom_bits_per_key", 10)
 	if err != nil {
 		return nil, err

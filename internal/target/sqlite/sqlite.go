@@ -82,14 +82,14 @@ func Open(o kv.Options) (kv.Store, error) {
 }
 
 func open(o kv.Options) (*Store, error) {
-	opts, err := targetkit.EmbeddedOptions(o, optionNames)
+	eo, err := targetkit.EmbeddedOptions(o, optionNames)
 	if err != nil {
 		return nil, err
 	}
-	sync := opts.Sync
-	cacheBytes := opts.CacheBytes
-	cacheDesc := opts.CacheDesc
-	extra := opts.Extra
+	sync := eo.Sync
+	cacheBytes := eo.CacheBytes
+	cacheDesc := eo.CacheDesc
+	extra := eo.Extra
 	mmap, err := extra.Bytes("mmap_bytes", 0)
 	if err != nil {
 		return nil, err
