@@ -135,9 +135,20 @@ func open(o target.Options) (*Store, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 	defer cancel()
-	if err := client.Ping(ctx, readpref.Primary()); err != nil {
-		client.Disconnect(context.Background())
-		return nil, err
+	// The driver notices the deadline only between handshake attempts,
+	// each bounded by the connect timeout: against a silent server the
+	// ping can take twice openTimeout. Bound it here.
+	pinged := make(chan error, 1)
+	go func() { pinged <- client.Ping(ctx, readpref.Primary()) }()
+	select {
+	case err := <-pinged:
+		if err != nil {
+			abandon(client)
+			return nil, err
+		}
+	case <-time.After(openTimeout + 250*time.Millisecond):
+		go abandon(client)
+		return nil, fmt.Errorf("no answer to a ping within %s", openTimeout)
 	}
 	db := client.Database(dbName)
 	s := &Store{binaryIDs: idType == "binary", client: client, db: db,
@@ -147,7 +158,7 @@ func open(o target.Options) (*Store, error) {
 		Options: options.Index().SetName("chain"),
 	})
 	if err != nil {
-		client.Disconnect(context.Background())
+		abandon(client)
 		return nil, fmt.Errorf("creating the chain index: %w", err)
 	}
 	version, ferret, note := "unknown", false, ""
@@ -634,4 +645,14 @@ func (s *Store) Scan(ctx context.Context, start []byte, count int, fn func(key [
 		}
 	}
 	return cur.Err()
+}
+
+// abandon disconnects a client whose open failed without waiting long:
+// against a silent server, a clean Disconnect waits for the driver's
+// in-flight handshakes and would stretch the one-line failure the user
+// waits for past its promised 5 s.
+func abandon(c *mongo.Client) {
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_ = c.Disconnect(ctx)
 }
