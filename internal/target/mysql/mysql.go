@@ -760,30 +760,8 @@ func (s *Store) Update(ctx context.Context, key []byte, fields [][]byte) error {
 	return nil
 }
 
-// fieldScratch is the per-call scan destination of a record's fields.
-type fieldScratch struct {
-	vals []sql.RawBytes
-	dest []any
-}
-
-var scratchPool = sync.Pool{New: func() any { return new(fieldScratch) }}
-
-func getScratch(n int) *fieldScratch {
-	sc := scratchPool.Get().(*fieldScratch)
-	if len(sc.vals) != n {
-		sc.vals = make([]sql.RawBytes, n)
-		sc.dest = make([]any, n)
-		for i := range sc.vals {
-			sc.dest[i] = &sc.vals[i]
-		}
-	}
-	return sc
-}
-
-func putScratch(sc *fieldScratch) {
-	clear(sc.vals)
-	scratchPool.Put(sc)
-}
+// scratchPool holds the per-call scan destinations of records.
+var scratchPool targetkit.ScratchPool[sql.RawBytes]
 
 // Read implements ycsb.DB.
 func (s *Store) Read(ctx context.Context, key []byte) ([][]byte, error) {
@@ -802,12 +780,12 @@ func (s *Store) Read(ctx context.Context, key []byte) ([][]byte, error) {
 		}
 		return nil, fmt.Errorf("record %q: %w", key, kv.ErrNotFound)
 	}
-	sc := getScratch(y.n)
-	defer putScratch(sc)
-	if err := rows.Scan(sc.dest...); err != nil {
+	sc := scratchPool.Get(y.n)
+	defer scratchPool.Put(sc)
+	if err := rows.Scan(sc.Dest...); err != nil {
 		return nil, err
 	}
-	out := targetkit.CopyFields(sc.vals)
+	out := targetkit.CopyFields(sc.Vals)
 	rows.Close()
 	return out, rows.Err()
 }
@@ -823,13 +801,13 @@ func (s *Store) Scan(ctx context.Context, start []byte, count int, fn func(key [
 		return err
 	}
 	defer rows.Close()
-	sc := getScratch(1 + y.n)
-	defer putScratch(sc)
+	sc := scratchPool.Get(1 + y.n)
+	defer scratchPool.Put(sc)
 	for rows.Next() {
-		if err := rows.Scan(sc.dest...); err != nil {
+		if err := rows.Scan(sc.Dest...); err != nil {
 			return err
 		}
-		rec := targetkit.CopyFields(sc.vals)
+		rec := targetkit.CopyFields(sc.Vals)
 		if !fn(rec[0], rec[1:]) {
 			return nil
 		}

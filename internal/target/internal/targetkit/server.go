@@ -3,6 +3,7 @@ package targetkit
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"storebench/internal/kv"
 )
@@ -54,4 +55,38 @@ func CopyFields[B ~[]byte](vals []B) [][]byte {
 		out[i] = slab[start:len(slab):len(slab)]
 	}
 	return out
+}
+
+// Scratch is a reusable scan destination for a row of n byte fields:
+// Dest points at Vals, ready for database/sql's or pgx's Scan. The SQL
+// clients keep them in a ScratchPool so reading a YCSB record allocates
+// only the copy handed to the caller.
+type Scratch[B ~[]byte] struct {
+	Vals []B
+	Dest []any
+}
+
+// ScratchPool recycles Scratch values.
+type ScratchPool[B ~[]byte] struct{ p sync.Pool }
+
+// Get returns a scratch for n fields.
+func (sp *ScratchPool[B]) Get(n int) *Scratch[B] {
+	sc, _ := sp.p.Get().(*Scratch[B])
+	if sc == nil {
+		sc = new(Scratch[B])
+	}
+	if len(sc.Vals) != n {
+		sc.Vals = make([]B, n)
+		sc.Dest = make([]any, n)
+		for i := range sc.Vals {
+			sc.Dest[i] = &sc.Vals[i]
+		}
+	}
+	return sc
+}
+
+// Put returns a scratch, dropping its references to driver buffers.
+func (sp *ScratchPool[B]) Put(sc *Scratch[B]) {
+	clear(sc.Vals)
+	sp.p.Put(sc)
 }
