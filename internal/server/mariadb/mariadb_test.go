@@ -3,7 +3,6 @@ package mariadb_test
 import (
 	"context"
 	"database/sql"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -116,11 +115,6 @@ func TestAsyncSettings(t *testing.T) {
 
 func TestPortInUse(t *testing.T) {
 	t.Parallel()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
 	dir, err := os.MkdirTemp("", "storebench-mariadb-test-")
 	if err != nil {
 		t.Fatal(err)
@@ -129,37 +123,10 @@ func TestPortInUse(t *testing.T) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	s, err := server.Lookup("mariadb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	t0 := time.Now()
-	inst, err := s.Start(ctx, server.Config{Dir: dir, Port: l.Addr().(*net.TCPAddr).Port, Durability: kv.Sync})
-	if err == nil {
-		_ = inst.Stop(ctx)
-		t.Fatal("started on a port in use")
-	}
-	t.Logf("failed in %s: %v", time.Since(t0), err)
-	if !strings.Contains(err.Error(), "exited during start-up") || !strings.Contains(err.Error(), "Address already in use") {
-		t.Errorf("error lacks the exit and the log tail: %v", err)
-	}
-	if time.Since(t0) > 20*time.Second {
-		t.Errorf("took %s to fail", time.Since(t0))
-	}
+	servertest.PortInUse(t, "mariadb", dir, 20*time.Second)
 }
 
 func TestCheck(t *testing.T) {
 	t.Parallel()
-	s, err := server.Lookup("mariadb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Check(); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Install(context.Background(), nil); err != nil {
-		t.Fatalf("Install when installed: %v", err)
-	}
+	servertest.Installed(t, "mariadb")
 }
