@@ -231,7 +231,7 @@ func Recommend(run *results.Run) *Recommendation {
 			v.Broken = firstBroken(run, c, t, v)
 		}
 		if v.Broken == "" && math.IsNaN(v.Score) {
-			v.Broken = fmt.Sprintf("no figure for %s at %s", rf.name(), Count(rn))
+			v.Broken = fmt.Sprintf("no figure for %s%s", rf.name(), atSize(rn))
 			if t.Status != "ok" && t.Reason != "" {
 				v.Broken += " (" + t.Status + ": " + t.Reason + ")"
 			}
@@ -249,10 +249,7 @@ func Recommend(run *results.Run) *Recommendation {
 		}
 		return rec.Ranked[i].Score < rec.Ranked[j].Score
 	})
-	at := ""
-	if rn > 0 {
-		at = " at " + Count(rn)
-	}
+	at := atSize(rn)
 	if c.Any() {
 		rec.Basis = fmt.Sprintf("Targets that meet every constraint of the study, ranked by %s%s.", what, at)
 	} else {
@@ -279,7 +276,7 @@ func firstBroken(run *results.Run, c *study.Constraints, t *results.Target, v Ve
 		n := largestN(run, f)
 		x, txt, ok := f.measure(t, n)
 		if !ok {
-			return fmt.Sprintf("p99 of %s: not measured at %s%s", f.name(), Count(n), statusNote(t))
+			return fmt.Sprintf("p99 of %s: not measured%s%s", f.name(), atSize(n), statusNote(t))
 		}
 		if x > b.Value {
 			return fmt.Sprintf("p99 of %s at %s: %s > %s", f.name(), Count(n), txt, Latency(int64(b.Value)))
@@ -290,13 +287,22 @@ func firstBroken(run *results.Run, c *study.Constraints, t *results.Target, v Ve
 		n := largestN(run, f)
 		x, txt, ok := f.measure(t, n)
 		if !ok {
-			return fmt.Sprintf("throughput of %s: not measured at %s%s", f.name(), Count(n), statusNote(t))
+			return fmt.Sprintf("throughput of %s: not measured%s%s", f.name(), atSize(n), statusNote(t))
 		}
 		if x < b.Value {
 			return fmt.Sprintf("throughput of %s at %s: %s < %.0f ops/s", f.name(), Count(n), txt, b.Value)
 		}
 	}
 	return ""
+}
+
+// atSize says at which size a figure is taken; nothing when no target
+// measured the phase at all (an interrupted run).
+func atSize(n int64) string {
+	if n < 0 {
+		return ""
+	}
+	return " at " + Count(n)
 }
 
 func statusNote(t *results.Target) string {
