@@ -43,26 +43,8 @@ for p in "${want[@]}"; do
 done
 [ ${#missing[@]} -eq 0 ] && { echo "install-servers: nothing to do"; exit 0; }
 
-if ! command -v apt-get >/dev/null; then
-  echo "install-servers: apt-get not found (not a Debian system?); install by hand: ${missing[*]}" >&2
-  exit 1
-fi
-if [ "$(id -u)" -eq 0 ]; then
-  sudo=()
-elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
-  sudo=(sudo)
-else
-  echo "install-servers: need root (or passwordless sudo) to install: ${missing[*]}" >&2
-  exit 1
-fi
-
-export DEBIAN_FRONTEND=noninteractive
-echo "install-servers: apt-get install -y ${missing[*]}"
-if ! "${sudo[@]}" apt-get install -y -q "${missing[@]}"; then
-  echo "install-servers: install failed; running apt-get update and retrying"
-  "${sudo[@]}" apt-get update -q || echo "install-servers: apt-get update failed" >&2
-  "${sudo[@]}" apt-get install -y -q "${missing[@]}"
-fi
+. "$(dirname "$0")/lib/apt.sh"
+apt_install install-servers -- "${missing[@]}" || exit 1
 
 still=()
 for p in "${missing[@]}"; do
