@@ -17,6 +17,7 @@ import (
 	"storebench/internal/target/targettest"
 	"storebench/internal/workload"
 	"storebench/internal/workload/roots"
+	"storebench/internal/workload/worktest"
 )
 
 // The targets of the study; one this binary cannot open fails the test
@@ -39,20 +40,7 @@ workloads:
 }
 
 func plan(t *testing.T, src string) []workload.Step {
-	t.Helper()
-	s, err := study.Parse("t.yaml", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := Workload{}.DecodeParams(s, s.Workloads[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	steps, err := Workload{}.Plan(s, raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return steps
+	return worktest.Plan(t, Workload{}, src)
 }
 
 func open(t *testing.T, name string) io.Closer {

@@ -11,6 +11,7 @@ import (
 	"storebench/internal/study"
 	_ "storebench/internal/target/pebble"
 	"storebench/internal/workload"
+	"storebench/internal/workload/worktest"
 )
 
 const smallStudy = `
@@ -29,20 +30,7 @@ workloads:
 `
 
 func plan(t *testing.T, src string) []workload.Step {
-	t.Helper()
-	s, err := study.Parse("t.yaml", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := Ledger{}.DecodeParams(s, s.Workloads[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	steps, err := Ledger{}.Plan(s, raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return steps
+	return worktest.Plan(t, Ledger{}, src)
 }
 
 func openPebble(t *testing.T) kv.Store {

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"storebench/internal/kv"
-	"storebench/internal/study"
 	_ "storebench/internal/target/pebble"
 	"storebench/internal/workload"
+	"storebench/internal/workload/worktest"
 )
 
 const smallStudy = `
@@ -29,18 +29,7 @@ workloads:
 
 func setup(t *testing.T) ([]workload.Step, kv.Store) {
 	t.Helper()
-	s, err := study.Parse("t.yaml", []byte(smallStudy))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := YCSB{}.DecodeParams(s, s.Workloads[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	steps, err := YCSB{}.Plan(s, raw)
-	if err != nil {
-		t.Fatal(err)
-	}
+	steps := worktest.Plan(t, YCSB{}, smallStudy)
 	eng, _ := kv.Lookup("pebble")
 	st, err := eng.Open(kv.Options{Dir: t.TempDir(), Durability: kv.Async})
 	if err != nil {
