@@ -5,6 +5,7 @@
 package compare
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -212,9 +213,15 @@ func withHist(r Row, sa, sb *results.Step, q float64) Row {
 	if !strings.HasPrefix(r.Verdict, "too short") {
 		return r
 	}
+	// Decode reads both the standard encoding and the doubly encoded one
+	// of results.json files from older storebench versions.
 	ha, errA := latency.Decode(sa.Hist)
 	hb, errB := latency.Decode(sb.Hist)
-	if errA != nil || errB != nil || ha.TotalCount() < 100 || hb.TotalCount() < 100 {
+	if err := errors.Join(errA, errB); err != nil {
+		r.Verdict += fmt.Sprintf("; histogram unreadable: %v", err)
+		return r
+	}
+	if ha.TotalCount() < 100 || hb.TotalCount() < 100 {
 		return r
 	}
 	loA, hiA := quantileCI(ha, q)

@@ -316,7 +316,9 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 			if res.ServerResources == nil {
 				diskUsed = res.Resources.DiskAllocated
 			}
-			writeHlog(runDir, t.Name, res)
+			if herr := writeHlog(runDir, t.Name, res); herr != nil {
+				bar.Println("warning: " + herr.Error())
+			}
 		}
 		if err != nil {
 			if ctx.Err() != nil {

@@ -4,45 +4,66 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
+	"storebench/internal/measure/latency"
 	"storebench/internal/report"
 	"storebench/internal/results"
 	"storebench/internal/study"
 )
 
+// IntendedTag tags the intervals of the latency from the intended start
+// in an open-loop phase's .hlog file; its untagged intervals are the
+// service time.
+const IntendedTag = "intended"
+
 // writeHlog writes a step's per-tick histograms as an HdrHistogram
-// interval log (hdr/<target>/<workload>-<phase>-<N>.hlog), readable by
-// HistogramLogAnalyzer and friends, then drops them from the step: they
-// do not belong in results.json.
-func writeHlog(runDir, target string, st *results.Step) {
+// interval log (hdr/<target>/<workload>-<phase>-<N>.hlog, format 1.3,
+// values in nanoseconds), which HdrHistogram's own readers
+// (HistogramLogProcessor, HdrHistogram_py's HistogramLogReader) read, then
+// drops them from the step: they do not belong in results.json. The
+// untagged intervals are the service time; an open-loop phase also logs
+// its latency from the intended start as intervals tagged "intended".
+func writeHlog(runDir, target string, st *results.Step) error {
 	defer func() { st.Intervals = nil }()
 	if len(st.Intervals) == 0 {
-		return
+		return nil
 	}
 	dir := filepath.Join(runDir, "hdr", target)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return
+		return fmt.Errorf("hdr log: %w", err)
 	}
 	name := fmt.Sprintf("%s-%s-%s", st.Workload, st.Phase, study.FormatCount(st.N))
 	if l, ok := st.Metrics["length"]; ok {
 		name += fmt.Sprintf("-len%s", study.FormatCount(int64(l)))
 	}
-	f, err := os.Create(filepath.Join(dir, name+".hlog"))
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	base := st.Intervals[0].StartMs
-	fmt.Fprintf(f, "#[storebench %s %s on %s, N=%d; values in nanoseconds]\n", st.Workload, st.Phase, target, st.N)
-	fmt.Fprintf(f, "#[StartTime: %.3f (seconds since epoch)]\n", float64(base)/1000)
-	fmt.Fprintf(f, "#[BaseTime: %.3f (seconds since epoch)]\n", float64(base)/1000)
-	fmt.Fprintln(f, `"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"`)
+	base := time.UnixMilli(st.Intervals[0].StartMs)
+	comments := []string{fmt.Sprintf("storebench %s %s on %s, N=%d; values in nanoseconds", st.Workload, st.Phase, target, st.N)}
+	ivs := make([]latency.LogInterval, 0, 2*len(st.Intervals))
 	for _, iv := range st.Intervals {
-		if iv.Hist == "" {
-			continue
+		at := time.UnixMilli(iv.StartMs).Sub(base)
+		length := time.Duration(iv.LenMs) * time.Millisecond
+		ivs = append(ivs, latency.LogInterval{Start: at, Length: length, MaxNs: iv.MaxNs, Hist: iv.Hist})
+		if iv.HistIntended != "" {
+			ivs = append(ivs, latency.LogInterval{Tag: IntendedTag, Start: at, Length: length, MaxNs: iv.MaxIntendedNs, Hist: iv.HistIntended})
 		}
-		fmt.Fprintf(f, "%.3f,%.3f,%.3f,%s\n", float64(iv.StartMs-base)/1000, float64(iv.LenMs)/1000, float64(iv.MaxNs)/1e6, iv.Hist)
 	}
+	if len(ivs) > len(st.Intervals) {
+		comments = append(comments, "untagged intervals: service time; Tag="+IntendedTag+": latency from the intended start (open loop)")
+	}
+	path := filepath.Join(dir, name+".hlog")
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("hdr log: %w", err)
+	}
+	werr := latency.WriteLog(f, comments, base, ivs)
+	if cerr := f.Close(); werr == nil && cerr != nil {
+		werr = fmt.Errorf("hdr log: %w", cerr)
+	}
+	if werr != nil {
+		return fmt.Errorf("%s: %w", path, werr)
+	}
+	return nil
 }
 
 // writeRun writes results.json, report.md, report.html and charts/.

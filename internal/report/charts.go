@@ -188,8 +188,8 @@ func scaling(run *results.Run, w, phase string) []*chart.Chart {
 		return []*chart.Chart{c}
 	}
 	c.ID = chart.SafeID(w, phase, "latency", "scaling")
-	c.Title = fmt.Sprintf("%s %s: latency per operation vs data size, p50 (solid) and p99 (dashed)", w, phase)
-	pn := chart.Panel{Y: chart.Axis{Label: "latency", Unit: chart.Seconds, Log: true}}
+	c.Title = fmt.Sprintf("%s %s: service time per operation vs data size, p50 (solid) and p99 (dashed)", w, phase)
+	pn := chart.Panel{Y: chart.Axis{Label: "service time", Unit: chart.Seconds, Log: true}}
 	for _, t := range run.Targets {
 		ss := byTarget[t]
 		if len(ss) == 0 {
@@ -397,8 +397,14 @@ func percentiles(run *results.Run, w, phase string, intended bool) *chart.Chart 
 		if enc == "" || sum.Count < minHistOps {
 			continue
 		}
+		// Decode reads the standard encoding and the doubly encoded one of
+		// older results.json files; anything else is said, not dropped.
 		h, err := latency.Decode(enc)
-		if err != nil || h.TotalCount() == 0 {
+		if err != nil {
+			c.Notes = append(c.Notes, fmt.Sprintf("%s: histogram unreadable (%v).", t.Title, err))
+			continue
+		}
+		if h.TotalCount() == 0 {
 			continue
 		}
 		top = max(top, st.N)
@@ -453,12 +459,23 @@ func sizesDiffer(run *results.Run, w, phase string) bool {
 	return false
 }
 
+// The names of the per-tick p99 series, in charts and wherever else a
+// per-second series is named.
+const (
+	ServiceP99Label  = "service time p99"
+	IntendedP99Label = "latency from intended start p99"
+)
+
 // minTicks is the fewest time-series points worth a chart: a phase shorter
 // than a few ticks has its whole story in the tables.
 const minTicks = 3
 
 // timeSeries draws throughput, p99, memory and CPU tick by tick for a
-// phase at its largest size.
+// phase at its largest size. The per-tick p99 is service time (from each
+// operation's actual start); an open-loop phase also gets the p99 of the
+// latency from the intended start, which counts the time operations
+// queued behind a slow target: the two are named apart, never "latency"
+// alone.
 func timeSeries(run *results.Run, w, phase string) *chart.Chart {
 	type tgt struct {
 		t  *results.Target
@@ -479,7 +496,14 @@ func timeSeries(run *results.Run, w, phase string) *chart.Chart {
 		ID: chart.SafeID(w, phase, "timeseries"), Group: w, Kind: "timeseries",
 		Title: fmt.Sprintf("%s %s over time (data size %s)", w, phase, Count(top)),
 		X:     chart.Axis{Label: "time into the phase", Unit: chart.Seconds},
-		Notes: []string{"One point per tick (1 s); CPU 100% = one core busy. Memory (RSS) and CPU are the worker process's: the engine itself for an embedded engine, the client for a server."},
+		Notes: []string{"One point per tick (1 s); CPU 100% = one core busy. Memory (RSS) and CPU are the worker process's: the engine itself for an embedded engine, the client for a server.",
+			"Service time p99: the 99th percentile of the time from each operation's actual start to its end, in that tick."},
+	}
+	for _, x := range ts {
+		if x.st.Intended != nil {
+			c.Notes = append(c.Notes, "Latency from intended start p99 (open loop): from the time each operation was scheduled to start at the target rate, so time spent queued behind a slow target counts (coordinated omission corrected).")
+			break
+		}
 	}
 	// A tick without a resource sample (RSS 0) has no memory or CPU
 	// figure; it is left out of those panels rather than drawn as zero.
@@ -488,7 +512,10 @@ func timeSeries(run *results.Run, w, phase string) *chart.Chart {
 		v    func(results.Tick) (float64, bool)
 	}{
 		{chart.Axis{Label: "ops/s", Unit: chart.PerSecond}, func(k results.Tick) (float64, bool) { return k.OpsPerS, true }},
-		{chart.Axis{Label: "p99 latency", Unit: chart.Seconds, Log: true}, func(k results.Tick) (float64, bool) { return float64(k.P99) / 1e9, k.Ops > 0 }},
+		{chart.Axis{Label: ServiceP99Label, Unit: chart.Seconds, Log: true}, func(k results.Tick) (float64, bool) { return float64(k.P99) / 1e9, k.Ops > 0 }},
+		{chart.Axis{Label: IntendedP99Label, Unit: chart.Seconds, Log: true}, func(k results.Tick) (float64, bool) {
+			return float64(k.IntendedP99) / 1e9, k.Ops > 0 && k.IntendedP99 > 0
+		}},
 		{chart.Axis{Label: "RSS", Unit: chart.Bytes}, func(k results.Tick) (float64, bool) { return float64(k.RSSBytes), k.RSSBytes > 0 }},
 		{chart.Axis{Label: "CPU", Unit: chart.Percent}, func(k results.Tick) (float64, bool) { return k.CPU, k.RSSBytes > 0 }},
 	}

@@ -69,7 +69,7 @@ func syntheticRun(t testing.TB, k int) *results.Run {
 			Metrics: map[string]float64{"reads": 10000, "writes": 10000}, Verify: results.Verify{Checked: 10000}}
 		for s := 1; s <= 10; s++ {
 			stress.Series = append(stress.Series, results.Tick{T: float64(s), Ops: 2000, OpsPerS: 2000 - 30*f*float64(s%3),
-				P99: int64(2e6 * f * (1 + float64(s%4))), RSSBytes: int64(150<<20) + int64(s)<<20, CPU: 40 + 3*f + float64(s%5)})
+				P99: int64(2e6 * f * (1 + float64(s%4))), IntendedP99: int64(3e6 * f * (1 + float64(s%4))), RSSBytes: int64(150<<20) + int64(s)<<20, CPU: 40 + 3*f + float64(s%5)})
 		}
 		stress.Series = append(stress.Series, results.Tick{T: 10.002}) // the sliver after the last tick
 		bal, balSum := histOf(t, 10000, 2e4*f, 1e7)
@@ -102,8 +102,23 @@ func TestChartsOfALedgerRun(t *testing.T) {
 		t.Errorf("insert legend %q lacks the fitted exponent and the largest size", l)
 	}
 	ts := cs[len(cs)-1]
-	if len(ts.Panels) != 4 || len(ts.Panels[0].Series[0].X) != 10 {
-		t.Errorf("time series: %d panels, %d points (want 4 panels, 10 full ticks)", len(ts.Panels), len(ts.Panels[0].Series[0].X))
+	if len(ts.Panels) != 5 || len(ts.Panels[0].Series[0].X) != 10 {
+		t.Errorf("time series: %d panels, %d points (want 5 panels, 10 full ticks)", len(ts.Panels), len(ts.Panels[0].Series[0].X))
+	}
+	// An open-loop phase's per-tick p99 is shown twice, each named for
+	// what it measures: never "latency" for the service time.
+	var labels []string
+	for _, p := range ts.Panels {
+		labels = append(labels, p.Y.Label)
+	}
+	if got, want := strings.Join(labels, "|"), "ops/s|service time p99|latency from intended start p99|RSS|CPU"; got != want {
+		t.Errorf("time series panels %q, want %q", got, want)
+	}
+	if len(ts.Panels) == 5 {
+		itd := ts.Panels[2].Series[0]
+		if len(itd.Y) != 10 || itd.Y[0] != 3e-3*2 {
+			t.Errorf("intended p99 series %v, want the ticks' intended_p99_ns", itd.Y)
+		}
 	}
 }
 

@@ -83,8 +83,11 @@ type Step struct {
 	Intended *latency.Summary `json:"intended,omitempty"`
 	Late     int64            `json:"late,omitempty"`
 	Rate     float64          `json:"target_rate,omitempty"`
-	// Hist and HistIntended are the whole-phase HdrHistograms (compressed,
-	// base64): exact merges across runs and targets remain possible.
+	// Hist and HistIntended are the whole-phase HdrHistograms in the
+	// standard compressed encoding (V2), base64 once ("HISTF..."): exact
+	// merges across runs and targets remain possible. Files written before
+	// this was fixed hold them base64-encoded twice; latency.Decode reads
+	// both.
 	Hist         string `json:"hist,omitempty"`
 	HistIntended string `json:"hist_intended,omitempty"`
 	// Series is the per-tick time series.
@@ -132,24 +135,33 @@ func (s *Step) Footprint() Resources {
 	return s.Resources
 }
 
-// Interval is one tick's histogram, for HDR log files.
+// Interval is one tick's histograms, for HDR log files: the service time
+// and, in open loop, the latency from the intended start.
 type Interval struct {
 	StartMs int64  `json:"start_ms"`
 	LenMs   int64  `json:"len_ms"`
 	MaxNs   int64  `json:"max_ns"`
 	Hist    string `json:"hist"`
+	// Open loop only.
+	MaxIntendedNs int64  `json:"max_intended_ns,omitempty"`
+	HistIntended  string `json:"hist_intended,omitempty"`
 }
 
-// Tick is one point of a phase's time series.
+// Tick is one point of a phase's time series. P50, P99 and Max are service
+// time (from each operation's actual start); in open loop IntendedP99 and
+// IntendedMax are latency from each operation's intended start, which
+// includes the time it waited behind a slow target.
 type Tick struct {
-	T        float64 `json:"t_s"`
-	Ops      int64   `json:"ops"`
-	OpsPerS  float64 `json:"ops_per_s"`
-	P50      int64   `json:"p50_ns"`
-	P99      int64   `json:"p99_ns"`
-	Max      int64   `json:"max_ns"`
-	RSSBytes int64   `json:"rss_bytes,omitempty"`
-	CPU      float64 `json:"cpu_percent,omitempty"`
+	T           float64 `json:"t_s"`
+	Ops         int64   `json:"ops"`
+	OpsPerS     float64 `json:"ops_per_s"`
+	P50         int64   `json:"p50_ns"`
+	P99         int64   `json:"p99_ns"`
+	Max         int64   `json:"max_ns"`
+	IntendedP99 int64   `json:"intended_p99_ns,omitempty"`
+	IntendedMax int64   `json:"intended_max_ns,omitempty"`
+	RSSBytes    int64   `json:"rss_bytes,omitempty"`
+	CPU         float64 `json:"cpu_percent,omitempty"`
 }
 
 // Verify says how much of what a phase read was checked against what was

@@ -85,17 +85,26 @@ func Measure(ctx context.Context, env *Env, cfg runner.Config, total int64, op r
 			t.P99 = iv.Service.ValueAtQuantile(99)
 			t.Max = iv.Service.Max()
 		}
+		if iv.Intended != nil && iv.Intended.TotalCount() > 0 {
+			t.IntendedP99 = iv.Intended.ValueAtQuantile(99)
+			t.IntendedMax = iv.Intended.Max()
+		}
 		if i < len(samples) {
 			t.RSSBytes, t.CPU = samples[i].rss, samples[i].cpu
 		}
 		st.Series = append(st.Series, t)
 		enc, _ := latency.Encode(iv.Service)
-		st.Intervals = append(st.Intervals, results.Interval{
+		ri := results.Interval{
 			StartMs: start.Add(time.Duration(i) * tick).UnixMilli(),
 			LenMs:   dur.Milliseconds(),
 			MaxNs:   iv.Service.Max(),
 			Hist:    enc,
-		})
+		}
+		if iv.Intended != nil {
+			ri.HistIntended, _ = latency.Encode(iv.Intended)
+			ri.MaxIntendedNs = iv.Intended.Max()
+		}
+		st.Intervals = append(st.Intervals, ri)
 	}
 	return st, err
 }

@@ -5,6 +5,7 @@
 package latency
 
 import (
+	"bytes"
 	"encoding/base64"
 	"fmt"
 	"time"
@@ -64,8 +65,11 @@ func Summarize(h *hdr.Histogram) Summary {
 	}
 }
 
-// Encode returns the standard compressed HdrHistogram encoding in base64,
-// the same payload HdrHistogram log files carry, so any HDR tool reads it.
+// Encode returns the standard compressed HdrHistogram encoding (V2,
+// deflate) in base64, once: the payload of an HdrHistogram interval log
+// line ("HISTF..."), so any HDR tool decodes it. hdrhistogram-go's Encode
+// already returns base64 text; encoding that again (as storebench did
+// before) gives a string no HDR tool reads.
 func Encode(h *hdr.Histogram) (string, error) {
 	if h == nil {
 		return "", nil
@@ -74,19 +78,32 @@ func Encode(h *hdr.Histogram) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("encode histogram: %w", err)
 	}
-	return base64.StdEncoding.EncodeToString(b), nil
+	return string(b), nil
 }
 
-// Decode reverses Encode. An empty string gives an empty histogram.
+// compressedCookie is the first two bytes of every V2 compressed
+// encoding (cookie 0x1c849304 with the compressed flag).
+var compressedCookie = []byte{0x1c, 0x84}
+
+// Decode reverses Encode. An empty string gives an empty histogram. It
+// also reads the doubly base64-encoded histograms of results.json files
+// written by storebench before the encoding was fixed: one base64 layer
+// decoded gives either the binary encoding (the standard form) or base64
+// text again (the old form), which the cookie tells apart.
 func Decode(s string) (*hdr.Histogram, error) {
 	if s == "" {
 		return New(), nil
 	}
-	b, err := base64.StdEncoding.DecodeString(s)
+	raw, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
 		return nil, fmt.Errorf("decode histogram: %w", err)
 	}
-	h, err := hdr.Decode(b)
+	payload := []byte(s)
+	if !bytes.HasPrefix(raw, compressedCookie) {
+		// The old double encoding: raw is itself the base64 text.
+		payload = raw
+	}
+	h, err := hdr.Decode(payload)
 	if err != nil {
 		return nil, fmt.Errorf("decode histogram: %w", err)
 	}
