@@ -11,6 +11,7 @@ scripts/install-deps.sh --strict
 scripts/install-servers.sh
 scripts/install-cassandra.sh
 scripts/install-browser.sh # chromium: internal/report/browsertest opens report.html
+scripts/install-hdr-readers.sh # HdrHistogram_py and the Java jar read the .hlog files (cmd/storebench)
 tags=$(scripts/build-tags.sh)
 
 if [ -n "$(gofmt -l cmd internal studies)" ]; then
