@@ -159,7 +159,8 @@ func (m *managed) resources(b serverSample) *results.Resources {
 	}
 	a := m.snapshot()
 	before, after := b.proc, a.proc
-	r := &results.Resources{Before: before, After: after, CPUPercent: procstat.CPUPercent(before, after)}
+	r := &results.Resources{Before: before, After: after, CPUPercent: procstat.CPUPercent(before, after),
+		Seconds: after.At.Sub(before.At).Seconds()}
 	if b.dev.Device != "" {
 		r.SetDevice(b.dev, a.dev)
 	}

@@ -18,6 +18,13 @@ type Bottleneck struct {
 	// load, locks), short (too short to tell).
 	Resource string
 	Text     string
+	// The disk figures read: ReadBytes and WriteBytes were counted over
+	// Seconds (one interval, see ioWindow), and the rates are their
+	// quotients. Zero for a step too short to tell.
+	Seconds               float64
+	ReadBytes, WriteBytes int64
+	ReadRate, WriteRate   float64
+	Source                string
 }
 
 // Thresholds of the classification, in one place so docs/reports.md can
@@ -31,66 +38,106 @@ const (
 	shortSeconds  = 0.05
 )
 
-// Classify finds the bottleneck of one step.
-func Classify(run *results.Run, s *results.Step) Bottleneck {
-	if s.Seconds < shortSeconds {
-		return Bottleneck{"short", "too short to tell"}
+// ioWindow is the interval a step's rates are read over, with what was
+// counted in it. Every rate is bytes over the seconds of the same two
+// samples: the timed part alone where the worker measured it (so the
+// bytes written while building the balance view are not divided by the
+// duration of the reads), else the whole step as sampled (a managed
+// server's own counters, sampled around the whole step; results of older
+// versions).
+type ioWindow struct {
+	seconds    float64
+	cpu        float64
+	rd, wr     int64
+	source     string
+	measuredIO bool
+}
+
+func windowOf(r *results.Resources) ioWindow {
+	if t := r.Timed; t != nil && t.Seconds > 0 {
+		w := ioWindow{seconds: t.Seconds, cpu: t.CPUPercent, source: "the target's I/O"}
+		switch {
+		case t.Device != "":
+			w.rd, w.wr, w.source, w.measuredIO = t.DeviceReadBytes, t.DeviceWriteBytes, "device "+t.Device, true
+		case t.Before.IOAvailable && t.After.IOAvailable:
+			w.rd, w.wr, w.measuredIO = t.After.ReadBytes-t.Before.ReadBytes, t.After.WriteBytes-t.Before.WriteBytes, true
+		}
+		return w
 	}
-	cores := float64(max(run.Host.LogicalCPUs, 1)) * 100
-	fp := s.Footprint()
-	tcpu := fp.CPUPercent
-	ccpu := 0.0
-	who := fmt.Sprintf("%.0f%% CPU", tcpu)
-	if s.ServerResources != nil {
-		ccpu = s.Resources.CPUPercent
-		who = fmt.Sprintf("server %.0f%% + client %.0f%% CPU", tcpu, ccpu)
-	}
-	rate := float64(s.Ops) / s.Seconds
-	if s.Rate > 0 && rate >= keptUpShare*s.Rate {
-		return Bottleneck{"rate", fmt.Sprintf("none: kept up with %.0f ops/s (%s)", s.Rate, who)}
-	}
-	mem := Mem(fp.After)
-	if total := run.Host.MemTotalBytes; total > 0 && float64(mem+fp.CacheResident) > memNearShare*float64(total) {
-		return Bottleneck{"memory", fmt.Sprintf("memory: %s resident + %s cached of %s RAM", Bytes(mem), Bytes(fp.CacheResident), Bytes(total))}
-	}
-	if tcpu+ccpu >= busyShare*cores {
-		return Bottleneck{"cpu", fmt.Sprintf("CPU: all %d cores busy (%s)", run.Host.LogicalCPUs, who)}
-	}
+	w := ioWindow{seconds: r.Interval(), cpu: r.CPUPercent, source: "the target's I/O"}
 	// What reached the device, when measured: a process's write_bytes
 	// counts pages as they are dirtied, many times over for a memory-mapped
 	// B+tree. Otherwise the target's own counters.
-	var rd, wr float64
-	source := "the target's I/O"
 	switch {
-	case fp.Device != "":
-		rd = float64(fp.DeviceReadBytes) / s.Seconds
-		wr = float64(fp.DeviceWriteBytes) / s.Seconds
-		source = "device " + fp.Device
-	case fp.After.IOAvailable && fp.Before.IOAvailable:
-		rd = float64(fp.After.ReadBytes-fp.Before.ReadBytes) / s.Seconds
-		wr = float64(fp.After.WriteBytes-fp.Before.WriteBytes) / s.Seconds
+	case r.Device != "":
+		w.rd, w.wr, w.source, w.measuredIO = r.DeviceReadBytes, r.DeviceWriteBytes, "device "+r.Device, true
+	case r.After.IOAvailable && r.Before.IOAvailable:
+		w.rd, w.wr, w.measuredIO = r.After.ReadBytes-r.Before.ReadBytes, r.After.WriteBytes-r.Before.WriteBytes, true
+	}
+	return w
+}
+
+// Classify finds the bottleneck of one step.
+func Classify(run *results.Run, s *results.Step) Bottleneck {
+	if s.Seconds < shortSeconds {
+		return Bottleneck{Resource: "short", Text: "too short to tell"}
+	}
+	cores := float64(max(run.Host.LogicalCPUs, 1)) * 100
+	fp := s.Footprint()
+	win := windowOf(&fp)
+	tcpu := win.cpu
+	ccpu := 0.0
+	who := fmt.Sprintf("%.0f%% CPU", tcpu)
+	if s.ServerResources != nil {
+		ccpu = windowOf(&s.Resources).cpu
+		who = fmt.Sprintf("server %.0f%% + client %.0f%% CPU", tcpu, ccpu)
+	}
+	// A rate over less than shortSeconds is not a figure (a few pages
+	// flushed by anyone in a millisecond read as gigabytes per second).
+	var rd, wr float64
+	rated := win.measuredIO && win.seconds >= shortSeconds
+	if rated {
+		rd, wr = float64(win.rd)/win.seconds, float64(win.wr)/win.seconds
+	}
+	bn := func(resource, text string) Bottleneck {
+		b := Bottleneck{Resource: resource, Text: text, Source: win.source, ReadRate: rd, WriteRate: wr}
+		if rated {
+			b.Seconds, b.ReadBytes, b.WriteBytes = win.seconds, win.rd, win.wr
+		}
+		return b
+	}
+	rate := float64(s.Ops) / s.Seconds
+	if s.Rate > 0 && rate >= keptUpShare*s.Rate {
+		return bn("rate", fmt.Sprintf("none: kept up with %.0f ops/s (%s)", s.Rate, who))
+	}
+	mem := Mem(fp.After)
+	if total := run.Host.MemTotalBytes; total > 0 && float64(mem+fp.CacheResident) > memNearShare*float64(total) {
+		return bn("memory", fmt.Sprintf("memory: %s resident + %s cached of %s RAM", Bytes(mem), Bytes(fp.CacheResident), Bytes(total)))
+	}
+	if tcpu+ccpu >= busyShare*cores {
+		return bn("cpu", fmt.Sprintf("CPU: all %d cores busy (%s)", run.Host.LogicalCPUs, who))
 	}
 	if tcpu >= oneCoreBusy || ccpu >= oneCoreBusy {
 		if max(tcpu, ccpu) < 115 {
-			return Bottleneck{"core", fmt.Sprintf("CPU: one core busy (%s), a single-threaded path", who)}
+			return bn("core", fmt.Sprintf("CPU: one core busy (%s), a single-threaded path", who))
 		}
-		return Bottleneck{"core", fmt.Sprintf("CPU: %.1f of %d cores busy (%s)", (tcpu+ccpu)/100, run.Host.LogicalCPUs, who)}
+		return bn("core", fmt.Sprintf("CPU: %.1f of %d cores busy (%s)", (tcpu+ccpu)/100, run.Host.LogicalCPUs, who))
 	}
 	if rd >= diskBusyBytes {
 		cached := ""
 		if fp.CacheTotal > 0 {
 			cached = fmt.Sprintf(", %.0f%% of its files cached", 100*float64(fp.CacheResident)/float64(fp.CacheTotal))
 		}
-		return Bottleneck{"disk-read", fmt.Sprintf("disk reads: %s/s (%s)%s (%s)", Bytes(int64(rd)), source, cached, who)}
+		return bn("disk-read", fmt.Sprintf("disk reads: %s/s (%s)%s (%s)", Bytes(int64(rd)), win.source, cached, who))
 	}
 	if wr >= diskBusyBytes {
-		return Bottleneck{"disk-write", fmt.Sprintf("disk writes: %s/s (%s; %s)", Bytes(int64(wr)), source, who)}
+		return bn("disk-write", fmt.Sprintf("disk writes: %s/s (%s; %s)", Bytes(int64(wr)), win.source, who))
 	}
 	what := "round trips, fsync waits or locks"
 	if s.ServerResources == nil {
 		what = "fsync waits, locks or sleeps"
 	}
-	return Bottleneck{"latency", fmt.Sprintf("waiting: neither CPU (%s) nor disk (%s/s on %s) busy; %s", who, Bytes(int64(rd+wr)), source, what)}
+	return bn("latency", fmt.Sprintf("waiting: neither CPU (%s) nor disk (%s/s on %s) busy; %s", who, Bytes(int64(rd+wr)), win.source, what))
 }
 
 // bottlenecks renders, for each phase at its largest size, what limited
@@ -145,7 +192,7 @@ func bottlenecks(b *strings.Builder, run *results.Run) {
 		tab.Rows = append(tab.Rows, row)
 	}
 	b.WriteString("## Bottlenecks\n\n")
-	fmt.Fprintf(b, "What limited each target in each phase at its largest size, from the measured CPU (100%% = one core, %d cores here), I/O that reached the device holding its data (all processes, the target nearly alone on it) and memory of the target (a server's own process tree, apart from the client). Rules: an open loop that kept up was limited by nothing; ≥ %.0f%% of all cores busy is CPU; one process at ≥ %.0f%% of a core is a single-threaded path; ≥ %s/s read or written is the disk; otherwise the time went to waiting.\n\n",
+	fmt.Fprintf(b, "What limited each target in each phase at its largest size, from the measured CPU (100%% = one core, %d cores here), I/O that reached the device holding its data (all processes, the target nearly alone on it) and memory of the target (a server's own process tree, apart from the client). CPU and I/O rates are over the timed part of the phase alone, its setup (such as building the balance view) left out; a server's own figures are over the whole step, setup included, bytes and time alike. Rules: an open loop that kept up was limited by nothing; ≥ %.0f%% of all cores busy is CPU; one process at ≥ %.0f%% of a core is a single-threaded path; ≥ %s/s read or written is the disk; otherwise the time went to waiting.\n\n",
 		run.Host.LogicalCPUs, busyShare*100, oneCoreBusy, Bytes(diskBusyBytes))
 	tab.write(b)
 	var sum []string

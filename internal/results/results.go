@@ -193,6 +193,43 @@ type Resources struct {
 	Device           string `json:"device,omitempty"`
 	DeviceReadBytes  int64  `json:"device_read_bytes,omitempty"`
 	DeviceWriteBytes int64  `json:"device_write_bytes,omitempty"`
+	// Seconds is the wall time between Before and After, over which the
+	// byte and CPU counters above were counted: the whole step, setup
+	// and the sync after it included (not the step's timed Seconds).
+	Seconds float64 `json:"seconds,omitempty"`
+	// Timed is the same counters over the timed part of the step alone
+	// (nil where it was not measured: a server's own resources, which
+	// the coordinator samples around the whole step, and results of
+	// older storebench versions).
+	Timed *Window `json:"timed,omitempty"`
+}
+
+// Window is a process's CPU and I/O between two samples taken around the
+// timed part of a step: a step's setup (building the view the balance
+// phase reads, the chain a chain select walks) and the sync after it are
+// outside. Bytes and Seconds come from the same two samples, so
+// bytes/Seconds is a rate of that interval.
+type Window struct {
+	Seconds          float64           `json:"seconds"`
+	Before           procstat.Snapshot `json:"before"`
+	After            procstat.Snapshot `json:"after"`
+	CPUPercent       float64           `json:"cpu_percent"`
+	Device           string            `json:"device,omitempty"`
+	DeviceReadBytes  int64             `json:"device_read_bytes,omitempty"`
+	DeviceWriteBytes int64             `json:"device_write_bytes,omitempty"`
+}
+
+// NewWindow is the window between two samples of a process and of the
+// device holding its data (devices with no name: not measured).
+func NewWindow(before, after procstat.Snapshot, devBefore, devAfter procstat.DeviceIO) *Window {
+	w := &Window{Before: before, After: after, CPUPercent: procstat.CPUPercent(before, after)}
+	w.Seconds = after.At.Sub(before.At).Seconds()
+	if devBefore.Device != "" && devAfter.Device == devBefore.Device {
+		w.Device = devAfter.Device
+		w.DeviceReadBytes = devAfter.ReadBytes - devBefore.ReadBytes
+		w.DeviceWriteBytes = devAfter.WriteBytes - devBefore.WriteBytes
+	}
+	return w
 }
 
 // SetDevice records the device I/O between two samples.
@@ -203,6 +240,18 @@ func (r *Resources) SetDevice(before, after procstat.DeviceIO) {
 	r.Device = after.Device
 	r.DeviceReadBytes = after.ReadBytes - before.ReadBytes
 	r.DeviceWriteBytes = after.WriteBytes - before.WriteBytes
+}
+
+// Interval is the wall time the counters of r were counted over: Seconds,
+// or for results of older versions the time between the two snapshots.
+func (r *Resources) Interval() float64 {
+	if r.Seconds > 0 {
+		return r.Seconds
+	}
+	if !r.Before.At.IsZero() && r.After.At.After(r.Before.At) {
+		return r.After.At.Sub(r.Before.At).Seconds()
+	}
+	return 0
 }
 
 // Find returns the first step of a target matching workload, phase and n

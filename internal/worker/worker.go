@@ -246,6 +246,20 @@ func (w *server) runStep(id int64, st workload.Step) (*results.Step, error) {
 	}
 	last := before
 	var lastMu sync.Mutex
+	// The timed part's own window: its bytes and seconds go together, and
+	// neither includes the setup before it nor the sync after it.
+	var (
+		winBefore procstat.Snapshot
+		winDev    procstat.DeviceIO
+		timed     *results.Window
+	)
+	sampleDev := func() procstat.DeviceIO {
+		if w.open.Dir == "" {
+			return procstat.DeviceIO{}
+		}
+		d, _ := procstat.DeviceOf(w.open.Dir)
+		return d
+	}
 	env := &workload.Env{
 		Target: w.h,
 		Progress: func(done, total int64) {
@@ -261,6 +275,20 @@ func (w *server) runStep(id int64, st workload.Step) (*results.Step, error) {
 			cpu := procstat.CPUPercent(last, now)
 			last = now
 			return now.RSSBytes, cpu
+		},
+		Window: func(begin bool) {
+			snap, err := procstat.Self()
+			dev := sampleDev()
+			if err != nil {
+				return
+			}
+			if begin {
+				winBefore, winDev = snap, dev
+				return
+			}
+			if !winBefore.At.IsZero() {
+				timed = results.NewWindow(winBefore, snap, winDev, dev)
+			}
 		},
 	}
 	res, runErr := wl.Execute(ctx, env, st)
@@ -279,12 +307,18 @@ func (w *server) runStep(id int64, st workload.Step) (*results.Step, error) {
 		res.Started = time.Now()
 	}
 	after, _ := procstat.Self()
+	// The device is sampled right after the process, as before the step,
+	// so its bytes were counted over the same interval as Seconds (the
+	// disk usage and page cache scans below take time of their own).
+	devAfter := sampleDev()
 	res.Resources.Before, res.Resources.After = before, after
 	res.Resources.CPUPercent = procstat.CPUPercent(before, after)
+	res.Resources.Seconds = after.At.Sub(before.At).Seconds()
+	res.Resources.Timed = timed
 	if w.open.Dir != "" {
 		res.Resources.DiskAllocated, res.Resources.DiskApparent, _ = procstat.DiskUsage(w.open.Dir)
 		res.Resources.CacheResident, res.Resources.CacheTotal, _ = procstat.PageCache(w.open.Dir)
-		if devAfter, err := procstat.DeviceOf(w.open.Dir); err == nil && devBefore.Device != "" {
+		if devAfter.Device != "" && devBefore.Device != "" {
 			res.Resources.SetDevice(devBefore, devAfter)
 		}
 	}

@@ -34,8 +34,14 @@ func Measure(ctx context.Context, env *Env, cfg runner.Config, total int64, op r
 			mu.Unlock()
 		}
 	}
+	if env.Window != nil {
+		env.Window(true)
+	}
 	start := time.Now()
 	res, err := runner.Run(ctx, cfg, op)
+	if env.Window != nil {
+		env.Window(false)
+	}
 	if env.Progress != nil {
 		env.Progress(res.Ops, total)
 	}

@@ -40,6 +40,10 @@ type Env struct {
 	// Sample is called once per tick by the runner; the worker uses it to
 	// record RSS and CPU in the step's time series.
 	Sample func() (rssBytes int64, cpuPercent float64)
+	// Window, if set, is called by Measure right before (begin) and right
+	// after the timed part of a step, so the worker can count CPU and I/O
+	// over that part alone, apart from the step's setup.
+	Window func(begin bool)
 }
 
 // Workload is one registered workload.
