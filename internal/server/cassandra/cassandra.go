@@ -110,6 +110,7 @@ func (Server) Start(ctx context.Context, cfg server.Config) (*server.Instance, e
 		Args:    ic.jvmArgs(lib, jamm),
 		Dir:     ic.dir,
 		LogPath: ic.logPath(),
+		Detach:  cfg.Detach,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cassandra: %w", err)

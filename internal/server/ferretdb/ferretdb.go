@@ -98,7 +98,7 @@ func (Server) Start(ctx context.Context, cfg server.Config) (*server.Instance, e
 		"-listen", addr, "-data", dataDir, "-log", logPath, "-durability", durability}
 	proc.Logf(cfg.Log, "ferretdb: starting on %s, data in %s, log %s", addr, dataDir, logPath)
 	t0 := time.Now()
-	h, err := proc.Start(ctx, proc.Spec{Name: "ferretdb", Path: exe, Args: args, Dir: dir, LogPath: logPath})
+	h, err := proc.Start(ctx, proc.Spec{Name: "ferretdb", Path: exe, Args: args, Dir: dir, LogPath: logPath, Detach: cfg.Detach})
 	if err != nil {
 		return nil, fmt.Errorf("ferretdb: %w", err)
 	}
