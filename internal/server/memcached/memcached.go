@@ -147,13 +147,21 @@ func (s mcServer) Start(ctx context.Context, cfg server.Config) (*server.Instanc
 			"port":               strconv.Itoa(port),
 			"durability":         string(durability),
 			"durability_mapping": string(durability) + ": " + noDurability,
-			"memory_limit":       fmt.Sprintf("%d MiB (-m %d)", memMiB, memMiB),
+			"memory_limit":       fmt.Sprintf("%d MiB (-m %d, %s)", memMiB, memMiB, memorySource(cfg.MemoryBytes)),
 			"udp":                "off (-U 0)",
 		},
 		StopFunc: func(ctx context.Context) error {
 			return proc.Stop(ctx, h, syscall.SIGTERM, server.DefaultStopTimeout)
 		},
 	}, nil
+}
+
+// memorySource says where the memory limit comes from.
+func memorySource(asked int64) string {
+	if asked > 0 {
+		return "the target's cache"
+	}
+	return "storebench's default"
 }
 
 // command sends one text-protocol command line (and an optional data
