@@ -19,12 +19,14 @@ ratio() { python3 -c 'import sys; print("%.3f" % (float(sys.argv[1])/float(sys.a
 echo "== Redis: redis-benchmark -t set,get -n 200000 -c 50 vs storebench setget (same server, appendfsync no)"
 uri=$($bin server start redis --durability async --uri-only)
 port=$(echo "$uri" | sed -E 's#.*:([0-9]+)/.*#\1#')
+# The managed server's generated password (redis://:PASSWORD@...).
+pw=$(echo "$uri" | sed -nE 's#^[a-z]+://[^:/@]*:([^@]*)@.*#\1#p')
 printf '%-4s %-4s %14s %14s %8s\n' P op native/s storebench/s ratio
 for P in 1 16; do
   declare -a nset=() nget=() sset=() sget=()
   for r in $(seq "$rounds"); do
     native() {
-      csv=$(redis-benchmark -h 127.0.0.1 -p "$port" -t set,get -n 200000 -c 50 -P "$P" -q --csv)
+      csv=$(redis-benchmark -h 127.0.0.1 -p "$port" -a "$pw" --no-auth-warning -t set,get -n 200000 -c 50 -P "$P" -q --csv)
       nset+=("$(echo "$csv" | awk -F'"' '$2=="SET"{print $4}')"); nget+=("$(echo "$csv" | awk -F'"' '$2=="GET"{print $4}')")
     }
     ours() {
@@ -44,7 +46,8 @@ echo
 echo "== PostgreSQL: pgbench -S -c 8 -j 2 -T 10 -M prepared vs storebench pointselect (same server and tables)"
 uri=$($bin server start postgres --durability async --uri-only)
 port=$(echo "$uri" | sed -E 's#.*:([0-9]+)/.*#\1#')
-export PGHOST=127.0.0.1 PGPORT=$port PGUSER=storebench PGDATABASE=storebench
+pw=$(echo "$uri" | sed -nE 's#^[a-z]+://[^:/@]*:([^@]*)@.*#\1#p')
+export PGHOST=127.0.0.1 PGPORT=$port PGUSER=storebench PGDATABASE=storebench PGPASSWORD=$pw
 pgbench -i -s 1 -q >/dev/null 2>&1
 declare -a npg=() spg=()
 for r in $(seq "$rounds"); do

@@ -150,7 +150,11 @@ func serverStart(ctx context.Context, srv server.Server, d kv.Durability, port i
 		log = io.Discard
 	}
 	t0 := time.Now()
-	inst, err := srv.Start(ctx, server.Config{Dir: dir, Port: port, Durability: d, Log: log})
+	if err := server.ReapLeftovers(ctx, log); err != nil {
+		fmt.Fprintln(stderr, "storebench:", err)
+	}
+	// Detached: this server is meant to outlive this command.
+	inst, err := srv.Start(ctx, server.Config{Dir: dir, Port: port, Durability: d, Log: log, Detach: true})
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -190,6 +194,22 @@ func serverStatus(srv server.Server, stdout io.Writer) int {
 		running = fmt.Sprintf("running, pid %d, %s", inst.PID, target.RedactURI(inst.URI))
 	}
 	fmt.Fprintf(stdout, "%-10s %s; %s\n", srv.Name(), installed, running)
+	// Servers runs started for themselves: listed, so that none is ever
+	// invisible, and a leftover of a dead run is named as such.
+	leased, err := server.Leased()
+	for _, l := range leased {
+		if l.Name != srv.Name() || l.PID == 0 {
+			continue
+		}
+		owner := fmt.Sprintf("started by the run of storebench pid %d", l.Owner)
+		if !l.OwnerAlive {
+			owner = fmt.Sprintf("LEFT OVER by storebench pid %d, which is gone: the next start stops it", l.Owner)
+		}
+		fmt.Fprintf(stdout, "%-10s running, pid %d, in %s, %s\n", "", l.PID, l.Dir, owner)
+	}
+	if err != nil {
+		fmt.Fprintf(stdout, "%-10s %v\n", "", err)
+	}
 	return exitOK
 }
 

@@ -238,7 +238,7 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 	if !info.Embedded() {
 		if uri == "" {
 			var err error
-			if srv, err = startManaged(ctx, o, s, t.Name, info, dir); err != nil {
+			if srv, err = startManaged(ctx, o, s, t.Name, int64(t.Cache), info, dir); err != nil {
 				tr.Status, tr.Reason = "failed", err.Error()
 				bar.Println(fmt.Sprintf("%-10s FAILED: %s", t.Name, tr.Reason))
 				return
@@ -248,6 +248,11 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 			tr.Server = srv.describe(runDir)
 		} else {
 			tr.Server = &results.Server{Name: info.Name, URI: target.RedactURI(uri)}
+			if t.Cache > 0 {
+				// Said rather than silently dropped: the server's own
+				// cache is its operator's setting.
+				tr.Server.Settings = map[string]string{"cache": fmt.Sprintf("%s asked, not applied: a server named by URI is sized by whoever runs it", human(int64(t.Cache)))}
+			}
 		}
 		dir = ""
 	}

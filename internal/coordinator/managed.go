@@ -27,6 +27,9 @@ type managed struct {
 	// directory; it is removed after the server stops unless data is kept.
 	elsewhere string
 	keep      bool
+	// release removes the lease that lets a later run stop this server
+	// should this process die without stopping it.
+	release func()
 }
 
 // barWriter prints a server's progress lines above the progress bar.
@@ -45,8 +48,9 @@ func trimNL(p []byte) []byte {
 }
 
 // startManaged installs the target's server if needed, then starts it
-// under dir with the study's durability.
-func startManaged(ctx context.Context, o Options, s *study.Study, name string, info target.Info, dir string) (*managed, error) {
+// under dir with the study's durability and the target's cache (which
+// sizes the server's own cache: see server.Config.MemoryBytes).
+func startManaged(ctx context.Context, o Options, s *study.Study, name string, cache int64, info target.Info, dir string) (*managed, error) {
 	if info.Server == "" {
 		return nil, fmt.Errorf("%s has no server storebench can run here: name one by URI (%s://host:port/...)", info.Name, info.Schemes[0])
 	}
@@ -80,15 +84,31 @@ func startManaged(ctx context.Context, o Options, s *study.Study, name string, i
 	for d := filepath.Dir(dir); strings.HasPrefix(d, filepath.Join(os.TempDir(), "storebench-data")); d = filepath.Dir(d) {
 		_ = os.Chmod(d, 0o755)
 	}
+	// Servers a killed run left behind (they die with it, but belt and
+	// braces) are stopped before another is started.
+	if err := server.ReapLeftovers(ctx, log); err != nil {
+		o.Bar.Println(fmt.Sprintf("%-10s %v", name, err))
+	}
 	o.Bar.Println(fmt.Sprintf("%-10s starting %s ...", name, srv.Title()))
 	t0 := time.Now()
-	inst, err := srv.Start(ctx, server.Config{Dir: dir, Durability: kv.Durability(s.Durability), Log: log})
+	inst, err := srv.Start(ctx, server.Config{Dir: dir, Durability: kv.Durability(s.Durability), MemoryBytes: cache, Log: log})
 	if err != nil {
+		return nil, err
+	}
+	remove := ""
+	if !o.KeepData {
+		remove = elsewhere
+	}
+	release, err := server.Lease(inst, remove)
+	if err != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), server.DefaultStopTimeout)
+		defer cancel()
+		_ = inst.Stop(sctx)
 		return nil, err
 	}
 	o.Bar.Println(fmt.Sprintf("%-10s ready at %s in %.1fs (pid %d)", name, target.RedactURI(inst.URI), time.Since(t0).Seconds(), inst.PID))
 	title, _, _ := strings.Cut(srv.Title(), " (")
-	return &managed{inst: inst, title: title, elsewhere: elsewhere, keep: o.KeepData}, nil
+	return &managed{inst: inst, title: title, elsewhere: elsewhere, keep: o.KeepData, release: release}, nil
 }
 
 // traversable reports whether every directory from / down to dir lets
@@ -122,6 +142,9 @@ func (m *managed) stop(bar *progress.Bar, name string) {
 	defer cancel()
 	if err := m.inst.Stop(ctx); err != nil {
 		bar.Println(fmt.Sprintf("%-10s stopping the server: %v", name, err))
+	}
+	if !server.Alive(m.inst.PID) {
+		m.release()
 	}
 	if m.elsewhere != "" && !m.keep {
 		_ = os.RemoveAll(m.elsewhere)

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	sproc "storebench/internal/server/proc"
 	"storebench/internal/wire"
 )
 
@@ -50,7 +51,9 @@ func startWorker(exe, logPath string) (*proc, error) {
 		logFile.Close()
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	// Tied to us: a worker must not outlive a coordinator killed with -9.
+	release, err := sproc.StartTied(cmd)
+	if err != nil {
 		logFile.Close()
 		return nil, fmt.Errorf("starting worker: %w", err)
 	}
@@ -68,6 +71,7 @@ func startWorker(exe, logPath string) (*proc, error) {
 		}
 		close(p.events)
 		_ = cmd.Wait()
+		release()
 		close(p.exited)
 	}()
 	select {

@@ -27,9 +27,16 @@ type Config struct {
 	// PostgreSQL synchronous_commit, InnoDB flush_log_at_trx_commit,
 	// Cassandra commitlog_sync...), stated in Instance.Settings.
 	Durability kv.Durability
-	// MemoryBytes is the heap or cache budget where the server has one
-	// (Cassandra's heap; 0: the server package's default).
+	// MemoryBytes sizes the server's own cache (a study target's
+	// `cache:`): PostgreSQL shared_buffers, MariaDB
+	// innodb_buffer_pool_size, Redis maxmemory, memcached -m, Cassandra's
+	// heap (and key cache); 0: the server package's default. Settings
+	// state the value used.
 	MemoryBytes int64
+	// Detach lets the server outlive the storebench process that starts
+	// it (`storebench server start`). Otherwise it is killed when that
+	// process dies, even by kill -9 (see proc.StartTied).
+	Detach bool
 	// Log receives progress lines for the user (may be nil).
 	Log io.Writer
 }

@@ -76,6 +76,7 @@ func (Server) Start(ctx context.Context, cfg server.Config) (*server.Instance, e
 	if ic.heapBytes, err = heapOf(cfg.MemoryBytes); err != nil {
 		return nil, err
 	}
+	ic.heapFromCache = cfg.MemoryBytes > 0
 	if ic.dir, err = filepath.Abs(cfg.Dir); err != nil {
 		return nil, err
 	}
@@ -110,6 +111,7 @@ func (Server) Start(ctx context.Context, cfg server.Config) (*server.Instance, e
 		Args:    ic.jvmArgs(lib, jamm),
 		Dir:     ic.dir,
 		LogPath: ic.logPath(),
+		Detach:  cfg.Detach,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cassandra: %w", err)
@@ -169,6 +171,13 @@ func (Server) Start(ctx context.Context, cfg server.Config) (*server.Instance, e
 	}, nil
 }
 
+func heapSource(fromCache bool) string {
+	if fromCache {
+		return "the target's cache"
+	}
+	return "storebench's default"
+}
+
 func commitlogMode(sync bool) string {
 	if sync {
 		return "batch"
@@ -198,7 +207,8 @@ func settings(ic instanceConfig, release, java string, javaMajorVersion int, loc
 		"server":         "Apache Cassandra " + release + " (org.apache.cassandra:cassandra-all " + Version + " from Maven Central), single node",
 		"durability":     durability,
 		"commitlog_sync": commitlogMode(ic.sync),
-		"heap":           strconv.FormatInt(ic.heapMiB(), 10) + " MiB (-Xms = -Xmx), G1 GC, no heap pre-touch",
+		"heap":           strconv.FormatInt(ic.heapMiB(), 10) + " MiB (-Xms = -Xmx, " + heapSource(ic.heapFromCache) + "), G1 GC, no heap pre-touch",
+		"caches":         fmt.Sprintf("key_cache_size %d MiB (5%% of the heap), row_cache_size 0 (off)", ic.keyCacheMiB()),
 		"mlockall":       lock,
 		"jvm":            fmt.Sprintf("Java %d (%s), -javaagent jamm", javaMajorVersion, java),
 		"keyspace":       Keyspace + ": SimpleStrategy, replication_factor 1 (ONE = QUORUM = ALL)",

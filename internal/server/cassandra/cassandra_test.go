@@ -21,10 +21,11 @@ import (
 )
 
 // TestCassandra starts one node (start-up takes ~10 s) and runs every
-// check against it, stopping it last.
+// check against it, stopping it last. It is given a cache budget (a study
+// target's cache:), which must size the heap and the key cache.
 func TestCassandra(t *testing.T) {
 	t0 := time.Now()
-	inst := servertest.Start(t, "cassandra", kv.Sync)
+	inst := servertest.StartConfig(t, "cassandra", server.Config{Durability: kv.Sync, MemoryBytes: 640 << 20})
 	t.Logf("started in %v: %s pid %d version %s data %s", time.Since(t0).Round(time.Millisecond), inst.URI, inst.PID, inst.Version, inst.DataDir)
 	if rss, err := rssMiB(inst.PID); err == nil {
 		t.Logf("RSS after start: %d MiB", rss)
@@ -55,6 +56,29 @@ func TestCassandra(t *testing.T) {
 		log, err := os.ReadFile(inst.LogPath)
 		if err != nil || !strings.Contains(string(log), "; commitlog_sync=batch;") {
 			t.Errorf("log %s does not show commitlog_sync=batch in the node configuration (%v)", inst.LogPath, err)
+		}
+	})
+
+	t.Run("CacheSizesHeapAndKeyCache", func(t *testing.T) {
+		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", inst.PID))
+		if err != nil || !strings.Contains(string(cmdline), "\x00-Xmx640m\x00") {
+			t.Errorf("JVM command line lacks -Xmx640m (%v)", err)
+		}
+		s := connect(t, inst.URI)
+		defer s.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		for name, want := range map[string]string{"key_cache_size": "32MiB", "row_cache_size": "0MiB"} {
+			var got string
+			if err := s.Query(`SELECT value FROM system_views.settings WHERE name = ?`, name).ScanContext(ctx, &got); err != nil || got != want {
+				t.Errorf("%s = %q, %v; want %s", name, got, err, want)
+			}
+		}
+		if h := inst.Settings["heap"]; !strings.HasPrefix(h, "640 MiB (-Xms = -Xmx, the target's cache)") {
+			t.Errorf("heap setting %q", h)
+		}
+		if c := inst.Settings["caches"]; !strings.HasPrefix(c, "key_cache_size 32 MiB") {
+			t.Errorf("caches setting %q", c)
 		}
 	})
 

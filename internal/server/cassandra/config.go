@@ -26,6 +26,8 @@ type instanceConfig struct {
 	storagePort int    // internode (gossip), bound to 127.0.0.1, unused by a single node
 	sync        bool   // kv.Sync: commitlog_sync batch; kv.Async: periodic
 	heapBytes   int64
+	// heapFromCache: heapBytes is the study target's cache, not the default.
+	heapFromCache bool
 }
 
 func (c instanceConfig) dataDir() string  { return filepath.Join(c.dir, "data") }
@@ -33,6 +35,10 @@ func (c instanceConfig) yamlPath() string { return filepath.Join(c.dir, "cassand
 func (c instanceConfig) logback() string  { return filepath.Join(c.dir, "logback.xml") }
 func (c instanceConfig) logPath() string  { return filepath.Join(c.dir, "cassandra.log") }
 func (c instanceConfig) heapMiB() int64   { return c.heapBytes >> 20 }
+
+// keyCacheMiB is the key cache: 5% of the heap, Cassandra's own rule
+// (whose 100 MiB cap is dropped, so a larger cache: budget grows it too).
+func (c instanceConfig) keyCacheMiB() int64 { return max(c.heapMiB()/20, 1) }
 
 // triggersDir is empty but must exist, else every schema change warns.
 func (c instanceConfig) triggersDir() string { return filepath.Join(c.dir, "triggers") }
@@ -106,6 +112,10 @@ cdc_raw_directory: %s
 		q(filepath.Join(d, "saved_caches")), q(filepath.Join(d, "hints")),
 		q(filepath.Join(d, "cdc_raw")))
 	b.WriteString(c.commitlogYAML())
+	// The study target's cache budget is the heap; the key cache is a
+	// share of it, and the row cache stays off as by default (it holds
+	// whole partitions off-heap, and Cassandra advises against it).
+	fmt.Fprintf(&b, "key_cache_size: %dMiB\nrow_cache_size: 0MiB\n", c.keyCacheMiB())
 	return b.String()
 }
 

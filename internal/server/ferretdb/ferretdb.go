@@ -98,7 +98,7 @@ func (Server) Start(ctx context.Context, cfg server.Config) (*server.Instance, e
 		"-listen", addr, "-data", dataDir, "-log", logPath, "-durability", durability}
 	proc.Logf(cfg.Log, "ferretdb: starting on %s, data in %s, log %s", addr, dataDir, logPath)
 	t0 := time.Now()
-	h, err := proc.Start(ctx, proc.Spec{Name: "ferretdb", Path: exe, Args: args, Dir: dir, LogPath: logPath})
+	h, err := proc.Start(ctx, proc.Spec{Name: "ferretdb", Path: exe, Args: args, Dir: dir, LogPath: logPath, Detach: cfg.Detach})
 	if err != nil {
 		return nil, fmt.Errorf("ferretdb: %w", err)
 	}
@@ -126,7 +126,7 @@ func (Server) Start(ctx context.Context, cfg server.Config) (*server.Instance, e
 		"backend":    "SQLite (modernc.org/sqlite, pure Go), one file per database, journal_mode=WAL",
 		"durability": durabilitySetting(sync),
 		"sqlite":     "_pragma " + strings.Join(sqlitePragmas(sync), ", "),
-		"memory":     "no cache budget: SQLite's default page cache per connection (Config.MemoryBytes ignored)",
+		"memory":     memorySetting(cfg.MemoryBytes),
 		"listen":     addr,
 	}
 	if mongoVersion != "" {
@@ -149,6 +149,16 @@ func (Server) Start(ctx context.Context, cfg server.Config) (*server.Instance, e
 			return nil
 		},
 	}, nil
+}
+
+// memorySetting says that FerretDB has no cache budget to size, and that a
+// target's cache was therefore not applied.
+func memorySetting(asked int64) string {
+	s := "no cache budget: SQLite's default page cache per connection"
+	if asked > 0 {
+		s += fmt.Sprintf(" (the target's cache, %d MiB, not applied: FerretDB has no setting for it)", asked>>20)
+	}
+	return s
 }
 
 func durabilitySetting(sync bool) string {

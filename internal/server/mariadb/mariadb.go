@@ -3,12 +3,15 @@
 // option file of its own (nothing from /etc/mysql), run as the mysql user
 // when we are root, listening on 127.0.0.1 and on a socket in the
 // instance directory. root can log in only over that socket (unix_socket
-// authentication), so a TCP user storebench is created at start-up.
+// authentication), so a TCP user storebench is created at start-up, with
+// a random password generated at each start.
 package mariadb
 
 import (
 	"context"
+	"crypto/sha1"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -34,12 +37,11 @@ var packages = []string{"mariadb-server", "mariadb-client"}
 // osUser owns the data directory and runs the server when we are root.
 const osUser = "mysql"
 
-// The account, password and database targets use. The password is no
-// secret: the server listens on 127.0.0.1 only and holds benchmark data.
+// The account and database targets use; the account's password is
+// generated at each start (proc.Password).
 const (
-	dbUser     = "storebench"
-	dbPassword = "storebench"
-	dbName     = "storebench"
+	dbUser = "storebench"
+	dbName = "storebench"
 )
 
 // defaultBufferPool is MariaDB's own default, kept unless the study sets
@@ -188,28 +190,37 @@ func (s mariaServer) Start(ctx context.Context, cfg server.Config) (*server.Inst
 	if cfg.MemoryBytes > 0 {
 		bufferPool = cfg.MemoryBytes
 	}
-	if err := os.WriteFile(p.cnf, []byte(optionFile(p, user, port, flush, bufferPool)), 0o644); err != nil {
+	if err := os.WriteFile(p.cnf, []byte(optionFile(p, port, flush, bufferPool)), 0o644); err != nil {
 		return nil, fmt.Errorf("mariadb: writing %s: %w", p.cnf, err)
 	}
-	// Run at every start, before the server accepts connections (a
-	// failure aborts start-up, with the reason in the log): once the TCP
-	// probe logs in as storebench, the account and database exist.
-	if err := os.WriteFile(p.init, []byte(initSQL), 0o644); err != nil {
-		return nil, fmt.Errorf("mariadb: writing %s: %w", p.init, err)
+	password, err := proc.Password()
+	if err != nil {
+		return nil, fmt.Errorf("mariadb: %w", err)
 	}
 	if err := initDataDir(ctx, cfg.Log, installDB, p, user, version); err != nil {
 		return nil, err
 	}
+	// Run at every start, before the server accepts connections (a
+	// failure aborts start-up, with the reason in the log): once the TCP
+	// probe logs in as storebench, the account and database exist. It
+	// holds the password's hash, not the password; readable by the server
+	// only, and removed once the server has read it.
+	if err := writePrivate(p.init, initSQL(password), user); err != nil {
+		return nil, fmt.Errorf("mariadb: %w", err)
+	}
+	defer os.Remove(p.init)
 
 	proc.Logf(cfg.Log, "mariadb: starting MariaDB %s on 127.0.0.1:%d (innodb_flush_log_at_trx_commit=%s) in %s", version, port, flush, dir)
 	t0 := time.Now()
-	// --defaults-file must come first; mariadbd drops to user= itself.
+	// --defaults-file must come first. As root, started as mysql rather
+	// than with user=mysql: a process that switches users itself loses its
+	// parent-death signal and would outlive a killed storebench.
 	h, err := proc.Start(ctx, proc.Spec{Name: "mariadbd", Path: mariadbd,
-		Args: []string{"--defaults-file=" + p.cnf, "--init-file=" + p.init}, Dir: dir, LogPath: p.log})
+		Args: []string{"--defaults-file=" + p.cnf, "--init-file=" + p.init}, Dir: dir, LogPath: p.log, User: user, Detach: cfg.Detach})
 	if err != nil {
 		return nil, fmt.Errorf("mariadb: %w", err)
 	}
-	dsn := (&mysql.Config{User: dbUser, Passwd: dbPassword, Net: "tcp", Addr: fmt.Sprintf("127.0.0.1:%d", port),
+	dsn := (&mysql.Config{User: dbUser, Passwd: password, Net: "tcp", Addr: fmt.Sprintf("127.0.0.1:%d", port),
 		DBName: dbName, Timeout: 2 * time.Second, AllowNativePasswords: true}).FormatDSN()
 	probe := func(ctx context.Context) error {
 		if err := proc.Listening(h.PID, port); err != nil {
@@ -221,10 +232,25 @@ func (s mariaServer) Start(ctx context.Context, cfg server.Config) (*server.Inst
 		_ = proc.Stop(context.Background(), h, syscall.SIGTERM, 10*time.Second)
 		return nil, err
 	}
+	// State the buffer pool the server really has (InnoDB rounds it).
+	pool, err := variable(ctx, dsn, "innodb_buffer_pool_size")
+	if err != nil {
+		_ = proc.Stop(context.Background(), h, syscall.SIGTERM, 10*time.Second)
+		return nil, fmt.Errorf("mariadb: %w", err)
+	}
+	poolSetting := pool + " bytes"
+	if n, err := strconv.ParseInt(pool, 10, 64); err == nil {
+		poolSetting = fmt.Sprintf("%d MiB", n>>20)
+	}
+	if cfg.MemoryBytes > 0 {
+		poolSetting += fmt.Sprintf(" (the target's cache, %d MiB asked)", cfg.MemoryBytes>>20)
+	} else {
+		poolSetting += " (MariaDB's default)"
+	}
 	proc.Logf(cfg.Log, "mariadb: ready in %s (pid %d)", time.Since(t0).Round(time.Millisecond), h.PID)
 	return &server.Instance{
 		Name:    s.Name(),
-		URI:     fmt.Sprintf("mysql://%s:%s@127.0.0.1:%d/%s", dbUser, dbPassword, port, dbName),
+		URI:     fmt.Sprintf("mysql://%s:%s@127.0.0.1:%d/%s", dbUser, password, port, dbName),
 		PID:     h.PID,
 		DataDir: p.data,
 		LogPath: p.log,
@@ -236,8 +262,9 @@ func (s mariaServer) Start(ctx context.Context, cfg server.Config) (*server.Inst
 			"durability_mapping":             mapping,
 			"innodb_flush_log_at_trx_commit": flush,
 			"sync_binlog":                    "0 (binary log off)",
-			"innodb_buffer_pool_size":        fmt.Sprintf("%d MiB", bufferPool>>20),
+			"innodb_buffer_pool_size":        poolSetting,
 			"socket":                         p.socket,
+			"auth":                           "user storebench@127.0.0.1 with a random password generated at each start (in the URI only, never printed); root by unix_socket only",
 		},
 		StopFunc: func(ctx context.Context) error {
 			return proc.Stop(ctx, h, syscall.SIGTERM, server.DefaultStopTimeout)
@@ -252,14 +279,56 @@ func orSync(d kv.Durability) kv.Durability {
 	return d
 }
 
-const initSQL = `CREATE DATABASE IF NOT EXISTS ` + dbName + `;
-CREATE USER IF NOT EXISTS '` + dbUser + `'@'127.0.0.1' IDENTIFIED BY '` + dbPassword + `';
+// initSQL creates the account and database, and (re)sets the password of
+// a reused data directory, by its mysql_native_password hash.
+func initSQL(password string) string {
+	h := nativeHash(password)
+	return `CREATE DATABASE IF NOT EXISTS ` + dbName + `;
+CREATE USER IF NOT EXISTS '` + dbUser + `'@'127.0.0.1' IDENTIFIED BY PASSWORD '` + h + `';
+ALTER USER '` + dbUser + `'@'127.0.0.1' IDENTIFIED BY PASSWORD '` + h + `';
 GRANT ALL PRIVILEGES ON ` + dbName + `.* TO '` + dbUser + `'@'127.0.0.1';
 `
+}
+
+// nativeHash is the mysql_native_password hash: "*" and the upper-case hex
+// of SHA1(SHA1(password)), what the server stores.
+func nativeHash(password string) string {
+	a := sha1.Sum([]byte(password))
+	b := sha1.Sum(a[:])
+	return "*" + strings.ToUpper(hex.EncodeToString(b[:]))
+}
+
+// writePrivate writes a file only its owner reads (mode 0600), owned by
+// user when not empty.
+func writePrivate(path, content, user string) error {
+	_ = os.Remove(path) // WriteFile keeps the mode of an existing file
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if user != "" {
+		return proc.Chown(path, user)
+	}
+	return nil
+}
+
+// variable reads one server variable over TCP.
+func variable(ctx context.Context, dsn, name string) (string, error) {
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	var v string
+	if err := db.QueryRowContext(ctx, "SELECT @@"+name).Scan(&v); err != nil {
+		return "", fmt.Errorf("reading %s: %w", name, err)
+	}
+	return v, nil
+}
 
 // optionFile is the whole option file: with --defaults-file, nothing is
-// read from /etc/mysql or ~/.my.cnf.
-func optionFile(p paths, user string, port int, flush string, bufferPool int64) string {
+// read from /etc/mysql or ~/.my.cnf. No user=: the server is started as
+// its user (see Start).
+func optionFile(p paths, port int, flush string, bufferPool int64) string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	w("# Written by storebench: each start rewrites it.")
@@ -268,9 +337,6 @@ func optionFile(p paths, user string, port int, flush string, bufferPool int64) 
 	w("socket=%s", p.socket)
 	w("")
 	w("[mysqld]")
-	if user != "" {
-		w("user=%s", user)
-	}
 	w("datadir=%s", p.data)
 	w("port=%d", port)
 	w("bind-address=127.0.0.1")

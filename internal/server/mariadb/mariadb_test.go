@@ -3,6 +3,7 @@ package mariadb_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"storebench/internal/server"
 	_ "storebench/internal/server/mariadb" // registers "mariadb"
 	"storebench/internal/server/servertest"
+	"storebench/internal/target"
 )
 
 // open turns the instance URI into a database/sql handle.
@@ -26,11 +28,17 @@ func open(t *testing.T, uri string) *sql.DB {
 		t.Fatal(err)
 	}
 	pw, _ := u.User.Password()
-	if u.Scheme != "mysql" || u.Hostname() != "127.0.0.1" || u.User.Username() != "storebench" || pw != "storebench" || u.Path != "/storebench" {
-		t.Fatalf("URI %q: want mysql://storebench:storebench@127.0.0.1:PORT/storebench", uri)
+	if u.Scheme != "mysql" || u.Hostname() != "127.0.0.1" || u.User.Username() != "storebench" || len(pw) < 32 || u.Path != "/storebench" {
+		t.Fatalf("URI %q: want mysql://storebench:PASSWORD@127.0.0.1:PORT/storebench", target.RedactURI(uri))
 	}
+	return login(t, u.Host, u.User.Username(), pw)
+}
+
+// login opens a database/sql handle as user with password.
+func login(t *testing.T, addr, user, pw string) *sql.DB {
+	t.Helper()
 	cfg := mysql.NewConfig()
-	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = u.User.Username(), pw, "tcp", u.Host, strings.TrimPrefix(u.Path, "/")
+	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = user, pw, "tcp", addr, "storebench"
 	db, err := sql.Open("mysql", cfg.FormatDSN())
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +62,7 @@ func TestSyncWriteReadStop(t *testing.T) {
 	t.Parallel()
 	t0 := time.Now()
 	inst := servertest.Start(t, "mariadb", kv.Sync)
-	t.Logf("started in %s: %s pid %d, settings %v", time.Since(t0), inst.URI, inst.PID, inst.Settings)
+	t.Logf("started in %s: %s pid %d, settings %v", time.Since(t0), target.RedactURI(inst.URI), inst.PID, inst.Settings)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	db := open(t, inst.URI)
@@ -129,4 +137,57 @@ func TestPortInUse(t *testing.T) {
 func TestCheck(t *testing.T) {
 	t.Parallel()
 	servertest.Installed(t, "mariadb")
+}
+
+// The account storebench gets a random password per instance, which the
+// server enforces over TCP; the init file that set it is gone once the
+// server runs, and no file of the instance holds the password.
+func TestGeneratedPassword(t *testing.T) {
+	t.Parallel()
+	a := servertest.Start(t, "mariadb", kv.Async)
+	b := servertest.Start(t, "mariadb", kv.Async)
+	ua, _ := url.Parse(a.URI)
+	ub, _ := url.Parse(b.URI)
+	pa, _ := ua.User.Password()
+	pb, _ := ub.User.Password()
+	if len(pa) < 32 || pa == pb || pa == "storebench" {
+		t.Fatalf("passwords: %d chars, equal: %v", len(pa), pa == pb)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, c := range []struct{ user, pw string }{{"storebench", ""}, {"storebench", pb}, {"storebench", "storebench"}, {"root", ""}, {"root", pa}} {
+		err := login(t, ua.Host, c.user, c.pw).PingContext(ctx)
+		var me *mysql.MySQLError
+		if !errors.As(err, &me) || me.Number != 1045 {
+			t.Errorf("TCP login as %s with a wrong or no password: %v; want access denied (1045)", c.user, err)
+		}
+	}
+	if err := open(t, a.URI).PingContext(ctx); err != nil {
+		t.Errorf("TCP login with the password: %v", err)
+	}
+	dir := filepath.Dir(a.DataDir)
+	if _, err := os.Stat(filepath.Join(dir, "init.sql")); !os.IsNotExist(err) {
+		t.Errorf("init.sql left behind: %v", err)
+	}
+	for _, s := range a.Settings {
+		if strings.Contains(s, pa) {
+			t.Errorf("a setting holds the password: %q", s)
+		}
+	}
+	servertest.NoFileHolds(t, dir, pa)
+}
+
+// A study target's cache sizes the InnoDB buffer pool, and Settings state
+// what the server has.
+func TestCacheSizesBufferPool(t *testing.T) {
+	t.Parallel()
+	inst := servertest.StartConfig(t, "mariadb", server.Config{Durability: kv.Async, MemoryBytes: 64 << 20})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if got := variable(t, ctx, open(t, inst.URI), "innodb_buffer_pool_size"); got != "67108864" {
+		t.Errorf("innodb_buffer_pool_size = %s; want 67108864", got)
+	}
+	if s := inst.Settings["innodb_buffer_pool_size"]; !strings.HasPrefix(s, "64 MiB (the target's cache") {
+		t.Errorf("innodb_buffer_pool_size setting %q", s)
+	}
 }

@@ -98,13 +98,18 @@ func (s mcServer) Start(ctx context.Context, cfg server.Config) (*server.Instanc
 	memMiB := max(memory>>20, 1)
 
 	args := []string{"-l", "127.0.0.1", "-p", strconv.Itoa(port), "-U", "0", "-m", strconv.FormatInt(memMiB, 10)}
+	// As root, started as nobody (memcached refuses root) rather than with
+	// -u nobody: a process that switches users itself loses its
+	// parent-death signal and would outlive a killed storebench. It has no
+	// files, so it runs in / (the instance directory may be private).
+	user, wd := "", dir
 	if os.Geteuid() == 0 {
-		args = append([]string{"-u", runUser}, args...)
+		user, wd = runUser, "/"
 	}
 	logPath := filepath.Join(dir, "memcached.log")
 	proc.Logf(cfg.Log, "memcached: starting memcached %s on 127.0.0.1:%d (-m %d) in %s", version, port, memMiB, dir)
 	t0 := time.Now()
-	h, err := proc.Start(ctx, proc.Spec{Name: "memcached", Path: bin, Args: args, Dir: dir, LogPath: logPath})
+	h, err := proc.Start(ctx, proc.Spec{Name: "memcached", Path: bin, Args: args, Dir: wd, LogPath: logPath, User: user, Detach: cfg.Detach})
 	if err != nil {
 		return nil, fmt.Errorf("memcached: %w", err)
 	}
@@ -142,13 +147,21 @@ func (s mcServer) Start(ctx context.Context, cfg server.Config) (*server.Instanc
 			"port":               strconv.Itoa(port),
 			"durability":         string(durability),
 			"durability_mapping": string(durability) + ": " + noDurability,
-			"memory_limit":       fmt.Sprintf("%d MiB (-m %d)", memMiB, memMiB),
+			"memory_limit":       fmt.Sprintf("%d MiB (-m %d, %s)", memMiB, memMiB, memorySource(cfg.MemoryBytes)),
 			"udp":                "off (-U 0)",
 		},
 		StopFunc: func(ctx context.Context) error {
 			return proc.Stop(ctx, h, syscall.SIGTERM, server.DefaultStopTimeout)
 		},
 	}, nil
+}
+
+// memorySource says where the memory limit comes from.
+func memorySource(asked int64) string {
+	if asked > 0 {
+		return "the target's cache"
+	}
+	return "storebench's default"
 }
 
 // command sends one text-protocol command line (and an optional data

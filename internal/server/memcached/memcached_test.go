@@ -50,7 +50,7 @@ func TestSyncWriteReadStop(t *testing.T) {
 	if !strings.Contains(stats, "STAT maxbytes 268435456") || !strings.Contains(stats, "STAT udpport 0") {
 		t.Errorf("stats settings:\n%s", stats)
 	}
-	if inst.Settings["memory_limit"] != "256 MiB (-m 256)" || inst.Settings["durability"] != "sync" ||
+	if inst.Settings["memory_limit"] != "256 MiB (-m 256, storebench's default)" || inst.Settings["durability"] != "sync" ||
 		!strings.Contains(inst.Settings["durability_mapping"], "durability not applicable") || inst.Version == "" {
 		t.Errorf("settings %v, version %q", inst.Settings, inst.Version)
 	}
@@ -86,4 +86,23 @@ func TestPortInUse(t *testing.T) {
 func TestCheck(t *testing.T) {
 	t.Parallel()
 	servertest.Installed(t, "memcached")
+}
+
+// A study target's cache is memcached's memory limit (-m), and Settings
+// say so.
+func TestCacheSizesMemoryLimit(t *testing.T) {
+	t.Parallel()
+	inst := servertest.StartConfig(t, "memcached", server.Config{Durability: kv.Async, MemoryBytes: 40 << 20})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	stats, err := memcached.Command(ctx, port(t, inst.URI), "stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stats, "STAT limit_maxbytes 41943040\r") && !strings.Contains(stats, "STAT limit_maxbytes 41943040\n") {
+		t.Errorf("stats: no limit_maxbytes 41943040:\n%s", stats)
+	}
+	if s := inst.Settings["memory_limit"]; s != "40 MiB (-m 40, the target's cache)" {
+		t.Errorf("memory_limit setting %q", s)
+	}
 }

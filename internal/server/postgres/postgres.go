@@ -1,12 +1,20 @@
 // Package postgres runs PostgreSQL 15 (Debian's postgresql-15) for
 // storebench: a cluster of its own under the instance directory, owned by
 // and run as the postgres user when we are root (initdb and postgres
-// refuse to run as root), listening on 127.0.0.1 only, with trust
-// authentication for the user storebench and a database storebench.
+// refuse to run as root), listening on 127.0.0.1 only, with a database
+// storebench. Over TCP the user storebench logs in with a password
+// (scram-sha-256) generated at each start; only the Unix socket, which
+// only the server's OS user (and root) may open, trusts its users, so
+// that the password can be set without being written down.
 package postgres
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/pbkdf2"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +31,7 @@ import (
 	"storebench/internal/kv"
 	"storebench/internal/server"
 	"storebench/internal/server/proc"
+	"storebench/internal/target"
 )
 
 func init() { server.Register(pgServer{}) }
@@ -153,22 +162,40 @@ func (s pgServer) Start(ctx context.Context, cfg server.Config) (*server.Instanc
 			return nil, fmt.Errorf("postgres: %w", err)
 		}
 	}
+	password, err := proc.Password()
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
 	sharedBuffers := int64(defaultSharedBuffers)
 	if cfg.MemoryBytes > 0 {
 		sharedBuffers = cfg.MemoryBytes
 	}
-	// PostgreSQL refuses to start when it cannot create its socket, and
-	// a deep instance directory makes the path too long: then TCP only
-	// (targets use TCP anyway).
+	// The socket is how we log in to set the password. PostgreSQL
+	// refuses to start when it cannot create it, and a deep instance
+	// directory makes the path too long: then it goes to a private
+	// directory of the temporary directory.
 	socketDir := runDir
 	if !proc.SocketPathOK(filepath.Join(runDir, ".s.PGSQL."+strconv.Itoa(port))) {
-		socketDir = ""
-		proc.Logf(cfg.Log, "postgres: %s is too deep for a Unix socket: TCP only", runDir)
+		if socketDir, err = os.MkdirTemp("", "sbpg-"); err != nil {
+			return nil, fmt.Errorf("postgres: %w", err)
+		}
+		if user != "" {
+			if err := proc.Chown(socketDir, user); err != nil {
+				os.RemoveAll(socketDir)
+				return nil, fmt.Errorf("postgres: %w", err)
+			}
+		}
+		proc.Logf(cfg.Log, "postgres: %s is too deep for a Unix socket: using %s", runDir, socketDir)
 	}
 	args := []string{"-D", dataDir,
 		"-c", "listen_addresses=127.0.0.1",
 		"-c", "port=" + strconv.Itoa(port),
 		"-c", "unix_socket_directories=" + socketDir,
+		// Only the server's OS user (and root) may open the socket, on
+		// which pg_hba.conf trusts: nobody else gets in without the
+		// password.
+		"-c", "unix_socket_permissions=0700",
+		"-c", "password_encryption=scram-sha-256",
 		"-c", "fsync=on",
 		"-c", "synchronous_commit=" + syncCommit,
 		"-c", fmt.Sprintf("shared_buffers=%dkB", sharedBuffers>>10),
@@ -178,14 +205,22 @@ func (s pgServer) Start(ctx context.Context, cfg server.Config) (*server.Instanc
 	proc.Logf(cfg.Log, "postgres: starting PostgreSQL %s on 127.0.0.1:%d (synchronous_commit=%s) in %s", version, port, syncCommit, dir)
 	t0 := time.Now()
 	h, err := proc.Start(ctx, proc.Spec{Name: "postgres", Path: filepath.Join(binDir, "postgres"), Args: args,
-		Dir: dataDir, Env: env, LogPath: logPath, User: user})
+		Dir: dataDir, Env: env, LogPath: logPath, User: user, Detach: cfg.Detach})
 	if err != nil {
+		if socketDir != runDir {
+			os.RemoveAll(socketDir)
+		}
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	stop := func(ctx context.Context) error {
-		return proc.Stop(ctx, h, syscall.SIGINT, server.DefaultStopTimeout)
+		err := proc.Stop(ctx, h, syscall.SIGINT, server.DefaultStopTimeout)
+		if socketDir != runDir {
+			os.RemoveAll(socketDir)
+		}
+		return err
 	}
-	adminURI := fmt.Sprintf("postgres://%s@127.0.0.1:%d/postgres?sslmode=disable", dbUser, port)
+	adminURI := fmt.Sprintf("host=%s port=%d user=%s dbname=postgres sslmode=disable", socketDir, port, dbUser)
+	uri := fmt.Sprintf("postgres://%s:%s@127.0.0.1:%d/%s?sslmode=disable", dbUser, password, port, dbName)
 	probe := func(ctx context.Context) error {
 		if err := proc.Listening(h.PID, port); err != nil {
 			return err
@@ -193,17 +228,17 @@ func (s pgServer) Start(ctx context.Context, cfg server.Config) (*server.Instanc
 		return ping(ctx, adminURI)
 	}
 	if err := proc.WaitReady(ctx, h, startTimeout, probe); err != nil {
-		_ = proc.Stop(context.Background(), h, syscall.SIGINT, 10*time.Second)
+		_ = stop(context.Background())
 		return nil, err
 	}
-	if err := createDatabase(ctx, adminURI); err != nil {
+	if err := setUp(ctx, adminURI, uri, password); err != nil {
 		_ = stop(context.Background())
 		return nil, fmt.Errorf("postgres: %w; log:\n    %s", err, strings.ReplaceAll(proc.LogTail(logPath, proc.TailLines), "\n", "\n    "))
 	}
 	proc.Logf(cfg.Log, "postgres: ready in %s (pid %d)", time.Since(t0).Round(time.Millisecond), h.PID)
 	return &server.Instance{
 		Name:    s.Name(),
-		URI:     fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", dbUser, port, dbName),
+		URI:     uri,
 		PID:     h.PID,
 		DataDir: dataDir,
 		LogPath: logPath,
@@ -215,8 +250,9 @@ func (s pgServer) Start(ctx context.Context, cfg server.Config) (*server.Instanc
 			"durability_mapping": mapping,
 			"fsync":              "on",
 			"synchronous_commit": syncCommit,
-			"shared_buffers":     fmt.Sprintf("%d MiB", sharedBuffers>>20),
-			"auth":               "trust for user storebench on 127.0.0.1",
+			"shared_buffers":     sharedBuffersSetting(sharedBuffers, cfg.MemoryBytes > 0),
+			"auth": "scram-sha-256 over TCP (127.0.0.1) with a random password generated at each start (in the URI only, never printed); " +
+				"trust on the Unix socket, which only the server's OS user may open",
 		},
 		StopFunc: stop,
 	}, nil
@@ -246,7 +282,7 @@ func initCluster(ctx context.Context, log io.Writer, dataDir, logPath, user, ver
 	}
 	// --no-sync: one syncfs afterwards flushes it all at a fraction of
 	// the cost of initdb's fsync of each file.
-	initArgs := []string{"-U", dbUser, "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-instructions", "--no-sync"}
+	initArgs := []string{"-U", dbUser, "--auth-local=trust", "--auth-host=scram-sha-256", "--encoding=UTF8", "--locale=C", "--no-instructions", "--no-sync"}
 	t0 := time.Now()
 	cached, err := proc.Seed(ctx, proc.TemplateKey("postgres", version, initArgs...), dataDir, user, log, func(ctx context.Context) error {
 		// initdb as postgres cannot create a directory in ours (root's):
@@ -307,16 +343,70 @@ func classify(err error) error {
 	return err
 }
 
-// createDatabase creates the storebench database unless it exists (a
-// reused cluster).
-func createDatabase(ctx context.Context, adminURI string) error {
+// setUp gives the user storebench its password and creates the
+// storebench database unless it exists (a reused cluster), over the
+// socket (adminURI), then logs in over TCP as targets will (uri).
+func setUp(ctx context.Context, adminURI, uri, password string) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, adminURI)
 	if err != nil {
-		return fmt.Errorf("connecting to create database %s: %w", dbName, err)
+		return fmt.Errorf("connecting over the socket to set up: %w", err)
 	}
 	defer conn.Close(context.Background())
+	verifier, err := scramVerifier(password)
+	if err != nil {
+		return err
+	}
+	// The verifier, not the password: a statement can end up in the
+	// server's log, and the verifier does not let anyone log in.
+	if _, err := conn.Exec(ctx, "ALTER ROLE "+pgx.Identifier{dbUser}.Sanitize()+" PASSWORD '"+verifier+"'"); err != nil {
+		return fmt.Errorf("setting the password of %s: %w", dbUser, err)
+	}
+	if err := createDatabase(ctx, conn); err != nil {
+		return err
+	}
+	if err := ping(ctx, uri); err != nil {
+		return fmt.Errorf("logging in over TCP with the password: %s", target.Scrub(uri, err.Error()))
+	}
+	return nil
+}
+
+// scramVerifier is what PostgreSQL stores for a scram-sha-256 password
+// (RFC 5802/7677, in PostgreSQL's text form), computed here as psql's
+// \password does so that the password itself never reaches the server.
+func scramVerifier(password string) (string, error) {
+	const iterations = 4096 // PostgreSQL's scram_iterations default
+	salt := make([]byte, 16)
+	if _, err := rand.Read(salt); err != nil {
+		return "", fmt.Errorf("generating a salt: %w", err)
+	}
+	salted, err := pbkdf2.Key(sha256.New, password, salt, iterations, sha256.Size)
+	if err != nil {
+		return "", fmt.Errorf("scram: %w", err)
+	}
+	mac := func(msg string) []byte {
+		m := hmac.New(sha256.New, salted)
+		m.Write([]byte(msg))
+		return m.Sum(nil)
+	}
+	stored := sha256.Sum256(mac("Client Key"))
+	b64 := base64.StdEncoding.EncodeToString
+	return fmt.Sprintf("SCRAM-SHA-256$%d:%s$%s:%s", iterations, b64(salt), b64(stored[:]), b64(mac("Server Key"))), nil
+}
+
+// sharedBuffersSetting states shared_buffers and where it comes from.
+func sharedBuffersSetting(n int64, fromCache bool) string {
+	s := fmt.Sprintf("%d MiB", n>>20)
+	if fromCache {
+		return s + " (the target's cache)"
+	}
+	return s + " (PostgreSQL's default)"
+}
+
+// createDatabase creates the storebench database unless it exists (a
+// reused cluster).
+func createDatabase(ctx context.Context, conn *pgx.Conn) error {
 	var exists bool
 	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", dbName).Scan(&exists); err != nil {
 		return fmt.Errorf("looking for database %s: %w", dbName, err)

@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,14 +15,15 @@ import (
 	"storebench/internal/server"
 	_ "storebench/internal/server/postgres" // registers "postgres"
 	"storebench/internal/server/servertest"
+	"storebench/internal/target"
 )
 
 func TestSyncWriteReadStop(t *testing.T) {
 	t.Parallel()
 	t0 := time.Now()
 	inst := servertest.Start(t, "postgres", kv.Sync)
-	t.Logf("started in %s: %s pid %d, settings %v", time.Since(t0), inst.URI, inst.PID, inst.Settings)
-	if !strings.HasPrefix(inst.URI, "postgres://storebench@127.0.0.1:") || !strings.HasSuffix(inst.URI, "/storebench?sslmode=disable") {
+	t.Logf("started in %s: %s pid %d, settings %v", time.Since(t0), target.RedactURI(inst.URI), inst.PID, inst.Settings)
+	if !strings.HasPrefix(inst.URI, "postgres://storebench:") || !strings.HasSuffix(inst.URI, "/storebench?sslmode=disable") {
 		t.Errorf("URI %q", inst.URI)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -141,4 +143,86 @@ func TestUnreachableDir(t *testing.T) {
 func TestCheck(t *testing.T) {
 	t.Parallel()
 	servertest.Installed(t, "postgres")
+}
+
+// Over TCP, PostgreSQL asks for the password generated for this instance
+// (scram-sha-256): none, or another instance's, is refused. No file of the
+// instance holds it.
+func TestGeneratedPassword(t *testing.T) {
+	t.Parallel()
+	a := servertest.Start(t, "postgres", kv.Async)
+	b := servertest.Start(t, "postgres", kv.Async)
+	ua, ub := mustParse(t, a.URI), mustParse(t, b.URI)
+	pa, _ := ua.User.Password()
+	pb, _ := ub.User.Password()
+	if len(pa) < 32 || pa == pb {
+		t.Fatalf("passwords: %d chars, equal: %v", len(pa), pa == pb)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	login := func(pw *url.Userinfo) error {
+		u := *ua
+		u.User = pw
+		conn, err := pgx.Connect(ctx, u.String())
+		if err == nil {
+			conn.Close(ctx)
+		}
+		return err
+	}
+	if err := login(url.User("storebench")); err == nil || !strings.Contains(err.Error(), "password") {
+		t.Errorf("TCP login without a password: %v; want refused", err)
+	}
+	if err := login(url.UserPassword("storebench", pb)); err == nil || !strings.Contains(err.Error(), "password authentication failed") {
+		t.Errorf("TCP login with another instance's password: %v; want refused", err)
+	}
+	if err := login(url.UserPassword("postgres", pa)); err == nil {
+		t.Errorf("TCP login as postgres succeeded")
+	}
+	if err := login(ua.User); err != nil {
+		t.Errorf("TCP login with the password: %v", err)
+	}
+	var method string
+	conn, err := pgx.Connect(ctx, a.URI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if err := conn.QueryRow(ctx, "SELECT auth_method FROM pg_hba_file_rules WHERE type = 'host' AND 'all' = ANY(user_name) AND address = '127.0.0.1'").Scan(&method); err != nil || method != "scram-sha-256" {
+		t.Errorf("pg_hba for host 127.0.0.1: %q, %v", method, err)
+	}
+	for _, s := range a.Settings {
+		if strings.Contains(s, pa) {
+			t.Errorf("a setting holds the password: %q", s)
+		}
+	}
+	servertest.NoFileHolds(t, filepath.Dir(a.DataDir), pa)
+}
+
+func mustParse(t *testing.T, uri string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(uri)
+	if err != nil {
+		t.Fatal(target.RedactURI(uri), err)
+	}
+	return u
+}
+
+// A study target's cache sizes shared_buffers, and Settings say so.
+func TestCacheSizesSharedBuffers(t *testing.T) {
+	t.Parallel()
+	inst := servertest.StartConfig(t, "postgres", server.Config{Durability: kv.Async, MemoryBytes: 48 << 20})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, inst.URI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var got string
+	if err := conn.QueryRow(ctx, "SHOW shared_buffers").Scan(&got); err != nil || got != "48MB" {
+		t.Errorf("shared_buffers = %q, %v; want 48MB", got, err)
+	}
+	if s := inst.Settings["shared_buffers"]; s != "48 MiB (the target's cache)" {
+		t.Errorf("shared_buffers setting %q", s)
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"os/user"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,8 +61,20 @@ type Spec struct {
 	// User runs the process as that user (uid, gid and groups from
 	// os/user), with HOME, USER and LOGNAME set to match. Changing user
 	// needs root; naming the user we already are is allowed and changes
-	// nothing. Empty: run as ourselves.
+	// nothing. Empty: run as ourselves. A server that must not run as
+	// root is started this way rather than left to drop privileges
+	// itself: the kernel clears the parent-death signal of a process
+	// whose credentials change, so a server that switched users on its
+	// own would outlive us.
 	User string
+	// Stdin is written to the process's standard input, which is then
+	// closed (empty: /dev/null). Secrets go this way rather than on the
+	// command line, which every local user can read in /proc.
+	Stdin string
+	// Detach lets the process outlive storebench (`storebench server
+	// start`). Otherwise it gets SIGKILL when storebench dies, however it
+	// dies (kill -9 included): a benchmark must not leave servers behind.
+	Detach bool
 }
 
 // Handle is a started process.
@@ -116,9 +129,10 @@ func (h *Handle) Status() string {
 // cleanly, and so that the whole tree can be killed at once), with
 // standard input from /dev/null and output appended to spec.LogPath.
 //
-// ctx only guards the start itself: the process outlives it, and outlives
-// storebench too (`storebench server start` returns while the server
-// runs). Stop it with Stop.
+// ctx only guards the start itself: the process outlives it. Unless
+// spec.Detach, it dies with storebench (see StartTied); a detached one
+// outlives storebench too (`storebench server start` returns while the
+// server runs). Stop it with Stop.
 func Start(ctx context.Context, spec Spec) (*Handle, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", spec.Name, err)
@@ -140,15 +154,58 @@ func Start(ctx context.Context, spec Spec) (*Handle, error) {
 	defer f.Close()
 	cmd.Stdout = f
 	cmd.Stderr = f
-	if err := cmd.Start(); err != nil {
+	if spec.Stdin != "" {
+		cmd.Stdin = strings.NewReader(spec.Stdin)
+	}
+	release := func() {}
+	if spec.Detach {
+		err = cmd.Start()
+	} else {
+		release, err = StartTied(cmd)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("starting %s (%s): %w", spec.Name, spec.Path, err)
 	}
 	h := &Handle{Name: spec.Name, PID: cmd.Process.Pid, LogPath: spec.LogPath, done: make(chan struct{})}
 	go func() {
 		h.waitErr = cmd.Wait()
+		release()
 		close(h.done)
 	}()
 	return h, nil
+}
+
+// StartTied starts cmd so that the kernel sends it SIGKILL when storebench
+// dies, however it dies: kill -9 included, which no handler of ours can
+// see. The parent-death signal fires when the *thread* that forked the
+// child exits, not the process, and the Go runtime may end an idle
+// thread; so the child is forked from a goroutine locked to its OS thread,
+// and that goroutine keeps the thread (parked, costing nothing) until
+// release is called. Call release once the child has been reaped
+// (after cmd.Wait). SIGKILL rather than SIGTERM: a clean shutdown is for
+// a storebench that is alive to wait for it; this is the last resort, and
+// a server killed this way has only disposable benchmark data.
+func StartTied(cmd *exec.Cmd) (release func(), err error) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	started := make(chan error, 1)
+	done := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		// Started or not, the thread is released only by done: exiting
+		// while locked would end the thread, and the child with it.
+		defer runtime.UnlockOSThread()
+		started <- cmd.Start()
+		<-done
+	}()
+	if err := <-started; err != nil {
+		close(done)
+		return nil, err
+	}
+	var once sync.Once
+	return func() { once.Do(func() { close(done) }) }, nil
 }
 
 // command builds the exec.Cmd of spec: own process group, credentials.

@@ -1,12 +1,15 @@
 package proc
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -20,6 +23,9 @@ import (
 func TestMain(m *testing.M) {
 	if port := os.Getenv("PROC_TEST_LISTEN"); port != "" {
 		os.Exit(listenMain(port))
+	}
+	if mode := os.Getenv("PROC_TEST_PARENT"); mode != "" {
+		os.Exit(parentMain(mode == "detach"))
 	}
 	os.Exit(m.Run())
 }
@@ -41,6 +47,73 @@ func listenMain(port string) int {
 		}
 		fmt.Fprint(c, "hello\n")
 		c.Close()
+	}
+}
+
+// parentMain starts `sleep 300` with Start from a goroutine whose OS
+// thread then exits (a goroutine that ends while locked to its thread
+// ends the thread), prints the child's PID and waits to be killed.
+func parentMain(detach bool) int {
+	// The main thread is never terminated (a goroutine ending while
+	// locked to it wedges it instead): keep it for the main goroutine so
+	// that the goroutine below runs on a thread that can end.
+	runtime.LockOSThread()
+	pid := make(chan int)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+		h, err := Start(context.Background(), Spec{Name: "sleep", Path: "/bin/sleep", Args: []string{"300"},
+			LogPath: filepath.Join(os.TempDir(), "proc-test-parent.log"), Detach: detach})
+		if err != nil {
+			fmt.Println("start:", err)
+			pid <- 0
+			return
+		}
+		pid <- h.PID
+	}()
+	fmt.Println(<-pid)
+	select {}
+}
+
+// A child dies with the storebench that started it, even by kill -9, and
+// not before: the thread that called Start ending does not kill it (the
+// parent-death signal follows the forking thread). A detached one lives on.
+func TestChildDiesWithParent(t *testing.T) {
+	for _, detach := range []bool{false, true} {
+		t.Run(fmt.Sprintf("detach=%v", detach), func(t *testing.T) {
+			mode := "tied"
+			if detach {
+				mode = "detach"
+			}
+			parent := exec.Command(os.Args[0], "-test.run=^$")
+			parent.Env = append(os.Environ(), "PROC_TEST_PARENT="+mode)
+			out, err := parent.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := parent.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer parent.Process.Kill()
+			line, err := bufio.NewReader(out).ReadString('\n')
+			child, _ := strconv.Atoi(strings.TrimSpace(line))
+			if err != nil || child <= 0 {
+				t.Fatalf("parent said %q, %v", line, err)
+			}
+			t.Cleanup(func() { _ = syscall.Kill(-child, syscall.SIGKILL) })
+			time.Sleep(300 * time.Millisecond)
+			if !Alive(child) {
+				t.Fatalf("child %d died while its parent lives (its starting thread ended)", child)
+			}
+			_ = parent.Process.Kill() // SIGKILL: no handler of ours runs
+			_ = parent.Wait()
+			gone := waitGone(context.Background(), child, 3*time.Second)
+			if detach && gone {
+				t.Errorf("detached child %d died with its parent", child)
+			}
+			if !detach && !gone {
+				t.Errorf("child %d outlived its parent killed with -9", child)
+			}
+		})
 	}
 }
 

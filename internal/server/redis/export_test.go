@@ -1,4 +1,5 @@
 package redis
 
-// Command sends one RESP command (the tests' client).
+// Command sends one RESP command, after AUTH when password is set (the
+// tests' client).
 var Command = command

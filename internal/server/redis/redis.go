@@ -91,7 +91,13 @@ func (s redisServer) Start(ctx context.Context, cfg server.Config) (*server.Inst
 
 	maxmemory := "0 (no limit)"
 	if cfg.MemoryBytes > 0 {
-		maxmemory = strconv.FormatInt(cfg.MemoryBytes, 10) + " bytes, noeviction (writes fail when full)"
+		maxmemory = fmt.Sprintf("%s (%d bytes), maxmemory-policy noeviction: the data set must fit, "+
+			"a write past the limit fails with Redis's OOM error rather than an eviction silently dropping keys "+
+			"that reads then verify", mib(cfg.MemoryBytes), cfg.MemoryBytes)
+	}
+	password, err := proc.Password()
+	if err != nil {
+		return nil, fmt.Errorf("redis: %w", err)
 	}
 	conf := filepath.Join(dir, "redis.conf")
 	if err := os.WriteFile(conf, []byte(config(dataDir, port, fsync, cfg.MemoryBytes)), 0o644); err != nil {
@@ -100,7 +106,11 @@ func (s redisServer) Start(ctx context.Context, cfg server.Config) (*server.Inst
 	logPath := filepath.Join(dir, "redis.log")
 	proc.Logf(cfg.Log, "redis: starting redis-server %s on 127.0.0.1:%d (appendfsync %s) in %s", version, port, fsync, dir)
 	t0 := time.Now()
-	h, err := proc.Start(ctx, proc.Spec{Name: "redis-server", Path: bin, Args: []string{conf}, Dir: dir, LogPath: logPath})
+	// The password reaches Redis on its standard input ("-": more
+	// configuration from stdin), never in redis.conf or on the command
+	// line, which other users can read.
+	h, err := proc.Start(ctx, proc.Spec{Name: "redis-server", Path: bin, Args: []string{conf, "-"}, Dir: dir, LogPath: logPath,
+		Stdin: "requirepass " + password + "\n", Detach: cfg.Detach})
 	if err != nil {
 		return nil, fmt.Errorf("redis: %w", err)
 	}
@@ -108,7 +118,7 @@ func (s redisServer) Start(ctx context.Context, cfg server.Config) (*server.Inst
 		if err := proc.Listening(h.PID, port); err != nil {
 			return err
 		}
-		_, err := command(ctx, port, "PING")
+		_, err := command(ctx, port, password, "PING")
 		return err
 	}
 	if err := proc.WaitReady(ctx, h, startTimeout, probe); err != nil {
@@ -118,7 +128,7 @@ func (s redisServer) Start(ctx context.Context, cfg server.Config) (*server.Inst
 	proc.Logf(cfg.Log, "redis: ready in %s (pid %d)", time.Since(t0).Round(time.Millisecond), h.PID)
 	return &server.Instance{
 		Name:    s.Name(),
-		URI:     fmt.Sprintf("redis://127.0.0.1:%d/0", port),
+		URI:     fmt.Sprintf("redis://:%s@127.0.0.1:%d/0", password, port),
 		PID:     h.PID,
 		DataDir: dataDir,
 		LogPath: logPath,
@@ -132,6 +142,7 @@ func (s redisServer) Start(ctx context.Context, cfg server.Config) (*server.Inst
 			"durability_mapping": mapping,
 			"save":               `"" (RDB snapshots off)`,
 			"maxmemory":          maxmemory,
+			"auth":               "requirepass: a random password generated at each start (in the URI only, never printed)",
 		},
 		StopFunc: func(ctx context.Context) error {
 			return proc.Stop(ctx, h, syscall.SIGTERM, server.DefaultStopTimeout)
@@ -181,10 +192,10 @@ func parseVersion(out string) string {
 	return proc.FirstLine(out)
 }
 
-// command sends one command in RESP and returns the reply line; an error
-// reply ("-ERR ...") is an error. Enough for a readiness probe and tests,
-// with no client library.
-func command(ctx context.Context, port int, args ...string) (string, error) {
+// command sends one command in RESP, after AUTH when password is not
+// empty, and returns the reply line; an error reply ("-ERR ...") is an
+// error. Enough for a readiness probe and tests, with no client library.
+func command(ctx context.Context, port int, password string, args ...string) (string, error) {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	if err != nil {
@@ -194,15 +205,37 @@ func command(ctx context.Context, port int, args ...string) (string, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		_ = c.SetDeadline(dl)
 	}
+	r := bufio.NewReader(c)
+	if password != "" {
+		if _, err := io.WriteString(c, encode("AUTH", password)); err != nil {
+			return "", err
+		}
+		if _, err := reply(r, "AUTH"); err != nil {
+			return "", err
+		}
+	}
+	if _, err := io.WriteString(c, encode(args...)); err != nil {
+		return "", err
+	}
+	return reply(r, args[0])
+}
+
+// encode is one command as a RESP array of bulk strings.
+func encode(args ...string) string {
 	var req strings.Builder
 	fmt.Fprintf(&req, "*%d\r\n", len(args))
 	for _, a := range args {
 		fmt.Fprintf(&req, "$%d\r\n%s\r\n", len(a), a)
 	}
-	if _, err := io.WriteString(c, req.String()); err != nil {
-		return "", err
+	return req.String()
+}
+
+// mib prints a byte count as MiB when it is a whole number of them.
+func mib(n int64) string {
+	if n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
 	}
-	return reply(bufio.NewReader(c), args[0])
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // reply reads one reply: a status line as is ("+OK"), a bulk string as

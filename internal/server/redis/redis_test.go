@@ -14,6 +14,7 @@ import (
 	"storebench/internal/server"
 	"storebench/internal/server/redis" // registers "redis"
 	"storebench/internal/server/servertest"
+	"storebench/internal/target"
 )
 
 func port(t *testing.T, uri string) int {
@@ -29,6 +30,20 @@ func port(t *testing.T, uri string) int {
 	return p
 }
 
+// password is the one in a managed server's URI.
+func password(t *testing.T, uri string) string {
+	t.Helper()
+	u, err := url.Parse(uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, ok := u.User.Password()
+	if !ok || pw == "" {
+		t.Fatalf("URI %s has no password", target.RedactURI(uri))
+	}
+	return pw
+}
+
 func TestSyncWriteReadStop(t *testing.T) {
 	t.Parallel()
 	t0 := time.Now()
@@ -38,14 +53,14 @@ func TestSyncWriteReadStop(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
-	if got, err := redis.Command(ctx, p, "SET", "storebench:k", "hello world"); err != nil || got != "+OK" {
+	if got, err := redis.Command(ctx, p, password(t, inst.URI), "SET", "storebench:k", "hello world"); err != nil || got != "+OK" {
 		t.Fatalf("SET: %q, %v", got, err)
 	}
-	if got, err := redis.Command(ctx, p, "GET", "storebench:k"); err != nil || got != "hello world" {
+	if got, err := redis.Command(ctx, p, password(t, inst.URI), "GET", "storebench:k"); err != nil || got != "hello world" {
 		t.Fatalf("GET: %q, %v", got, err)
 	}
 	// The server really runs with the policy Settings state.
-	if got, err := redis.Command(ctx, p, "CONFIG", "GET", "appendfsync"); err != nil || got != "appendfsync always" {
+	if got, err := redis.Command(ctx, p, password(t, inst.URI), "CONFIG", "GET", "appendfsync"); err != nil || got != "appendfsync always" {
 		t.Fatalf("CONFIG GET appendfsync: %q, %v", got, err)
 	}
 	if inst.Settings["appendfsync"] != "always" || !strings.HasPrefix(inst.Settings["durability_mapping"], "sync: ") ||
@@ -81,7 +96,7 @@ func TestAsyncSettings(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if got, err := redis.Command(ctx, port(t, inst.URI), "CONFIG", "GET", "appendfsync"); err != nil || got != "appendfsync no" {
+	if got, err := redis.Command(ctx, port(t, inst.URI), password(t, inst.URI), "CONFIG", "GET", "appendfsync"); err != nil || got != "appendfsync no" {
 		t.Fatalf("CONFIG GET appendfsync: %q, %v", got, err)
 	}
 }
@@ -94,4 +109,54 @@ func TestPortInUse(t *testing.T) {
 func TestCheck(t *testing.T) {
 	t.Parallel()
 	servertest.Installed(t, "redis")
+}
+
+// Each instance gets its own random password (requirepass), which Redis
+// enforces, and which no file of the instance holds: it reaches Redis on
+// standard input.
+func TestGeneratedPassword(t *testing.T) {
+	t.Parallel()
+	a := servertest.Start(t, "redis", kv.Async)
+	b := servertest.Start(t, "redis", kv.Async)
+	pa, pb := password(t, a.URI), password(t, b.URI)
+	if pa == pb || len(pa) < 32 {
+		t.Fatalf("passwords %d chars, equal: %v", len(pa), pa == pb)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	p := port(t, a.URI)
+	if _, err := redis.Command(ctx, p, "", "SET", "k", "v"); err == nil || !strings.Contains(err.Error(), "NOAUTH") {
+		t.Errorf("SET without a password: %v; want NOAUTH", err)
+	}
+	if _, err := redis.Command(ctx, p, pb, "SET", "k", "v"); err == nil || !strings.Contains(err.Error(), "WRONGPASS") {
+		t.Errorf("SET with another instance's password: %v; want WRONGPASS", err)
+	}
+	if got, err := redis.Command(ctx, p, pa, "SET", "k", "v"); err != nil || got != "+OK" {
+		t.Errorf("SET with the password: %q, %v", got, err)
+	}
+	for _, s := range a.Settings {
+		if strings.Contains(s, pa) {
+			t.Errorf("a setting holds the password: %q", s)
+		}
+	}
+	servertest.NoFileHolds(t, filepath.Dir(a.DataDir), pa)
+}
+
+// A study target's cache sizes maxmemory; the policy is noeviction, and
+// Settings say both.
+func TestCacheSizesMaxmemory(t *testing.T) {
+	t.Parallel()
+	inst := servertest.StartConfig(t, "redis", server.Config{Durability: kv.Async, MemoryBytes: 48 << 20})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	p, pw := port(t, inst.URI), password(t, inst.URI)
+	if got, err := redis.Command(ctx, p, pw, "CONFIG", "GET", "maxmemory"); err != nil || got != "maxmemory 50331648" {
+		t.Errorf("CONFIG GET maxmemory: %q, %v", got, err)
+	}
+	if got, err := redis.Command(ctx, p, pw, "CONFIG", "GET", "maxmemory-policy"); err != nil || got != "maxmemory-policy noeviction" {
+		t.Errorf("CONFIG GET maxmemory-policy: %q, %v", got, err)
+	}
+	if s := inst.Settings["maxmemory"]; !strings.HasPrefix(s, "48 MiB") || !strings.Contains(s, "noeviction") {
+		t.Errorf("maxmemory setting %q", s)
+	}
 }

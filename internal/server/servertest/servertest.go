@@ -6,8 +6,11 @@
 package servertest
 
 import (
+	"bytes"
 	"context"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +37,13 @@ func URI(t testing.TB, name string) string {
 // the test ends.
 func Start(t testing.TB, name string, d kv.Durability) *server.Instance {
 	t.Helper()
+	return StartConfig(t, name, server.Config{Durability: d})
+}
+
+// StartConfig is Start with more of the configuration (cache size...);
+// cfg.Dir and cfg.Log are set here.
+func StartConfig(t testing.TB, name string, cfg server.Config) *server.Instance {
+	t.Helper()
 	s, err := server.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +59,8 @@ func Start(t testing.TB, name string, d kv.Durability) *server.Instance {
 	_ = os.Chmod(dir, 0o755)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	inst, err := s.Start(ctx, server.Config{Dir: dir, Durability: d, Log: testWriter{t}})
+	cfg.Dir, cfg.Log = dir, testWriter{t}
+	inst, err := s.Start(ctx, cfg)
 	if err != nil {
 		os.RemoveAll(dir)
 		t.Fatalf("starting %s: %v", name, err)
@@ -63,6 +74,33 @@ func Start(t testing.TB, name string, d kv.Durability) *server.Instance {
 		os.RemoveAll(dir)
 	})
 	return inst
+}
+
+// NoFileHolds fails the test when a file under dir contains secret: a
+// generated password must reach the server without being written down.
+func NoFileHolds(t testing.TB, dir, secret string) {
+	t.Helper()
+	if secret == "" {
+		t.Fatal("NoFileHolds: empty secret")
+	}
+	n := 0
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return nil // sockets, vanished files: nothing to read
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil
+		}
+		n++
+		if bytes.Contains(b, []byte(secret)) {
+			t.Errorf("%s holds the password", path)
+		}
+		return nil
+	})
+	if err != nil || n == 0 {
+		t.Fatalf("reading %s: %d files, %v", dir, n, err)
+	}
 }
 
 type testWriter struct{ t testing.TB }
