@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -359,5 +360,46 @@ func TestCompareTwoRunsAndTwoTargets(t *testing.T) {
 	html, err := os.ReadFile(page)
 	if err != nil || !strings.Contains(string(html), "ledger stress N=300") || !strings.Contains(string(html), "Comparison") {
 		t.Fatalf("compare --html: %v\n%.500s", err, html)
+	}
+}
+
+// runCLIWithin is runCLI with a way out: a command that does not end
+// within limit is killed and the test fails, instead of hanging the suite.
+func runCLIWithin(t *testing.T, limit time.Duration, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "STOREBENCH_AS_MAIN=1")
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("%v: still running after %v (killed)\nstderr: %s", args, limit, e.String())
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), code
+}
+
+// --out naming a file, or a path under a file, is refused at once with
+// exit 2; it used to spin forever looking for a free directory name.
+func TestOutThatIsNotADirectoryIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	afile := filepath.Join(dir, "afile")
+	if err := os.WriteFile(afile, []byte("hi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{afile, filepath.Join(afile, "sub")} {
+		_, stderr, code := runCLIWithin(t, 60*time.Second, "run", "ledger", "--targets", "pebble", "--ladder", "10", "--out", out)
+		if code != 2 || !strings.Contains(stderr, "--out "+out+": not a directory") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("--out %s: exit %d, stderr %q", out, code, stderr)
+		}
+	}
+	if b, _ := os.ReadFile(afile); string(b) != "hi\n" {
+		t.Errorf("the file given as --out was changed: %q", b)
 	}
 }

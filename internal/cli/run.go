@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -81,6 +82,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
+	if err := checkOut(*out); err != nil {
+		return fail(stderr, err)
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return fail(stderr, fmt.Errorf("cannot find my own binary to start workers: %w", err))
@@ -129,4 +133,27 @@ func ladderString(s *study.Study) string {
 		p = append(p, study.FormatCount(int64(n)))
 	}
 	return strings.Join(p, ",")
+}
+
+// checkOut makes sure --out is a directory, creating it if need be, before
+// anything runs: a file there, or a path that cannot be a directory, is
+// the user's to fix (exit 2), said once.
+func checkOut(out string) error {
+	if out == "" {
+		return usagef("--out: empty: give the directory under which results go")
+	}
+	if st, err := os.Stat(out); err == nil {
+		if !st.IsDir() {
+			return usagef("--out %s: not a directory", out)
+		}
+		return nil
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return usagef("--out %s: %v", out, err)
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,12 +126,9 @@ var ErrInterrupted = errors.New("interrupted")
 func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, error) {
 	s := o.Study
 	stamp := time.Now().Format("20060102-150405")
-	runDir := filepath.Join(o.OutDir, s.Name+"-"+stamp)
-	for i := 2; ; i++ {
-		if _, err := os.Stat(runDir); os.IsNotExist(err) {
-			break
-		}
-		runDir = filepath.Join(o.OutDir, fmt.Sprintf("%s-%s-%d", s.Name, stamp, i))
+	runDir, err := makeRunDir(o.OutDir, s.Name+"-"+stamp)
+	if err != nil {
+		return nil, "", err
 	}
 	for _, d := range []string{"logs", "hdr", "data"} {
 		if err := os.MkdirAll(filepath.Join(runDir, d), 0o755); err != nil {
@@ -209,6 +207,43 @@ func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, erro
 		return run, runDir, ErrInterrupted
 	}
 	return run, runDir, nil
+}
+
+// maxRunDirAttempts bounds the search for a free results directory name:
+// more runs of one study started within the same second than this is not
+// a name clash but a fault.
+const maxRunDirAttempts = 100
+
+// makeRunDir creates a new, empty directory base, base-2, base-3 ... under
+// out. Creating it (rather than testing for it) cannot race with another
+// run, and any error other than "exists" (out is a file, a name the file
+// system refuses) stops at once instead of trying the next name forever.
+func makeRunDir(out, base string) (string, error) {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return "", fmt.Errorf("results directory %s: %w", out, unwrapPath(err))
+	}
+	for i := 1; i <= maxRunDirAttempts; i++ {
+		dir := filepath.Join(out, base)
+		if i > 1 {
+			dir = filepath.Join(out, fmt.Sprintf("%s-%d", base, i))
+		}
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", fmt.Errorf("creating results directory %s: %w", dir, unwrapPath(err))
+		}
+	}
+	return "", fmt.Errorf("creating results directory: %s and %d others like it exist already", filepath.Join(out, base), maxRunDirAttempts-1)
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // stopWhy says why a target's context ended: the user, the run's time
