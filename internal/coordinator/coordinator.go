@@ -44,9 +44,19 @@ type Plan struct {
 }
 
 // Prepare validates the study against the registries and expands it into
-// steps. Its errors are the user's (exit code 2).
+// steps. Its errors are the user's (exit code 2), located: the flag that
+// set a bad value, else the file's line (study.Locate).
 func Prepare(s *study.Study) (*Plan, error) {
-	p := &Plan{}
+	p, err := prepare(s)
+	if err != nil {
+		return nil, s.Locate(err)
+	}
+	return p, nil
+}
+
+// planSteps expands the study's workloads into steps.
+func planSteps(s *study.Study) ([]workload.Step, error) {
+	var out []workload.Step
 	for i, e := range s.Workloads {
 		w, err := workload.Lookup(e.Name)
 		if err != nil {
@@ -60,13 +70,37 @@ func Prepare(s *study.Study) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.Steps = append(p.Steps, steps...)
+		out = append(out, steps...)
 	}
+	return out, nil
+}
+
+func phasesOf(steps []workload.Step) map[string]bool {
 	phases := map[string]bool{}
-	for _, st := range p.Steps {
+	for _, st := range steps {
 		phases[st.Workload+"."+st.Phase] = true
 	}
+	return phases
+}
+
+func prepare(s *study.Study) (*Plan, error) {
+	p := &Plan{}
+	var err error
+	if p.Steps, err = planSteps(s); err != nil {
+		return nil, err
+	}
+	phases := phasesOf(p.Steps)
 	if err := s.CheckFigures(phases); err != nil {
+		// A phase the constraints bound may have been removed by the
+		// command line (--set ledger.stress.duration=0s): then the flag
+		// is to blame, not the constraint. The file alone tells.
+		if s.Overridden() {
+			if orig, perr := study.Parse(s.File, []byte(s.Source)); perr == nil {
+				if steps, perr := planSteps(orig); perr == nil {
+					return nil, s.CheckFiguresAfter(phases, phasesOf(steps))
+				}
+			}
+		}
 		return nil, err
 	}
 	names := map[string]int{}
@@ -135,7 +169,17 @@ func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, erro
 			return nil, "", fmt.Errorf("creating results directory: %w", err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(runDir, "study.yaml"), []byte(s.Source), 0o644); err != nil {
+	// The text as given, and the study as it runs (scale and overrides
+	// applied, URIs without their passwords), which `storebench run`
+	// takes back.
+	if err := os.WriteFile(filepath.Join(runDir, "study.original.yaml"), []byte(s.Source), 0o644); err != nil {
+		return nil, "", err
+	}
+	effective, err := s.Effective(target.RedactURI)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := os.WriteFile(filepath.Join(runDir, "study.yaml"), effective, 0o644); err != nil {
 		return nil, "", err
 	}
 	dataRoot := filepath.Join(runDir, "data")
