@@ -65,10 +65,10 @@ func same(t *testing.T, want, got *Study) {
 	t.Helper()
 	type settings struct {
 		Name, Title, Description, Durability string
-		Seed                                  int64
-		Concurrency                           int
-		Ladder                                []Count
-		Limits                                Limits
+		Seed                                 int64
+		Concurrency                          int
+		Ladder                               []Count
+		Limits                               Limits
 	}
 	w := settings{want.Name, want.Title, want.Description, want.Durability, want.Seed, want.Concurrency, want.Ladder, want.Limits}
 	g := settings{got.Name, got.Title, got.Description, got.Durability, got.Seed, got.Concurrency, got.Ladder, got.Limits}
