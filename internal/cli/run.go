@@ -27,7 +27,9 @@ file. Each target runs in its own worker process, one after another. The
 results go to results/<study>-<time>/: results.json (machine-readable),
 report.md (also printed here) with its charts in charts/, report.html (the
 same report with every chart, one file that works offline), hdr/
-(HdrHistogram interval logs per phase) and logs/ (each worker's log).
+(HdrHistogram interval logs per phase), logs/ (each worker's log),
+study.yaml (the study as run, overrides applied: run it again with
+"storebench run RUN/study.yaml") and study.original.yaml (the text given).
 
 Ctrl-C stops within 2 s, keeps what was measured as a partial result and
 report, and exits with status 130.

@@ -413,7 +413,7 @@ func ParseLadder(list string) ([]Count, error) {
 			if _, ferr := strconv.ParseFloat(strings.TrimSpace(f), 64); ferr == nil {
 				// A number out of range: say the ladder's range, not the
 				// one of counts in general.
-				return nil, fmt.Errorf("%s: %s", strings.TrimSpace(f), ladderRange)
+				return nil, fmt.Errorf("%s is not a data size: want a whole number from 1 to 1e9", strings.TrimSpace(f))
 			}
 			return nil, err
 		}
