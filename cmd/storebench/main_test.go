@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -82,11 +83,23 @@ func onlyDir(t *testing.T, root string) string {
 
 func TestRunWritesResultsReportAndLogs(t *testing.T) {
 	out := t.TempDir()
-	stdout, stderr, code := runCLI(t, "run", writeStudy(t, "1s"), "--out", out)
+	studyFile := writeStudy(t, "1s")
+	stdout, stderr, code := runCLI(t, "run", studyFile, "--out", out, "--seed", "5")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	dir := onlyDir(t, out)
+	// The text as given, and the study as run (--seed applied) which
+	// storebench reads back.
+	original, _ := os.ReadFile(filepath.Join(dir, "study.original.yaml"))
+	given, _ := os.ReadFile(studyFile)
+	asRun, _ := os.ReadFile(filepath.Join(dir, "study.yaml"))
+	if string(original) != string(given) || !strings.Contains(string(asRun), "\nseed: 5\n") || strings.Contains(string(given), "seed:") {
+		t.Fatalf("study.original.yaml / study.yaml:\n%s\n---\n%s", original, asRun)
+	}
+	if _, stderr, code := runCLI(t, "run", filepath.Join(dir, "study.yaml"), "--ladder", "0"); code != 2 || !strings.Contains(stderr, "--ladder 0: ") {
+		t.Fatalf("the study as run does not load back: exit %d: %s", code, stderr)
+	}
 	run, err := results.Read(filepath.Join(dir, "results.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -144,6 +157,12 @@ func TestRunWritesResultsReportAndLogs(t *testing.T) {
 	if code != 0 || string(md2) != string(md) || !strings.HasSuffix(stdout, again) {
 		t.Fatalf("report re-render differs (exit %d)", code)
 	}
+	// The results.json path names the run as well as its directory.
+	again, stderr, code = runCLI(t, "report", filepath.Join(dir, "results.json"))
+	md2, _ = os.ReadFile(filepath.Join(dir, "report.md"))
+	if code != 0 || string(md2) != string(md) || !strings.HasSuffix(stdout, again) {
+		t.Fatalf("report RUN/results.json: exit %d: %s", code, stderr)
+	}
 	for _, f := range []string{"report.html", "charts/ledger-insert-scaling.png"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("run did not write %s: %v", f, err)
@@ -176,16 +195,106 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 	}
 }
 
-func TestHelpTeachesWithExamples(t *testing.T) {
-	for _, c := range []string{"run", "list", "report", "compare", "version", "overhead", "server"} {
-		_, stderr, code := runCLI(t, c, "--help")
-		if code != 0 || !strings.Contains(stderr, "Usage: storebench "+c) {
-			t.Errorf("%s --help: exit %d: %q", c, code, stderr)
+// Inputs that used to be silently reinterpreted (an empty --targets ran
+// every default target, a duplicate ran twice into the same files,
+// --concurrency 0 became 8, --seed -7 was ignored), unsafe names, files
+// past the limits, and messages that blamed the wrong thing: each is one
+// line, exit 2, saying what is wrong where.
+func TestInputsAreNeverReinterpreted(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	body := "ladder: [10]\ntargets: [pebble]\nworkloads:\n  - name: ledger\n"
+	escape := file("escape.yaml", "name: ../../../x\n"+body)
+	nul := file("nul.yaml", "name: \"a\\0b\"\n"+body)
+	long := file("long.yaml", "name: "+strings.Repeat("n", 300)+"\n"+body)
+	twoDocs := file("two.yaml", "name: x\n"+body+"---\nname: y\n")
+	huge := file("huge.yaml", "name: x\n"+body+"description: "+strings.Repeat("z", 2<<20)+"\n")
+	dupFile := file("dup.yaml", "name: x\nladder: [10]\ntargets:\n  - pebble\n  - pebble\nworkloads:\n  - name: ledger\n")
+	option := file("option.yaml", "name: x\nladder: [10]\ntargets:\n  - name: pebble\n    options:\n      nosuch_option: \"1\"\nworkloads:\n  - name: ledger\n")
+	var steps []string
+	for i := 1; i <= 65; i++ {
+		steps = append(steps, strconv.Itoa(i))
+	}
+	out := filepath.Join(dir, "out")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "ledger", "--targets", ""}, "storebench: --targets '': empty"},
+		{[]string{"run", "ledger", "--targets", "pebble,pebble"}, "storebench: --targets pebble,pebble: pebble is named twice"},
+		{[]string{"run", "ledger", "--concurrency", "0"}, "storebench: --concurrency 0: want 1..4096"},
+		{[]string{"run", "ledger", "--concurrency", "-2"}, "storebench: --concurrency -2: want 1..4096"},
+		{[]string{"run", "ledger", "--seed", "-7"}, "storebench: --seed -7: want a whole number from 0"},
+		{[]string{"run", "ledger", "--ladder", "-1"}, "from 1 to 1e9"},
+		{[]string{"run", "ledger", "--ladder", strings.Join(steps, ",")}, "65 sizes: at most 64"},
+		{[]string{"run", "ledger", "--set", "ledger.stress.rate=-5"}, "storebench: --set ledger.stress.rate=-5: must not be negative"},
+		{[]string{"run", "ledger", "--set", "ledger.stress.duration=0s"}, "storebench: --set ledger.stress.duration=0s: leaves the study without phase ledger.stress"},
+		{[]string{"run", escape}, "escape.yaml:1: name: "},
+		{[]string{"run", nul}, "nul.yaml:1: name: "},
+		{[]string{"run", long}, "long.yaml:1: name: 300 bytes"},
+		{[]string{"run", twoDocs}, "two.yaml:6: a second YAML document is not allowed"},
+		{[]string{"run", huge}, "huge.yaml: larger than 1024 KiB"},
+		{[]string{"run", dupFile}, "dup.yaml:5: targets[1]: pebble is named twice"},
+		{[]string{"run", option}, "option.yaml:6: targets[0].options.nosuch_option: pebble has no option"},
+		{[]string{"server", "nosuch"}, "storebench: server nosuch: unknown server and unknown action (servers: cassandra, "},
+		{[]string{"server", "redis"}, "storebench: server redis: say what to do first"},
+	} {
+		args := append(c.args, "--out", out)
+		if c.args[0] == "server" {
+			args = c.args
+		}
+		_, stderr, code := runCLIWithin(t, 60*time.Second, args...)
+		if code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%.80q: exit %d, stderr %q; want %q", c.args, code, stderr, c.want)
+		}
+		if strings.HasPrefix(stderr, "storebench: studies/ledger.yaml:") {
+			t.Errorf("%.80q: a command-line error blamed on the study file: %q", c.args, stderr)
 		}
 	}
-	stdout, _, code := runCLI(t, "--help")
-	if code != 0 || !strings.Contains(stdout, "Examples:") || strings.Contains(stdout, "worker") {
-		t.Errorf("top-level help: %q", stdout)
+	// Nothing ran, and nothing was written outside --out.
+	if _, err := os.Stat(filepath.Join(dir, "x")); err == nil {
+		t.Error("a study name escaped --out")
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 0 {
+		t.Errorf("refused runs left results: %v", ents)
+	}
+}
+
+// Help asked for goes to stdout with exit 0, top level and commands alike;
+// a flag's value is named by its type, never by words of its usage.
+func TestHelpTeachesWithExamples(t *testing.T) {
+	for _, c := range []string{"run", "list", "report", "compare", "version", "overhead", "server"} {
+		for _, h := range []string{"--help", "-h"} {
+			stdout, stderr, code := runCLI(t, c, h)
+			if code != 0 || !strings.Contains(stdout, "Usage: storebench "+c) || stderr != "" {
+				t.Errorf("%s %s: exit %d: stdout %q, stderr %q", c, h, code, stdout, stderr)
+			}
+		}
+	}
+	stdout, _, _ := runCLI(t, "run", "--help")
+	if !strings.Contains(stdout, "-targets string") || strings.Contains(stdout, "-targets storebench") {
+		t.Errorf("run --help names --targets' value wrongly:\n%s", stdout)
+	}
+	for _, args := range [][]string{{"--help"}, {"help"}, {"-h"}} {
+		stdout, stderr, code := runCLI(t, args...)
+		if code != 0 || !strings.Contains(stdout, "Examples:") || strings.Contains(stdout, "worker") || stderr != "" {
+			t.Errorf("%v: exit %d: %q %q", args, code, stdout, stderr)
+		}
+	}
+	// "storebench help run" is "storebench run --help".
+	if stdout, _, code := runCLI(t, "help", "run"); code != 0 || !strings.Contains(stdout, "Usage: storebench run") {
+		t.Errorf("help run: exit %d: %q", code, stdout)
+	}
+	// A bad flag is a usage error: one line on stderr, exit 2.
+	stdout, stderr, code := runCLI(t, "run", "ledger", "--nosuch")
+	if code != 2 || stdout != "" || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "-nosuch") {
+		t.Errorf("bad flag: exit %d: %q %q", code, stdout, stderr)
 	}
 }
 
@@ -319,7 +428,8 @@ func TestCompareTwoRunsAndTwoTargets(t *testing.T) {
 		}
 	}
 	a, b := onlyDir(t, outA), onlyDir(t, outB)
-	stdout, stderr, code := runCLI(t, "compare", a, b)
+	// A run is named by its directory or its results.json.
+	stdout, stderr, code := runCLI(t, "compare", filepath.Join(a, "results.json"), b)
 	if code != 0 || strings.Count(stdout, "# Comparison") != 2 || !strings.Contains(stdout, "| ledger stress N=300 | throughput (ops/s) |") {
 		t.Fatalf("compare runs: exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -359,5 +469,46 @@ func TestCompareTwoRunsAndTwoTargets(t *testing.T) {
 	html, err := os.ReadFile(page)
 	if err != nil || !strings.Contains(string(html), "ledger stress N=300") || !strings.Contains(string(html), "Comparison") {
 		t.Fatalf("compare --html: %v\n%.500s", err, html)
+	}
+}
+
+// runCLIWithin is runCLI with a way out: a command that does not end
+// within limit is killed and the test fails, instead of hanging the suite.
+func runCLIWithin(t *testing.T, limit time.Duration, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "STOREBENCH_AS_MAIN=1")
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("%v: still running after %v (killed)\nstderr: %s", args, limit, e.String())
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), code
+}
+
+// --out naming a file, or a path under a file, is refused at once with
+// exit 2; it used to spin forever looking for a free directory name.
+func TestOutThatIsNotADirectoryIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	afile := filepath.Join(dir, "afile")
+	if err := os.WriteFile(afile, []byte("hi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{afile, filepath.Join(afile, "sub")} {
+		_, stderr, code := runCLIWithin(t, 60*time.Second, "run", "ledger", "--targets", "pebble", "--ladder", "10", "--out", out)
+		if code != 2 || !strings.Contains(stderr, "--out "+out+": not a directory") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("--out %s: exit %d, stderr %q", out, code, stderr)
+		}
+	}
+	if b, _ := os.ReadFile(afile); string(b) != "hi\n" {
+		t.Errorf("the file given as --out was changed: %q", b)
 	}
 }

@@ -5,6 +5,7 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -53,10 +54,13 @@ func Main(args []string) int {
 		if len(args) > 1 && args[0] == "help" {
 			return Main([]string{args[1], "--help"})
 		}
-		mainUsage(os.Stdout)
+		// Help asked for goes to stdout; a bare "storebench" is a usage
+		// error, and its usage goes to stderr.
 		if len(args) == 0 {
+			mainUsage(os.Stderr)
 			return exitUsage
 		}
+		mainUsage(os.Stdout)
 		return exitOK
 	}
 	for _, c := range commands() {
@@ -96,27 +100,37 @@ Run "storebench COMMAND --help" for the flags of a command.
 `)
 }
 
-// newFlags makes a flag set whose --help prints the command's usage.
+// newFlags makes a flag set whose --help prints the command's usage. Its
+// output is stderr, where fs.Usage() prints after a usage error; parse
+// sends the help asked for with --help to stdout.
 func newFlags(name, usage string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, strings.TrimLeft(usage, "\n"))
-		fmt.Fprintln(stderr, "\nFlags:")
+		fmt.Fprint(fs.Output(), strings.TrimLeft(usage, "\n"))
+		fmt.Fprintln(fs.Output(), "\nFlags:")
 		fs.PrintDefaults()
 	}
 	return fs
 }
 
-// parse parses flags; it returns an exit code when the command should end.
-func parse(fs *flag.FlagSet, args []string) (int, bool) {
+// parse parses flags; it returns an exit code when the command should end:
+// 0 after --help (printed to stdout), 2 after a bad flag (one line on
+// stderr).
+func parse(fs *flag.FlagSet, args []string, stdout io.Writer) (int, bool) {
+	stderr := fs.Output()
+	var help bytes.Buffer
+	fs.SetOutput(&help)
+	defer fs.SetOutput(stderr)
 	// Let flags follow positional arguments too: "run ledger --ladder 10".
 	var pos []string
 	for len(args) > 0 {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				stdout.Write(help.Bytes())
 				return exitOK, true
 			}
+			fmt.Fprintf(stderr, "storebench %s: %v (try `storebench %s --help`)\n", fs.Name(), err, fs.Name())
 			return exitUsage, true
 		}
 		args = fs.Args()

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"storebench/internal/compare"
@@ -39,7 +38,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("compare", compareUsage, stderr)
 	targets := fs.String("targets", "", "compare two targets of one run: A,B")
 	htmlOut := fs.String("html", "", "also write the comparison as HTML to this file")
-	if code, stop := parse(fs, args); stop {
+	if code, stop := parse(fs, args, stdout); stop {
 		return code
 	}
 	// loadAll reads a side: one run directory or several, comma-separated.
@@ -49,7 +48,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 			if dir = strings.TrimSpace(dir); dir == "" {
 				continue
 			}
-			r, err := results.Read(filepath.Join(dir, "results.json"))
+			r, _, err := readRun(dir)
 			if err != nil {
 				return nil, usagef("%v", err)
 			}

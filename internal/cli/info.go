@@ -33,7 +33,7 @@ Example:
 
 func cmdList(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("list", listUsage, stderr)
-	if code, stop := parse(fs, args); stop {
+	if code, stop := parse(fs, args, stdout); stop {
 		return code
 	}
 	fmt.Fprintln(stdout, "STUDIES")
@@ -102,7 +102,7 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 }
 
 const reportUsage = `
-Usage: storebench report RUN_DIR [--constraints FILE [--html OUT]]
+Usage: storebench report RUN_DIR|RUN_DIR/results.json [--constraints FILE [--html OUT]]
 
 Re-renders report.md, report.html and the charts (charts/*.png) of a
 finished (or partial) run from its results.json, and prints the Markdown.
@@ -123,15 +123,14 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("report", reportUsage, stderr)
 	constraints := fs.String("constraints", "", "judge the run under the constraints in this file (study or constraints YAML)")
 	htmlOut := fs.String("html", "", "with --constraints: also write the report as HTML to this file")
-	if code, stop := parse(fs, args); stop {
+	if code, stop := parse(fs, args, stdout); stop {
 		return code
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintln(stderr, "storebench: report needs one run directory (try `storebench report --help`)")
 		return exitUsage
 	}
-	dir := fs.Arg(0)
-	run, err := results.Read(filepath.Join(dir, "results.json"))
+	run, dir, err := readRun(fs.Arg(0))
 	if err != nil {
 		return fail(stderr, usagef("%v", err))
 	}
@@ -176,7 +175,7 @@ Prints storebench's version, the Go toolchain, and each engine's version.
 
 func cmdVersion(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("version", versionUsage, stderr)
-	if code, stop := parse(fs, args); stop {
+	if code, stop := parse(fs, args, stdout); stop {
 		return code
 	}
 	fmt.Fprintf(stdout, "storebench %s (%s, %s/%s)\n", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
@@ -204,4 +203,15 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// readRun reads a finished run given as its directory or as the path of
+// its results.json, and returns the run directory too.
+func readRun(arg string) (*results.Run, string, error) {
+	dir, file := arg, filepath.Join(arg, "results.json")
+	if st, err := os.Stat(arg); err == nil && !st.IsDir() {
+		dir, file = filepath.Dir(arg), arg
+	}
+	run, err := results.Read(file)
+	return run, dir, err
 }

@@ -31,7 +31,7 @@ func cmdOverhead(args []string, stdout, stderr io.Writer) int {
 	gets := fs.Int("gets", 500000, "random gets per round")
 	rounds := fs.Int("rounds", 7, "rounds of each (alternating)")
 	target := fs.String("target", "pebble", "target to read from")
-	if code, stop := parse(fs, args); stop {
+	if code, stop := parse(fs, args, stdout); stop {
 		return code
 	}
 	eng, err := kv.Lookup(*target)

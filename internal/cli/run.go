@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -25,7 +27,9 @@ file. Each target runs in its own worker process, one after another. The
 results go to results/<study>-<time>/: results.json (machine-readable),
 report.md (also printed here) with its charts in charts/, report.html (the
 same report with every chart, one file that works offline), hdr/
-(HdrHistogram interval logs per phase) and logs/ (each worker's log).
+(HdrHistogram interval logs per phase), logs/ (each worker's log),
+study.yaml (the study as run, overrides applied: run it again with
+"storebench run RUN/study.yaml") and study.original.yaml (the text given).
 
 Ctrl-C stops within 2 s, keeps what was measured as a partial result and
 report, and exits with status 130.
@@ -46,20 +50,22 @@ func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
 func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("run", runUsage, stderr)
 	var o study.Override
-	var seed int64 = -1
+	var ladder, targets, durability, timeLimit string
+	var seed int64
+	var concurrency int
 	var sets multiFlag
-	fs.StringVar(&o.Ladder, "ladder", "", "data sizes to measure, comma-separated (e.g. 10,1e3,1e5; up to 1e9)")
-	fs.StringVar(&o.Targets, "targets", "", "targets to run, comma-separated (e.g. pebble,rocksdb); see `storebench list`")
-	fs.StringVar(&o.Durability, "durability", "", "sync (each write batch fsynced on return) or async, for every target")
-	fs.Int64Var(&seed, "seed", -1, "seed of every generated key, value and choice (same seed, same operations)")
-	fs.IntVar(&o.Concurrency, "concurrency", 0, "load goroutines where a workload runs concurrently")
-	fs.StringVar(&o.TimeLimit, "time-limit", "", "stop the study after this long (e.g. 30m), keeping what was measured")
+	fs.StringVar(&ladder, "ladder", "", "data sizes to measure, comma-separated (e.g. 10,1e3,1e5; from 1 to 1e9, at most 64 sizes)")
+	fs.StringVar(&targets, "targets", "", "targets to run, comma-separated (e.g. pebble,rocksdb); see \"storebench list\"")
+	fs.StringVar(&durability, "durability", "", "sync (each write batch fsynced on return) or async, for every target")
+	fs.Int64Var(&seed, "seed", 0, "seed of every generated key, value and choice, 0 or more (same seed, same operations; default: the study's)")
+	fs.IntVar(&concurrency, "concurrency", 0, "load goroutines where a workload runs concurrently, 1..4096 (default: the study's)")
+	fs.StringVar(&timeLimit, "time-limit", "", "stop the study after this long (e.g. 30m), keeping what was measured")
 	fs.StringVar(&o.Scale, "scale", "", "apply one of the study's named scales (e.g. seed: the seed's own sizes) before the other overrides")
 	fs.Var(&sets, "set", "override a workload parameter: workload.param=value (repeatable), e.g. ledger.selects=5000")
 	out := fs.String("out", "results", "directory under which the run's results directory is created")
 	keep := fs.Bool("keep-data", false, "keep the engines' data directories after the run")
 	quiet := fs.Bool("quiet", false, "do not print the report at the end (it is still written)")
-	if code, stop := parse(fs, args); stop {
+	if code, stop := parse(fs, args, stdout); stop {
 		return code
 	}
 	if fs.NArg() != 1 {
@@ -70,15 +76,43 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
-	if seed >= 0 {
-		o.Seed = &seed
+	// Only the flags given override the study, and every one given is
+	// checked, empty or zero included: --targets '' is not "the study's".
+	var badScale bool
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "ladder":
+			o.Ladder = &ladder
+		case "targets":
+			o.Targets = &targets
+		case "durability":
+			o.Durability = &durability
+		case "seed":
+			o.Seed = &seed
+		case "concurrency":
+			o.Concurrency = &concurrency
+		case "time-limit":
+			o.TimeLimit = &timeLimit
+		case "scale":
+			badScale = o.Scale == ""
+		}
+	})
+	if badScale {
+		return fail(stderr, usagef("--scale: empty: name one of the study's scales (%s)", strings.Join(s.ScaleNames(), ", ")))
 	}
 	o.Set = sets
 	if err := s.Apply(o); err != nil {
+		var se *study.Error
+		if errors.As(err, &se) {
+			return fail(stderr, err)
+		}
 		return fail(stderr, usagef("%v", err))
 	}
 	plan, err := coordinator.Prepare(s)
 	if err != nil {
+		return fail(stderr, err)
+	}
+	if err := checkOut(*out); err != nil {
 		return fail(stderr, err)
 	}
 	exe, err := os.Executable()
@@ -129,4 +163,27 @@ func ladderString(s *study.Study) string {
 		p = append(p, study.FormatCount(int64(n)))
 	}
 	return strings.Join(p, ",")
+}
+
+// checkOut makes sure --out is a directory, creating it if need be, before
+// anything runs: a file there, or a path that cannot be a directory, is
+// the user's to fix (exit 2), said once.
+func checkOut(out string) error {
+	if out == "" {
+		return usagef("--out: empty: give the directory under which results go")
+	}
+	if st, err := os.Stat(out); err == nil {
+		if !st.IsDir() {
+			return usagef("--out %s: not a directory", out)
+		}
+		return nil
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return usagef("--out %s: %v", out, err)
+	}
+	return nil
 }

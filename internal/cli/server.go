@@ -52,7 +52,7 @@ func cmdServer(args []string, stdout, stderr io.Writer) int {
 	durability := fs.String("durability", "sync", "sync or async: how the server makes writes durable")
 	port := fs.Int("port", 0, "port on 127.0.0.1 (0: a free one)")
 	uriOnly := fs.Bool("uri-only", false, "start: print only the URI")
-	if code, stop := parse(fs, args); stop {
+	if code, stop := parse(fs, args, stdout); stop {
 		return code
 	}
 	if fs.NArg() < 1 {
@@ -60,6 +60,14 @@ func cmdServer(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	verb, names := fs.Arg(0), fs.Args()[1:]
+	switch verb {
+	case "install", "start", "stop", "status":
+	default:
+		if _, err := server.Lookup(verb); err == nil {
+			return fail(stderr, usagef("server %s: say what to do first: install, start, stop or status (e.g. storebench server start %s)", verb, verb))
+		}
+		return fail(stderr, usagef("server %s: unknown server and unknown action (servers: %s; actions: install, start, stop, status)", verb, strings.Join(serverNames(), ", ")))
+	}
 	if (verb == "install" || verb == "status") && (len(names) == 0 || names[0] == "all") {
 		names = nil
 		for _, s := range server.All() {
@@ -87,8 +95,6 @@ func cmdServer(args []string, stdout, stderr io.Writer) int {
 			c = serverStop(srv, stdout, stderr)
 		case "status":
 			c = serverStatus(srv, stdout)
-		default:
-			return fail(stderr, usagef("unknown server action %q: install, start, stop or status", verb))
 		}
 		if c != exitOK {
 			code = c

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,9 +44,19 @@ type Plan struct {
 }
 
 // Prepare validates the study against the registries and expands it into
-// steps. Its errors are the user's (exit code 2).
+// steps. Its errors are the user's (exit code 2), located: the flag that
+// set a bad value, else the file's line (study.Locate).
 func Prepare(s *study.Study) (*Plan, error) {
-	p := &Plan{}
+	p, err := prepare(s)
+	if err != nil {
+		return nil, s.Locate(err)
+	}
+	return p, nil
+}
+
+// planSteps expands the study's workloads into steps.
+func planSteps(s *study.Study) ([]workload.Step, error) {
+	var out []workload.Step
 	for i, e := range s.Workloads {
 		w, err := workload.Lookup(e.Name)
 		if err != nil {
@@ -59,13 +70,37 @@ func Prepare(s *study.Study) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.Steps = append(p.Steps, steps...)
+		out = append(out, steps...)
 	}
+	return out, nil
+}
+
+func phasesOf(steps []workload.Step) map[string]bool {
 	phases := map[string]bool{}
-	for _, st := range p.Steps {
+	for _, st := range steps {
 		phases[st.Workload+"."+st.Phase] = true
 	}
+	return phases
+}
+
+func prepare(s *study.Study) (*Plan, error) {
+	p := &Plan{}
+	var err error
+	if p.Steps, err = planSteps(s); err != nil {
+		return nil, err
+	}
+	phases := phasesOf(p.Steps)
 	if err := s.CheckFigures(phases); err != nil {
+		// A phase the constraints bound may have been removed by the
+		// command line (--set ledger.stress.duration=0s): then the flag
+		// is to blame, not the constraint. The file alone tells.
+		if s.Overridden() {
+			if orig, perr := study.Parse(s.File, []byte(s.Source)); perr == nil {
+				if steps, perr := planSteps(orig); perr == nil {
+					return nil, s.CheckFiguresAfter(phases, phasesOf(steps))
+				}
+			}
+		}
 		return nil, err
 	}
 	names := map[string]int{}
@@ -125,19 +160,26 @@ var ErrInterrupted = errors.New("interrupted")
 func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, error) {
 	s := o.Study
 	stamp := time.Now().Format("20060102-150405")
-	runDir := filepath.Join(o.OutDir, s.Name+"-"+stamp)
-	for i := 2; ; i++ {
-		if _, err := os.Stat(runDir); os.IsNotExist(err) {
-			break
-		}
-		runDir = filepath.Join(o.OutDir, fmt.Sprintf("%s-%s-%d", s.Name, stamp, i))
+	runDir, err := makeRunDir(o.OutDir, s.Name+"-"+stamp)
+	if err != nil {
+		return nil, "", err
 	}
 	for _, d := range []string{"logs", "hdr", "data"} {
 		if err := os.MkdirAll(filepath.Join(runDir, d), 0o755); err != nil {
 			return nil, "", fmt.Errorf("creating results directory: %w", err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(runDir, "study.yaml"), []byte(s.Source), 0o644); err != nil {
+	// The text as given, and the study as it runs (scale and overrides
+	// applied, URIs without their passwords), which `storebench run`
+	// takes back.
+	if err := os.WriteFile(filepath.Join(runDir, "study.original.yaml"), []byte(s.Source), 0o644); err != nil {
+		return nil, "", err
+	}
+	effective, err := s.Effective(target.RedactURI)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := os.WriteFile(filepath.Join(runDir, "study.yaml"), effective, 0o644); err != nil {
 		return nil, "", err
 	}
 	dataRoot := filepath.Join(runDir, "data")
@@ -209,6 +251,43 @@ func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, erro
 		return run, runDir, ErrInterrupted
 	}
 	return run, runDir, nil
+}
+
+// maxRunDirAttempts bounds the search for a free results directory name:
+// more runs of one study started within the same second than this is not
+// a name clash but a fault.
+const maxRunDirAttempts = 100
+
+// makeRunDir creates a new, empty directory base, base-2, base-3 ... under
+// out. Creating it (rather than testing for it) cannot race with another
+// run, and any error other than "exists" (out is a file, a name the file
+// system refuses) stops at once instead of trying the next name forever.
+func makeRunDir(out, base string) (string, error) {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return "", fmt.Errorf("results directory %s: %w", out, unwrapPath(err))
+	}
+	for i := 1; i <= maxRunDirAttempts; i++ {
+		dir := filepath.Join(out, base)
+		if i > 1 {
+			dir = filepath.Join(out, fmt.Sprintf("%s-%d", base, i))
+		}
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", fmt.Errorf("creating results directory %s: %w", dir, unwrapPath(err))
+		}
+	}
+	return "", fmt.Errorf("creating results directory: %s and %d others like it exist already", filepath.Join(out, base), maxRunDirAttempts-1)
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // stopWhy says why a target's context ended: the user, the run's time

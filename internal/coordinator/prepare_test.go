@@ -1,11 +1,13 @@
 package coordinator
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
 	"storebench/internal/study"
 	_ "storebench/internal/target/mpt"
+	_ "storebench/internal/target/pebble"
 	_ "storebench/internal/workload/ledger"
 )
 
@@ -20,5 +22,79 @@ func TestPrepareRefusesWhatATargetCannotRun(t *testing.T) {
 	_, err = Prepare(s)
 	if err == nil || !strings.Contains(err.Error(), "mpt cannot run the ledger workload: an authenticated store") {
 		t.Fatalf("Prepare: %v", err)
+	}
+}
+
+// Errors Prepare finds carry the study file's line, or the flag that set
+// the value: an unknown option names its line, --set's bad value names
+// --set, and a phase removed by --set blames the --set, not the
+// constraint that bounds it.
+func TestPrepareErrorsAreLocated(t *testing.T) {
+	src := "name: x\nladder: [10]\ntargets:\n  - name: pebble\n    options:\n      nosuch_option: \"1\"\nworkloads:\n  - name: ledger\n"
+	s, err := study.Parse("f.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err = Prepare(s); err == nil || !strings.HasPrefix(err.Error(), "f.yaml:6: targets[0].options.nosuch_option: pebble has no option") {
+		t.Errorf("unknown option: %v", err)
+	}
+	for _, c := range []struct {
+		set, want string
+	}{
+		{"ledger.stress.rate=-5", "--set ledger.stress.rate=-5: must not be negative"},
+		{"ledger.stress.duration=0s", "--set ledger.stress.duration=0s: leaves the study without phase ledger.stress, which constraints.p99.ledger.stress needs (studies/ledger.yaml:"},
+		{"ledger.batch=0", "--set ledger.batch=0: 0: want 1..100000"},
+	} {
+		s, err := study.Load("ledger")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Apply(study.Override{Set: []string{c.set}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Prepare(s); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("--set %s: got %v, want %q", c.set, err, c.want)
+		}
+	}
+	// The same value in the file is the file's, at its line.
+	s, err = study.Parse("f.yaml", []byte("name: x\nladder: [10]\ntargets: [pebble]\nworkloads:\n  - name: ledger\n    params:\n      stress:\n        rate: -5\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err = Prepare(s); err == nil || !strings.HasPrefix(err.Error(), "f.yaml:8: workloads.ledger.params.stress.rate: must not be negative") {
+		t.Errorf("file value: %v", err)
+	}
+}
+
+// The study as run, written to the results, prepares to the same steps
+// as the study it was written from.
+func TestEffectiveStudyPreparesTheSameSteps(t *testing.T) {
+	s, err := study.Load("ledger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ladder, seed := "10,1e3", int64(9)
+	if err := s.Apply(study.Override{Ladder: &ladder, Seed: &seed, Set: []string{"ledger.stress.rate=700", "ledger.selects=20"}}); err != nil {
+		t.Fatal(err)
+	}
+	s.Targets = []study.Target{{Name: "pebble"}}
+	want, err := Prepare(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := s.Effective(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := study.Parse("study.yaml", text)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	got, err := Prepare(back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(want.Steps, got.Steps) {
+		t.Fatalf("steps differ:\nwant %+v\ngot  %+v", want.Steps, got.Steps)
 	}
 }

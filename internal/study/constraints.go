@@ -162,6 +162,13 @@ func (s *Study) checkConstraints(root *yaml.Node) error {
 // study's workloads plan (phases lists "workload.phase"), so that a typo
 // fails before a long run rather than in its report.
 func (s *Study) CheckFigures(phases map[string]bool) error {
+	return s.CheckFiguresAfter(phases, nil)
+}
+
+// CheckFiguresAfter is CheckFigures after overrides, given the phases
+// the study file alone plans (before): a phase the command line removed
+// is blamed on the flags that changed its workload.
+func (s *Study) CheckFiguresAfter(phases, before map[string]bool) error {
 	c := s.Constraints
 	if c == nil {
 		return nil
@@ -173,6 +180,18 @@ func (s *Study) CheckFigures(phases map[string]bool) error {
 	sort.Strings(known)
 	check := func(field string, b Bound) error {
 		w, p, _ := b.Parts()
+		if !phases[w+"."+p] && before[w+"."+p] {
+			flags := s.flagsUnder("workloads." + w)
+			if len(flags) == 0 {
+				flags = s.flagsUnder("")
+			}
+			line := b.Line
+			if line == 0 {
+				line = s.Line("constraints." + field)
+			}
+			return &Error{Flag: strings.Join(flags, " "),
+				Msg: fmt.Sprintf("leaves the study without phase %s.%s, which constraints.%s.%s needs (%s:%d)", w, p, field, b.Figure, s.File, line)}
+		}
 		if !phases[w+"."+p] {
 			return &Error{File: s.File, Line: b.Line, Field: "constraints." + field + "." + b.Figure,
 				Msg: fmt.Sprintf("the study has no phase %s.%s (it has %s)", w, p, strings.Join(known, ", "))}
@@ -218,16 +237,19 @@ func contains(list []string, s string) bool {
 // `constraints:` section) or a YAML mapping of the constraints alone, so
 // that a finished run can be judged again under other constraints.
 func LoadConstraints(path string) (*Constraints, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
-		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read: %v", unwrapPathErr(err))}
+		if os.IsNotExist(err) {
+			return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read: %v", unwrapPathErr(err))}
+		}
+		return nil, err
 	}
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		line := 0
-		fmt.Sscanf(err.Error(), "yaml: line %d:", &line)
-		return nil, &Error{File: path, Line: line, Msg: cleanYAMLErr(err)}
+	// The same limits as a study file: bounded size, one document.
+	rootp, err := decodeDocument(path, data)
+	if err != nil {
+		return nil, err
 	}
+	root := *rootp
 	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
 		return nil, &Error{File: path, Msg: "want a mapping of constraints (ram, disk, durability, p99, throughput, rank_by) or a study with a constraints section"}
 	}

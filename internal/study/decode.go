@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -16,10 +17,22 @@ type Error struct {
 	Line  int
 	Field string
 	Msg   string
+	// Flag, when set, is the command-line flag that gave the bad value
+	// ("--set ledger.stress.rate=-5"): the error is then the flag's, and
+	// prints as "flag: [field: ]what is wrong", naming no file line.
+	Flag string
 }
 
 func (e *Error) Error() string {
 	var b strings.Builder
+	if e.Flag != "" {
+		b.WriteString(e.Flag)
+		if e.Field != "" {
+			b.WriteString(": " + e.Field)
+		}
+		b.WriteString(": " + e.Msg)
+		return b.String()
+	}
 	b.WriteString(e.File)
 	if e.Line > 0 {
 		fmt.Fprintf(&b, ":%d", e.Line)
@@ -44,6 +57,9 @@ func (d decoder) errf(n *yaml.Node, path, format string, args ...any) error {
 	}
 	return &Error{File: d.file, Line: line, Field: path, Msg: fmt.Sprintf(format, args...)}
 }
+
+// ladderElemRE matches the path of a ladder size, in the study or a scale.
+var ladderElemRE = regexp.MustCompile(`(^|\.)ladder\[[0-9]+\]$`)
 
 var unmarshalerType = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
 var nodeType = reflect.TypeOf(yaml.Node{})
@@ -72,7 +88,11 @@ func (d decoder) decode(n *yaml.Node, v reflect.Value, path string) error {
 	}
 	if reflect.PointerTo(v.Type()).Implements(unmarshalerType) {
 		if err := v.Addr().Interface().(yaml.Unmarshaler).UnmarshalYAML(n); err != nil {
-			return d.errf(n, path, "%s", cleanYAMLErr(err))
+			msg := cleanYAMLErr(err)
+			if ladderElemRE.MatchString(path) {
+				msg += " (" + ladderRange + ")"
+			}
+			return d.errf(n, path, "%s", msg)
 		}
 		return nil
 	}

@@ -47,6 +47,7 @@ func (s *Study) ScaleNames() []string {
 func (s *Study) checkScales(root *yaml.Node) error {
 	for _, name := range s.ScaleNames() {
 		c := *s
+		c.overrides = append([]override(nil), s.overrides...)
 		c.Workloads = make([]Entry, len(s.Workloads))
 		for i, e := range s.Workloads {
 			c.Workloads[i] = Entry{Name: e.Name, Params: *deepCopy(&e.Params)}
@@ -84,6 +85,10 @@ func (s *Study) ApplyScale(name string) error {
 			if err := (decoder{file: s.File}).decode(deepCopy(&v), reflect.ValueOf(ptr(s)).Elem(), field); err != nil {
 				return err
 			}
+			s.overrides = append(s.overrides, override{field: k, scaleField: field, line: v.Line})
+			if k == "concurrency" && (s.Concurrency < 1 || s.Concurrency > 4096) {
+				return &Error{File: s.File, Line: v.Line, Field: field, Msg: fmt.Sprintf("%d: want 1..4096", s.Concurrency)}
+			}
 			continue
 		}
 		parts := strings.Split(k, ".")
@@ -96,6 +101,7 @@ func (s *Study) ApplyScale(name string) error {
 		if err := s.setParam(parts, deepCopy(&v)); err != nil {
 			return &Error{File: s.File, Line: v.Line, Field: field, Msg: err.Error()}
 		}
+		s.overrides = append(s.overrides, override{field: paramPath(parts), scaleField: field, line: v.Line})
 	}
 	return s.CheckLadder()
 }

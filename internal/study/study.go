@@ -6,10 +6,13 @@ package study
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -38,7 +41,33 @@ type Study struct {
 	// Source is its text, recorded in every result.
 	File   string `yaml:"-"`
 	Source string `yaml:"-"`
+
+	// root is the parsed file, kept so that errors found after decoding
+	// can name their line (see Line); overrides records what the command
+	// line and the chosen scale changed, so that such errors name the flag
+	// instead (see Locate).
+	root      *yaml.Node
+	overrides []override
 }
+
+// Limits on what a study may be: a study is a few KiB of text naming a
+// handful of sizes; far more is a mistake (or an attack) that would cost
+// memory, a header of kilobytes and a run that never ends.
+const (
+	// MaxFileBytes bounds a study or constraints file.
+	MaxFileBytes = 1 << 20
+	// MaxLadderSteps bounds the number of ladder sizes.
+	MaxLadderSteps = 64
+	// MaxLadderSize is the largest data size a ladder may name.
+	MaxLadderSize = 1_000_000_000
+	// MaxNameLen bounds a study's name, which names its results directory.
+	MaxNameLen = 64
+)
+
+// nameRE is what a study name may be: it becomes a directory name, so no
+// separators, no "." or "..", no leading dot or dash, nothing the file
+// system or a shell treats specially.
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 // Limits bound a study run.
 type Limits struct {
@@ -61,6 +90,11 @@ type Target struct {
 	URI     string            `yaml:"uri"`
 	Cache   Bytes             `yaml:"cache"`
 	Options map[string]string `yaml:"options"`
+
+	// node is where the target is in the study file (nil when the command
+	// line added it), so errors about it name its line wherever
+	// --targets moved it.
+	node *yaml.Node
 }
 
 // UnmarshalYAML lets a target be a bare name ("- pebble") or a mapping.
@@ -86,16 +120,73 @@ func Load(nameOrPath string) (*Study, error) {
 	if b, err := studies.FS.ReadFile(nameOrPath + ".yaml"); err == nil && !strings.ContainsAny(nameOrPath, "/.") {
 		data, file = b, "studies/"+nameOrPath+".yaml"
 	} else {
-		b, err := os.ReadFile(nameOrPath)
+		b, err := readFile(nameOrPath)
 		if err != nil {
 			if os.IsNotExist(err) && !strings.ContainsAny(nameOrPath, "/.") {
 				return nil, &Error{File: nameOrPath, Msg: fmt.Sprintf("no built-in study or file of that name (built-in: %s)", strings.Join(Builtin(), ", "))}
 			}
-			return nil, &Error{File: nameOrPath, Msg: fmt.Sprintf("cannot read: %v", unwrapPathErr(err))}
+			if os.IsNotExist(err) {
+				return nil, &Error{File: nameOrPath, Msg: fmt.Sprintf("cannot read: %v", unwrapPathErr(err))}
+			}
+			return nil, err
 		}
 		data = b
 	}
 	return Parse(file, data)
+}
+
+// readFile reads a study or constraints file, reading no more than
+// MaxFileBytes of it whatever it is (a huge file, /dev/zero).
+func readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, err
+		}
+		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read: %v", unwrapPathErr(err))}
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read: %v", unwrapPathErr(err))}
+	}
+	if len(data) > MaxFileBytes {
+		return nil, tooLarge(path)
+	}
+	return data, nil
+}
+
+func tooLarge(file string) error {
+	return &Error{File: file, Msg: fmt.Sprintf("larger than %d KiB, the most a study file may be", MaxFileBytes>>10)}
+}
+
+// decodeDocument parses data as exactly one YAML document: a second one
+// would otherwise be silently ignored.
+func decodeDocument(file string, data []byte) (*yaml.Node, error) {
+	if len(data) > MaxFileBytes {
+		return nil, tooLarge(file)
+	}
+	var root yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&root); err != nil {
+		msg := cleanYAMLErr(err)
+		line := 0
+		fmt.Sscanf(err.Error(), "yaml: line %d:", &line)
+		if err == io.EOF {
+			msg = "the file is empty"
+		}
+		return nil, &Error{File: file, Line: line, Msg: msg}
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case err == io.EOF:
+		return &root, nil
+	case err != nil:
+		line := 0
+		fmt.Sscanf(err.Error(), "yaml: line %d:", &line)
+		return nil, &Error{File: file, Line: line, Msg: "a second YAML document is not allowed (" + cleanYAMLErr(err) + ")"}
+	}
+	return nil, &Error{File: file, Line: next.Line, Msg: "a second YAML document is not allowed: a study is one document (remove the ---)"}
 }
 
 func unwrapPathErr(err error) error {
@@ -122,28 +213,21 @@ func Builtin() []string {
 // against the registries later (Validate), which this package does not
 // import, to keep it free of engine code.
 func Parse(file string, data []byte) (*Study, error) {
-	var root yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&root); err != nil {
-		msg := cleanYAMLErr(err)
-		line := 0
-		fmt.Sscanf(err.Error(), "yaml: line %d:", &line)
-		if strings.Contains(err.Error(), "EOF") {
-			msg = "the file is empty"
-		}
-		return nil, &Error{File: file, Line: line, Msg: msg}
+	root, err := decodeDocument(file, data)
+	if err != nil {
+		return nil, err
 	}
-	s := &Study{File: file, Source: string(data)}
+	s := &Study{File: file, Source: string(data), root: root}
 	d := decoder{file: file}
 	if len(root.Content) > 0 && root.Content[0].Kind == yaml.MappingNode {
 		// Targets may be bare names or mappings; decode them by hand.
 		if err := d.decodeStudy(root.Content[0], s); err != nil {
 			return nil, err
 		}
-	} else if err := d.decode(&root, reflect.ValueOf(s).Elem(), ""); err != nil {
+	} else if err := d.decode(root, reflect.ValueOf(s).Elem(), ""); err != nil {
 		return nil, err
 	}
-	if err := s.check(&root); err != nil {
+	if err := s.check(root); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -188,6 +272,7 @@ func (d decoder) decodeStudy(m *yaml.Node, s *Study) error {
 			}
 			t = Target(p)
 		}
+		t.node = it
 		s.Targets = append(s.Targets, t)
 	}
 	return nil
@@ -215,13 +300,21 @@ func (s *Study) check(root *yaml.Node) error {
 	if s.Name == "" {
 		return fail("name", "missing: every study needs a name")
 	}
+	if err := checkName(s.Name); err != nil {
+		return fail("name", "%v", err)
+	}
 	if s.Durability == "" {
 		s.Durability = "sync"
 	}
 	if s.Durability != "sync" && s.Durability != "async" {
 		return fail("durability", "%q: want sync (each batch durable on return) or async", s.Durability)
 	}
-	if s.Concurrency == 0 {
+	if s.Seed < 0 {
+		return fail("seed", "%d: want a whole number from 0", s.Seed)
+	}
+	// Only an absent concurrency takes the default: a 0 written in the
+	// file is a mistake, not a request for 8.
+	if s.Concurrency == 0 && !s.has("concurrency") {
 		s.Concurrency = 8
 	}
 	if s.Concurrency < 1 || s.Concurrency > 4096 {
@@ -229,6 +322,9 @@ func (s *Study) check(root *yaml.Node) error {
 	}
 	if len(s.Targets) == 0 {
 		return fail("targets", "missing: name at least one target (see `storebench list`)")
+	}
+	if err := s.checkTargets(); err != nil {
+		return err
 	}
 	if len(s.Workloads) == 0 {
 		return fail("workloads", "missing: name at least one workload (see `storebench list`)")
@@ -242,36 +338,104 @@ func (s *Study) check(root *yaml.Node) error {
 	return s.CheckLadder()
 }
 
+// checkName checks a study name: it becomes the name of the results
+// directory, so it must stay one safe path element.
+func checkName(name string) error {
+	if len(name) > MaxNameLen {
+		return fmt.Errorf("%d bytes: at most %d letters, digits, '-', '_' or '.' (it names the results directory)", len(name), MaxNameLen)
+	}
+	if !nameRE.MatchString(name) {
+		return fmt.Errorf("%q: want letters, digits, '-', '_' or '.', starting with a letter or digit (it names the results directory)", name)
+	}
+	return nil
+}
+
+// checkTargets refuses a target named twice: both would write the same
+// hdr/, logs/ and data directories.
+func (s *Study) checkTargets() error {
+	seen := map[string]int{}
+	for i, t := range s.Targets {
+		ref := t.Name
+		if ref == "" {
+			ref = t.URI
+		}
+		if j, dup := seen[ref]; dup {
+			return s.ErrorAt(fmt.Sprintf("targets[%d]", i), "%s is named twice (also targets[%d]): each target runs once", ref, j)
+		}
+		seen[ref] = i
+	}
+	return nil
+}
+
+// has reports whether the study file gives a top-level field.
+func (s *Study) has(field string) bool {
+	if s.root == nil || len(s.root.Content) == 0 || s.root.Content[0].Kind != yaml.MappingNode {
+		return false
+	}
+	m := s.root.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == field {
+			return true
+		}
+	}
+	return false
+}
+
 // CheckLadder validates the ladder (also after a --ladder override).
 func (s *Study) CheckLadder() error {
 	if len(s.Ladder) == 0 {
-		return &Error{File: s.File, Field: "ladder", Msg: "missing: give the data sizes to measure, e.g. [10, 1e3, 1e5]"}
+		return s.ErrorAt("ladder", "missing: give the data sizes to measure, e.g. [10, 1e3, 1e5]")
+	}
+	if len(s.Ladder) > MaxLadderSteps {
+		return s.ErrorAt("ladder", "%d sizes: at most %d", len(s.Ladder), MaxLadderSteps)
 	}
 	for i, n := range s.Ladder {
-		if n < 1 {
-			return &Error{File: s.File, Field: fmt.Sprintf("ladder[%d]", i), Msg: "sizes start at 1"}
-		}
-		if n > 1e9 {
-			return &Error{File: s.File, Field: fmt.Sprintf("ladder[%d]", i), Msg: fmt.Sprintf("%d is beyond what storebench supports (1e9)", n)}
+		field := fmt.Sprintf("ladder[%d]", i)
+		if n < 1 || n > MaxLadderSize {
+			return s.ErrorAt(field, "%s: %s", FormatCount(int64(n)), ladderRange)
 		}
 		if i > 0 && n <= s.Ladder[i-1] {
-			return &Error{File: s.File, Field: fmt.Sprintf("ladder[%d]", i), Msg: "the ladder must grow strictly"}
+			return s.ErrorAt(field, "the ladder must grow strictly")
 		}
 	}
 	return nil
 }
 
+// ladderRange says what a ladder size may be, wherever it is given.
+const ladderRange = "a data size is a whole number from 1 to 1e9"
+
+// ParseLadder parses a comma-separated ladder (--ladder 10,1e3,1e5).
+func ParseLadder(list string) ([]Count, error) {
+	var out []Count
+	for _, f := range strings.Split(list, ",") {
+		c, err := ParseCount(f)
+		if err != nil {
+			if _, ferr := strconv.ParseFloat(strings.TrimSpace(f), 64); ferr == nil {
+				// A number out of range: say the ladder's range, not the
+				// one of counts in general.
+				return nil, fmt.Errorf("%s is not a data size: want a whole number from 1 to 1e9", strings.TrimSpace(f))
+			}
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
 // Largest is the top of the ladder.
 func (s *Study) Largest() int64 { return int64(s.Ladder[len(s.Ladder)-1]) }
 
-// Override holds command-line changes to a study.
+// Override holds command-line changes to a study. A nil field was not
+// given; a given one is checked even when it is empty or zero, so that
+// --targets ” or --concurrency 0 is refused rather than read as "the
+// study's own".
 type Override struct {
-	Ladder      string
-	Targets     string
-	Durability  string
+	Ladder      *string
+	Targets     *string
+	Durability  *string
 	Seed        *int64
-	Concurrency int
-	TimeLimit   string
+	Concurrency *int
+	TimeLimit   *string
 	// Scale names one of the study's scales, applied before the other
 	// overrides so that the command line still wins.
 	Scale string
@@ -279,78 +443,111 @@ type Override struct {
 	Set []string
 }
 
-// Apply changes s per o. Errors name the flag.
+// Apply changes s per o. Errors name the flag; errors found later about a
+// field a flag set (by a workload, see Locate) name the flag too.
 func (s *Study) Apply(o Override) error {
 	if o.Scale != "" {
 		if err := s.ApplyScale(o.Scale); err != nil {
 			return err
 		}
 	}
-	if o.Ladder != "" {
-		s.Ladder = nil
-		for _, f := range strings.Split(o.Ladder, ",") {
-			c, err := ParseCount(f)
-			if err != nil {
-				return fmt.Errorf("--ladder: %v", err)
-			}
-			s.Ladder = append(s.Ladder, c)
+	if o.Ladder != nil {
+		flag := "--ladder " + *o.Ladder
+		if strings.TrimSpace(*o.Ladder) == "" {
+			return fmt.Errorf("--ladder '': empty: give the data sizes, e.g. 10,1e3,1e5")
 		}
+		l, err := ParseLadder(*o.Ladder)
+		if err != nil {
+			return fmt.Errorf("%s: %v", flag, err)
+		}
+		s.Ladder = l
+		s.overrides = append(s.overrides, override{field: "ladder", flag: flag})
 		if err := s.CheckLadder(); err != nil {
-			e := err.(*Error)
-			return fmt.Errorf("--ladder: %s: %s", e.Field, e.Msg)
+			return err
 		}
 	}
-	if o.Targets != "" {
-		keep := map[string]Target{}
-		for _, t := range s.Targets {
-			keep[t.Name] = t
-		}
-		s.Targets = nil
-		for _, name := range strings.Split(o.Targets, ",") {
-			name = strings.TrimSpace(name)
-			if name == "" {
-				continue
+	if o.Targets != nil {
+		if err := s.applyTargets(*o.Targets); err != nil {
+			if *o.Targets == "" {
+				return fmt.Errorf("--targets '': %v", err)
 			}
-			t, ok := keep[name]
-			if !ok {
-				t = Target{Name: name}
-				if strings.Contains(name, "://") {
-					t = Target{URI: name}
-				}
-			}
-			s.Targets = append(s.Targets, t)
-		}
-		if len(s.Targets) == 0 {
-			return fmt.Errorf("--targets: no target named")
+			return fmt.Errorf("--targets %s: %v", *o.Targets, err)
 		}
 	}
-	if o.Durability != "" {
-		if o.Durability != "sync" && o.Durability != "async" {
-			return fmt.Errorf("--durability: %q: want sync or async", o.Durability)
+	if o.Durability != nil {
+		if *o.Durability != "sync" && *o.Durability != "async" {
+			return fmt.Errorf("--durability: %q: want sync or async", *o.Durability)
 		}
-		s.Durability = o.Durability
+		s.Durability = *o.Durability
+		s.overrides = append(s.overrides, override{field: "durability", flag: "--durability " + *o.Durability})
 	}
 	if o.Seed != nil {
-		s.Seed = *o.Seed
-	}
-	if o.Concurrency != 0 {
-		if o.Concurrency < 1 || o.Concurrency > 4096 {
-			return fmt.Errorf("--concurrency: %d: want 1..4096", o.Concurrency)
+		if *o.Seed < 0 {
+			return fmt.Errorf("--seed %d: want a whole number from 0", *o.Seed)
 		}
-		s.Concurrency = o.Concurrency
+		s.Seed = *o.Seed
+		s.overrides = append(s.overrides, override{field: "seed", flag: fmt.Sprintf("--seed %d", *o.Seed)})
 	}
-	if o.TimeLimit != "" {
+	if o.Concurrency != nil {
+		if *o.Concurrency < 1 || *o.Concurrency > 4096 {
+			return fmt.Errorf("--concurrency %d: want 1..4096", *o.Concurrency)
+		}
+		s.Concurrency = *o.Concurrency
+		s.overrides = append(s.overrides, override{field: "concurrency", flag: fmt.Sprintf("--concurrency %d", *o.Concurrency)})
+	}
+	if o.TimeLimit != nil {
 		var d Duration
-		if err := d.UnmarshalYAML(&yaml.Node{Kind: yaml.ScalarNode, Value: o.TimeLimit}); err != nil {
+		if err := d.UnmarshalYAML(&yaml.Node{Kind: yaml.ScalarNode, Value: *o.TimeLimit}); err != nil {
 			return fmt.Errorf("--time-limit: %v", err)
 		}
 		s.Limits.Time = d
+		s.overrides = append(s.overrides, override{field: "limits.time", flag: "--time-limit " + *o.TimeLimit})
 	}
 	for _, a := range o.Set {
 		if err := s.set(a); err != nil {
 			return fmt.Errorf("--set %s: %v", a, err)
 		}
 	}
+	return nil
+}
+
+// applyTargets replaces the targets by a comma-separated list; a target
+// the study file has keeps its options.
+func (s *Study) applyTargets(list string) error {
+	if strings.TrimSpace(list) == "" {
+		return fmt.Errorf("empty: name at least one target (see `storebench list`)")
+	}
+	keep := map[string]Target{}
+	for _, t := range s.Targets {
+		ref := t.Name
+		if ref == "" {
+			ref = t.URI
+		}
+		keep[ref] = t
+	}
+	var targets []Target
+	seen := map[string]bool{}
+	flag := "--targets " + list
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			return fmt.Errorf("an empty name between commas")
+		}
+		if seen[name] {
+			return fmt.Errorf("%s is named twice: each target runs once", name)
+		}
+		seen[name] = true
+		t, ok := keep[name]
+		if !ok {
+			t = Target{Name: name}
+			if strings.Contains(name, "://") {
+				t = Target{URI: name}
+			}
+			s.overrides = append(s.overrides, override{field: fmt.Sprintf("targets[%d]", len(targets)), flag: flag})
+		}
+		targets = append(targets, t)
+	}
+	s.Targets = targets
 	return nil
 }
 
@@ -372,9 +569,18 @@ func (s *Study) set(assign string) error {
 		v = *v.Content[0]
 	}
 	// The value comes from the command line, not from a line of the file:
-	// errors must not point into the file.
+	// errors must not point into the file, but name the flag.
 	clearLines(&v)
-	return s.setParam(parts, &v)
+	if err := s.setParam(parts, &v); err != nil {
+		return err
+	}
+	s.overrides = append(s.overrides, override{field: paramPath(parts), flag: "--set " + assign})
+	return nil
+}
+
+// paramPath is the study path of workload.param.sub.
+func paramPath(parts []string) string {
+	return "workloads." + parts[0] + ".params." + strings.Join(parts[1:], ".")
 }
 
 // setParam puts v at workload.param.sub (parts) in the raw params.

@@ -81,7 +81,7 @@ func TestOverrides(t *testing.T) {
 		t.Fatal(err)
 	}
 	seed := int64(7)
-	err = s.Apply(Override{Ladder: "10,1e3", Targets: "pebble,bbolt", Durability: "async", Seed: &seed,
+	err = s.Apply(Override{Ladder: str("10,1e3"), Targets: str("pebble,bbolt"), Durability: str("async"), Seed: &seed,
 		Set: []string{"ledger.selects=50", "ledger.stress.rate=100", "ledger.newthing=1"}})
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +98,7 @@ func TestOverrides(t *testing.T) {
 	if p["selects"] != 50 || p["stress"].(map[string]any)["rate"] != 100 || p["newthing"] != 1 {
 		t.Fatalf("--set did not reach the params: %v", p)
 	}
-	for _, bad := range []Override{{Ladder: "10,5"}, {Ladder: "x"}, {Durability: "fast"}, {Set: []string{"nope.x=1"}}, {Set: []string{"ledger"}}, {TimeLimit: "soon"}} {
+	for _, bad := range []Override{{Ladder: str("10,5")}, {Ladder: str("x")}, {Durability: str("fast")}, {Set: []string{"nope.x=1"}}, {Set: []string{"ledger"}}, {TimeLimit: str("soon")}} {
 		s2, _ := Load("ledger")
 		if err := s2.Apply(bad); err == nil {
 			t.Errorf("override %+v accepted", bad)
@@ -138,3 +138,5 @@ func TestSetErrorsPointAtTheCommandLine(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+func str(s string) *string { return &s }

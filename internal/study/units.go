@@ -34,8 +34,15 @@ func ParseCount(s string) (Count, error) {
 		return 0, fmt.Errorf("%q is not a count (examples: 1000, 1e5, 100k, 10M)", s)
 	}
 	f *= mult
-	if f < 0 || f != math.Trunc(f) || f > 1e15 {
-		return 0, fmt.Errorf("%v is not a whole number between 0 and 1e15", f)
+	// The range depends on what is counted (a ladder's sizes start at 1
+	// and stop at 1e9): say only what is wrong with the number itself.
+	switch {
+	case f < 0:
+		return 0, fmt.Errorf("%v is negative: a count is a whole number from 0", f)
+	case f != math.Trunc(f):
+		return 0, fmt.Errorf("%v is not a whole number", f)
+	case f > 1e15:
+		return 0, fmt.Errorf("%v is beyond 1e15, the largest count storebench takes", f)
 	}
 	return Count(f), nil
 }

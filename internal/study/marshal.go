@@ -1,0 +1,143 @@
+package study
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Effective writes the study as it runs — the chosen scale and the
+// command line's overrides applied — as one YAML document that Load reads
+// back to the same study. Scales are left out (the chosen one is applied
+// already). redact, if not nil, rewrites every target URI, so that no
+// password reaches the file.
+func (s *Study) Effective(redact func(string) string) ([]byte, error) {
+	m := &yaml.Node{Kind: yaml.MappingNode}
+	add := func(key string, v *yaml.Node) {
+		m.Content = append(m.Content, scalar(key), v)
+	}
+	add("name", scalar(s.Name))
+	if s.Title != "" {
+		add("title", scalar(s.Title))
+	}
+	if s.Description != "" {
+		add("description", scalar(s.Description))
+	}
+	add("seed", scalar(strconv.FormatInt(s.Seed, 10)))
+	add("durability", scalar(s.Durability))
+	add("concurrency", scalar(strconv.Itoa(s.Concurrency)))
+	ladder := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+	for _, n := range s.Ladder {
+		ladder.Content = append(ladder.Content, scalar(FormatCount(int64(n))))
+	}
+	add("ladder", ladder)
+	limits := &yaml.Node{Kind: yaml.MappingNode}
+	for _, l := range []struct {
+		key string
+		set bool
+		val string
+	}{
+		{"time", s.Limits.Time > 0, time.Duration(s.Limits.Time).String()},
+		{"target_time", s.Limits.TargetTime > 0, time.Duration(s.Limits.TargetTime).String()},
+		{"disk", s.Limits.Disk > 0, formatBytes(s.Limits.Disk)},
+	} {
+		if l.set {
+			limits.Content = append(limits.Content, scalar(l.key), scalar(l.val))
+		}
+	}
+	if len(limits.Content) > 0 {
+		add("limits", limits)
+	}
+	targets := &yaml.Node{Kind: yaml.SequenceNode}
+	for _, t := range s.Targets {
+		tn := &yaml.Node{Kind: yaml.MappingNode}
+		if t.URI != "" {
+			// The name of a target given by URI is derived from it (and
+			// numbered) when the study is prepared: write the URI alone.
+			uri := t.URI
+			if redact != nil {
+				uri = redact(uri)
+			}
+			tn.Content = append(tn.Content, scalar("uri"), scalar(uri))
+		} else {
+			tn.Content = append(tn.Content, scalar("name"), scalar(t.Name))
+		}
+		if t.Cache > 0 {
+			tn.Content = append(tn.Content, scalar("cache"), scalar(formatBytes(t.Cache)))
+		}
+		if len(t.Options) > 0 {
+			opts := &yaml.Node{}
+			if err := opts.Encode(t.Options); err != nil {
+				return nil, fmt.Errorf("target %s options: %w", t.Name, err)
+			}
+			tn.Content = append(tn.Content, scalar("options"), opts)
+		}
+		targets.Content = append(targets.Content, tn)
+	}
+	add("targets", targets)
+	workloads := &yaml.Node{Kind: yaml.SequenceNode}
+	for _, w := range s.Workloads {
+		wn := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{scalar("name"), scalar(w.Name)}}
+		if w.Params.Kind != 0 {
+			wn.Content = append(wn.Content, scalar("params"), plain(&w.Params))
+		}
+		workloads.Content = append(workloads.Content, wn)
+	}
+	add("workloads", workloads)
+	// Constraints cannot be overridden: the file's own text, as written.
+	if s.root != nil && len(s.root.Content) > 0 {
+		if c := lineNode(s.root.Content[0], "constraints"); c != nil {
+			add("constraints", plain(c))
+		}
+	}
+	doc := &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{m},
+		HeadComment: fmt.Sprintf("The study as run: %s with the chosen scale and the command line's overrides\napplied. The text as given is in study.original.yaml.", s.File)}
+	out, err := yaml.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("writing the study as run: %w", err)
+	}
+	return out, nil
+}
+
+func scalar(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Value: v} }
+
+// lineNode is the value of a top-level key of mapping m, nil if absent.
+func lineNode(m *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// plain copies a node tree with its aliases resolved and its anchors
+// dropped: the anchors may live in parts of the file not written.
+func plain(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	c := *n
+	c.Anchor = ""
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, ch := range n.Content {
+		c.Content[i] = plain(ch)
+	}
+	return &c
+}
+
+// formatBytes writes a size the way ParseBytes reads it, in binary units
+// when exact.
+func formatBytes(b Bytes) string {
+	for _, u := range []struct {
+		suf string
+		m   Bytes
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if b >= u.m && b%u.m == 0 {
+			return strconv.FormatInt(int64(b/u.m), 10) + u.suf
+		}
+	}
+	return strconv.FormatInt(int64(b), 10)
+}
