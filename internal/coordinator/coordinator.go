@@ -137,15 +137,18 @@ func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, erro
 			return nil, "", fmt.Errorf("creating results directory: %w", err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(runDir, "study.yaml"), []byte(s.Source), 0o644); err != nil {
+	// What a run stores of its study and command line never holds a
+	// password from a target's URI.
+	source, command := target.RedactText(s.Source), target.RedactCommand(o.Command)
+	if err := os.WriteFile(filepath.Join(runDir, "study.yaml"), []byte(source), 0o644); err != nil {
 		return nil, "", err
 	}
 	dataRoot := filepath.Join(runDir, "data")
 	storage, _ := sysinfo.StorageOf(dataRoot)
 	run := &results.Run{
 		SchemaVersion: results.SchemaVersion,
-		Study:         s.Name, Title: s.Title, StudyFile: s.File, StudySource: s.Source,
-		Command: o.Command, Started: time.Now(), Status: "complete",
+		Study:         s.Name, Title: s.Title, StudyFile: s.File, StudySource: source,
+		Command: command, Started: time.Now(), Status: "complete",
 		Storebench: o.Version, Host: sysinfo.Collect(), Storage: storage,
 		Seed: s.Seed, Durability: s.Durability, Concurrency: s.Concurrency,
 		Constraints: s.Constraints,
