@@ -170,24 +170,26 @@ func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, erro
 		}
 	}
 	// The text as given, and the study as it runs (scale and overrides
-	// applied, URIs without their passwords), which `storebench run`
-	// takes back.
-	if err := os.WriteFile(filepath.Join(runDir, "study.original.yaml"), []byte(s.Source), 0o644); err != nil {
+	// applied), which `storebench run` takes back. What a run stores of
+	// its study and command line never holds a password from a target's
+	// URI.
+	source, command := target.RedactText(s.Source), target.RedactCommand(o.Command)
+	if err := os.WriteFile(filepath.Join(runDir, "study.original.yaml"), []byte(source), 0o644); err != nil {
 		return nil, "", err
 	}
 	effective, err := s.Effective(target.RedactURI)
 	if err != nil {
 		return nil, "", err
 	}
-	if err := os.WriteFile(filepath.Join(runDir, "study.yaml"), effective, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(runDir, "study.yaml"), []byte(target.RedactText(string(effective))), 0o644); err != nil {
 		return nil, "", err
 	}
 	dataRoot := filepath.Join(runDir, "data")
 	storage, _ := sysinfo.StorageOf(dataRoot)
 	run := &results.Run{
 		SchemaVersion: results.SchemaVersion,
-		Study:         s.Name, Title: s.Title, StudyFile: s.File, StudySource: s.Source,
-		Command: o.Command, Started: time.Now(), Status: "complete",
+		Study:         s.Name, Title: s.Title, StudyFile: s.File, StudySource: source,
+		Command: command, Started: time.Now(), Status: "complete",
 		Storebench: o.Version, Host: sysinfo.Collect(), Storage: storage,
 		Seed: s.Seed, Durability: s.Durability, Concurrency: s.Concurrency,
 		Constraints: s.Constraints,

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -21,12 +22,67 @@ import (
 type proc struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	enc    *json.Encoder
 	events chan wire.Event
 	exited chan struct{}
 	logf   string
 	nextID atomic.Int64
 	hello  wire.Hello
+	// garbage is why the stream was abandoned, if it was: a line that is
+	// not a protocol event (see fault).
+	garbageMu sync.Mutex
+	garbage   error
+}
+
+func (p *proc) setFault(err error) {
+	p.garbageMu.Lock()
+	defer p.garbageMu.Unlock()
+	if p.garbage == nil {
+		p.garbage = err
+	}
+}
+
+// fault is the protocol fault that made us abandon the worker, or nil.
+func (p *proc) fault() error {
+	p.garbageMu.Lock()
+	defer p.garbageMu.Unlock()
+	return p.garbage
+}
+
+// Bounds on what the coordinator waits for from a worker. Every wait has
+// one, so a worker that hangs, stops answering or talks nonsense fails its
+// target with a reason instead of hanging the run.
+type bounds struct {
+	// hello: from start to the worker's hello.
+	hello time.Duration
+	// silence: the longest a worker handling a request may go without a
+	// single event; it sends a heartbeat every wire.HeartbeatEvery.
+	silence time.Duration
+	// perCmd bounds a whole request by command; a command without an
+	// entry (a step) has only the silence bound, since its length is the
+	// study's (time limits govern it).
+	perCmd map[string]time.Duration
+	// cancelGrace is how long a cancelled request has to answer before
+	// the worker is killed: Ctrl-C must stop a run within 2 s.
+	cancelGrace time.Duration
+	// send bounds writing one request to the worker's stdin.
+	send time.Duration
+}
+
+// limits are the bounds in force; tests shorten them.
+var limits = bounds{
+	hello:   30 * time.Second,
+	silence: 30 * time.Second,
+	perCmd: map[string]time.Duration{
+		// Opening may wait for a server that is still coming up
+		// (Cassandra takes a minute).
+		wire.CmdOpen:    2 * time.Minute,
+		wire.CmdSample:  30 * time.Second,
+		wire.CmdClose:   2 * time.Minute,
+		wire.CmdDestroy: 2 * time.Minute,
+		wire.CmdQuit:    2 * time.Minute,
+	},
+	cancelGrace: 1500 * time.Millisecond,
+	send:        10 * time.Second,
 }
 
 // startWorker runs `exe worker` with its stderr going to logPath.
@@ -58,16 +114,26 @@ func startWorker(exe, logPath string) (*proc, error) {
 		return nil, fmt.Errorf("starting worker: %w", err)
 	}
 	logFile.Close() // the child holds its own descriptor
-	p := &proc{cmd: cmd, stdin: stdin, enc: json.NewEncoder(stdin), events: make(chan wire.Event, 64), exited: make(chan struct{}), logf: logPath}
+	p := &proc{cmd: cmd, stdin: stdin, events: make(chan wire.Event, 64), exited: make(chan struct{}), logf: logPath}
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(make([]byte, 1<<20), 256<<20)
 		for sc.Scan() {
 			var e wire.Event
-			if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-				continue // not protocol: ignore rather than die
+			if err := json.Unmarshal(sc.Bytes(), &e); err != nil || e.Type == "" {
+				// The protocol has a private descriptor in the worker
+				// (stray prints go to its log), so a line that is not an
+				// event means the stream is corrupt: nothing after it can
+				// be trusted.
+				p.setFault(fmt.Errorf("worker sent garbage: %s", clip(sc.Bytes(), 80)))
+				p.signalKill()
+				break
 			}
 			p.events <- e
+		}
+		if err := sc.Err(); err != nil {
+			p.setFault(fmt.Errorf("worker sent garbage: %v", err))
+			p.signalKill()
 		}
 		close(p.events)
 		_ = cmd.Wait()
@@ -76,8 +142,15 @@ func startWorker(exe, logPath string) (*proc, error) {
 	}()
 	select {
 	case e, ok := <-p.events:
+		if err := p.fault(); !ok && err != nil {
+			p.kill()
+			return nil, fmt.Errorf("worker did not start: %v", err)
+		}
 		if !ok || e.Type != wire.EvHello || e.Hello == nil {
 			p.kill()
+			if ok {
+				return nil, fmt.Errorf("worker did not start: its first event is %q, not hello", e.Type)
+			}
 			return nil, fmt.Errorf("worker did not start: %s", p.died())
 		}
 		if e.Hello.Protocol != wire.Version {
@@ -85,19 +158,37 @@ func startWorker(exe, logPath string) (*proc, error) {
 			return nil, fmt.Errorf("worker speaks protocol %d, coordinator %d", e.Hello.Protocol, wire.Version)
 		}
 		p.hello = *e.Hello
-	case <-time.After(30 * time.Second):
+	case <-time.After(limits.hello):
 		p.kill()
-		return nil, fmt.Errorf("worker sent no hello within 30s")
+		return nil, fmt.Errorf("worker sent no hello within %v; killed", limits.hello)
 	}
 	return p, nil
 }
 
+// send writes one request, within limits.send: a worker that stopped
+// reading its input is killed rather than waited for.
 func (p *proc) send(r wire.Request) (int64, error) {
-	if r.ID == 0 {
+	if r.ID == 0 && r.Cmd != wire.CmdCancel {
 		r.ID = p.nextID.Add(1)
 	}
-	if err := p.enc.Encode(r); err != nil {
-		return 0, fmt.Errorf("worker is gone: %s", p.died())
+	b, err := json.Marshal(r)
+	if err != nil {
+		return 0, fmt.Errorf("encoding a %s request: %w", r.Cmd, err)
+	}
+	b = append(b, '\n')
+	written := make(chan error, 1)
+	go func() {
+		_, err := p.stdin.Write(b)
+		written <- err
+	}()
+	select {
+	case err := <-written:
+		if err != nil {
+			return 0, fmt.Errorf("worker is gone: %s", p.died())
+		}
+	case <-time.After(limits.send):
+		p.kill() // the write fails once the worker is gone
+		return 0, fmt.Errorf("worker did not read a %s request within %v; killed", r.Cmd, limits.send)
 	}
 	return r.ID, nil
 }
@@ -109,12 +200,25 @@ func (p *proc) call(r wire.Request, onProgress func(wire.Progress)) (wire.Event,
 }
 
 // callCtx is call that, when ctx ends, asks the worker to cancel the
-// request and gives it cancelGrace to answer with what it measured before
-// killing it: Ctrl-C must stop a run within 2 s.
+// request and gives it limits.cancelGrace to answer with what it measured
+// before killing it.
+//
+// The worker is killed, and the call fails saying why, when it breaks the
+// protocol (garbage, an answer to a request that was never sent, a
+// request it could not read), when it is silent for limits.silence, or
+// when the request outlasts its bound in limits.perCmd.
 func (p *proc) callCtx(ctx context.Context, r wire.Request, onProgress func(wire.Progress)) (wire.Event, error) {
 	id, err := p.send(r)
 	if err != nil {
 		return wire.Event{}, err
+	}
+	silence := time.NewTimer(limits.silence)
+	defer silence.Stop()
+	var whole <-chan time.Time
+	if d := limits.perCmd[r.Cmd]; d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		whole = t.C
 	}
 	ctxDone := ctx.Done()
 	var deadline <-chan time.Time
@@ -122,9 +226,26 @@ func (p *proc) callCtx(ctx context.Context, r wire.Request, onProgress func(wire
 		select {
 		case e, ok := <-p.events:
 			if !ok {
+				if err := p.fault(); err != nil {
+					p.kill()
+					return wire.Event{}, err
+				}
 				return wire.Event{}, fmt.Errorf("worker died: %s", p.died())
 			}
+			silence.Reset(limits.silence)
+			if e.Type == wire.EvProtocolError {
+				p.kill()
+				return wire.Event{}, fmt.Errorf("worker could not read the %s request: %s", r.Cmd, e.Error)
+			}
 			if e.ID != id {
+				// Lower IDs are late events of an earlier request (a
+				// cancelled step's last progress). ID 0 is only for hello
+				// and protocol errors, and higher IDs were never sent: a
+				// worker that answers with them will never answer this.
+				if e.ID == 0 || e.ID > id {
+					p.kill()
+					return wire.Event{}, fmt.Errorf("worker broke the protocol: a %q event with id %d while request %d (%s) waits", e.Type, e.ID, id, r.Cmd)
+				}
 				continue
 			}
 			switch e.Type {
@@ -132,26 +253,47 @@ func (p *proc) callCtx(ctx context.Context, r wire.Request, onProgress func(wire
 				if onProgress != nil && e.Progress != nil {
 					onProgress(*e.Progress)
 				}
+			case wire.EvHeartbeat:
 			case wire.EvDone:
 				return e, nil
 			case wire.EvError:
 				return e, fmt.Errorf("%s", e.Error)
+			default:
+				p.kill()
+				return wire.Event{}, fmt.Errorf("worker broke the protocol: unknown event type %q", clip([]byte(e.Type), 40))
 			}
+		case <-silence.C:
+			p.kill()
+			return wire.Event{}, fmt.Errorf("worker stopped answering: nothing heard for %v during %s; killed", limits.silence, r.Cmd)
+		case <-whole:
+			p.kill()
+			return wire.Event{}, fmt.Errorf("worker did not finish %s within %v; killed", r.Cmd, limits.perCmd[r.Cmd])
 		case <-ctxDone:
 			ctxDone = nil
-			_, _ = p.send(wire.Request{Cmd: wire.CmdCancel})
-			deadline = time.After(cancelGrace)
+			if _, err := p.send(wire.Request{Cmd: wire.CmdCancel}); err != nil {
+				return wire.Event{}, err
+			}
+			deadline = time.After(limits.cancelGrace)
 		case <-deadline:
 			p.kill()
-			return wire.Event{}, fmt.Errorf("worker did not stop within %v of cancellation; killed", cancelGrace)
+			return wire.Event{}, fmt.Errorf("worker did not stop within %v of cancellation; killed", limits.cancelGrace)
 		}
 	}
 }
 
-const cancelGrace = 1500 * time.Millisecond
+// clip quotes at most n bytes of b for a message.
+func clip(b []byte, n int) string {
+	if len(b) > n {
+		return fmt.Sprintf("%q…", b[:n])
+	}
+	return fmt.Sprintf("%q", b)
+}
 
 // died describes how the worker ended, with the tail of its log.
 func (p *proc) died() string {
+	if err := p.fault(); err != nil {
+		return err.Error()
+	}
 	select {
 	case <-p.exited:
 	case <-time.After(2 * time.Second):
@@ -167,11 +309,21 @@ func (p *proc) died() string {
 	return status + "; log: " + tail
 }
 
-func (p *proc) kill() {
+// signalKill kills the worker's process group without waiting.
+func (p *proc) signalKill() {
 	if p.cmd.Process != nil {
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	}
-	<-p.exited
+}
+
+// kill kills the worker and waits (boundedly: a descendant that left the
+// group could hold its stdout open) for its end to be read.
+func (p *proc) kill() {
+	p.signalKill()
+	select {
+	case <-p.exited:
+	case <-time.After(5 * time.Second):
+	}
 }
 
 // quit asks the worker to close its store and exit; it is killed if it

@@ -10,7 +10,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/url"
 	"sort"
 	"strings"
 
@@ -152,58 +151,12 @@ func All() []Info {
 	return append(append(out, embedded...), servers...)
 }
 
-// RedactURI hides the password of a URI for printing: passwords in URIs
-// are never printed or written to results.
-func RedactURI(uri string) string {
-	scheme, rest, ok := strings.Cut(uri, "://")
-	if !ok {
-		return uri
-	}
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return uri
-	}
-	slash := strings.Index(rest, "/")
-	if slash >= 0 && slash < at {
-		return uri // the @ is in the path, not in the authority
-	}
-	cred := rest[:at]
-	if user, _, hasPw := strings.Cut(cred, ":"); hasPw {
-		cred = user + ":xxxxx"
-	}
-	return scheme + "://" + cred + rest[at:]
-}
-
 // Resetter is an optional capability of server targets: drop everything
 // storebench wrote (tables, keys, collections), so that a ladder step
 // that asks for a fresh database gets one. Embedded engines get a fresh
 // data directory instead.
 type Resetter interface {
 	Reset(ctx context.Context) error
-}
-
-// Scrub removes a URI's password, raw or percent-decoded, from msg: driver
-// errors often quote the connection string, and passwords in URIs are never
-// printed.
-func Scrub(uri, msg string) string {
-	msg = strings.ReplaceAll(msg, uri, RedactURI(uri))
-	_, rest, ok := strings.Cut(uri, "://")
-	if !ok {
-		return msg
-	}
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return msg
-	}
-	_, pw, ok := strings.Cut(rest[:at], ":")
-	if !ok || pw == "" {
-		return msg
-	}
-	msg = strings.ReplaceAll(msg, pw, "xxxxx")
-	if dec, err := url.PathUnescape(pw); err == nil && dec != "" {
-		msg = strings.ReplaceAll(msg, dec, "xxxxx")
-	}
-	return msg
 }
 
 // OpenError wraps a failure to open a server target in one line that

@@ -7,13 +7,22 @@
 package wire
 
 import (
+	"time"
+
 	"storebench/internal/measure/procstat"
 	"storebench/internal/results"
 	"storebench/internal/workload"
 )
 
-// Version of the protocol; the worker states it in its hello.
-const Version = 1
+// Version of the protocol; the worker states it in its hello. Version 2
+// added heartbeats (a coordinator fails a worker that falls silent) and
+// protocol errors.
+const Version = 2
+
+// HeartbeatEvery is how often a worker that is handling a request says it
+// is alive; the coordinator fails a worker it has not heard from for much
+// longer than that.
+const HeartbeatEvery = time.Second
 
 // Commands.
 const (
@@ -32,6 +41,14 @@ const (
 	EvProgress = "progress" // a running step's progress
 	EvDone     = "done"     // the request finished; payload by command
 	EvError    = "error"    // the request failed; Error says why
+	// EvHeartbeat is sent at least every HeartbeatEvery while a request is
+	// being handled, with the request's ID: proof that the worker is alive
+	// when a step is quiet (building a view, emptying a server, syncing).
+	EvHeartbeat = "heartbeat"
+	// EvProtocolError (ID 0) says the worker could not read a request line
+	// at all, not even its ID: the request in flight will never be
+	// answered, so the coordinator fails the worker.
+	EvProtocolError = "protocol_error"
 )
 
 // Request is one command.

@@ -25,8 +25,14 @@ import (
 )
 
 // Serve speaks the protocol on in/out until quit or end of input.
+//
+// A line it cannot parse is answered, never ignored: with an error event
+// for the request's ID when the ID can be read, else with a
+// protocol_error event, so the coordinator is not left waiting for an
+// answer that will not come. An event that cannot be written ends the
+// process (see fatal): a worker nobody hears must not go on working.
 func Serve(in io.Reader, out io.Writer, version string) error {
-	w := &server{enc: json.NewEncoder(out), version: version}
+	w := &server{out: out, version: version}
 	w.send(wire.Event{Type: wire.EvHello, Hello: &wire.Hello{Protocol: wire.Version, PID: os.Getpid(), Version: version, GoVersion: runtime.Version()}})
 
 	reqs := make(chan wire.Request)
@@ -35,9 +41,13 @@ func Serve(in io.Reader, out io.Writer, version string) error {
 		sc := bufio.NewScanner(in)
 		sc.Buffer(make([]byte, 64<<10), 16<<20)
 		for sc.Scan() {
-			var r wire.Request
-			if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-				w.send(wire.Event{Type: wire.EvError, Error: fmt.Sprintf("bad request: %v", err)})
+			r, err := parseRequest(sc.Bytes())
+			if err != nil {
+				if r.ID > 0 {
+					w.fail(r.ID, err)
+				} else {
+					w.send(wire.Event{Type: wire.EvProtocolError, Error: err.Error()})
+				}
 				continue
 			}
 			// Cancel is handled here, not queued: it must reach a step
@@ -48,27 +58,90 @@ func Serve(in io.Reader, out io.Writer, version string) error {
 			}
 			reqs <- r
 		}
-		readErr <- sc.Err()
+		err := sc.Err()
+		if err != nil {
+			w.send(wire.Event{Type: wire.EvProtocolError, Error: fmt.Sprintf("reading requests: %v", err)})
+		}
+		readErr <- err
 		close(reqs)
 	}()
 
 	for r := range reqs {
+		stopBeat := w.heartbeat(r.ID)
 		if r.Cmd == wire.CmdQuit {
 			w.closeStore()
+			stopBeat()
 			w.send(wire.Event{ID: r.ID, Type: wire.EvDone})
 			return nil
 		}
 		w.handle(r)
+		stopBeat()
 	}
 	// The coordinator went away (closed our stdin): clean up and leave.
 	w.closeStore()
 	return <-readErr
 }
 
+// parseRequest decodes one request line. When the line is not a valid
+// request it still returns the ID if one can be read from it, so that the
+// error goes to the request that is waiting for it.
+func parseRequest(line []byte) (wire.Request, error) {
+	var r wire.Request
+	err := json.Unmarshal(line, &r)
+	if err == nil && r.ID <= 0 && r.Cmd != wire.CmdCancel {
+		err = fmt.Errorf("request %q has no id", r.Cmd)
+	}
+	if err == nil {
+		return r, nil
+	}
+	var lenient struct {
+		ID int64 `json:"id"`
+	}
+	if json.Unmarshal(line, &lenient) != nil || lenient.ID < 0 {
+		lenient.ID = 0
+	}
+	return wire.Request{ID: lenient.ID}, fmt.Errorf("bad request %s: %v", clip(line, 80), err)
+}
+
+// clip quotes at most n bytes of b for a message.
+func clip(b []byte, n int) string {
+	if len(b) > n {
+		return fmt.Sprintf("%q…", b[:n])
+	}
+	return fmt.Sprintf("%q", b)
+}
+
+// heartbeatEvery is wire.HeartbeatEvery; a variable so that a test can
+// shorten it.
+var heartbeatEvery = wire.HeartbeatEvery
+
+// heartbeat sends heartbeat events for request id until the returned
+// function is called; that function returns once no more will be sent.
+func (w *server) heartbeat(id int64) (stop func()) {
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(heartbeatEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				w.send(wire.Event{ID: id, Type: wire.EvHeartbeat})
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-exited
+	}
+}
+
 type server struct {
 	version string
 	mu      sync.Mutex // serialises writes to the protocol stream
-	enc     *json.Encoder
+	out     io.Writer
 
 	cancelMu sync.Mutex
 	cancel   context.CancelFunc
@@ -78,10 +151,34 @@ type server struct {
 	h    io.Closer
 }
 
+// fatal ends the worker when the protocol stream cannot be written: the
+// coordinator can no longer hear it, so nothing it does can be reported.
+// A variable so that a test can observe it.
+var fatal = func(err error) {
+	fmt.Fprintln(os.Stderr, "storebench worker:", err)
+	os.Exit(1)
+}
+
+// send writes one event as a line. An event that cannot be encoded (a
+// figure that is NaN or infinite) becomes an error event for its request,
+// so the coordinator hears why instead of waiting; a write that fails is
+// fatal.
 func (w *server) send(e wire.Event) {
+	b, err := json.Marshal(e)
+	if err != nil {
+		b, _ = json.Marshal(wire.Event{ID: e.ID, Type: wire.EvError,
+			Error: fmt.Sprintf("worker could not encode its %s event: %v", e.Type, err)})
+		if e.ID == 0 {
+			b, _ = json.Marshal(wire.Event{Type: wire.EvProtocolError,
+				Error: fmt.Sprintf("worker could not encode its %s event: %v", e.Type, err)})
+		}
+	}
+	b = append(b, '\n')
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	_ = w.enc.Encode(e)
+	if _, err := w.out.Write(b); err != nil {
+		fatal(fmt.Errorf("writing the protocol stream: %w", err))
+	}
 }
 
 func (w *server) fail(id int64, err error) {
@@ -218,16 +315,9 @@ func (w *server) runStep(id int64, st workload.Step) (*results.Step, error) {
 	if w.open == nil {
 		return nil, fmt.Errorf("step before open")
 	}
-	if st.Fresh || w.h == nil {
-		if _, err := w.openStore(*w.open, st.Fresh); err != nil {
-			return nil, err
-		}
-		if r, ok := w.h.(target.Resetter); ok && st.Fresh {
-			if err := r.Reset(context.Background()); err != nil {
-				return nil, fmt.Errorf("emptying %s for a fresh step: %w", w.info.Name, err)
-			}
-		}
-	}
+	// The step's context governs everything the step does on the target,
+	// emptying a server for a fresh step included: a cancel must reach an
+	// operation that waits on a server that stopped answering.
 	ctx, cancel := context.WithCancel(context.Background())
 	w.cancelMu.Lock()
 	w.cancel = cancel
@@ -238,6 +328,16 @@ func (w *server) runStep(id int64, st workload.Step) (*results.Step, error) {
 		w.cancelMu.Unlock()
 		cancel()
 	}()
+	if st.Fresh || w.h == nil {
+		if _, err := w.openStore(*w.open, st.Fresh); err != nil {
+			return nil, err
+		}
+		if r, ok := w.h.(target.Resetter); ok && st.Fresh {
+			if err := r.Reset(ctx); err != nil {
+				return nil, fmt.Errorf("emptying %s for a fresh step: %w", w.info.Name, err)
+			}
+		}
+	}
 
 	before, _ := procstat.Self()
 	var devBefore procstat.DeviceIO

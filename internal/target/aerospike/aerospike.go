@@ -430,9 +430,16 @@ func isNotFound(err as.Error) bool {
 	return err != nil && err.Matches(types.KEY_NOT_FOUND_ERROR)
 }
 
+// The Aerospike client takes no context: every operation checks the
+// caller's before each round trip, and a round trip is bounded by the
+// policies' TotalTimeout (opTimeout).
+
 // PutTxs implements ledger.Store: one batch write of every transaction's
 // record and chain entry.
-func (s *Store) PutTxs(_ context.Context, txs []ledger.Tx) error {
+func (s *Store) PutTxs(ctx context.Context, txs []ledger.Tx) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if len(txs) == 0 {
 		return nil
 	}
@@ -474,7 +481,10 @@ func (s *Store) batchOperate(recs []as.BatchRecordIfc) error {
 }
 
 // GetTx implements ledger.Store.
-func (s *Store) GetTx(_ context.Context, address []byte) (ledger.Tx, error) {
+func (s *Store) GetTx(ctx context.Context, address []byte) (ledger.Tx, error) {
+	if err := ctx.Err(); err != nil {
+		return ledger.Tx{}, err
+	}
 	k, err := TxKey(s.ns, address)
 	if err != nil {
 		return ledger.Tx{}, err
@@ -491,10 +501,13 @@ func (s *Store) GetTx(_ context.Context, address []byte) (ledger.Tx, error) {
 
 // Chain implements ledger.Store: batch gets of chain entries, window by
 // window, until the first missing index.
-func (s *Store) Chain(_ context.Context, genesis []byte, fn func(ledger.Tx) bool) error {
+func (s *Store) Chain(ctx context.Context, genesis []byte, fn func(ledger.Tx) bool) error {
 	keys := make([]*as.Key, chainWindow)
 	addrs := make([][]byte, 0, chainWindow)
 	for start := uint64(0); ; start += chainWindow {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		for i := range keys {
 			k, err := ChainKey(s.ns, genesis, start+uint64(i))
 			if err != nil {
@@ -551,11 +564,17 @@ func (s *Store) Chain(_ context.Context, genesis []byte, fn func(ledger.Tx) bool
 }
 
 // PutBalances implements ledger.Store: batch writes.
-func (s *Store) PutBalances(_ context.Context, addrs [][]byte, amounts []uint64) error {
+func (s *Store) PutBalances(ctx context.Context, addrs [][]byte, amounts []uint64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if len(addrs) != len(amounts) {
 		return fmt.Errorf("%d addresses but %d amounts", len(addrs), len(amounts))
 	}
 	for i := 0; i < len(addrs); i += balanceBatch {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		j := min(i+balanceBatch, len(addrs))
 		recs := make([]as.BatchRecordIfc, 0, j-i)
 		for k := i; k < j; k++ {
@@ -573,7 +592,10 @@ func (s *Store) PutBalances(_ context.Context, addrs [][]byte, amounts []uint64)
 }
 
 // GetBalance implements ledger.Store.
-func (s *Store) GetBalance(_ context.Context, address []byte) (uint64, error) {
+func (s *Store) GetBalance(ctx context.Context, address []byte) (uint64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
 	k, err := BalanceKey(s.ns, address)
 	if err != nil {
 		return 0, err
@@ -590,7 +612,10 @@ func (s *Store) GetBalance(_ context.Context, address []byte) (uint64, error) {
 }
 
 // Init implements ycsb.DB: it truncates the usertable set.
-func (s *Store) Init(_ context.Context, fieldCount int) error {
+func (s *Store) Init(ctx context.Context, fieldCount int) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if fieldCount < 1 {
 		return fmt.Errorf("ycsb: %d fields", fieldCount)
 	}
@@ -619,17 +644,20 @@ func (s *Store) ycsbKey(key []byte) (*as.Key, error) {
 }
 
 // Insert implements ycsb.DB.
-func (s *Store) Insert(_ context.Context, key []byte, fields [][]byte) error {
-	return s.put(s.write, key, fields)
+func (s *Store) Insert(ctx context.Context, key []byte, fields [][]byte) error {
+	return s.put(ctx, s.write, key, fields)
 }
 
 // Update implements ycsb.DB: writes only the non-nil fields' bins
 // (UPDATE_ONLY: a missing record is kv.ErrNotFound).
-func (s *Store) Update(_ context.Context, key []byte, fields [][]byte) error {
-	return s.put(s.updateOnly, key, fields)
+func (s *Store) Update(ctx context.Context, key []byte, fields [][]byte) error {
+	return s.put(ctx, s.updateOnly, key, fields)
 }
 
-func (s *Store) put(p *as.WritePolicy, key []byte, fields [][]byte) error {
+func (s *Store) put(ctx context.Context, p *as.WritePolicy, key []byte, fields [][]byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	names, err := s.names()
 	if err != nil {
 		return err
@@ -650,7 +678,10 @@ func (s *Store) put(p *as.WritePolicy, key []byte, fields [][]byte) error {
 }
 
 // Read implements ycsb.DB.
-func (s *Store) Read(_ context.Context, key []byte) ([][]byte, error) {
+func (s *Store) Read(ctx context.Context, key []byte) ([][]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	names, err := s.names()
 	if err != nil {
 		return nil, err

@@ -68,10 +68,13 @@ func init() {
 	})
 }
 
-// Store is an open memcached client. It implements ycsb.DB (without
+// Store is an open memcached client. gomemcache takes no context: each
+// operation checks the caller's before every round trip, and its end
+// interrupts a round trip in progress (targetkit.ConnWatch). It implements ycsb.DB (without
 // Scanner) and is safe for concurrent use.
 type Store struct {
 	c        *memcache.Client
+	watch    *targetkit.ConnWatch
 	settings map[string]string
 	fields   int
 }
@@ -112,6 +115,14 @@ func open(o target.Options) (*Store, error) {
 	addr := net.JoinHostPort(host, port)
 	c := memcache.New(addr)
 	c.Timeout = timeout
+	watch := targetkit.NewConnWatch()
+	c.DialContext = func(ctx context.Context, network, address string) (net.Conn, error) {
+		nc, err := (&net.Dialer{Timeout: timeout}).DialContext(ctx, network, address)
+		if err != nil {
+			return nil, err
+		}
+		return watch.Track(nc), nil
+	}
 	c.MaxIdleConns = pool
 	if err := c.Ping(); err != nil {
 		return nil, err
@@ -120,7 +131,7 @@ func open(o target.Options) (*Store, error) {
 	if isSync {
 		durability += " (the study's sync class cannot apply)"
 	}
-	return &Store{c: c, settings: map[string]string{
+	return &Store{c: c, watch: watch, settings: map[string]string{
 		"server":      target.RedactURI(o.URI),
 		"client":      "gomemcache " + moduleVersion + " (text protocol)",
 		"durability":  durability,
@@ -134,16 +145,32 @@ func open(o target.Options) (*Store, error) {
 func (s *Store) Settings() map[string]string { return s.settings }
 
 // Close closes idle connections.
-func (s *Store) Close() error { return s.c.Close() }
+func (s *Store) Close() error {
+	s.watch.Release()
+	return s.c.Close()
+}
 
 // Init implements ycsb.DB: flush_all drops what a previous run left (a
 // memcached server holds nothing else worth keeping).
-func (s *Store) Init(_ context.Context, fieldCount int) error {
+func (s *Store) Init(ctx context.Context, fieldCount int) error {
 	if fieldCount < 1 {
 		return fmt.Errorf("ycsb: %d fields", fieldCount)
 	}
+	if err := s.begin(ctx); err != nil {
+		return err
+	}
 	s.fields = fieldCount
 	return s.c.FlushAll()
+}
+
+// begin prepares a round trip under ctx: none once it has ended, and its
+// end interrupts the one in progress.
+func (s *Store) begin(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.watch.Watch(ctx)
+	return nil
 }
 
 func itemKey(key []byte) (string, error) {
@@ -154,9 +181,12 @@ func itemKey(key []byte) (string, error) {
 }
 
 // Insert implements ycsb.DB: one set.
-func (s *Store) Insert(_ context.Context, key []byte, fields [][]byte) error {
+func (s *Store) Insert(ctx context.Context, key []byte, fields [][]byte) error {
 	k, err := itemKey(key)
 	if err != nil {
+		return err
+	}
+	if err := s.begin(ctx); err != nil {
 		return err
 	}
 	return s.c.Set(&memcache.Item{Key: k, Value: encodeFields(nil, fields)})
@@ -164,13 +194,16 @@ func (s *Store) Insert(_ context.Context, key []byte, fields [][]byte) error {
 
 // Update implements ycsb.DB: gets, merge, cas; retried when another
 // client wrote the record in between.
-func (s *Store) Update(_ context.Context, key []byte, fields [][]byte) error {
+func (s *Store) Update(ctx context.Context, key []byte, fields [][]byte) error {
 	k, err := itemKey(key)
 	if err != nil {
 		return err
 	}
 	var buf []byte
 	for try := 0; try < casRetries; try++ {
+		if err := s.begin(ctx); err != nil {
+			return err
+		}
 		it, err := s.c.Get(k)
 		if errors.Is(err, memcache.ErrCacheMiss) {
 			return fmt.Errorf("record %q: %w", key, kv.ErrNotFound)
@@ -208,9 +241,12 @@ func (s *Store) Update(_ context.Context, key []byte, fields [][]byte) error {
 }
 
 // Read implements ycsb.DB: one get; the fields alias the item's value.
-func (s *Store) Read(_ context.Context, key []byte) ([][]byte, error) {
+func (s *Store) Read(ctx context.Context, key []byte) ([][]byte, error) {
 	k, err := itemKey(key)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.begin(ctx); err != nil {
 		return nil, err
 	}
 	it, err := s.c.Get(k)

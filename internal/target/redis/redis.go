@@ -91,6 +91,7 @@ func (quietLogger) Printf(context.Context, string, ...any) {}
 type Store struct {
 	c        *redis.Client
 	opt      *redis.Options
+	watch    *targetkit.ConnWatch
 	settings map[string]string
 	fieldsMu sync.RWMutex
 	fields   []any // YCSB field names boxed once (go-redis takes []any), set by Init
@@ -129,6 +130,8 @@ func open(o target.Options) (*Store, error) {
 	// Reads and writes honour the caller's deadline (Open's among them).
 	opt.ContextTimeoutEnabled = true
 	c := redis.NewClient(opt)
+	watch := targetkit.NewConnWatch()
+	c.AddHook(cancelHook{watch})
 	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 	defer cancel()
 	if err := c.Ping(ctx).Err(); err != nil {
@@ -149,7 +152,7 @@ func open(o target.Options) (*Store, error) {
 	if !isSync {
 		durability += " (async study: Redis cannot be asked for less per client)"
 	}
-	return &Store{c: c, opt: opt, settings: map[string]string{
+	return &Store{c: c, opt: opt, watch: watch, settings: map[string]string{
 		"server":         target.RedactURI(o.URI),
 		"server_version": version,
 		"client":         "go-redis " + moduleVersion + ", RESP2",
@@ -187,11 +190,11 @@ func infoField(info, field string) string {
 // NewSession implements setget.Pipeliner: a connection of its own,
 // through the allocation-free RESP2 client, for redis-benchmark-shaped
 // SET/GET pipelines.
-func (s *Store) NewSession() (setget.Session, error) {
+func (s *Store) NewSession(ctx context.Context) (setget.Session, error) {
 	if s.opt.Username != "" && s.opt.Username != "default" {
 		return nil, fmt.Errorf("redis: setget sessions authenticate the default user only, not %q", s.opt.Username)
 	}
-	c, err := resp.Dial(s.opt.Addr, s.opt.DB, s.opt.Password, openTimeout)
+	c, err := resp.Dial(ctx, s.opt.Addr, s.opt.DB, s.opt.Password, openTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("redis: setget session to %s: %w", s.opt.Addr, err)
 	}
@@ -202,7 +205,10 @@ func (s *Store) NewSession() (setget.Session, error) {
 func (s *Store) Settings() map[string]string { return s.settings }
 
 // Close closes the client's connections.
-func (s *Store) Close() error { return s.c.Close() }
+func (s *Store) Close() error {
+	s.watch.Release()
+	return s.c.Close()
+}
 
 // Keys are built in one byte slab per call and turned into strings with a
 // single conversion: go-redis takes keys as strings.

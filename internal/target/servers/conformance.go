@@ -591,12 +591,12 @@ func SetGet(t T, h any) {
 	if !ok {
 		t.Fatalf("%T does not implement setget.Pipeliner", h)
 	}
-	a, err := p.NewSession()
+	a, err := p.NewSession(context.Background())
 	if err != nil {
 		t.Fatalf("NewSession: %v", err)
 	}
 	defer a.Close()
-	b, err := p.NewSession()
+	b, err := p.NewSession(context.Background())
 	if err != nil {
 		t.Fatalf("NewSession: %v", err)
 	}

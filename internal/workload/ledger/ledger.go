@@ -188,8 +188,9 @@ type run struct {
 }
 
 // insertOp writes transactions [seq*batch, (seq+1)*batch) of chain as one
-// durable batch per operation.
-func (r *run) insertOp(chain uint64, count int64) runner.Op {
+// durable batch per operation, under the step's context: a cancel reaches
+// a write that waits on a server.
+func (r *run) insertOp(ctx context.Context, chain uint64, count int64) runner.Op {
 	genesis := r.g.address(nil, chain, 0)
 	batch := int64(r.p.Batch)
 	txLen := headerLen + r.p.Payload
@@ -206,7 +207,7 @@ func (r *run) insertOp(chain uint64, count int64) runner.Op {
 			}
 			txs = append(txs, tx)
 		}
-		return r.store.PutTxs(context.Background(), txs)
+		return r.store.PutTxs(ctx, txs)
 	}
 }
 
@@ -215,7 +216,7 @@ func batches(n int64, batch int) int64 { return (n + int64(batch) - 1) / int64(b
 // insert: (a) a chain of N transactions, timed, into a fresh database.
 func (r *run) insert(ctx context.Context) (*results.Step, error) {
 	nb := batches(r.st.N, r.p.Batch)
-	res, err := workload.Measure(ctx, r.env, runner.Config{Workers: 1, Ops: nb}, nb, r.insertOp(mainChain, r.st.N))
+	res, err := workload.Measure(ctx, r.env, runner.Config{Workers: 1, Ops: nb}, nb, r.insertOp(ctx, mainChain, r.st.N))
 	res.Unit = fmt.Sprintf("write batch of %d txns", r.p.Batch)
 	res.Metrics = map[string]float64{"txns": float64(r.st.N), "txns_per_s": float64(r.st.N) / res.Seconds}
 	return res, err
@@ -223,7 +224,7 @@ func (r *run) insert(ctx context.Context) (*results.Step, error) {
 
 // checkTx reads transaction (chain, index) and compares it with what was
 // written, byte for byte.
-func (r *run) checkTx(phase string, chain, index uint64, genesis []byte, key, want *[]byte) error {
+func (r *run) checkTx(ctx context.Context, phase string, chain, index uint64, genesis []byte, key, want *[]byte) error {
 	*want = r.g.encode(*want, chain, index, genesis)
 	addr := (*want)[0:32]
 	if r.kv != nil {
@@ -237,7 +238,7 @@ func (r *run) checkTx(phase string, chain, index uint64, genesis []byte, key, wa
 		})
 		return missing(err, phase, addr, chain, index)
 	}
-	tx, err := r.store.GetTx(context.Background(), addr)
+	tx, err := r.store.GetTx(ctx, addr)
 	if err != nil {
 		return missing(err, phase, addr, chain, index)
 	}
@@ -264,7 +265,7 @@ func (r *run) selectOne(ctx context.Context) (*results.Step, error) {
 	var key, want []byte
 	res, err := workload.Measure(ctx, r.env, runner.Config{Workers: 1, Ops: k}, k, func(_ int, seq int64) error {
 		i := gen.Mix(uint64(r.st.Seed), 1, uint64(seq)) % n
-		return r.checkTx("select", mainChain, i, genesis, &key, &want)
+		return r.checkTx(ctx, "select", mainChain, i, genesis, &key, &want)
 	})
 	res.Unit = "select one txn by address"
 	res.Verify = results.Verify{Checked: res.Ops}
@@ -281,7 +282,7 @@ func (r *run) chain(ctx context.Context, length int64) (*results.Step, error) {
 	for s := 0; s < samples; s++ {
 		chain := base + uint64(s)
 		nb := batches(length, r.p.Batch)
-		op := r.insertOp(chain, length)
+		op := r.insertOp(ctx, chain, length)
 		for b := int64(0); b < nb; b++ {
 			if ctx.Err() != nil {
 				return &results.Step{Partial: true}, nil
@@ -354,7 +355,7 @@ func (r *run) stress(ctx context.Context) (*results.Step, error) {
 		h := gen.Mix(uint64(r.st.Seed), 2, uint64(seq))
 		if h>>11 < threshold {
 			s.reads++
-			return r.checkTx("stress", mainChain, h%n, mainGenesis, &s.key, &s.want)
+			return r.checkTx(ctx, "stress", mainChain, h%n, mainGenesis, &s.key, &s.want)
 		}
 		s.writes++
 		chain := stressChain0 + uint64(w)

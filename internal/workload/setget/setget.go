@@ -25,7 +25,9 @@ func init() { workload.Register(SetGet{}) }
 // Pipeliner is the capability of targets that can pipeline requests on a
 // connection of their own per load goroutine (Redis).
 type Pipeliner interface {
-	NewSession() (Session, error)
+	// NewSession opens a connection whose I/O ends when ctx does: a
+	// cancelled step must not wait on a server that stopped answering.
+	NewSession(ctx context.Context) (Session, error)
 }
 
 // Session is one connection. Keys and values are only borrowed for the
@@ -112,14 +114,14 @@ func (SetGet) Execute(ctx context.Context, env *workload.Env, st workload.Step) 
 	if err := json.Unmarshal(st.Params, &p); err != nil {
 		return nil, err
 	}
-	newSession := func() (Session, error) {
+	newSession := func(context.Context) (Session, error) {
 		return nil, fmt.Errorf("setget: target has no pipelined sessions or key-value store")
 	}
 	switch t := env.Target.(type) {
 	case Pipeliner:
 		newSession = t.NewSession
 	case kv.Store:
-		newSession = func() (Session, error) { return kvSession{t}, nil }
+		newSession = func(context.Context) (Session, error) { return kvSession{t}, nil }
 	}
 	conns := st.Concurrency
 	type conn struct {
@@ -129,7 +131,7 @@ func (SetGet) Execute(ctx context.Context, env *workload.Env, st workload.Step) 
 	}
 	cs := make([]conn, conns)
 	for i := range cs {
-		s, err := newSession()
+		s, err := newSession(ctx)
 		if err != nil {
 			for _, c := range cs[:i] {
 				c.s.Close()

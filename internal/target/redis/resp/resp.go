@@ -7,6 +7,7 @@ package resp
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -17,39 +18,50 @@ import (
 
 // Conn is one connection; not safe for concurrent use.
 type Conn struct {
-	nc  net.Conn
-	w   *bufio.Writer
-	r   *bufio.Reader
-	num []byte
-	val []byte
+	nc   net.Conn
+	w    *bufio.Writer
+	r    *bufio.Reader
+	num  []byte
+	val  []byte
+	stop func() bool // unregisters the context watch
 }
 
 // Dial connects to addr (host:port), selects db, and checks the server
-// answers, within timeout.
-func Dial(addr string, db int, password string, timeout time.Duration) (*Conn, error) {
-	nc, err := net.DialTimeout("tcp", addr, timeout)
+// answers, within timeout. When ctx ends, the connection's pending and
+// later reads and writes fail at once: one watch per connection, so the
+// pipelines pay nothing per request for being cancellable.
+func Dial(ctx context.Context, addr string, db int, password string, timeout time.Duration) (*Conn, error) {
+	d := net.Dialer{Timeout: timeout}
+	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
 	c := &Conn{nc: nc, w: bufio.NewWriterSize(nc, 64<<10), r: bufio.NewReaderSize(nc, 64<<10)}
 	_ = nc.SetDeadline(time.Now().Add(timeout))
+	fail := func(err error) (*Conn, error) {
+		nc.Close()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
 	if password != "" {
 		if err := c.simple([]byte("AUTH"), []byte(password)); err != nil {
-			nc.Close()
-			return nil, fmt.Errorf("AUTH refused: %w", err)
+			return fail(fmt.Errorf("AUTH refused: %w", err))
 		}
 	}
 	if db != 0 {
 		if err := c.simple([]byte("SELECT"), []byte(strconv.Itoa(db))); err != nil {
-			nc.Close()
-			return nil, err
+			return fail(err)
 		}
 	}
 	if err := c.simple([]byte("PING")); err != nil {
-		nc.Close()
-		return nil, err
+		return fail(err)
 	}
 	_ = nc.SetDeadline(time.Time{})
+	// A deadline in the past fails every pending and later I/O on the
+	// connection (a plain Close would race with a read in progress).
+	c.stop = context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Unix(1, 0)) })
 	return c, nil
 }
 
@@ -212,4 +224,9 @@ func (c *Conn) line() ([]byte, error) {
 }
 
 // Close closes the connection.
-func (c *Conn) Close() error { return c.nc.Close() }
+func (c *Conn) Close() error {
+	if c.stop != nil {
+		c.stop()
+	}
+	return c.nc.Close()
+}
