@@ -57,6 +57,10 @@ type Target struct {
 	Status string  `json:"status"`
 	Reason string  `json:"reason,omitempty"`
 	Steps  []*Step `json:"steps"`
+	// NA are the study's steps this target cannot run (it lacks what they
+	// require), each with the reason; they are "n/a" in every table, not
+	// failures.
+	NA []NA `json:"not_applicable,omitempty"`
 	// Server describes the server behind a server target (nil for
 	// embedded engines): managed by storebench or external (by URI).
 	Server *Server `json:"server,omitempty"`
@@ -191,6 +195,26 @@ func (r *Resources) SetDevice(before, after procstat.DeviceIO) {
 	r.Device = after.Device
 	r.DeviceReadBytes = after.ReadBytes - before.ReadBytes
 	r.DeviceWriteBytes = after.WriteBytes - before.WriteBytes
+}
+
+// NA is one step a target cannot run: status "n/a" and why.
+type NA struct {
+	Workload string `json:"workload"`
+	Phase    string `json:"phase"`
+	N        int64  `json:"n"`
+	Status   string `json:"status"` // always "n/a"
+	Reason   string `json:"reason"`
+}
+
+// NotApplicable returns why the target cannot run a step of workload and
+// phase at size n (n < 0: at any size), "" if it can or nothing says so.
+func (t *Target) NotApplicable(workload, phase string, n int64) string {
+	for _, x := range t.NA {
+		if x.Workload == workload && (phase == "" || x.Phase == phase) && (n < 0 || x.N == n) {
+			return x.Reason
+		}
+	}
+	return ""
 }
 
 // Find returns the first step of a target matching workload, phase and n
