@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"storebench/internal/measure/latency"
@@ -234,11 +235,41 @@ func (r *Run) Write(path string) error {
 	if err != nil {
 		return fmt.Errorf("encode results: %w", err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+	if err := WriteFileAtomic(path, append(b, '\n')); err != nil {
 		return fmt.Errorf("write results: %w", err)
 	}
-	return os.Rename(tmp, path)
+	return nil
+}
+
+// WriteFileAtomic replaces path with b whole or not at all: it writes a
+// temporary file beside it, syncs it, and renames it over path. On any
+// error (a full disk) the temporary file is removed and the previous
+// path, if any, is left as it was: a reader never sees a truncated file.
+func WriteFileAtomic(path string, b []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		_ = d.Sync() // the rename itself survives a crash
+		d.Close()
+	}
+	return nil
 }
 
 // Read loads a results.json.

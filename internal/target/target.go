@@ -176,6 +176,9 @@ func Register(i Info) {
 	if i.Open == nil && i.Unavailable == "" {
 		panic("target " + i.Name + " has neither Open nor Unavailable")
 	}
+	if len(i.Provides) == 0 {
+		panic("target " + i.Name + " declares no capabilities (Provides)")
+	}
 	i.Kind = "server"
 	registry[i.Name] = i
 }
@@ -190,6 +193,9 @@ func RegisterEmbedded(i Info) {
 	}
 	if i.Open == nil && i.Unavailable == "" {
 		panic("target " + i.Name + " has neither Open nor Unavailable")
+	}
+	if len(i.Provides) == 0 {
+		panic("target " + i.Name + " declares no capabilities (Provides)")
 	}
 	if i.Kind != "pure-go" && i.Kind != "cgo" {
 		panic("embedded target " + i.Name + " needs Kind pure-go or cgo")
