@@ -173,7 +173,7 @@ func TestFullDiskStopsTheTargetAndTheNextRuns(t *testing.T) {
 	}
 	p, s := run.Targets[0], run.Targets[1]
 	noSpace := func(r string) bool {
-		return strings.Contains(r, "no space left on device (") || strings.Contains(r, "not enough disk: N=1e5")
+		return strings.Contains(r, "no space left on device (") || strings.Contains(r, "not enough disk: N=1e5 needs at least")
 	}
 	if (p.Status != "failed" && p.Status != "partial") || !noSpace(p.Reason) || p.Find("ledger", "insert", 1000) == nil {
 		t.Fatalf("pebble: %s (%s)\n%s", p.Status, p.Reason, stderr)

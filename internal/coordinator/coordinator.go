@@ -370,6 +370,9 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 	}
 
 	var diskUsed int64
+	// The disk taken at each data size so far, per workload (each has its
+	// own bytes per item).
+	sizes := map[string][]footprint{}
 	// The data filesystem's free space: watched during every step, and
 	// checked before each fresh one. External servers keep their data
 	// elsewhere.
@@ -394,11 +397,15 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 					sp = &x
 				}
 			}
-			est := estimateDisk(diskUsed, lastN(tr), st.N, st.ItemBytes)
-			if why := checkFits(est, int64(s.Limits.Disk), sp, diskUsed, st.N); why != "" {
-				tr.Status, tr.Reason = "partial", why
+			least, scaled := estimateDisk(sizes[st.Workload], st.N, st.ItemBytes)
+			refuse, warn := checkFits(least, scaled, int64(s.Limits.Disk), sp, diskUsed, st.N)
+			if refuse != "" {
+				tr.Status, tr.Reason = "partial", refuse
 				bar.Println(fmt.Sprintf("%-10s %s", t.Name, tr.Reason))
 				return
+			}
+			if warn != "" {
+				bar.Println(fmt.Sprintf("%-10s warning: %s", t.Name, warn))
 			}
 		}
 		label := fmt.Sprintf("%-10s %-8s N=%-6s", t.Name, st.Phase, study.FormatCount(st.N))
@@ -444,6 +451,7 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 			if res.ServerResources == nil {
 				diskUsed = res.Resources.DiskAllocated
 			}
+			sizes[st.Workload] = record(sizes[st.Workload], st.N, diskUsed)
 			writeHlog(runDir, t.Name, res)
 		}
 		if err != nil {
@@ -466,15 +474,6 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 	if _, err := w.call(wire.Request{Cmd: wire.CmdDestroy}, nil); err != nil {
 		bar.Println(fmt.Sprintf("%-10s could not remove its data: %v", t.Name, err))
 	}
-}
-
-func lastN(tr *results.Target) int64 {
-	for i := len(tr.Steps) - 1; i >= 0; i-- {
-		if tr.Steps[i].N > 0 {
-			return tr.Steps[i].N
-		}
-	}
-	return 1
 }
 
 func summary(r *results.Step) string {

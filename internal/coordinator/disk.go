@@ -121,36 +121,59 @@ func watchDisk(ctx context.Context, cancel context.CancelCauseFunc, space func()
 	}
 }
 
-// estimateDisk is the disk a fresh step of n items will take: the last
-// measured footprint (lastUsed bytes at lastN items) scaled to n, or, with
-// nothing measured yet, n times the workload's least bytes per item
-// (0: unknown). It is a float64 so that large ladders (1e9 items of
-// kilobytes) cannot overflow; callers compare it with float64 bounds.
-func estimateDisk(lastUsed, lastN, n, itemBytes int64) float64 {
-	if lastUsed > 0 && lastN > 0 {
-		return float64(lastUsed) / float64(lastN) * float64(n)
+// footprint is the disk a target took at one data size.
+type footprint struct{ n, bytes int64 }
+
+// estimateDisk is the disk a fresh step of n items will take: least, n
+// times the workload's least bytes per item (0: unknown), which the data
+// cannot take less of; scaled, the last footprint scaled to n by the
+// bytes per item between the last two sizes measured (a single size
+// cannot tell an engine's fixed overhead, its preallocated log and
+// manifest, from per-item bytes), never below least. Both are float64 so
+// that large ladders (1e9 items of kilobytes) cannot overflow int64.
+func estimateDisk(measured []footprint, n, itemBytes int64) (least, scaled float64) {
+	least = float64(itemBytes) * float64(n)
+	scaled = least
+	if k := len(measured); k >= 2 {
+		a, b := measured[k-2], measured[k-1]
+		if b.n > a.n && b.bytes > a.bytes && n > b.n {
+			perItem := (float64(b.bytes) - float64(a.bytes)) / (float64(b.n) - float64(a.n))
+			scaled = max(scaled, float64(b.bytes)+perItem*(float64(n)-float64(b.n)))
+		}
 	}
-	if itemBytes > 0 {
-		return float64(itemBytes) * float64(n)
-	}
-	return 0
+	return least, scaled
 }
 
-// checkFits refuses a fresh step whose estimated disk exceeds the study's
-// disk limit or the free space of the data filesystem (plus what the
-// current data, dropped before a fresh step, frees). It says why, or
-// returns "".
-func checkFits(est float64, limit int64, sp *fsSpace, current, n int64) string {
-	if est <= 0 {
-		return ""
+// record adds a step's footprint at size n: the largest at each size.
+func record(measured []footprint, n, bytes int64) []footprint {
+	if k := len(measured); k > 0 && measured[k-1].n == n {
+		measured[k-1].bytes = max(measured[k-1].bytes, bytes)
+		return measured
 	}
-	if limit > 0 && est > float64(limit) {
-		return fmt.Sprintf("disk limit %s: N=%s would need ~%s", human(limit), study.FormatCount(n), humanF(est))
+	return append(measured, footprint{n, bytes})
+}
+
+// checkFits decides on a fresh step of n items before it starts. refuse
+// says why it is not started: the scaled estimate exceeds the study's
+// disk limit, or even the least it needs exceeds the free space of the
+// data filesystem (plus what the current data, dropped before a fresh
+// step, frees). warn says that the scaled estimate may not fit: the step
+// starts, and the disk watch stops it if the disk fills.
+func checkFits(least, scaled float64, limit int64, sp *fsSpace, current, n int64) (refuse, warn string) {
+	if limit > 0 && scaled > float64(limit) {
+		return fmt.Sprintf("disk limit %s: N=%s would need ~%s", human(limit), study.FormatCount(n), humanF(scaled)), ""
 	}
-	if sp != nil && est > float64(sp.Free)+float64(current) {
-		return fmt.Sprintf("not enough disk: N=%s would need ~%s, %s free on %s (not started)", study.FormatCount(n), humanF(est), human(sp.Free+current), sp.Mount)
+	if sp == nil {
+		return "", ""
 	}
-	return ""
+	room := float64(sp.Free) + float64(current)
+	if least > room {
+		return fmt.Sprintf("not enough disk: N=%s needs at least %s, %s free on %s (not started)", study.FormatCount(n), humanF(least), human(sp.Free+current), sp.Mount), ""
+	}
+	if scaled > room {
+		return "", fmt.Sprintf("N=%s may need ~%s (scaled from the sizes before), %s free on %s: a full disk will stop it", study.FormatCount(n), humanF(scaled), human(sp.Free+current), sp.Mount)
+	}
+	return "", ""
 }
 
 // humanF is human for estimates that may exceed int64.

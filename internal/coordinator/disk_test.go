@@ -14,39 +14,53 @@ import (
 // items of a large footprint the product overflows int64, which made a
 // huge step look small (or negative) and start.
 func TestDiskEstimateDoesNotOverflow(t *testing.T) {
-	const used, lastN, n = int64(200) << 30, int64(1e8), int64(1e9) // 200 GiB at 1e8
-	est := estimateDisk(used, lastN, n, 0)
+	// 20 GiB at 1e7, 200 GiB at 1e8: int64(200 GiB) * 1e9 overflows.
+	const n = int64(1e9)
+	measured := []footprint{{1e7, 20 << 30}, {1e8, 200 << 30}}
+	_, est := estimateDisk(measured, n, 0)
 	if want := 2000 * float64(1<<30); math.Abs(est-want) > want*1e-9 {
 		t.Fatalf("estimate %g, want %g", est, want)
 	}
-	// Far beyond int64: 1e9 items after a step that took 1e13 bytes per
-	// 1e3 items.
-	if est := estimateDisk(1e13, 1e3, 1e9, 0); est != 1e19 {
+	// Far beyond int64: 1e9 items of 1e10 bytes each (measured at 1e2
+	// and 1e3), and the workload's own bytes per item.
+	if _, est := estimateDisk([]footprint{{1e2, 1e12}, {1e3, 1e13}}, 1e9, 0); math.Abs(est-1e19) > 1e10 {
 		t.Fatalf("estimate %g, want 1e19", est)
 	}
+	if least, est := estimateDisk(nil, 1e9, 1e12); est != 1e21 || least != 1e21 {
+		t.Fatalf("estimate %g, want 1e21", est)
+	}
 	lim := int64(50) << 30
-	why := checkFits(est, lim, nil, 0, n)
+	why, _ := checkFits(0, est, lim, nil, 0, n)
 	if !strings.Contains(why, "disk limit 50.0GiB: N=1e9 would need ~2.0TiB") {
 		t.Fatalf("checkFits: %q", why)
 	}
 }
 
 // A first step is estimated from the workload's bytes per item: a 1e9
-// ladder of 1 KiB transactions does not fit in 100 GiB free and is not
-// started; a small one fits.
+// ladder of 1 KiB transactions cannot fit in 100 GiB free and is not
+// started; a small one fits. A scaled estimate only warns: it may count
+// an engine's fixed overhead as per-item bytes.
 func TestDiskEstimateRefusesAStepThatCannotFit(t *testing.T) {
 	sp := &fsSpace{Free: 100 << 30, Mount: "/data"}
-	est := estimateDisk(0, 1, 1e9, 1141)
-	why := checkFits(est, 0, sp, 0, 1e9)
-	if !strings.Contains(why, "not enough disk: N=1e9 would need ~1.0TiB, 100.0GiB free on /data") {
+	least, scaled := estimateDisk(nil, 1e9, 1141)
+	why, _ := checkFits(least, scaled, 0, sp, 0, 1e9)
+	if why != "not enough disk: N=1e9 needs at least 1.0TiB, 100.0GiB free on /data (not started)" {
 		t.Fatalf("checkFits: %q", why)
 	}
-	if why := checkFits(estimateDisk(0, 1, 1e6, 1141), 0, sp, 0, 1e6); why != "" {
-		t.Fatalf("1e6 refused: %s", why)
+	least, scaled = estimateDisk(nil, 1e6, 1141)
+	if why, warn := checkFits(least, scaled, 0, sp, 0, 1e6); why != "" || warn != "" {
+		t.Fatalf("1e6 refused: %s %s", why, warn)
 	}
 	// The data a fresh step replaces counts as free.
-	if why := checkFits(estimateDisk(60<<30, 1e8, 2e8, 0), 0, sp, 60<<30, 2e8); why != "" {
-		t.Fatalf("refused although the old data frees enough: %s", why)
+	least, scaled = estimateDisk([]footprint{{5e7, 30 << 30}, {1e8, 60 << 30}}, 2e8, 0)
+	if why, warn := checkFits(least, scaled, 0, sp, 60<<30, 2e8); why != "" || warn != "" {
+		t.Fatalf("refused although the old data frees enough: %s %s", why, warn)
+	}
+	// Scaled beyond the free space, but the data itself fits: a warning.
+	least, scaled = estimateDisk([]footprint{{10, 4 << 20}, {1000, 40 << 20}}, 1e5, 1141)
+	why, warn := checkFits(least, scaled, 0, &fsSpace{Free: 400 << 20, Mount: "/small"}, 40<<20, 1e5)
+	if why != "" || !strings.Contains(warn, "N=1e5 may need ~") {
+		t.Fatalf("refuse %q, warn %q", why, warn)
 	}
 }
 
