@@ -402,7 +402,7 @@ func TestTargetTimeLimitStopsOnlyThatTarget(t *testing.T) {
 	out := t.TempDir()
 	t0 := time.Now()
 	_, stderr, code := runCLI(t, "run", p, "--out", out)
-	if code != 0 || time.Since(t0) > 30*time.Second {
+	if code != 3 || time.Since(t0) > 30*time.Second {
 		t.Fatalf("exit %d after %v\n%s", code, time.Since(t0), stderr)
 	}
 	run, err := results.Read(filepath.Join(onlyDir(t, out), "results.json"))

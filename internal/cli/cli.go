@@ -19,11 +19,15 @@ import (
 // Version is set at build time by the Makefile (-ldflags -X).
 var Version = "dev"
 
+// Exit codes of every command (run documents them in its --help and the
+// README): a failure is never reported as success, and a run cut short
+// is told apart from a complete one.
 const (
-	exitOK          = 0
-	exitFailed      = 1
-	exitUsage       = 2
-	exitInterrupted = 130
+	exitOK          = 0   // done; for run: every target ran every step it can (n/a steps are not failures)
+	exitFailed      = 1   // a target failed (also when the run was cut short after it)
+	exitUsage       = 2   // bad command line or study: nothing ran
+	exitPartial     = 3   // run: cut short by a limit (time, target time, disk) before every step ran
+	exitInterrupted = 130 // run: interrupted (Ctrl-C, SIGTERM); partial results written
 )
 
 type command struct {

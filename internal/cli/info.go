@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -74,20 +73,13 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 				}
 			}
 		}
-		if len(i.Cannot) > 0 {
-			var ws []string
-			for w, why := range i.Cannot {
-				ws = append(ws, w+": "+why)
-			}
-			sort.Strings(ws)
-			status += "; cannot run " + strings.Join(ws, "; ")
-		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", i.Name, i.Title, i.Kind, i.Version, status)
 	}
 	tw.Flush()
 	if missing > 0 {
 		fmt.Fprintf(stdout, "\n%d target(s) missing from this binary; `make build` enables every engine whose C library is installed.\n", missing)
 	}
+	writeMatrix(stdout)
 	fmt.Fprintln(stdout, "\nSERVERS (storebench installs, starts and stops them; see `storebench server --help`)")
 	tw = tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	for _, srv := range server.All() {
@@ -214,4 +206,88 @@ func readRun(arg string) (*results.Run, string, error) {
 	}
 	run, err := results.Read(file)
 	return run, dir, err
+}
+
+// writeMatrix prints which workload each target can run: "yes", "n/a" (it
+// can run none of the workload's steps) or the phases it cannot run, and
+// why: the capabilities it lacks. The steps are the workload's own with
+// its default parameters, matched as `storebench run` matches them.
+func writeMatrix(stdout io.Writer) {
+	type wsteps struct {
+		name  string
+		steps []workload.Step
+	}
+	var ws []wsteps
+	s := &study.Study{File: "list", Ladder: []study.Count{10}, Seed: 1, Concurrency: 1}
+	for _, w := range workload.All() {
+		raw, err := w.DecodeParams(s, study.Entry{Name: w.Name()})
+		if err != nil {
+			continue
+		}
+		steps, err := w.Plan(s, raw)
+		if err != nil {
+			continue
+		}
+		ws = append(ws, wsteps{w.Name(), steps})
+	}
+	fmt.Fprintln(stdout, "\nWORKLOADS × TARGETS (yes, n/a, or the phases that are n/a; why: what the target lacks)")
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprint(tw, "  target")
+	for _, w := range ws {
+		fmt.Fprintf(tw, "\t%s", w.name)
+	}
+	fmt.Fprintln(tw, "\twhy not")
+	for _, i := range target.All() {
+		fmt.Fprintf(tw, "  %s", i.Name)
+		var whys []string
+		for _, w := range ws {
+			var naPhases []string
+			var lack target.Caps
+			for _, st := range w.steps {
+				m := i.Provides.Missing(st.Requires)
+				if len(m) == 0 {
+					continue
+				}
+				if !contains(naPhases, st.Phase) {
+					naPhases = append(naPhases, st.Phase)
+				}
+				for _, c := range m {
+					if !lack.Has(c) {
+						lack = append(lack, c)
+					}
+				}
+			}
+			cell := "yes"
+			switch {
+			case len(naPhases) == len(uniquePhases(w.steps)):
+				cell = "n/a"
+				whys = append(whys, w.name+": "+lack.Lack())
+			case len(naPhases) > 0:
+				cell = strings.Join(naPhases, ",") + " n/a"
+				whys = append(whys, w.name+" "+strings.Join(naPhases, ",")+": "+lack.Lack())
+			}
+			fmt.Fprintf(tw, "\t%s", cell)
+		}
+		fmt.Fprintf(tw, "\t%s\n", strings.Join(whys, "; "))
+	}
+	tw.Flush()
+}
+
+func uniquePhases(steps []workload.Step) []string {
+	var out []string
+	for _, st := range steps {
+		if !contains(out, st.Phase) {
+			out = append(out, st.Phase)
+		}
+	}
+	return out
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
 }

@@ -31,8 +31,21 @@ same report with every chart, one file that works offline), hdr/
 study.yaml (the study as run, overrides applied: run it again with
 "storebench run RUN/study.yaml") and study.original.yaml (the text given).
 
+A step a target cannot run (it lacks a capability the step requires, e.g.
+ordered scans for YCSB E on Redis) is "n/a" with the reason in every table
+and in results.json; the target's other steps run. A target that can run
+nothing of the study is refused before anything starts.
+
 Ctrl-C stops within 2 s, keeps what was measured as a partial result and
 report, and exits with status 130.
+
+Exit status:
+  0    complete: every target ran every step it can
+  1    a target failed (a failure is never hidden by a time limit)
+  2    bad command line or study; nothing ran
+  3    cut short by a limit (limits.time, --time-limit, limits.target_time,
+       limits.disk or not enough free disk): partial results written
+  130  interrupted (Ctrl-C, SIGTERM): partial results written
 
 Examples:
   storebench run ledger
@@ -152,7 +165,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "storebench: target %s failed: %s\n", t.Name, t.Reason)
 			}
 		}
+		// The run's reason also says when a limit cut it short after.
+		fmt.Fprintf(stderr, "storebench: run failed: %s\n", run.Reason)
 		return exitFailed
+	case run.Status == "partial":
+		fmt.Fprintf(stderr, "storebench: run cut short: %s; partial results written to %s\n", run.Reason, dir)
+		return exitPartial
 	}
 	return exitOK
 }

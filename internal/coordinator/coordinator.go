@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"storebench/internal/progress"
@@ -41,6 +42,38 @@ type Options struct {
 type Plan struct {
 	Steps   []workload.Step
 	Targets []target.Info
+	// NA[i][j], when not empty, says why target i cannot run step j: the
+	// step is recorded as "n/a" with that reason and the target's other
+	// steps run.
+	NA [][]string
+}
+
+// match checks every step against what a target provides and returns,
+// per step, why the target cannot run it ("" when it can), and how many
+// steps it can run.
+func match(info target.Info, steps []workload.Step) (why []string, runnable int) {
+	why = make([]string, len(steps))
+	for j, st := range steps {
+		if why[j] = info.Provides.CannotRun(st.Requires); why[j] == "" {
+			runnable++
+		}
+	}
+	return why, runnable
+}
+
+// nothingToRun is the one line that refuses a target that can run no step
+// of the study: the reasons of each workload, once.
+func nothingToRun(name string, steps []workload.Step, why []string) string {
+	var parts []string
+	seen := map[string]bool{}
+	for j, st := range steps {
+		k := st.Workload + ": " + why[j]
+		if !seen[k] {
+			seen[k] = true
+			parts = append(parts, k)
+		}
+	}
+	return fmt.Sprintf("%s can run nothing in this study (%s)", name, strings.Join(parts, "; "))
 }
 
 // Prepare validates the study against the registries and expands it into
@@ -123,14 +156,14 @@ func prepare(s *study.Study) (*Plan, error) {
 			}
 		}
 		names[info.Name]++
-		// A target that declares a workload impossible (an authenticated
-		// store asked for the ledger) is refused here, with its reason,
-		// rather than failing in its worker with a type error.
-		for _, e := range s.Workloads {
-			if why, ok := info.Cannot[e.Name]; ok {
-				return nil, &study.Error{File: s.File, Field: fmt.Sprintf("targets[%d]", i),
-					Msg: fmt.Sprintf("%s cannot run the %s workload: %s", info.Name, e.Name, why)}
-			}
+		// Each step's requirements are matched against what the target
+		// provides: a step it cannot run is n/a for it (its other steps
+		// run), and a target that can run nothing at all (an
+		// authenticated store asked for the ledger) is refused here,
+		// before any worker starts.
+		why, runnable := match(info, p.Steps)
+		if runnable == 0 && len(p.Steps) > 0 {
+			return nil, &study.Error{File: s.File, Field: fmt.Sprintf("targets[%d]", i), Msg: nothingToRun(info.Name, p.Steps, why)}
 		}
 		for k := range t.Options {
 			if !contains(info.OptionNames, k) {
@@ -139,6 +172,7 @@ func prepare(s *study.Study) (*Plan, error) {
 			}
 		}
 		p.Targets = append(p.Targets, info)
+		p.NA = append(p.NA, why)
 	}
 	return p, nil
 }
@@ -225,24 +259,18 @@ func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, erro
 			targetCtx, cancelTarget = context.WithTimeoutCause(runCtx, time.Duration(s.Limits.TargetTime),
 				fmt.Errorf("target time limit %s reached", s.Limits.TargetTime))
 		}
-		runTarget(targetCtx, o, s, t, info, plan.Steps, tr, runDir)
+		var na []string
+		if i < len(plan.NA) {
+			na = plan.NA[i]
+		}
+		runTarget(targetCtx, o, s, t, info, plan.Steps, na, tr, runDir)
 		cancelTarget()
 		// Write after every target so that a kill -9 of the coordinator
 		// still leaves every finished target on disk.
 		_ = writeRun(run, runDir)
 	}
 	run.Finished = time.Now()
-	for _, tr := range run.Targets {
-		switch {
-		case tr.Status == "failed":
-			run.Status, run.Reason = "failed", "a target failed: see its reason"
-		case tr.Status == "partial" && run.Status == "complete":
-			run.Status, run.Reason = "partial", tr.Name+": "+tr.Reason
-		}
-	}
-	if runCtx.Err() != nil {
-		run.Status, run.Reason = "partial", stopReason(ctx)
-	}
+	run.Status, run.Reason = runStatus(run.Targets, runCtx.Err() != nil, stopReason(ctx))
 	if !o.KeepData {
 		_ = os.RemoveAll(dataRoot)
 	}
@@ -292,6 +320,37 @@ func unwrapPath(err error) error {
 	return err
 }
 
+// runStatus is the run's status from its targets': failed when any target
+// failed (a failure is never hidden by a later stop), else partial when a
+// target was cut short or the run was stopped (stopped: the run's context
+// ended, for why), else complete.
+func runStatus(targets []*results.Target, stopped bool, why string) (status, reason string) {
+	var failed []string
+	status = "complete"
+	for _, tr := range targets {
+		switch {
+		case tr.Status == "failed":
+			failed = append(failed, tr.Name)
+		case tr.Status == "partial" && status == "complete":
+			status, reason = "partial", tr.Name+": "+tr.Reason
+		}
+	}
+	if stopped {
+		status, reason = "partial", why
+	}
+	if len(failed) > 0 {
+		r := fmt.Sprintf("target %s failed: see its reason", strings.Join(failed, ", "))
+		if len(failed) > 1 {
+			r = fmt.Sprintf("targets %s failed: see their reasons", strings.Join(failed, ", "))
+		}
+		if status == "partial" {
+			r += "; and " + reason
+		}
+		return "failed", r
+	}
+	return status, reason
+}
+
 // stopWhy says why a target's context ended: the user, the run's time
 // limit or the target's own.
 func stopWhy(ctx context.Context) string {
@@ -312,9 +371,42 @@ func stopReason(userCtx context.Context) string {
 }
 
 // runTarget drives every step on one target in its own worker.
-func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, info target.Info, steps []workload.Step, tr *results.Target, runDir string) {
+// na[j], when not empty, says why this target cannot run steps[j].
+func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, info target.Info, steps []workload.Step, na []string, tr *results.Target, runDir string) {
 	bar := o.Bar
 	uri, dir := t.URI, filepath.Join(runDir, "data", t.Name)
+	dataRoot := filepath.Join(runDir, "data")
+	// Steps the target cannot run are n/a, recorded before anything
+	// starts so that a failure later still leaves them in results.json. A
+	// step that continues on the data of an n/a fresh step is n/a too.
+	runnable := make([]bool, len(steps))
+	freshNA := ""
+	for j, st := range steps {
+		why := ""
+		if j < len(na) {
+			why = na[j]
+		}
+		if st.Fresh {
+			freshNA = why
+		} else if why == "" && freshNA != "" {
+			why = freshNA
+		}
+		if why == "" {
+			runnable[j] = true
+			continue
+		}
+		tr.NA = append(tr.NA, results.NA{Workload: st.Workload, Phase: st.Phase, N: st.N, Status: "n/a", Reason: why})
+		bar.Println(fmt.Sprintf("%-10s %s %s N=%s: n/a: %s", t.Name, st.Workload, st.Phase, study.FormatCount(st.N), why))
+	}
+	if !o.KeepData {
+		// A target that fails (a full disk) must not leave its data to
+		// starve the next one; a successful one destroys its own.
+		defer func() {
+			if tr.Status == "failed" || tr.Status == "partial" {
+				_ = os.RemoveAll(filepath.Join(dataRoot, t.Name))
+			}
+		}()
+	}
 	var srv *managed
 	if !info.Embedded() {
 		if uri == "" {
@@ -364,32 +456,75 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 	}
 
 	var diskUsed int64
-	skipUntilFresh := false
-	for _, st := range steps {
+	// The disk taken at each data size so far, per workload (each has its
+	// own bytes per item).
+	sizes := map[string][]footprint{}
+	// The data filesystem's free space: watched during every step, and
+	// checked before each fresh one. External servers keep their data
+	// elsewhere.
+	space := func() (fsSpace, error) { return statSpace(dataRoot) }
+	local := info.Embedded() || srv != nil
+	for j, st := range steps {
 		if ctx.Err() != nil {
 			tr.Status, tr.Reason = "partial", "stopped: "+stopWhy(ctx)
 			return
 		}
-		if skipUntilFresh && !st.Fresh {
+		if !runnable[j] {
 			continue
 		}
-		skipUntilFresh = false
-		// The disk limit is checked against the last step's footprint
-		// scaled to this step's size: a step that would exceed it, and
-		// the larger ones after it, are not started.
-		if lim := int64(s.Limits.Disk); lim > 0 && st.Fresh && diskUsed > 0 {
-			if est := diskUsed * st.N / lastN(tr); est > lim {
-				tr.Status = "partial"
-				tr.Reason = fmt.Sprintf("disk limit %s: N=%s would need ~%s", human(lim), study.FormatCount(st.N), human(est))
+		// A fresh step's disk is estimated before it starts (the last
+		// footprint scaled to its size, or the workload's bytes per
+		// item): one that would exceed the disk limit or the free space,
+		// and the larger ones after it, are not started.
+		if st.Fresh {
+			var sp *fsSpace
+			if local {
+				if x, err := space(); err == nil {
+					sp = &x
+				}
+			}
+			least, scaled := estimateDisk(sizes[st.Workload], st.N, st.ItemBytes)
+			refuse, warn := checkFits(least, scaled, int64(s.Limits.Disk), sp, diskUsed, st.N)
+			if refuse != "" {
+				tr.Status, tr.Reason = "partial", refuse
 				bar.Println(fmt.Sprintf("%-10s %s", t.Name, tr.Reason))
 				return
+			}
+			if warn != "" {
+				bar.Println(fmt.Sprintf("%-10s warning: %s", t.Name, warn))
 			}
 		}
 		label := fmt.Sprintf("%-10s %-8s N=%-6s", t.Name, st.Phase, study.FormatCount(st.N))
 		bar.Begin(label)
 		stCopy := st
 		before := srv.snapshot()
-		ev, err := w.callCtx(ctx, wire.Request{Cmd: wire.CmdStep, Step: &stCopy}, func(p wire.Progress) { bar.Update(p.Done, p.Total) })
+		stepCtx, cancelStep := context.WithCancelCause(ctx)
+		var progress atomic.Int64
+		stopWatch := func() {}
+		if local {
+			stopWatch = watchDisk(stepCtx, cancelStep, space, &progress)
+		}
+		ev, err := w.callCtx(stepCtx, wire.Request{Cmd: wire.CmdStep, Step: &stCopy}, func(p wire.Progress) {
+			progress.Store(p.Done)
+			bar.Update(p.Done, p.Total)
+		})
+		stopWatch()
+		var noSpace *NoSpaceError
+		if c := context.Cause(stepCtx); ctx.Err() == nil && errors.As(c, &noSpace) {
+			// The step was stopped because the disk is full: that fails
+			// the target, whatever the worker answered.
+			if err == nil {
+				err = noSpace
+			} else {
+				err = fmt.Errorf("%w: %v", noSpace, err)
+			}
+		} else if err != nil && local {
+			// A step that failed on its own on a full disk says so.
+			if sp, serr := space(); serr == nil && sp.Free < diskFullBelow && !strings.Contains(err.Error(), "bytes free on") {
+				err = fmt.Errorf("%w: %v", &NoSpaceError{Free: sp.Free, Mount: sp.Mount}, err)
+			}
+		}
+		cancelStep(nil)
 		res := ev.Step
 		if res != nil && srv != nil {
 			res.ServerResources = srv.resources(before)
@@ -402,6 +537,7 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 			if res.ServerResources == nil {
 				diskUsed = res.Resources.DiskAllocated
 			}
+			sizes[st.Workload] = record(sizes[st.Workload], st.N, diskUsed)
 			if herr := writeHlog(runDir, t.Name, res); herr != nil {
 				bar.Println("warning: " + herr.Error())
 			}
@@ -416,7 +552,7 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 			bar.End(fmt.Sprintf("%s  FAILED: %v", label, err))
 			return
 		}
-		if res.Partial {
+		if res != nil && res.Partial {
 			tr.Status, tr.Reason = "partial", fmt.Sprintf("stopped during %s N=%s: %s", st.Phase, study.FormatCount(st.N), stopWhy(ctx))
 			bar.End(label + "  stopped (partial): " + stopWhy(ctx))
 			return
@@ -426,15 +562,6 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 	if _, err := w.call(wire.Request{Cmd: wire.CmdDestroy}, nil); err != nil {
 		bar.Println(fmt.Sprintf("%-10s could not remove its data: %v", t.Name, err))
 	}
-}
-
-func lastN(tr *results.Target) int64 {
-	for i := len(tr.Steps) - 1; i >= 0; i-- {
-		if tr.Steps[i].N > 0 {
-			return tr.Steps[i].N
-		}
-	}
-	return 1
 }
 
 func summary(r *results.Step) string {

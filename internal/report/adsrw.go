@@ -17,7 +17,7 @@ func init() {
 func adsRW(b *strings.Builder, run *results.Run) {
 	var ts []*results.Target
 	for _, t := range run.Targets {
-		if t.Find("ads-rw", "create", -1) != nil {
+		if takesPart(t, "ads-rw") {
 			ts = append(ts, t)
 		}
 	}
@@ -49,6 +49,10 @@ func adsRW(b *strings.Builder, run *results.Run) {
 			"RSS: the peak resident memory of the target's process over the whole test (VmHWM). MiB = 2^20 bytes.\n\n", Count(n), Count(reads), readers)
 		tab := Table{Head: []string{"", "Time used in creation (s)", "Size of the database (MiB)", "Parallel read time (s)", "Serial read time (s)", "Peak RSS (MiB)"}}
 		for _, t := range ts {
+			if why := t.NotApplicable("ads-rw", "", n); why != "" {
+				tab.Rows = append(tab.Rows, naRow(t.Title, why, 5))
+				continue
+			}
 			create := t.Find("ads-rw", "create", n)
 			par := t.Find("ads-rw", "read-parallel", n)
 			ser := t.Find("ads-rw", "read-serial", n)
@@ -59,6 +63,10 @@ func adsRW(b *strings.Builder, run *results.Run) {
 		b.WriteString("Details: write rate and time spent in commits, read latency (p50 / p99 per read), and the root hash after the last block (first 16 hex digits; equal roots mean equal state, and a rerun with the same seed gives the same roots).\n\n")
 		tab = Table{Head: []string{"", "Pairs written per s", "Commit time (s)", "Serial read p50 / p99", "Parallel read p50 / p99", "Root after the last block"}}
 		for _, t := range ts {
+			if why := t.NotApplicable("ads-rw", "", n); why != "" {
+				tab.Rows = append(tab.Rows, naRow(t.Title, why, 5))
+				continue
+			}
 			create := t.Find("ads-rw", "create", n)
 			par := t.Find("ads-rw", "read-parallel", n)
 			ser := t.Find("ads-rw", "read-serial", n)

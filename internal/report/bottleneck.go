@@ -158,13 +158,23 @@ func bottlenecks(b *strings.Builder, run *results.Run) {
 			}
 		}
 	}
+	// A phase no target could run still has its row, all n/a.
+	for _, t := range run.Targets {
+		for _, x := range t.NA {
+			k := key{x.Workload, x.Phase}
+			if _, seen := largest[k]; !seen {
+				order = append(order, k)
+				largest[k] = x.N
+			}
+		}
+	}
 	if len(order) == 0 {
 		return
 	}
 	var ts []*results.Target
 	head := []string{"Phase"}
 	for _, t := range run.Targets {
-		if len(t.Steps) > 0 {
+		if len(t.Steps) > 0 || len(t.NA) > 0 {
 			ts = append(ts, t)
 			head = append(head, t.Title)
 		}
@@ -177,7 +187,7 @@ func bottlenecks(b *strings.Builder, run *results.Run) {
 		for _, t := range ts {
 			s := t.Find(k.workload, k.phase, n)
 			if s == nil || s.Error != "" {
-				row = append(row, "—")
+				row = append(row, cell(missing(t, k.workload, k.phase, n)))
 				continue
 			}
 			bn := Classify(run, s)

@@ -26,14 +26,14 @@ func Charts(run *results.Run) []*chart.Chart {
 	for _, w := range workloads(run) {
 		phases := phasesOf(run, w)
 		for _, ph := range phases {
-			out = append(out, scaling(run, w, ph)...)
+			out = append(out, withNA(run, w, ph, scaling(run, w, ph)...)...)
 		}
 		out = append(out, footprint(run, w, phases)...)
 		for _, ph := range phases {
-			out = append(out, percentiles(run, w, ph, false), percentiles(run, w, ph, true))
+			out = append(out, withNA(run, w, ph, percentiles(run, w, ph, false), percentiles(run, w, ph, true))...)
 		}
 		for _, ph := range phases {
-			out = append(out, timeSeries(run, w, ph))
+			out = append(out, withNA(run, w, ph, timeSeries(run, w, ph))...)
 		}
 	}
 	// Builders return nil where they have nothing to draw.
@@ -550,4 +550,26 @@ func fullTicks(ts []results.Tick) []results.Tick {
 		}
 	}
 	return ts
+}
+
+// withNA adds to the legend of each chart of one phase the targets that
+// cannot run it, "n/a" with the reason: a missing line is explained, not
+// mistaken for a target that was forgotten or failed.
+func withNA(run *results.Run, w, phase string, cs ...*chart.Chart) []*chart.Chart {
+	for _, c := range cs {
+		if c == nil || len(c.Panels) == 0 {
+			continue
+		}
+		for _, t := range run.Targets {
+			if len(measured(t, w, phase)) > 0 {
+				continue
+			}
+			if why := t.NotApplicable(w, phase, -1); why != "" {
+				col, dash := targetStyle(run, t)
+				// No points: a legend entry only.
+				c.Panels[0].Series = append(c.Panels[0].Series, chart.Series{Color: col, Dashed: dash, Legend: t.Title + ": n/a (" + why + ")"})
+			}
+		}
+	}
+	return cs
 }

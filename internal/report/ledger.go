@@ -18,7 +18,7 @@ func ledger(b *strings.Builder, run *results.Run) {
 	var ts []*results.Target
 	head := []string{"Action"}
 	for _, t := range run.Targets {
-		if len(t.Steps) > 0 {
+		if takesPart(t, "ledger") {
 			ts = append(ts, t)
 			head = append(head, t.Title)
 		}
@@ -41,7 +41,7 @@ func ledger(b *strings.Builder, run *results.Run) {
 		tab.Rows = append(tab.Rows, row(fmt.Sprintf("Insert of a txn chain of %s txns", Count(n)), func(t *results.Target) string {
 			s := step(t, "insert", n)
 			if s == nil {
-				return "—"
+				return missing(t, "ledger", "insert", n)
 			}
 			return fmt.Sprintf("%s<br>%s of disk", Seconds(s.Seconds), Bytes(s.Footprint().DiskAllocated))
 		}))
@@ -54,7 +54,7 @@ func ledger(b *strings.Builder, run *results.Run) {
 		tab.Rows = append(tab.Rows, row(fmt.Sprintf("Select one txn from a DB of %s txns", Count(n)), func(t *results.Target) string {
 			s := step(t, "select", n)
 			if s == nil || s.Latency.Count == 0 {
-				return "—"
+				return missing(t, "ledger", "select", n)
 			}
 			return fmt.Sprintf("max %s<br>p50 %s, p99 %s", Latency(s.Latency.Max), Latency(s.Latency.P50), Latency(s.Latency.P99))
 		}))
@@ -83,7 +83,7 @@ func ledger(b *strings.Builder, run *results.Run) {
 						return fmt.Sprintf("max %s<br>mean %s", Seconds(float64(s.Latency.Max)/1e9), Seconds(s.Latency.Mean/1e9))
 					}
 				}
-				return "—"
+				return missing(t, "ledger", "chain", -1)
 			}))
 		}
 		tab.write(b)
@@ -98,7 +98,7 @@ func ledger(b *strings.Builder, run *results.Run) {
 				s = step(t, "insert", n)
 			}
 			if s == nil {
-				return "—"
+				return missing(t, "ledger", "insert", n)
 			}
 			f := s.Footprint()
 			return fmt.Sprintf("%s me / %s ca", Bytes(Mem(f.After)), Bytes(f.CacheResident))
@@ -114,7 +114,7 @@ func ledger(b *strings.Builder, run *results.Run) {
 			return func(t *results.Target) string {
 				s := step(t, "stress", -1)
 				if s == nil {
-					return "—"
+					return missing(t, "ledger", "stress", -1)
 				}
 				return f(s)
 			}
@@ -152,7 +152,7 @@ func ledger(b *strings.Builder, run *results.Run) {
 			return func(t *results.Target) string {
 				s := step(t, "balance", -1)
 				if s == nil {
-					return "—"
+					return missing(t, "ledger", "balance", -1)
 				}
 				return f(s)
 			}

@@ -57,6 +57,9 @@ func document(run *results.Run) string {
 		if t.Reason != "" {
 			status += ": " + t.Reason
 		}
+		if na := naSummary(t); na != "" {
+			status += "; " + na
+		}
 		version, set := t.Version, settings(t.Settings)
 		if t.Server != nil {
 			kind := "external server " + t.Server.URI

@@ -230,9 +230,16 @@ func Recommend(run *results.Run) *Recommendation {
 		if c.Any() {
 			v.Broken = firstBroken(run, c, t, v)
 		}
+		if math.IsNaN(v.Score) {
+			if why := t.NotApplicable(rf.workload, rf.phase, rn); why != "" {
+				v.ScoreText = "n/a: " + why
+			}
+		}
 		if v.Broken == "" && math.IsNaN(v.Score) {
 			v.Broken = fmt.Sprintf("no figure for %s%s", rf.name(), atSize(rn))
-			if t.Status != "ok" && t.Reason != "" {
+			if why := t.NotApplicable(rf.workload, rf.phase, rn); why != "" {
+				v.Broken = fmt.Sprintf("%s: n/a (%s)", rf.name(), why)
+			} else if t.Status != "ok" && t.Reason != "" {
 				v.Broken += " (" + t.Status + ": " + t.Reason + ")"
 			}
 		}
@@ -276,6 +283,9 @@ func firstBroken(run *results.Run, c *study.Constraints, t *results.Target, v Ve
 		n := largestN(run, f)
 		x, txt, ok := f.measure(t, n)
 		if !ok {
+			if why := t.NotApplicable(f.workload, f.phase, n); why != "" {
+				return fmt.Sprintf("p99 of %s: n/a (%s)", f.name(), why)
+			}
 			return fmt.Sprintf("p99 of %s: not measured%s%s", f.name(), atSize(n), statusNote(t))
 		}
 		if x > b.Value {
@@ -287,6 +297,9 @@ func firstBroken(run *results.Run, c *study.Constraints, t *results.Target, v Ve
 		n := largestN(run, f)
 		x, txt, ok := f.measure(t, n)
 		if !ok {
+			if why := t.NotApplicable(f.workload, f.phase, n); why != "" {
+				return fmt.Sprintf("throughput of %s: n/a (%s)", f.name(), why)
+			}
 			return fmt.Sprintf("throughput of %s: not measured%s%s", f.name(), atSize(n), statusNote(t))
 		}
 		if x < b.Value {

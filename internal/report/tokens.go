@@ -18,7 +18,7 @@ func tokens(b *strings.Builder, run *results.Run) {
 	var ts []*results.Target
 	head := []string{"Task (s)"}
 	for _, t := range run.Targets {
-		if t.Find("tokens", "genacc", -1) != nil {
+		if takesPart(t, "tokens") {
 			ts = append(ts, t)
 			head = append(head, t.Title)
 		}
@@ -29,6 +29,10 @@ func tokens(b *strings.Builder, run *results.Run) {
 	row := func(label string, f func(t *results.Target) string) []string {
 		r := []string{label}
 		for _, t := range ts {
+			if why := t.NotApplicable("tokens", "", -1); why != "" && t.Find("tokens", "genacc", -1) == nil {
+				r = append(r, "n/a: "+why)
+				continue
+			}
 			r = append(r, f(t))
 		}
 		return r

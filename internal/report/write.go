@@ -82,11 +82,7 @@ func WriteAll(dir string, run *results.Run) error {
 
 // writeFile replaces a file whole (a reader never sees half a report).
 func writeFile(path string, b []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("write report: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := results.WriteFileAtomic(path, b); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
 	return nil

@@ -29,7 +29,7 @@ func ycsb(b *strings.Builder, run *results.Run) {
 	var ts []*results.Target
 	head := []string{"Workload"}
 	for _, t := range run.Targets {
-		if t.Find("ycsb", "load", -1) != nil {
+		if takesPart(t, "ycsb") {
 			ts = append(ts, t)
 			head = append(head, t.Title)
 		}
@@ -46,7 +46,9 @@ func ycsb(b *strings.Builder, run *results.Run) {
 			for _, t := range ts {
 				s := t.Find("ycsb", w, n)
 				if s == nil || s.Ops == 0 {
-					r = append(r, "—")
+					c := missing(t, "ycsb", w, n)
+					any = any || c != "—"
+					r = append(r, c)
 					continue
 				}
 				any = true

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"storebench/internal/measure/latency"
@@ -57,6 +58,10 @@ type Target struct {
 	Status string  `json:"status"`
 	Reason string  `json:"reason,omitempty"`
 	Steps  []*Step `json:"steps"`
+	// NA are the study's steps this target cannot run (it lacks what they
+	// require), each with the reason; they are "n/a" in every table, not
+	// failures.
+	NA []NA `json:"not_applicable,omitempty"`
 	// Server describes the server behind a server target (nil for
 	// embedded engines): managed by storebench or external (by URI).
 	Server *Server `json:"server,omitempty"`
@@ -254,6 +259,26 @@ func (r *Resources) Interval() float64 {
 	return 0
 }
 
+// NA is one step a target cannot run: status "n/a" and why.
+type NA struct {
+	Workload string `json:"workload"`
+	Phase    string `json:"phase"`
+	N        int64  `json:"n"`
+	Status   string `json:"status"` // always "n/a"
+	Reason   string `json:"reason"`
+}
+
+// NotApplicable returns why the target cannot run a step of workload and
+// phase at size n (n < 0: at any size), "" if it can or nothing says so.
+func (t *Target) NotApplicable(workload, phase string, n int64) string {
+	for _, x := range t.NA {
+		if x.Workload == workload && (phase == "" || x.Phase == phase) && (n < 0 || x.N == n) {
+			return x.Reason
+		}
+	}
+	return ""
+}
+
 // Find returns the first step of a target matching workload, phase and n
 // (n < 0 matches any size).
 func (t *Target) Find(workload, phase string, n int64) *Step {
@@ -271,11 +296,41 @@ func (r *Run) Write(path string) error {
 	if err != nil {
 		return fmt.Errorf("encode results: %w", err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+	if err := WriteFileAtomic(path, append(b, '\n')); err != nil {
 		return fmt.Errorf("write results: %w", err)
 	}
-	return os.Rename(tmp, path)
+	return nil
+}
+
+// WriteFileAtomic replaces path with b whole or not at all: it writes a
+// temporary file beside it, syncs it, and renames it over path. On any
+// error (a full disk) the temporary file is removed and the previous
+// path, if any, is left as it was: a reader never sees a truncated file.
+func WriteFileAtomic(path string, b []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		_ = d.Sync() // the rename itself survives a crash
+		d.Close()
+	}
+	return nil
 }
 
 // Read loads a results.json.

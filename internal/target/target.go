@@ -49,13 +49,118 @@ type Info struct {
 	Server string
 	// Schemes are the URI schemes that select this target.
 	Schemes []string
-	// Cannot lists workloads this target cannot run, with the reason
-	// (e.g. memcached has no ordered access for the ledger's chains).
-	Cannot map[string]string
+	// Provides is what this target's handle offers the workloads: each
+	// workload step requires some capabilities, and the coordinator runs
+	// on a target only the steps whose requirements it provides (the
+	// others are "n/a" with the missing capability as the reason).
+	Provides Caps
 	// Open returns a handle; it must implement io.Closer and usually
 	// kv.Describer, plus the workload interfaces it supports.
 	Open func(Options) (io.Closer, error)
 }
+
+// Cap is one capability a target offers workloads. The set is open: a new
+// workload that needs something new adds a Cap here and declares it on
+// the targets that have it.
+type Cap string
+
+const (
+	// KeyValue: single reads, inserts and updates of keys or records,
+	// each on its own (not only inside a block).
+	KeyValue Cap = "key-value"
+	// OrderedScan: read records in key order from a start key.
+	OrderedScan Cap = "ordered-scan"
+	// Batch: several writes committed atomically as one block.
+	Batch Cap = "batch"
+	// Secondary: find records by another attribute, in order (a ledger
+	// chain's transactions by its genesis address) and keep a view.
+	Secondary Cap = "secondary"
+	// Pipeline: several requests per round trip (free in-process).
+	Pipeline Cap = "pipeline"
+	// SQL: SQL statements on tables.
+	SQL Cap = "sql"
+	// Documents: structured documents with fields.
+	Documents Cap = "documents"
+	// AuthRoots: a root hash committing to the whole state after each
+	// block, with proofs (authenticated data structures).
+	AuthRoots Cap = "auth-roots"
+)
+
+var capText = map[Cap]string{
+	KeyValue:    "single key-value writes",
+	OrderedScan: "ordered scans",
+	Batch:       "atomic batches",
+	Secondary:   "secondary lookups",
+	Pipeline:    "pipelined requests",
+	SQL:         "SQL",
+	Documents:   "documents",
+	AuthRoots:   "authenticated roots",
+}
+
+// AllCaps lists every capability, in the order `storebench list` shows them.
+var AllCaps = []Cap{KeyValue, OrderedScan, Batch, Secondary, Pipeline, SQL, Documents, AuthRoots}
+
+// String is the capability in words, for reasons and `storebench list`.
+func (c Cap) String() string {
+	if t, ok := capText[c]; ok {
+		return t
+	}
+	return string(c)
+}
+
+// Caps is a set of capabilities.
+type Caps []Cap
+
+// Has reports whether c is in the set.
+func (cs Caps) Has(c Cap) bool {
+	for _, x := range cs {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+// Missing returns the capabilities of need that cs lacks, in need's order.
+func (cs Caps) Missing(need Caps) Caps {
+	var out Caps
+	for _, c := range need {
+		if !cs.Has(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// String lists the set in words.
+func (cs Caps) String() string {
+	var w []string
+	for _, c := range cs {
+		w = append(w, c.String())
+	}
+	return strings.Join(w, ", ")
+}
+
+// CannotRun says why a target with these capabilities cannot run a step
+// that needs need ("" when it can): the step's cell is "n/a: <reason>".
+func (cs Caps) CannotRun(need Caps) string {
+	return cs.Missing(need).Lack()
+}
+
+// Lack says that these capabilities are missing: "no ordered scans", "no
+// SQL, no documents"; "" for none.
+func (cs Caps) Lack() string {
+	var w []string
+	for _, c := range cs {
+		w = append(w, "no "+c.String())
+	}
+	return strings.Join(w, ", ")
+}
+
+// EngineCaps is what every embedded key-value engine (kv.Store) provides:
+// the workloads build secondary indexes, views and blocks on ordered
+// keys and atomic batches, and an in-process call needs no pipelining.
+var EngineCaps = Caps{KeyValue, OrderedScan, Batch, Secondary, Pipeline}
 
 // Embedded reports whether the target runs inside the worker process.
 func (i Info) Embedded() bool { return i.Kind != "server" }
@@ -69,6 +174,9 @@ func Register(i Info) {
 	}
 	if i.Open == nil && i.Unavailable == "" {
 		panic("target " + i.Name + " has neither Open nor Unavailable")
+	}
+	if len(i.Provides) == 0 {
+		panic("target " + i.Name + " declares no capabilities (Provides)")
 	}
 	i.Kind = "server"
 	registry[i.Name] = i
@@ -85,6 +193,9 @@ func RegisterEmbedded(i Info) {
 	if i.Open == nil && i.Unavailable == "" {
 		panic("target " + i.Name + " has neither Open nor Unavailable")
 	}
+	if len(i.Provides) == 0 {
+		panic("target " + i.Name + " declares no capabilities (Provides)")
+	}
 	if i.Kind != "pure-go" && i.Kind != "cgo" {
 		panic("embedded target " + i.Name + " needs Kind pure-go or cgo")
 	}
@@ -93,7 +204,7 @@ func RegisterEmbedded(i Info) {
 
 // fromEngine presents an embedded engine as a target.
 func fromEngine(e kv.Engine) Info {
-	i := Info{Name: e.Name, Title: e.Title, Kind: e.Kind, Version: e.Version, Unavailable: e.Unavailable, OptionNames: e.OptionNames}
+	i := Info{Name: e.Name, Title: e.Title, Kind: e.Kind, Version: e.Version, Unavailable: e.Unavailable, OptionNames: e.OptionNames, Provides: EngineCaps}
 	if e.Open != nil {
 		open := e.Open
 		i.Open = func(o Options) (io.Closer, error) {

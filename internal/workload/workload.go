@@ -13,6 +13,7 @@ import (
 
 	"storebench/internal/results"
 	"storebench/internal/study"
+	"storebench/internal/target"
 )
 
 // Step is one unit of work the coordinator sends to a worker: a phase at a
@@ -28,6 +29,16 @@ type Step struct {
 	Params      json.RawMessage `json:"params"`
 	// Largest is the top of the ladder (some phases run only there).
 	Largest int64 `json:"largest"`
+	// Requires is what a target must provide to run this step (its
+	// phase or operation mix); the coordinator matches it against each
+	// target's target.Info.Provides and records the steps a target
+	// cannot run as "n/a" with the reason.
+	Requires target.Caps `json:"requires,omitempty"`
+	// ItemBytes, when the workload can tell, is the least disk one item
+	// of a fresh step takes (its raw key and value bytes): the
+	// coordinator refuses a first step whose N items cannot fit in the
+	// free space before starting it.
+	ItemBytes int64 `json:"item_bytes,omitempty"`
 }
 
 // Env is what a step runs against inside the worker.

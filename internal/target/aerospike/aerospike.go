@@ -81,7 +81,7 @@ func init() {
 		OptionNames: optionNames,
 		Server:      "", // no Aerospike server can be installed here: external only
 		Schemes:     []string{"aerospike"},
-		Cannot:      map[string]string{"ycsb E": "no ordered scan"},
+		Provides:    target.Caps{target.KeyValue, target.Secondary},
 		Open: func(o target.Options) (io.Closer, error) {
 			s, err := Open(o)
 			if err != nil {

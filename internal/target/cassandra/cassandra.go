@@ -77,7 +77,7 @@ func init() {
 		OptionNames: optionNames,
 		Server:      "cassandra",
 		Schemes:     []string{"cassandra"},
-		Cannot:      map[string]string{"ycsb E": "no ordered scan"},
+		Provides:    target.Caps{target.KeyValue, target.Secondary},
 		Open: func(o target.Options) (io.Closer, error) {
 			s, err := Open(o)
 			if err != nil {

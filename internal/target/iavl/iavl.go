@@ -47,7 +47,7 @@ func init() {
 		Kind:        "pure-go",
 		Version:     "cosmos/iavl " + moduleVersion + " (cosmos-db " + cosmosDBVersion + ")",
 		OptionNames: optionNames,
-		Cannot:      targetkit.ADSOnly(),
+		Provides:    targetkit.ADSCaps,
 		Open:        func(o target.Options) (io.Closer, error) { return Open(o) },
 	})
 }

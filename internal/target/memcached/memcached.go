@@ -54,10 +54,7 @@ func init() {
 		OptionNames: optionNames,
 		Server:      "memcached",
 		Schemes:     []string{"memcached"},
-		Cannot: map[string]string{
-			"ledger": "no ordered access to a chain's transactions",
-			"ycsb E": "no ordered scan",
-		},
+		Provides:    target.Caps{target.KeyValue},
 		Open: func(o target.Options) (io.Closer, error) {
 			s, err := Open(o)
 			if err != nil {

@@ -30,7 +30,7 @@ func init() {
 		Version:     version(),
 		Unavailable: unavailable,
 		OptionNames: optionNames,
-		Cannot:      targetkit.ADSOnly(),
+		Provides:    targetkit.ADSCaps,
 		Open:        openFunc,
 	})
 }

@@ -75,6 +75,7 @@ func init() {
 		OptionNames: optionNames,
 		Server:      "ferretdb",
 		Schemes:     []string{"mongodb"},
+		Provides:    target.Caps{target.KeyValue, target.OrderedScan, target.Secondary, target.Documents},
 		Open: func(o target.Options) (io.Closer, error) {
 			s, err := Open(o)
 			if err != nil {

@@ -41,7 +41,7 @@ func init() {
 		Kind:        "pure-go",
 		Version:     "go-ethereum " + moduleVersion,
 		OptionNames: optionNames,
-		Cannot:      targetkit.ADSOnly(),
+		Provides:    targetkit.ADSCaps,
 		Open:        func(o target.Options) (io.Closer, error) { return Open(o) },
 	})
 }

@@ -68,6 +68,7 @@ func init() {
 		OptionNames: optionNames,
 		Server:      "mariadb",
 		Schemes:     []string{"mysql"},
+		Provides:    target.Caps{target.KeyValue, target.OrderedScan, target.Secondary, target.SQL},
 		Open: func(o target.Options) (io.Closer, error) {
 			s, err := Open(o)
 			if err != nil {

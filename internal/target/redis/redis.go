@@ -71,7 +71,7 @@ func init() {
 		OptionNames: optionNames,
 		Server:      "redis",
 		Schemes:     []string{"redis"},
-		Cannot:      map[string]string{"ycsb E": "no ordered scan"},
+		Provides:    target.Caps{target.KeyValue, target.Secondary, target.Pipeline},
 		Open: func(o target.Options) (io.Closer, error) {
 			s, err := Open(o)
 			if err != nil {

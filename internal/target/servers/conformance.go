@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"storebench/internal/ads"
 	"storebench/internal/kv"
 	"storebench/internal/target"
 	"storebench/internal/workload/ledger"
@@ -58,7 +59,39 @@ func Open(t T, name string, o target.Options) io.Closer {
 		t.Fatalf("open %s: %v", name, err)
 	}
 	t.Logf("opened %s in %v", name, time.Since(start).Round(time.Millisecond))
+	CheckCaps(t, info, h)
 	return h
+}
+
+// CheckCaps checks that what a target declares it provides is what its
+// handle implements, capability by capability: the coordinator matches
+// steps against the declaration, so a wrong one would fail a step that
+// was expected to run, or call n/a a step the target can run.
+func CheckCaps(t T, info target.Info, h any) {
+	t.Helper()
+	_, isKV := h.(kv.Store)
+	adsStore, isADS := h.(ads.Store)
+	_, isDB := h.(ycsb.DB)
+	_, isScanner := h.(ycsb.Scanner)
+	_, isLedger := h.(ledger.Store)
+	_, isPipeliner := h.(setget.Pipeliner)
+	_, isSQL := h.(pointselect.Selecter)
+	for _, c := range []struct {
+		cap target.Cap
+		has bool
+	}{
+		{target.KeyValue, isKV || isDB},
+		{target.OrderedScan, isKV || isDB && isScanner},
+		{target.Secondary, isKV || isLedger},
+		{target.Pipeline, isKV || isPipeliner},
+		{target.SQL, isSQL},
+		{target.Batch, isKV || isADS},
+		{target.AuthRoots, isADS && ads.Authenticated(adsStore)},
+	} {
+		if info.Provides.Has(c.cap) != c.has {
+			t.Errorf("%s declares %s: %v, but its handle %T implements it: %v", info.Name, c.cap, info.Provides.Has(c.cap), h, c.has)
+		}
+	}
 }
 
 // Info checks what a server target registers.

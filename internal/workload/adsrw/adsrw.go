@@ -19,6 +19,7 @@ import (
 	"storebench/internal/results"
 	"storebench/internal/runner"
 	"storebench/internal/study"
+	"storebench/internal/target"
 	"storebench/internal/workload"
 	"storebench/internal/workload/gen"
 	"storebench/internal/workload/roots"
@@ -85,7 +86,10 @@ func (Workload) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, erro
 	for _, c := range s.Ladder {
 		add := func(phase string, fresh bool, conc int) {
 			steps = append(steps, workload.Step{Workload: Name, Phase: phase, N: int64(c), Fresh: fresh,
-				Seed: s.Seed, Concurrency: conc, Params: raw, Largest: s.Largest()})
+				Seed: s.Seed, Concurrency: conc, Params: raw, Largest: s.Largest(),
+				// Blocks of writes committed atomically (an authenticated
+				// store's blocks, a plain engine's batches), read back.
+				Requires: target.Caps{target.Batch}})
 		}
 		add("create", true, 1)
 		if p.Reads > 0 {

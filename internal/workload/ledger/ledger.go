@@ -19,6 +19,7 @@ import (
 	"storebench/internal/results"
 	"storebench/internal/runner"
 	"storebench/internal/study"
+	"storebench/internal/target"
 	"storebench/internal/workload"
 )
 
@@ -94,6 +95,11 @@ func (Ledger) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, erro
 	return json.Marshal(p)
 }
 
+// requires is what every ledger phase needs of a target: transactions
+// written and read one by one, each chain listed in order by its genesis
+// address, and a view of balances.
+var requires = target.Caps{target.KeyValue, target.Secondary}
+
 func (Ledger) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error) {
 	var p Params
 	if err := json.Unmarshal(raw, &p); err != nil {
@@ -102,8 +108,12 @@ func (Ledger) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error)
 	largest := s.Largest()
 	var steps []workload.Step
 	add := func(phase string, n int64, fresh bool) {
-		steps = append(steps, workload.Step{Workload: "ledger", Phase: phase, N: n, Fresh: fresh,
-			Seed: s.Seed, Concurrency: s.Concurrency, Params: raw, Largest: largest})
+		st := workload.Step{Workload: "ledger", Phase: phase, N: n, Fresh: fresh,
+			Seed: s.Seed, Concurrency: s.Concurrency, Params: raw, Largest: largest, Requires: requires}
+		if fresh {
+			st.ItemBytes = headerLen + int64(p.Payload)
+		}
+		steps = append(steps, st)
 	}
 	for _, c := range s.Ladder {
 		n := int64(c)
@@ -115,7 +125,7 @@ func (Ledger) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error)
 	if p.Chains.Samples > 0 {
 		for _, l := range p.Chains.Lengths {
 			steps = append(steps, workload.Step{Workload: "ledger", Phase: "chain", N: largest, Seed: s.Seed,
-				Concurrency: s.Concurrency, Params: chainParams(raw, int64(l)), Largest: largest})
+				Concurrency: s.Concurrency, Params: chainParams(raw, int64(l)), Largest: largest, Requires: requires})
 		}
 	}
 	if p.Stress.Duration > 0 {

@@ -15,6 +15,7 @@ import (
 	"storebench/internal/results"
 	"storebench/internal/runner"
 	"storebench/internal/study"
+	"storebench/internal/target"
 	"storebench/internal/workload"
 )
 
@@ -72,7 +73,8 @@ func (PointSelect) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage,
 }
 
 func (PointSelect) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error) {
-	return []workload.Step{{Workload: "pointselect", Phase: "select", N: s.Largest(), Seed: s.Seed, Concurrency: s.Concurrency, Params: raw, Largest: s.Largest()}}, nil
+	return []workload.Step{{Workload: "pointselect", Phase: "select", N: s.Largest(), Seed: s.Seed, Concurrency: s.Concurrency, Params: raw, Largest: s.Largest(),
+		Requires: target.Caps{target.SQL}}}, nil
 }
 
 func (PointSelect) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*results.Step, error) {

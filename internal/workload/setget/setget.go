@@ -17,6 +17,7 @@ import (
 	"storebench/internal/results"
 	"storebench/internal/runner"
 	"storebench/internal/study"
+	"storebench/internal/target"
 	"storebench/internal/workload"
 )
 
@@ -77,7 +78,10 @@ func (SetGet) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, erro
 func (SetGet) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error) {
 	var steps []workload.Step
 	for i, phase := range []string{"set", "get"} {
-		steps = append(steps, workload.Step{Workload: "setget", Phase: phase, N: s.Largest(), Fresh: i == 0, Seed: s.Seed, Concurrency: s.Concurrency, Params: raw, Largest: s.Largest()})
+		// SETs and GETs pipelined on a connection (an embedded engine
+		// batches them).
+		steps = append(steps, workload.Step{Workload: "setget", Phase: phase, N: s.Largest(), Fresh: i == 0, Seed: s.Seed, Concurrency: s.Concurrency, Params: raw, Largest: s.Largest(),
+			Requires: target.Caps{target.KeyValue, target.Pipeline}})
 	}
 	return steps, nil
 }

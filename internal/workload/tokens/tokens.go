@@ -22,6 +22,7 @@ import (
 	"storebench/internal/results"
 	"storebench/internal/runner"
 	"storebench/internal/study"
+	"storebench/internal/target"
 	"storebench/internal/workload"
 	"storebench/internal/workload/roots"
 )
@@ -118,7 +119,10 @@ func (Workload) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, erro
 	for _, c := range s.Ladder {
 		add := func(phase string, fresh bool, conc int) {
 			steps = append(steps, workload.Step{Workload: Name, Phase: phase, N: int64(c), Fresh: fresh,
-				Seed: s.Seed, Concurrency: conc, Params: raw, Largest: s.Largest()})
+				Seed: s.Seed, Concurrency: conc, Params: raw, Largest: s.Largest(),
+				// Blocks of writes committed atomically (an authenticated
+				// store's blocks, a plain engine's batches), read back.
+				Requires: target.Caps{target.Batch}})
 		}
 		add("genacc", true, 1)
 		add("checkacc", false, p.Readers)

@@ -15,6 +15,7 @@ import (
 	"storebench/internal/results"
 	"storebench/internal/runner"
 	"storebench/internal/study"
+	"storebench/internal/target"
 	"storebench/internal/workload"
 )
 
@@ -111,13 +112,27 @@ func (YCSB) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error) {
 		return nil, err
 	}
 	var steps []workload.Step
+	// A record's raw bytes: its key ("user" + 20 digits) and its fields.
+	record := int64(24 + p.Fields*p.FieldLength)
 	for _, c := range s.Ladder {
-		steps = append(steps, workload.Step{Workload: "ycsb", Phase: "load", N: int64(c), Fresh: true, Seed: s.Seed, Concurrency: s.Concurrency, Params: raw, Largest: s.Largest()})
+		steps = append(steps, workload.Step{Workload: "ycsb", Phase: "load", N: int64(c), Fresh: true, Seed: s.Seed, Concurrency: s.Concurrency, Params: raw, Largest: s.Largest(),
+			Requires: Requires("load"), ItemBytes: record})
 		for _, w := range p.Workloads {
-			steps = append(steps, workload.Step{Workload: "ycsb", Phase: w, N: int64(c), Seed: s.Seed, Concurrency: s.Concurrency, Params: raw, Largest: s.Largest()})
+			steps = append(steps, workload.Step{Workload: "ycsb", Phase: w, N: int64(c), Seed: s.Seed, Concurrency: s.Concurrency, Params: raw, Largest: s.Largest(),
+				Requires: Requires(w)})
 		}
 	}
 	return steps, nil
+}
+
+// Requires is what a target must provide to run workload w (or the load):
+// records read and written one by one, and ordered scans for a mix that
+// scans (E).
+func Requires(w string) target.Caps {
+	if core[w].scan > 0 {
+		return target.Caps{target.KeyValue, target.OrderedScan}
+	}
+	return target.Caps{target.KeyValue}
 }
 
 // CanRun says whether a target handle can run YCSB workload w ("" for

@@ -1,0 +1,29 @@
+package coordinator
+
+import (
+	"testing"
+
+	"storebench/internal/results"
+)
+
+// A target that failed is never hidden by a time limit that expired
+// later: the run stays failed and says both.
+func TestRunStatusKeepsAFailureWhenATimeLimitCutsTheRun(t *testing.T) {
+	ts := []*results.Target{
+		{Name: "pebble", Status: "failed", Reason: "verification failed in phase select"},
+		{Name: "bbolt", Status: "partial", Reason: "stopped: study time limit reached"},
+		{Name: "lmdb", Status: "skipped", Reason: "study time limit reached"},
+	}
+	st, why := runStatus(ts, true, "study time limit reached")
+	if st != "failed" || why != "target pebble failed: see its reason; and study time limit reached" {
+		t.Fatalf("%s: %s", st, why)
+	}
+	st, why = runStatus(ts[1:], true, "study time limit reached")
+	if st != "partial" || why != "study time limit reached" {
+		t.Fatalf("%s: %s", st, why)
+	}
+	st, _ = runStatus([]*results.Target{{Name: "pebble", Status: "ok"}}, false, "")
+	if st != "complete" {
+		t.Fatalf("%s", st)
+	}
+}
