@@ -174,9 +174,13 @@ func command(ctx context.Context, port int, line string, data ...string) (string
 		return "", err
 	}
 	defer c.Close()
-	if dl, ok := ctx.Deadline(); ok {
-		_ = c.SetDeadline(dl)
+	// Every read below ends: at the caller's deadline, or at our own when
+	// the caller set none (a server that accepts and never answers).
+	dl, ok := ctx.Deadline()
+	if !ok {
+		dl = time.Now().Add(10 * time.Second)
 	}
+	_ = c.SetDeadline(dl)
 	req := line + "\r\n"
 	for _, b := range data {
 		req += b + "\r\n"

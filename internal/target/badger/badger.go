@@ -235,7 +235,10 @@ func (s *Store) Compact() error {
 	if err := s.db.Flatten(2); err != nil {
 		return fmt.Errorf("badger: compact: %w", err)
 	}
-	for {
+	// Each pass rewrites at most one value log file, so the passes are
+	// bounded by the files there are; the bound is a way out should a
+	// pass keep finding something to rewrite.
+	for pass := 0; pass < maxGCPasses; pass++ {
 		err := s.db.RunValueLogGC(0.5)
 		if errors.Is(err, badger.ErrNoRewrite) || errors.Is(err, badger.ErrRejected) {
 			return nil
@@ -244,7 +247,11 @@ func (s *Store) Compact() error {
 			return fmt.Errorf("badger: value log gc: %w", err)
 		}
 	}
+	return fmt.Errorf("badger: value log gc: still rewriting after %d passes", maxGCPasses)
 }
+
+// maxGCPasses bounds Compact's value log garbage collection.
+const maxGCPasses = 10000
 
 // Settings reports the configuration that matters for reading results.
 func (s *Store) Settings() map[string]string { return s.settings }
