@@ -24,8 +24,6 @@
 package aerospike
 
 import (
-	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -38,10 +36,8 @@ import (
 	as "github.com/aerospike/aerospike-client-go/v8"
 	"github.com/aerospike/aerospike-client-go/v8/types"
 
-	"storebench/internal/kv"
 	"storebench/internal/target"
 	"storebench/internal/target/internal/targetkit"
-	"storebench/internal/workload/ledger"
 )
 
 // moduleVersion is the client release in go.mod (the test checks it).
@@ -53,22 +49,6 @@ const (
 	defaultNamespace = "test"
 	openTimeout      = 4 * time.Second
 	opTimeout        = 10 * time.Second
-	chainWindow      = 128
-	balanceBatch     = 5000
-
-	setTxs      = "txs"
-	setChain    = "chain"
-	setBalances = "balances"
-	setYCSB     = "usertable"
-
-	binPrev    = "prev"
-	binGenesis = "genesis"
-	binIdx     = "idx"
-	binTs      = "ts"
-	binType    = "type"
-	binPayload = "payload"
-	binAddr    = "addr"
-	binAmount  = "amount"
 )
 
 var optionNames = []string{"pool"}
@@ -94,6 +74,10 @@ func init() {
 
 // Store is an open Aerospike client. It implements ledger.Store and
 // ycsb.DB (without Scanner) and is safe for concurrent use.
+//
+// The Aerospike client takes no context: every operation checks the
+// caller's before each round trip, and a round trip is bounded by the
+// policies' TotalTimeout (opTimeout).
 type Store struct {
 	c        *as.Client
 	ns       string
@@ -104,6 +88,7 @@ type Store struct {
 	updateOnly *as.WritePolicy
 	batch      *as.BatchPolicy
 	batchWrite *as.BatchWritePolicy
+	// ycsb layout (ycsb.go): the bin names Init set
 	fieldsMu   sync.RWMutex
 	fieldNames []string
 }
@@ -270,83 +255,11 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// TxKey is the key of a transaction's record.
-func TxKey(ns string, address []byte) (*as.Key, error) {
-	k, err := as.NewKey(ns, setTxs, address)
-	return k, asError(err)
-}
-
-// ChainKeyValue is the user key of chain entry (genesis, index): the
-// genesis, '|' and the index in 8 big-endian bytes.
-func ChainKeyValue(genesis []byte, index uint64) []byte {
-	b := make([]byte, 0, len(genesis)+9)
-	b = append(b, genesis...)
-	b = append(b, '|')
-	return binary.BigEndian.AppendUint64(b, index)
-}
-
-// ChainKey is the key of chain entry (genesis, index).
-func ChainKey(ns string, genesis []byte, index uint64) (*as.Key, error) {
-	k, err := as.NewKey(ns, setChain, ChainKeyValue(genesis, index))
-	return k, asError(err)
-}
-
-// BalanceKey is the key of an address's balance.
-func BalanceKey(ns string, address []byte) (*as.Key, error) {
-	k, err := as.NewKey(ns, setBalances, address)
-	return k, asError(err)
-}
-
-// TxBins are the bins of a transaction's record (the address is the key).
-func TxBins(tx ledger.Tx) []*as.Bin {
-	return []*as.Bin{
-		as.NewBin(binPrev, nonNil(tx.Prev)),
-		as.NewBin(binGenesis, nonNil(tx.Genesis)),
-		as.NewBin(binIdx, int64(tx.Index)),
-		as.NewBin(binTs, tx.Timestamp),
-		as.NewBin(binType, int(tx.Type)),
-		as.NewBin(binPayload, nonNil(tx.Payload)),
-	}
-}
-
 func nonNil(b []byte) []byte {
 	if b == nil {
 		return []byte{}
 	}
 	return b
-}
-
-// TxFromBins rebuilds the transaction of address from its record's bins.
-// The transaction owns copies of its bytes, in one allocation.
-func TxFromBins(address []byte, bins as.BinMap) (ledger.Tx, error) {
-	prev, err1 := bytesBin(bins, binPrev, false)
-	gen, err2 := bytesBin(bins, binGenesis, false)
-	payload, err3 := bytesBin(bins, binPayload, true) // an empty blob may come back absent
-	idx, err4 := intBin(bins, binIdx)
-	ts, err5 := intBin(bins, binTs)
-	typ, err6 := intBin(bins, binType)
-	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
-		return ledger.Tx{}, fmt.Errorf("transaction %x: %w", address, err)
-	}
-	if typ < 0 || typ > 255 {
-		return ledger.Tx{}, fmt.Errorf("transaction %x: type %d out of range", address, typ)
-	}
-	n := len(address) + len(prev) + len(gen) + len(payload)
-	b := make([]byte, 0, n)
-	b = append(b, address...)
-	b = append(b, prev...)
-	b = append(b, gen...)
-	b = append(b, payload...)
-	a, p, g := len(address), len(prev), len(gen)
-	return ledger.Tx{
-		Address:   b[:a:a],
-		Prev:      b[a : a+p : a+p],
-		Genesis:   b[a+p : a+p+g : a+p+g],
-		Index:     uint64(idx),
-		Timestamp: ts,
-		Type:      uint8(typ),
-		Payload:   b[a+p+g : n : n],
-	}, nil
 }
 
 func bytesBin(bins as.BinMap, name string, optional bool) ([]byte, error) {
@@ -377,46 +290,6 @@ func intBin(bins as.BinMap, name string) (int64, error) {
 	}
 }
 
-// FieldNames are the YCSB bin names of a record of n fields.
-func FieldNames(n int) []string {
-	names := make([]string, n)
-	for i := range names {
-		names[i] = "field" + strconv.Itoa(i)
-	}
-	return names
-}
-
-// FieldBins are the bins that write the non-nil fields.
-func FieldBins(names []string, fields [][]byte) ([]*as.Bin, error) {
-	if len(fields) > len(names) {
-		return nil, fmt.Errorf("ycsb: %d fields, records have %d", len(fields), len(names))
-	}
-	bins := make([]*as.Bin, 0, len(fields))
-	for i, f := range fields {
-		if f != nil {
-			bins = append(bins, as.NewBin(names[i], f))
-		}
-	}
-	return bins, nil
-}
-
-// FieldsFromBins returns a record's fields in order; a field whose bin is
-// absent (an empty value) reads back empty.
-func FieldsFromBins(names []string, bins as.BinMap) ([][]byte, error) {
-	out := make([][]byte, len(names))
-	for i, n := range names {
-		b, err := bytesBin(bins, n, true)
-		if err != nil {
-			return nil, err
-		}
-		if b == nil {
-			b = []byte{}
-		}
-		out[i] = b
-	}
-	return out, nil
-}
-
 // asError turns the client's Error interface into a plain error without
 // wrapping a typed nil.
 func asError(err as.Error) error {
@@ -428,274 +301,4 @@ func asError(err as.Error) error {
 
 func isNotFound(err as.Error) bool {
 	return err != nil && err.Matches(types.KEY_NOT_FOUND_ERROR)
-}
-
-// The Aerospike client takes no context: every operation checks the
-// caller's before each round trip, and a round trip is bounded by the
-// policies' TotalTimeout (opTimeout).
-
-// PutTxs implements ledger.Store: one batch write of every transaction's
-// record and chain entry.
-func (s *Store) PutTxs(ctx context.Context, txs []ledger.Tx) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if len(txs) == 0 {
-		return nil
-	}
-	recs := make([]as.BatchRecordIfc, 0, 2*len(txs))
-	for i := range txs {
-		tk, err := TxKey(s.ns, txs[i].Address)
-		if err != nil {
-			return err
-		}
-		ck, err := ChainKey(s.ns, txs[i].Genesis, txs[i].Index)
-		if err != nil {
-			return err
-		}
-		bins := TxBins(txs[i])
-		ops := make([]*as.Operation, len(bins))
-		for j, b := range bins {
-			ops[j] = as.PutOp(b)
-		}
-		recs = append(recs,
-			as.NewBatchWrite(s.batchWrite, tk, ops...),
-			as.NewBatchWrite(s.batchWrite, ck, as.PutOp(as.NewBin(binAddr, txs[i].Address))))
-	}
-	return s.batchOperate(recs)
-}
-
-func (s *Store) batchOperate(recs []as.BatchRecordIfc) error {
-	if err := s.c.BatchOperate(s.batch, recs); err != nil {
-		return err
-	}
-	for _, r := range recs {
-		if br := r.BatchRec(); br.ResultCode != types.OK {
-			if br.Err != nil {
-				return br.Err
-			}
-			return fmt.Errorf("batch write of %v: result %v", br.Key, br.ResultCode)
-		}
-	}
-	return nil
-}
-
-// GetTx implements ledger.Store.
-func (s *Store) GetTx(ctx context.Context, address []byte) (ledger.Tx, error) {
-	if err := ctx.Err(); err != nil {
-		return ledger.Tx{}, err
-	}
-	k, err := TxKey(s.ns, address)
-	if err != nil {
-		return ledger.Tx{}, err
-	}
-	rec, aerr := s.c.Get(s.read, k)
-	if isNotFound(aerr) {
-		return ledger.Tx{}, fmt.Errorf("transaction %x: %w", address, kv.ErrNotFound)
-	}
-	if aerr != nil {
-		return ledger.Tx{}, aerr
-	}
-	return TxFromBins(address, rec.Bins)
-}
-
-// Chain implements ledger.Store: batch gets of chain entries, window by
-// window, until the first missing index.
-func (s *Store) Chain(ctx context.Context, genesis []byte, fn func(ledger.Tx) bool) error {
-	keys := make([]*as.Key, chainWindow)
-	addrs := make([][]byte, 0, chainWindow)
-	for start := uint64(0); ; start += chainWindow {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		for i := range keys {
-			k, err := ChainKey(s.ns, genesis, start+uint64(i))
-			if err != nil {
-				return err
-			}
-			keys[i] = k
-		}
-		recs, berr := s.c.BatchGet(s.batch, keys, binAddr)
-		if berr != nil && !berr.Matches(types.KEY_NOT_FOUND_ERROR, types.BATCH_FAILED) {
-			return berr
-		}
-		addrs = addrs[:0]
-		for _, r := range recs {
-			if r == nil {
-				break
-			}
-			a, ok := r.Bins[binAddr].([]byte)
-			if !ok {
-				return fmt.Errorf("chain %x entry %d: bin addr is a %T", genesis, start+uint64(len(addrs)), r.Bins[binAddr])
-			}
-			addrs = append(addrs, a)
-		}
-		if len(addrs) == 0 {
-			return nil
-		}
-		txKeys := make([]*as.Key, len(addrs))
-		for i, a := range addrs {
-			k, err := TxKey(s.ns, a)
-			if err != nil {
-				return err
-			}
-			txKeys[i] = k
-		}
-		txs, berr := s.c.BatchGet(s.batch, txKeys)
-		if berr != nil && !berr.Matches(types.KEY_NOT_FOUND_ERROR, types.BATCH_FAILED) {
-			return berr
-		}
-		for i, r := range txs {
-			if r == nil {
-				return fmt.Errorf("chain %x entry %d: transaction %x: %w", genesis, start+uint64(i), addrs[i], kv.ErrNotFound)
-			}
-			tx, err := TxFromBins(addrs[i], r.Bins)
-			if err != nil {
-				return err
-			}
-			if !fn(tx) {
-				return nil
-			}
-		}
-		if len(addrs) < chainWindow {
-			return nil
-		}
-	}
-}
-
-// PutBalances implements ledger.Store: batch writes.
-func (s *Store) PutBalances(ctx context.Context, addrs [][]byte, amounts []uint64) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if len(addrs) != len(amounts) {
-		return fmt.Errorf("%d addresses but %d amounts", len(addrs), len(amounts))
-	}
-	for i := 0; i < len(addrs); i += balanceBatch {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		j := min(i+balanceBatch, len(addrs))
-		recs := make([]as.BatchRecordIfc, 0, j-i)
-		for k := i; k < j; k++ {
-			key, err := BalanceKey(s.ns, addrs[k])
-			if err != nil {
-				return err
-			}
-			recs = append(recs, as.NewBatchWrite(s.batchWrite, key, as.PutOp(as.NewBin(binAmount, int64(amounts[k])))))
-		}
-		if err := s.batchOperate(recs); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// GetBalance implements ledger.Store.
-func (s *Store) GetBalance(ctx context.Context, address []byte) (uint64, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	k, err := BalanceKey(s.ns, address)
-	if err != nil {
-		return 0, err
-	}
-	rec, aerr := s.c.Get(s.read, k, binAmount)
-	if isNotFound(aerr) {
-		return 0, fmt.Errorf("balance of %x: %w", address, kv.ErrNotFound)
-	}
-	if aerr != nil {
-		return 0, aerr
-	}
-	v, err := intBin(rec.Bins, binAmount)
-	return uint64(v), err
-}
-
-// Init implements ycsb.DB: it truncates the usertable set.
-func (s *Store) Init(ctx context.Context, fieldCount int) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if fieldCount < 1 {
-		return fmt.Errorf("ycsb: %d fields", fieldCount)
-	}
-	if err := s.c.Truncate(nil, s.ns, setYCSB, nil); err != nil {
-		return err
-	}
-	s.fieldsMu.Lock()
-	s.fieldNames = FieldNames(fieldCount)
-	s.fieldsMu.Unlock()
-	return nil
-}
-
-func (s *Store) names() ([]string, error) {
-	s.fieldsMu.RLock()
-	n := s.fieldNames
-	s.fieldsMu.RUnlock()
-	if n == nil {
-		return nil, errors.New("ycsb: Init was not called")
-	}
-	return n, nil
-}
-
-func (s *Store) ycsbKey(key []byte) (*as.Key, error) {
-	k, err := as.NewKey(s.ns, setYCSB, string(key))
-	return k, asError(err)
-}
-
-// Insert implements ycsb.DB.
-func (s *Store) Insert(ctx context.Context, key []byte, fields [][]byte) error {
-	return s.put(ctx, s.write, key, fields)
-}
-
-// Update implements ycsb.DB: writes only the non-nil fields' bins
-// (UPDATE_ONLY: a missing record is kv.ErrNotFound).
-func (s *Store) Update(ctx context.Context, key []byte, fields [][]byte) error {
-	return s.put(ctx, s.updateOnly, key, fields)
-}
-
-func (s *Store) put(ctx context.Context, p *as.WritePolicy, key []byte, fields [][]byte) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	names, err := s.names()
-	if err != nil {
-		return err
-	}
-	bins, err := FieldBins(names, fields)
-	if err != nil || len(bins) == 0 {
-		return err
-	}
-	k, err := s.ycsbKey(key)
-	if err != nil {
-		return err
-	}
-	aerr := s.c.PutBins(p, k, bins...)
-	if isNotFound(aerr) {
-		return fmt.Errorf("record %q: %w", key, kv.ErrNotFound)
-	}
-	return asError(aerr)
-}
-
-// Read implements ycsb.DB.
-func (s *Store) Read(ctx context.Context, key []byte) ([][]byte, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	names, err := s.names()
-	if err != nil {
-		return nil, err
-	}
-	k, err := s.ycsbKey(key)
-	if err != nil {
-		return nil, err
-	}
-	rec, aerr := s.c.Get(s.read, k)
-	if isNotFound(aerr) {
-		return nil, fmt.Errorf("record %q: %w", key, kv.ErrNotFound)
-	}
-	if aerr != nil {
-		return nil, aerr
-	}
-	return FieldsFromBins(names, rec.Bins)
 }

@@ -1,0 +1,188 @@
+package cassandra
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
+	"storebench/internal/kv"
+	"storebench/internal/workload/ledger"
+)
+
+// The ledger layout: tables txs_by_addr, txs_by_chain (one partition per
+// chain) and balances, and the ledger.Store methods.
+
+const (
+	// maxBatchBytes bounds one single-partition batch, well under the
+	// default max_mutation_size (half a 32 MiB commit-log segment).
+	maxBatchBytes = 4 << 20
+	// writers bounds the concurrent single-row writes of one call.
+	writers = 16
+)
+
+// initLedger creates the ledger tables if they are missing and sets the
+// ledger's statements.
+func (s *Store) initLedger(ctx context.Context) error {
+	ks := s.ks
+	ddl := []string{
+		`CREATE TABLE IF NOT EXISTS ` + ks + `.txs_by_addr (addr blob PRIMARY KEY, prev blob, genesis blob, idx bigint, ts bigint, type int, payload blob)`,
+		`CREATE TABLE IF NOT EXISTS ` + ks + `.txs_by_chain (genesis blob, idx bigint, addr blob, prev blob, ts bigint, type int, payload blob,
+			PRIMARY KEY ((genesis), idx)) WITH CLUSTERING ORDER BY (idx ASC)`,
+		`CREATE TABLE IF NOT EXISTS ` + ks + `.balances (addr blob PRIMARY KEY, amount bigint)`,
+	}
+	for _, q := range ddl {
+		if err := s.s.Query(q).ExecContext(ctx); err != nil {
+			return fmt.Errorf("creating the ledger schema: %w", err)
+		}
+	}
+	s.putAddr = `INSERT INTO ` + ks + `.txs_by_addr (addr, prev, genesis, idx, ts, type, payload) VALUES (?, ?, ?, ?, ?, ?, ?)`
+	s.putChain = `INSERT INTO ` + ks + `.txs_by_chain (genesis, idx, addr, prev, ts, type, payload) VALUES (?, ?, ?, ?, ?, ?, ?)`
+	s.getTx = `SELECT prev, genesis, idx, ts, type, payload FROM ` + ks + `.txs_by_addr WHERE addr = ?`
+	s.chain = `SELECT idx, addr, prev, ts, type, payload FROM ` + ks + `.txs_by_chain WHERE genesis = ?`
+	s.putBalance = `INSERT INTO ` + ks + `.balances (addr, amount) VALUES (?, ?)`
+	s.getBalance = `SELECT amount FROM ` + ks + `.balances WHERE addr = ?`
+	return nil
+}
+
+// parallel runs fn(0..n-1) on up to writers goroutines and returns the
+// first error.
+func parallel(n int, fn func(i int) error) error {
+	w := min(n, writers)
+	if w <= 1 {
+		for i := 0; i < n; i++ {
+			if err := fn(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var (
+		mu    sync.Mutex
+		next  int
+		first error
+		wg    sync.WaitGroup
+	)
+	for g := 0; g < w; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				if first != nil || next >= n {
+					mu.Unlock()
+					return
+				}
+				i := next
+				next++
+				mu.Unlock()
+				if err := fn(i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// PutTxs implements ledger.Store (see the package comment).
+func (s *Store) PutTxs(ctx context.Context, txs []ledger.Tx) error {
+	if len(txs) == 0 {
+		return nil
+	}
+	// Chain batches: consecutive runs of one genesis, cut at maxBatchBytes.
+	type run struct{ from, to int }
+	var runs []run
+	size := 0
+	for i := range txs {
+		n := 117 + len(txs[i].Payload) + 64
+		if i == 0 || string(txs[i].Genesis) != string(txs[runs[len(runs)-1].from].Genesis) || size+n > maxBatchBytes {
+			runs = append(runs, run{i, i})
+			size = 0
+		}
+		runs[len(runs)-1].to = i + 1
+		size += n
+	}
+	return parallel(len(runs)+len(txs), func(i int) error {
+		if i < len(runs) {
+			b := s.s.Batch(gocql.UnloggedBatch).WithContext(ctx)
+			for j := runs[i].from; j < runs[i].to; j++ {
+				t := &txs[j]
+				b.Query(s.putChain, t.Genesis, int64(t.Index), t.Address, nonNil(t.Prev), t.Timestamp, int(t.Type), nonNil(t.Payload))
+			}
+			return b.ExecContext(ctx)
+		}
+		t := &txs[i-len(runs)]
+		return s.s.Query(s.putAddr, t.Address, nonNil(t.Prev), t.Genesis, int64(t.Index), t.Timestamp, int(t.Type), nonNil(t.Payload)).ExecContext(ctx)
+	})
+}
+
+// GetTx implements ledger.Store.
+func (s *Store) GetTx(ctx context.Context, address []byte) (ledger.Tx, error) {
+	var tx ledger.Tx
+	var idx int64
+	var typ int
+	err := s.s.Query(s.getTx, address).ScanContext(ctx, &tx.Prev, &tx.Genesis, &idx, &tx.Timestamp, &typ, &tx.Payload)
+	if errors.Is(err, gocql.ErrNotFound) {
+		return ledger.Tx{}, fmt.Errorf("transaction %x: %w", address, kv.ErrNotFound)
+	}
+	if err != nil {
+		return ledger.Tx{}, err
+	}
+	tx.Address = append([]byte(nil), address...)
+	tx.Index, tx.Type = uint64(idx), uint8(typ)
+	if tx.Payload == nil {
+		tx.Payload = []byte{}
+	}
+	return tx, nil
+}
+
+// Chain implements ledger.Store: one partition, in clustering order.
+func (s *Store) Chain(ctx context.Context, genesis []byte, fn func(ledger.Tx) bool) error {
+	iter := s.s.Query(s.chain, genesis).PageSize(chainPage).IterContext(ctx)
+	scanner := iter.Scanner()
+	for scanner.Next() {
+		var tx ledger.Tx
+		var idx int64
+		var typ int
+		if err := scanner.Scan(&idx, &tx.Address, &tx.Prev, &tx.Timestamp, &typ, &tx.Payload); err != nil {
+			iter.Close()
+			return err
+		}
+		tx.Genesis = append([]byte(nil), genesis...)
+		tx.Index, tx.Type = uint64(idx), uint8(typ)
+		if !fn(tx) {
+			return iter.Close()
+		}
+	}
+	return scanner.Err()
+}
+
+// PutBalances implements ledger.Store: concurrent single-row upserts (one
+// partition each).
+func (s *Store) PutBalances(ctx context.Context, addrs [][]byte, amounts []uint64) error {
+	if len(addrs) != len(amounts) {
+		return fmt.Errorf("%d addresses but %d amounts", len(addrs), len(amounts))
+	}
+	return parallel(len(addrs), func(i int) error {
+		return s.s.Query(s.putBalance, addrs[i], int64(amounts[i])).ExecContext(ctx)
+	})
+}
+
+// GetBalance implements ledger.Store.
+func (s *Store) GetBalance(ctx context.Context, address []byte) (uint64, error) {
+	var v int64
+	err := s.s.Query(s.getBalance, address).ScanContext(ctx, &v)
+	if errors.Is(err, gocql.ErrNotFound) {
+		return 0, fmt.Errorf("balance of %x: %w", address, kv.ErrNotFound)
+	}
+	return uint64(v), err
+}

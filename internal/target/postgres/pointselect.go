@@ -1,0 +1,93 @@
+package postgres
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"storebench/internal/target"
+	"storebench/internal/workload/pointselect"
+)
+
+// The pointselect workload (pgbench -S shaped): a connection of its own
+// per load goroutine, the SELECT prepared on it.
+
+// NewSelectConn implements pointselect.Selecter: a connection of its own
+// with "SELECT value FROM table WHERE key = $1" prepared, as pgbench -S
+// runs it.
+func (s *Store) NewSelectConn(ctx context.Context, table, key, value string) (pointselect.SelectConn, error) {
+	conn, err := pgx.ConnectConfig(ctx, s.connCfg.Copy())
+	if err != nil {
+		return nil, fmt.Errorf("postgres: select connection: %s", target.Scrub(s.connCfg.ConnString(), err.Error()))
+	}
+	q := "SELECT " + pgx.Identifier{value}.Sanitize() + " FROM " + pgx.Identifier{table}.Sanitize() +
+		" WHERE " + pgx.Identifier{key}.Sanitize() + " = $1"
+	sd, err := conn.PgConn().Prepare(ctx, "pointselect", q, nil)
+	if err != nil {
+		conn.Close(context.Background())
+		return nil, fmt.Errorf("postgres: preparing %s: %w", q, err)
+	}
+	c := &selectConn{conn: conn, param: make([]byte, 8)}
+	switch sd.ParamOIDs[0] {
+	case pgtype.Int8OID:
+	case pgtype.Int4OID:
+		c.param = c.param[:4]
+	case pgtype.Int2OID:
+		c.param = c.param[:2]
+	default:
+		conn.Close(context.Background())
+		return nil, fmt.Errorf("postgres: %s.%s is of type OID %d, want an integer", table, key, sd.ParamOIDs[0])
+	}
+	switch sd.Fields[0].DataTypeOID {
+	case pgtype.Int2OID, pgtype.Int4OID, pgtype.Int8OID:
+	default:
+		conn.Close(context.Background())
+		return nil, fmt.Errorf("postgres: %s.%s is of type OID %d, want an integer", table, value, sd.Fields[0].DataTypeOID)
+	}
+	c.params = [][]byte{c.param}
+	return c, nil
+}
+
+var binaryFormat = []int16{1}
+
+// selectConn runs the prepared point select; not safe for concurrent use.
+type selectConn struct {
+	conn   *pgx.Conn
+	param  []byte
+	params [][]byte
+}
+
+// Select implements pointselect.SelectConn.
+func (c *selectConn) Select(ctx context.Context, key int64) (int64, bool, error) {
+	switch len(c.param) {
+	case 8:
+		binary.BigEndian.PutUint64(c.param, uint64(key))
+	case 4:
+		binary.BigEndian.PutUint32(c.param, uint32(key))
+	default:
+		binary.BigEndian.PutUint16(c.param, uint16(key))
+	}
+	rr := c.conn.PgConn().ExecPrepared(ctx, "pointselect", c.params, binaryFormat, binaryFormat)
+	var v int64
+	found := false
+	for rr.NextRow() {
+		found = true
+		b := rr.Values()[0]
+		switch len(b) {
+		case 8:
+			v = int64(binary.BigEndian.Uint64(b))
+		case 4:
+			v = int64(int32(binary.BigEndian.Uint32(b)))
+		case 2:
+			v = int64(int16(binary.BigEndian.Uint16(b)))
+		}
+	}
+	_, err := rr.Close()
+	return v, found, err
+}
+
+// Close implements pointselect.SelectConn.
+func (c *selectConn) Close() error { return c.conn.Close(context.Background()) }
