@@ -10,12 +10,7 @@ import (
 	_ "storebench/internal/server/all"
 	_ "storebench/internal/target/all"
 	_ "storebench/internal/target/servers"
-	_ "storebench/internal/workload/adsrw"
-	_ "storebench/internal/workload/ledger"
-	_ "storebench/internal/workload/pointselect"
-	_ "storebench/internal/workload/setget"
-	_ "storebench/internal/workload/tokens"
-	_ "storebench/internal/workload/ycsb"
+	_ "storebench/internal/workload/all"
 )
 
 func main() { os.Exit(cli.Main(os.Args[1:])) }

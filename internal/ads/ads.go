@@ -12,7 +12,15 @@ import (
 	"sync"
 
 	"storebench/internal/kv"
+	"storebench/internal/target"
 )
+
+// Provides is what every authenticated store offers a workload: it is
+// written only in committed blocks (an atomic batch each) and returns a
+// root after each. Workloads say what they require (target.Caps) and the
+// coordinator matches the two; no list names the workloads an ADS cannot
+// run.
+var Provides = target.Caps{target.Batch, target.AuthRoots}
 
 // Store is an authenticated key-value store written in blocks.
 //

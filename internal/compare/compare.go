@@ -14,6 +14,7 @@ import (
 
 	"storebench/internal/measure/latency"
 	"storebench/internal/report"
+	"storebench/internal/report/section"
 	"storebench/internal/results"
 )
 
@@ -67,6 +68,7 @@ func Compare(a, b Side) []Row {
 				acrossRuns(name, "throughput (ops/s)", ra, rb, thr, true, func(v float64) string { return fmt.Sprintf("%.0f", v) }),
 				acrossRuns(name, "p50 service time", ra, rb, p50, false, lat),
 				acrossRuns(name, "p99 service time", ra, rb, p99, false, lat))
+			rows = append(rows, metricRows(name, sa, sb, ra, rb)...)
 			continue
 		}
 		rows = append(rows,
@@ -74,6 +76,38 @@ func Compare(a, b Side) []Row {
 			withHist(row(name, "p50 service time", float64(sa.Latency.P50), float64(sb.Latency.P50), series(sa, func(t results.Tick) float64 { return float64(t.P50) }), series(sb, func(t results.Tick) float64 { return float64(t.P50) }), false, lat), sa, sb, 50),
 			withHist(row(name, "p99 service time", float64(sa.Latency.P99), float64(sb.Latency.P99), series(sa, func(t results.Tick) float64 { return float64(t.P99) }), series(sb, func(t results.Tick) float64 { return float64(t.P99) }), false, lat), sa, sb, 99),
 		)
+		rows = append(rows, metricRows(name, sa, sb, nil, nil)...)
+	}
+	return rows
+}
+
+// metricRows compares the typed metrics the step's workload registered
+// with a direction (package report/section), each printed in its unit.
+// With repeated runs on both sides the spread between runs judges; a
+// single value per side has no spread, and says so.
+func metricRows(name string, sa, sb *results.Step, ra, rb []*results.Step) []Row {
+	var rows []Row
+	for _, m := range section.Metrics(sa.Workload, sa.Phase) {
+		va, okA := sa.Metrics[m.Name]
+		vb, okB := sb.Metrics[m.Name]
+		if m.Better == section.Neither || !okA || !okB {
+			continue
+		}
+		figure := m.Name
+		if m.Unit != "" {
+			figure += " (" + m.Unit + ")"
+		}
+		f := func(s *results.Step) float64 { return s.Metrics[m.Name] }
+		if len(ra) >= 2 && len(rb) >= 2 {
+			rows = append(rows, acrossRuns(name, figure, ra, rb, f, m.Better == section.Higher, m.Format))
+			continue
+		}
+		r := Row{Step: name, Figure: figure, A: va, B: vb, Format: m.Format,
+			Verdict: "one value per side: repeat the runs to judge (RUN_A1,RUN_A2 RUN_B1,RUN_B2)"}
+		if va != 0 {
+			r.Ratio = vb / va
+		}
+		rows = append(rows, r)
 	}
 	return rows
 }

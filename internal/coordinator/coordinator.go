@@ -265,16 +265,17 @@ func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, erro
 		}
 		runTarget(targetCtx, o, s, t, info, plan.Steps, na, tr, runDir)
 		cancelTarget()
-		// Write after every target so that a kill -9 of the coordinator
-		// still leaves every finished target on disk.
-		_ = writeRun(run, runDir)
+		// Results after every target so that a kill -9 of the
+		// coordinator still leaves every finished target on disk; the
+		// report once, at the end.
+		_ = writeRun(run, runDir, false)
 	}
 	run.Finished = time.Now()
 	run.Status, run.Reason = runStatus(run.Targets, runCtx.Err() != nil, stopReason(ctx))
 	if !o.KeepData {
 		_ = os.RemoveAll(dataRoot)
 	}
-	if err := writeRun(run, runDir); err != nil {
+	if err := writeRun(run, runDir, true); err != nil {
 		return run, runDir, err
 	}
 	if ctx.Err() != nil {

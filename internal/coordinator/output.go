@@ -66,10 +66,17 @@ func writeHlog(runDir, target string, st *results.Step) error {
 	return nil
 }
 
-// writeRun writes results.json, report.md, report.html and charts/.
-func writeRun(run *results.Run, runDir string) error {
+// writeRun writes results.json and, once the run is over (final), the
+// report: report.md, report.html and charts/. Results go to disk after
+// every target, so that a kill -9 of the coordinator still leaves every
+// finished target there (`storebench report` renders them); rendering
+// the whole report is left to the end, where it is done once.
+func writeRun(run *results.Run, runDir string, final bool) error {
 	if err := run.Write(filepath.Join(runDir, "results.json")); err != nil {
 		return err
+	}
+	if !final {
+		return nil
 	}
 	return report.WriteAll(runDir, run)
 }

@@ -9,16 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"storebench/internal/measure/procstat"
+	"storebench/internal/report/section"
 	"storebench/internal/results"
 )
-
-// Section renders the tables of one workload.
-type Section func(b *strings.Builder, run *results.Run)
-
-var sections = map[string]Section{}
-
-// RegisterSection adds the tables of a workload.
-func RegisterSection(workload string, s Section) { sections[workload] = s }
 
 // document renders the whole report with a chart mark after each
 // workload's tables, where report.md and report.html put that workload's
@@ -84,8 +78,13 @@ func document(run *results.Run) string {
 		for _, s := range t.Steps {
 			if !seen[s.Workload] {
 				seen[s.Workload] = true
-				if sec, ok := sections[s.Workload]; ok {
-					sec(&b, run)
+				// Each workload's tables are its own (package
+				// report/section); one that registered none gets
+				// the generic table of its steps and metrics.
+				if d, ok := section.Lookup(s.Workload); ok && d.Render != nil {
+					d.Render(&b, run)
+				} else {
+					generic(&b, run, s.Workload)
 				}
 				b.WriteString(chartMark(s.Workload))
 			}
@@ -127,13 +126,10 @@ func settings(m map[string]string) string {
 }
 
 // cell makes text safe inside a Markdown table cell.
-func cell(s string) string {
-	s = strings.ReplaceAll(s, "|", "\\|")
-	return strings.ReplaceAll(s, "\n", " ")
-}
+func cell(s string) string { return section.Cell(s) }
 
 func verification(b *strings.Builder, run *results.Run) {
-	b.WriteString("## Verification\n\nEvery value read is checked against what was written (regenerated from the seed: byte for byte for the ledger, ads-rw and tokens, field by field for YCSB).\n\n| target | values checked | failures | first failure |\n|---|---|---|---|\n")
+	b.WriteString("## Verification\n\nEvery value read is checked against what was written (regenerated from the seed, never held in memory).\n\n| target | values checked | failures | first failure |\n|---|---|---|---|\n")
 	for _, t := range run.Targets {
 		var checked, failed int64
 		first := ""
@@ -153,85 +149,19 @@ func verification(b *strings.Builder, run *results.Run) {
 }
 
 // Table is a simple row-major Markdown table.
-type Table struct {
-	Head []string
-	Rows [][]string
-	// Left is how many leading columns hold text (left-aligned); the
-	// rest hold figures (right-aligned). 0 means 1.
-	Left int
-}
+type Table = section.Table
 
-func (t Table) write(b *strings.Builder) {
-	b.WriteString("| " + strings.Join(t.Head, " | ") + " |\n|")
-	for i := range t.Head {
-		if i < max(t.Left, 1) {
-			b.WriteString("---|")
-		} else {
-			b.WriteString("---:|")
-		}
-	}
-	b.WriteString("\n")
-	for _, r := range t.Rows {
-		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
-	}
-	b.WriteString("\n")
-}
-
-// Seconds prints a duration in seconds with 3–4 significant digits, as
-// the seeds do.
-func Seconds(s float64) string {
-	switch {
-	case s == 0:
-		return "0"
-	case s < 0.001:
-		return fmt.Sprintf("%.6f s", s)
-	case s < 1:
-		return fmt.Sprintf("%.4f s", s)
-	case s < 100:
-		return fmt.Sprintf("%.2f s", s)
-	}
-	return fmt.Sprintf("%.0f s", s)
-}
+// Seconds prints a duration in seconds with 3–4 significant digits.
+func Seconds(s float64) string { return section.Seconds(s) }
 
 // Latency prints nanoseconds in the unit that suits them.
-func Latency(ns int64) string {
-	d := time.Duration(ns)
-	switch {
-	case d < time.Microsecond:
-		return fmt.Sprintf("%d ns", ns)
-	case d < time.Millisecond:
-		return fmt.Sprintf("%.1f µs", float64(ns)/1e3)
-	case d < time.Second:
-		return fmt.Sprintf("%.2f ms", float64(ns)/1e6)
-	}
-	return fmt.Sprintf("%.2f s", float64(ns)/1e9)
-}
+func Latency(ns int64) string { return section.Latency(ns) }
 
-// Bytes prints a size with binary units, like the seed's "74M".
-func Bytes(b int64) string {
-	const u = 1024
-	if b < u {
-		return fmt.Sprintf("%d B", b)
-	}
-	div, exp := int64(u), 0
-	for n := b / u; n >= u; n /= u {
-		div *= u
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(b)/float64(div), "KMGTPE"[exp])
-}
+// Bytes prints a size with binary units.
+func Bytes(b int64) string { return section.Bytes(b) }
 
 // Count prints 100000 as 1e5 and 1500 as 1500.
-func Count(n int64) string {
-	if n >= 1000 {
-		m, e := n, 0
-		for m%10 == 0 {
-			m /= 10
-			e++
-		}
-		if m < 10 {
-			return fmt.Sprintf("%de%d", m, e)
-		}
-	}
-	return fmt.Sprint(n)
-}
+func Count(n int64) string { return section.Count(n) }
+
+// Mem is a snapshot's memory: PSS for a process tree, RSS for a process.
+func Mem(s procstat.Snapshot) int64 { return section.Mem(s) }

@@ -6,26 +6,10 @@ import (
 	"sort"
 	"strings"
 
+	"storebench/internal/report/section"
 	"storebench/internal/results"
 	"storebench/internal/study"
 )
-
-// Headline is the figure a workload's study is decided by when the user
-// states no constraint to rank by: the seeds each lead with one (seconds
-// to insert the chain, TPS of the transfers, ...).
-type Headline struct {
-	// Figure is "workload.phase" or "workload.phase.OP".
-	Figure string
-	// Metric is one of study.RankMetrics.
-	Metric string
-	// What says it in words, for the report ("seconds to insert a chain").
-	What string
-}
-
-var headlines = map[string]Headline{}
-
-// RegisterHeadline sets the headline figure of a workload.
-func RegisterHeadline(workload string, h Headline) { headlines[workload] = h }
 
 // Verdict is one target judged against the study's constraints.
 type Verdict struct {
@@ -196,10 +180,11 @@ func rankFigure(run *results.Run) (figure, string, bool) {
 		f := parseFigure(fig, metric)
 		return f, fmt.Sprintf("%s of %s (the study's rank_by)", metric, f.name()), true
 	}
-	// The headline of the study's first workload that has one.
+	// The headline of the study's first workload that registered one.
 	for _, t := range run.Targets {
 		for _, s := range t.Steps {
-			if h, ok := headlines[s.Workload]; ok {
+			if d, ok := section.Lookup(s.Workload); ok && d.Headline != nil {
+				h := d.Headline
 				f := parseFigure(h.Figure, h.Metric)
 				return f, h.What + " (the study's headline figure)", true
 			}
@@ -370,7 +355,7 @@ func recommendation(b *strings.Builder, run *results.Run) {
 		for i, v := range rec.Ranked {
 			tab.Rows = append(tab.Rows, []string{fmt.Sprint(i + 1), v.Target.Title, v.ScoreText, Bytes(v.PeakMem), Bytes(v.PeakDisk)})
 		}
-		tab.write(b)
+		tab.Write(b)
 	}
 	if len(rec.Rejected) > 0 {
 		tab := Table{Head: []string{"Target", "First constraint broken", "Figure"}, Left: 2}
@@ -386,6 +371,6 @@ func recommendation(b *strings.Builder, run *results.Run) {
 		} else {
 			b.WriteString("Not ranked:\n\n")
 		}
-		tab.write(b)
+		tab.Write(b)
 	}
 }

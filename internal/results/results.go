@@ -18,7 +18,9 @@ import (
 )
 
 // SchemaVersion changes whenever a field changes meaning or disappears.
-const SchemaVersion = 1
+// Version 2 moved the ADS root hashes (root, roots_digest) from the step's
+// root into Facts, which the workload owns; Read upgrades version 1.
+const SchemaVersion = 2
 
 // Run is a whole study run.
 type Run struct {
@@ -98,14 +100,13 @@ type Step struct {
 	// Series is the per-tick time series.
 	Series []Tick `json:"series,omitempty"`
 	Verify Verify `json:"verify"`
-	// Metrics holds phase-specific figures (e.g. "chain_length").
+	// Metrics holds the workload's own figures, typed (unit, direction,
+	// how they combine) by what the workload registers in package
+	// report/section.
 	Metrics map[string]float64 `json:"metrics,omitempty"`
-	// Root is the hex root hash after the step's last block, and
-	// RootsDigest the hex SHA-256 over every block's root in commit
-	// order; both empty for stores without roots (package ads). Equal
-	// digests on two runs mean equal roots after every block.
-	Root        string `json:"root,omitempty"`
-	RootsDigest string `json:"roots_digest,omitempty"`
+	// Facts holds the workload's own figures that are not numbers (an
+	// authenticated store's root hash: package workload/roots).
+	Facts map[string]string `json:"facts,omitempty"`
 	// Resources are the worker's: the whole target for an embedded
 	// engine, the client for a server target.
 	Resources Resources `json:"resources"`
@@ -339,12 +340,65 @@ func Read(path string) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read results: %w", err)
 	}
+	r, err := Decode(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
+}
+
+// Decode parses a results.json of this schema version or an earlier one,
+// upgrading it to this version's shape.
+func Decode(b []byte) (*Run, error) {
 	var r Run
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: not a storebench results file: %w", path, err)
+		return nil, fmt.Errorf("not a storebench results file: %w", err)
 	}
 	if r.SchemaVersion == 0 || r.SchemaVersion > SchemaVersion {
-		return nil, fmt.Errorf("%s: results schema version %d is not one this storebench reads (%d)", path, r.SchemaVersion, SchemaVersion)
+		return nil, fmt.Errorf("results schema version %d is not one this storebench reads (1 to %d)", r.SchemaVersion, SchemaVersion)
+	}
+	if r.SchemaVersion == 1 {
+		if err := upgrade1(b, &r); err != nil {
+			return nil, err
+		}
 	}
 	return &r, nil
+}
+
+// upgrade1 moves what version 1 kept in fields of the step's root into
+// their version 2 places: root and roots_digest into Facts.
+func upgrade1(b []byte, r *Run) error {
+	var v1 struct {
+		Targets []struct {
+			Steps []struct {
+				Root        string `json:"root"`
+				RootsDigest string `json:"roots_digest"`
+			} `json:"steps"`
+		} `json:"targets"`
+	}
+	if err := json.Unmarshal(b, &v1); err != nil {
+		return fmt.Errorf("not a storebench results file (version 1): %w", err)
+	}
+	for i, t := range v1.Targets {
+		if i >= len(r.Targets) || r.Targets[i] == nil {
+			break
+		}
+		for j, s := range t.Steps {
+			if j >= len(r.Targets[i].Steps) || r.Targets[i].Steps[j] == nil {
+				break
+			}
+			st := r.Targets[i].Steps[j]
+			for k, v := range map[string]string{"root": s.Root, "roots_digest": s.RootsDigest} {
+				if v == "" {
+					continue
+				}
+				if st.Facts == nil {
+					st.Facts = map[string]string{}
+				}
+				st.Facts[k] = v
+			}
+		}
+	}
+	r.SchemaVersion = SchemaVersion
+	return nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/syndtr/goleveldb/leveldb/filter"
 	"github.com/syndtr/goleveldb/leveldb/opt"
 
+	"storebench/internal/ads"
 	"storebench/internal/kv"
 	"storebench/internal/target"
 	"storebench/internal/target/internal/targetkit"
@@ -47,7 +48,7 @@ func init() {
 		Kind:        "pure-go",
 		Version:     "cosmos/iavl " + moduleVersion + " (cosmos-db " + cosmosDBVersion + ")",
 		OptionNames: optionNames,
-		Provides:    targetkit.ADSCaps,
+		Provides:    ads.Provides,
 		Open:        func(o target.Options) (io.Closer, error) { return Open(o) },
 	})
 }

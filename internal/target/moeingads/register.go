@@ -13,8 +13,8 @@
 package moeingads
 
 import (
+	"storebench/internal/ads"
 	"storebench/internal/target"
-	"storebench/internal/target/internal/targetkit"
 )
 
 // Title is the name reports use: the seed calls the engine OnvaKV.
@@ -30,7 +30,7 @@ func init() {
 		Version:     version(),
 		Unavailable: unavailable,
 		OptionNames: optionNames,
-		Provides:    targetkit.ADSCaps,
+		Provides:    ads.Provides,
 		Open:        openFunc,
 	})
 }

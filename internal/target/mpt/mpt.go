@@ -23,6 +23,7 @@ import (
 	"github.com/ethereum/go-ethereum/triedb/hashdb"
 	"github.com/syndtr/goleveldb/leveldb/opt"
 
+	"storebench/internal/ads"
 	"storebench/internal/kv"
 	"storebench/internal/target"
 	"storebench/internal/target/internal/targetkit"
@@ -41,7 +42,7 @@ func init() {
 		Kind:        "pure-go",
 		Version:     "go-ethereum " + moduleVersion,
 		OptionNames: optionNames,
-		Provides:    targetkit.ADSCaps,
+		Provides:    ads.Provides,
 		Open:        func(o target.Options) (io.Closer, error) { return Open(o) },
 	})
 }

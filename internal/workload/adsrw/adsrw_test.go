@@ -71,8 +71,8 @@ func TestEveryPhaseRunsAndVerifies(t *testing.T) {
 						t.Fatalf("create: %d blocks, %v", res.Ops, res.Metrics)
 					}
 					store, _ := ads.As(h)
-					if ads.Authenticated(store) != (res.Root != "") || (res.Root != "") != (res.RootsDigest != "") {
-						t.Fatalf("create: root %q, digest %q", res.Root, res.RootsDigest)
+					if ads.Authenticated(store) != (res.Facts[roots.Root] != "") || (res.Facts[roots.Root] != "") != (res.Facts[roots.Digest] != "") {
+						t.Fatalf("create: root %q, digest %q", res.Facts[roots.Root], res.Facts[roots.Digest])
 					}
 				default:
 					if res.Verify.Checked != 3000 || res.Latency.Count != 3000 {
@@ -131,7 +131,7 @@ func TestSameSeedSameRoots(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if res.Root == "" || res.RootsDigest == "" {
+				if res.Facts[roots.Root] == "" || res.Facts[roots.Digest] == "" {
 					t.Fatalf("no root recorded: %+v", res)
 				}
 				return all

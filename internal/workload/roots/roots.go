@@ -45,11 +45,37 @@ func (c *Chain) Add(root []byte) {
 // Blocks is the number of roots recorded.
 func (c *Chain) Blocks() int64 { return c.blocks }
 
-// Fill sets the step's Root and RootsDigest (left empty without roots).
+// The step's Facts keys the roots go to: Root is the hex root hash after
+// the step's last block, Digest the hex SHA-256 over every block's root
+// in commit order; both absent for stores without roots (package ads).
+// Equal digests on two runs mean equal roots after every block.
+const (
+	Root   = "root"
+	Digest = "roots_digest"
+)
+
+// Fill sets the step's root and roots digest (left absent without roots).
 func (c *Chain) Fill(st *results.Step) {
 	if st == nil || c.h == nil {
 		return
 	}
-	st.Root = hex.EncodeToString(c.last)
-	st.RootsDigest = hex.EncodeToString(c.h.Sum(nil))
+	if st.Facts == nil {
+		st.Facts = map[string]string{}
+	}
+	st.Facts[Root] = hex.EncodeToString(c.last)
+	st.Facts[Digest] = hex.EncodeToString(c.h.Sum(nil))
+}
+
+// Cell is a report cell of the root after a step's last block (first 16
+// hex digits; equal roots mean equal state).
+func Cell(s *results.Step) string {
+	switch {
+	case s == nil:
+		return "—"
+	case s.Facts[Root] == "":
+		return "none (plain engine)"
+	case len(s.Facts[Root]) > 16:
+		return "`" + s.Facts[Root][:16] + "`"
+	}
+	return "`" + s.Facts[Root] + "`"
 }

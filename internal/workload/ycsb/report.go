@@ -1,16 +1,27 @@
-package report
+package ycsb
 
 import (
 	"fmt"
 	"sort"
 	"strings"
 
+	"storebench/internal/report/section"
 	"storebench/internal/results"
 )
 
 func init() {
-	RegisterSection("ycsb", ycsb)
-	RegisterHeadline("ycsb", Headline{Figure: "ycsb.a", Metric: "throughput", What: "throughput of YCSB workload A (50% read, 50% update)"})
+	section.Register("ycsb", section.Def{
+		Render:   ycsb,
+		Headline: &section.Headline{Figure: "ycsb.a", Metric: "throughput", What: "throughput of YCSB workload A (50% read, 50% update)"},
+		Metrics: []section.Metric{
+			{Name: "records", Agg: section.Max, What: "records in the table"},
+			{Name: "read", Agg: section.Mean, What: "share of reads in the mix"},
+			{Name: "update", Agg: section.Mean, What: "share of updates in the mix"},
+			{Name: "insert", Agg: section.Mean, What: "share of inserts in the mix"},
+			{Name: "scan", Agg: section.Mean, What: "share of scans in the mix"},
+			{Name: "rmw", Agg: section.Mean, What: "share of read-modify-writes in the mix"},
+		},
+	})
 }
 
 var ycsbTitles = map[string]string{
@@ -29,7 +40,7 @@ func ycsb(b *strings.Builder, run *results.Run) {
 	var ts []*results.Target
 	head := []string{"Workload"}
 	for _, t := range run.Targets {
-		if takesPart(t, "ycsb") {
+		if section.TakesPart(t, "ycsb") {
 			ts = append(ts, t)
 			head = append(head, t.Title)
 		}
@@ -38,15 +49,15 @@ func ycsb(b *strings.Builder, run *results.Run) {
 		return
 	}
 	for _, n := range run.Ladder {
-		fmt.Fprintf(b, "## YCSB with %s records\n\nThroughput, then p99 service time per operation type. Every read and scanned record is checked.\n\n", Count(n))
-		tab := Table{Head: head}
+		fmt.Fprintf(b, "## YCSB with %s records\n\nThroughput, then p99 service time per operation type. Every read and scanned record is checked.\n\n", section.Count(n))
+		tab := section.Table{Head: head}
 		for _, w := range []string{"load", "a", "b", "c", "d", "e", "f"} {
 			r := []string{ycsbTitles[w]}
 			any := false
 			for _, t := range ts {
 				s := t.Find("ycsb", w, n)
 				if s == nil || s.Ops == 0 {
-					c := missing(t, "ycsb", w, n)
+					c := section.Missing(t, "ycsb", w, n)
 					any = any || c != "—"
 					r = append(r, c)
 					continue
@@ -59,10 +70,10 @@ func ycsb(b *strings.Builder, run *results.Run) {
 				}
 				sort.Strings(ops)
 				for _, op := range ops {
-					cell += fmt.Sprintf("<br>%s p99 %s", strings.ToLower(op), Latency(s.ByOp[op].P99))
+					cell += fmt.Sprintf("<br>%s p99 %s", strings.ToLower(op), section.Latency(s.ByOp[op].P99))
 				}
 				if len(ops) == 0 {
-					cell += fmt.Sprintf("<br>p99 %s", Latency(s.Latency.P99))
+					cell += fmt.Sprintf("<br>p99 %s", section.Latency(s.Latency.P99))
 				}
 				r = append(r, cell)
 			}
@@ -70,6 +81,6 @@ func ycsb(b *strings.Builder, run *results.Run) {
 				tab.Rows = append(tab.Rows, r)
 			}
 		}
-		tab.write(b)
+		tab.Write(b)
 	}
 }

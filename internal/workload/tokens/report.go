@@ -1,15 +1,41 @@
-package report
+package tokens
 
 import (
 	"fmt"
 	"strings"
 
+	"storebench/internal/report/section"
 	"storebench/internal/results"
+	"storebench/internal/workload/roots"
 )
 
 func init() {
-	RegisterSection("tokens", tokens)
-	RegisterHeadline("tokens", Headline{Figure: "tokens.runtx", Metric: "seconds", What: "seconds to run the blocks of transfers"})
+	section.Register("tokens", section.Def{
+		Render:   tokens,
+		Headline: &section.Headline{Figure: "tokens.runtx", Metric: "seconds", What: "seconds to run the blocks of transfers"},
+		Metrics: []section.Metric{
+			{Name: "accounts", Phases: []string{"genacc", "checkacc", "invariants"}, Agg: section.Sum, What: "accounts"},
+			{Name: "blocks", Phases: []string{"genacc", "runtx"}, Agg: section.Sum, What: "blocks committed"},
+			{Name: "block_size", Phases: []string{"genacc", "runtx"}, Agg: section.Max, What: "accounts or transfers per block"},
+			{Name: "accounts_per_s", Phases: []string{"genacc", "checkacc"}, Unit: "accounts/s", Agg: section.Rate, Better: section.Higher, What: "accounts written or checked per second"},
+			{Name: "commit_seconds", Phases: []string{"genacc", "runtx"}, Unit: "s", Agg: section.Sum, Better: section.Lower, What: "time spent in commits"},
+			{Name: "readers", Phases: []string{"checkacc", "invariants"}, Agg: section.Max, What: "concurrent readers"},
+			{Name: "transfers", Phases: []string{"runtx", "invariants"}, Agg: section.Sum, What: "transfers run"},
+			{Name: "tps", Phases: []string{"runtx"}, Unit: "transfers/s", Agg: section.Rate, Better: section.Higher, What: "transfers per second"},
+			{Name: "applied", Phases: []string{"runtx"}, Agg: section.Sum, What: "transfers applied"},
+			{Name: "rejected_insufficient", Phases: []string{"runtx"}, Agg: section.Sum, What: "transfers rejected: balance too low"},
+			{Name: "rejected_overflow", Phases: []string{"runtx"}, Agg: section.Sum, What: "transfers rejected: receiver would overflow"},
+			{Name: "rejected_no_gas", Phases: []string{"runtx"}, Agg: section.Sum, What: "transfers rejected: no gas"},
+			{Name: "gas_burned", Phases: []string{"runtx", "invariants"}, Agg: section.Sum, What: "native tokens burned as gas"},
+			{Name: "tokens", Phases: []string{"invariants"}, Agg: section.Max, What: "token kinds"},
+			{Name: "supply_mismatches", Phases: []string{"invariants"}, Agg: section.Sum, Better: section.Lower, What: "tokens whose supply changed"},
+			{Name: "sequence_mismatches", Phases: []string{"invariants"}, Agg: section.Sum, Better: section.Lower, What: "accounts whose sequence differs from the transfers they sent"},
+			{Name: "negative_balances", Phases: []string{"invariants"}, Agg: section.Sum, Better: section.Lower, What: "balances beyond any possible one"},
+			{Name: "native_supply_genesis", Phases: []string{"invariants"}, Agg: section.Max, What: "native supply at genesis"},
+			{Name: "native_supply_end", Phases: []string{"invariants"}, Agg: section.Max, What: "native supply at the end"},
+			{Name: "invariants_hold", Phases: []string{"invariants"}, Agg: section.Mean, Better: section.Higher, What: "1 when every invariant held"},
+		},
+	})
 }
 
 // tokens renders the seed 001 transaction test tables: rows are the tasks
@@ -18,7 +44,7 @@ func tokens(b *strings.Builder, run *results.Run) {
 	var ts []*results.Target
 	head := []string{"Task (s)"}
 	for _, t := range run.Targets {
-		if takesPart(t, "tokens") {
+		if section.TakesPart(t, "tokens") {
 			ts = append(ts, t)
 			head = append(head, t.Title)
 		}
@@ -50,14 +76,14 @@ func tokens(b *strings.Builder, run *results.Run) {
 		if rt != nil {
 			blocks, bs = rt.Metrics["blocks"], rt.Metrics["block_size"]
 		}
-		fmt.Fprintf(b, "## Token transfers: n = %s accounts, m = %.0f blocks of %.0f transfers\n\n", Count(n), blocks, bs)
+		fmt.Fprintf(b, "## Token transfers: n = %s accounts, m = %.0f blocks of %.0f transfers\n\n", section.Count(n), blocks, bs)
 		fmt.Fprintf(b, "**Genacc** writes the n accounts in %.0f blocks of %.0f, a commit per block. **Checkacc** reads every account back in random order and checks it against its genesis state. "+
 			"**Runtx** runs m blocks of random transfers of a fungible token, each with every check a chain makes (sufficient balance, no overflow), %s native tokens of gas burned and the sender's sequence number incremented; a commit per block. "+
 			"Time in seconds per task (the seed's table).\n\n", g.Metrics["blocks"], g.Metrics["block_size"], gasPerTransfer(rt))
 		step := func(t *results.Target, phase string) *results.Step { return t.Find("tokens", phase, n) }
-		tab := Table{Head: head}
+		tab := section.Table{Head: head}
 		for _, k := range tasks {
-			tab.Rows = append(tab.Rows, row(k.label, func(t *results.Target) string { return secondsCell(step(t, k.phase)) }))
+			tab.Rows = append(tab.Rows, row(k.label, func(t *results.Target) string { return section.SecondsCell(step(t, k.phase)) }))
 		}
 		tab.Rows = append(tab.Rows, row("Runtx TPS (m × transfers per block / Runtx seconds)", func(t *results.Target) string {
 			s := step(t, "runtx")
@@ -66,17 +92,17 @@ func tokens(b *strings.Builder, run *results.Run) {
 			}
 			return fmt.Sprintf("%.0f", s.Metrics["tps"])
 		}))
-		tab.write(b)
+		tab.Write(b)
 
 		b.WriteString("Memory per task: the highest resident memory of the target's process during the task (RSS, sampled every second), MiB; and the database's size on disk after it.\n\n")
-		tab = Table{Head: append([]string{"Task (MiB)"}, head[1:]...)}
+		tab = section.Table{Head: append([]string{"Task (MiB)"}, head[1:]...)}
 		for _, k := range tasks {
 			tab.Rows = append(tab.Rows, row(k.label, func(t *results.Target) string {
 				s := step(t, k.phase)
 				if s == nil {
 					return "—"
 				}
-				return MiB(stepRSS(s))
+				return section.MiB(section.StepRSS(s))
 			}))
 		}
 		tab.Rows = append(tab.Rows, row("Database size after Runtx (MiB)", func(t *results.Target) string {
@@ -84,9 +110,9 @@ func tokens(b *strings.Builder, run *results.Run) {
 			if s == nil {
 				s = step(t, "genacc")
 			}
-			return diskCell(s)
+			return section.DiskCell(s)
 		}))
-		tab.write(b)
+		tab.Write(b)
 
 		tokens := 0.0
 		if inv != nil {
@@ -94,7 +120,7 @@ func tokens(b *strings.Builder, run *results.Run) {
 		}
 		fmt.Fprintf(b, "Invariants, checked after Runtx on every account (a violation fails the run): the supply of each of the %.0f tokens is unchanged, except the native token's, which shrinks by exactly the gas burned; every sequence number equals the transfers its account sent; no balance is negative. "+
 			"A transfer rejected by a check (balance too low, receiver would overflow) still pays gas and moves the sequence, as on chains that charge the fee first. The root hash is the store's after the last block (first 16 hex digits).\n\n", tokens)
-		tab = Table{Head: append([]string{"Check"}, head[1:]...)}
+		tab = section.Table{Head: append([]string{"Check"}, head[1:]...)}
 		invRow := func(label string, f func(s *results.Step) string) []string {
 			return row(label, func(t *results.Target) string {
 				s := step(t, "invariants")
@@ -115,7 +141,7 @@ func tokens(b *strings.Builder, run *results.Run) {
 				if bad := s.Metrics["sequence_mismatches"]; bad > 0 {
 					return fmt.Sprintf("**violated**: %.0f accounts", bad)
 				}
-				return fmt.Sprintf("ok (%s accounts)", Count(int64(s.Metrics["accounts"])))
+				return fmt.Sprintf("ok (%s accounts)", section.Count(int64(s.Metrics["accounts"])))
 			}),
 			invRow("No negative balance", func(s *results.Step) string {
 				if bad := s.Metrics["negative_balances"]; bad > 0 {
@@ -135,11 +161,11 @@ func tokens(b *strings.Builder, run *results.Run) {
 				if s == nil {
 					s = step(t, "genacc")
 				}
-				return rootCell(s)
+				return roots.Cell(s)
 			}),
-			invRow("Check time (s)", func(s *results.Step) string { return secondsCell(s) }),
+			invRow("Check time (s)", func(s *results.Step) string { return section.SecondsCell(s) }),
 		)
-		tab.write(b)
+		tab.Write(b)
 	}
 }
 
