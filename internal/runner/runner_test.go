@@ -11,7 +11,7 @@ import (
 func TestClosedLoopRunsEveryOperationOnce(t *testing.T) {
 	const n = 100000
 	seen := make([]atomic.Int32, n)
-	res, err := Run(context.Background(), Config{Workers: 4, Ops: n}, func(w int, seq int64) error {
+	res, err := Run(context.Background(), Config{Workers: 4, Ops: n}, func(_ context.Context, w int, seq int64) error {
 		seen[seq].Add(1)
 		return nil
 	})
@@ -39,7 +39,7 @@ func TestIntervalsMergeExactly(t *testing.T) {
 	// Every operation takes ~1ms; a 50ms tick gives several intervals whose
 	// histograms must add up to the total, count for count.
 	res, err := Run(context.Background(), Config{Workers: 3, Duration: 300 * time.Millisecond, Tick: 50 * time.Millisecond},
-		func(int, int64) error { time.Sleep(time.Millisecond); return nil })
+		func(context.Context, int, int64) error { time.Sleep(time.Millisecond); return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestOpenLoopHoldsRateAndMeasuresFromIntendedStart(t *testing.T) {
 	// 1000 ops/s for 1s with one worker; operation 100 stalls 200ms. A closed
 	// loop would record one slow operation; the open loop must show that the
 	// ~200 operations scheduled during the stall were all late.
-	res, err := Run(context.Background(), Config{Workers: 1, Duration: time.Second, Rate: 1000}, func(w int, seq int64) error {
+	res, err := Run(context.Background(), Config{Workers: 1, Duration: time.Second, Rate: 1000}, func(_ context.Context, w int, seq int64) error {
 		if seq == 100 {
 			time.Sleep(200 * time.Millisecond)
 		}
@@ -90,7 +90,7 @@ func TestOpenLoopHoldsRateAndMeasuresFromIntendedStart(t *testing.T) {
 func TestErrorStopsRunAndIsReturned(t *testing.T) {
 	boom := errors.New("boom")
 	var after atomic.Int64
-	res, err := Run(context.Background(), Config{Workers: 2, Ops: 1 << 30}, func(w int, seq int64) error {
+	res, err := Run(context.Background(), Config{Workers: 2, Ops: 1 << 30}, func(_ context.Context, w int, seq int64) error {
 		if seq == 1000 {
 			return boom
 		}
@@ -111,7 +111,7 @@ func TestCancelStopsQuickly(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
 	t0 := time.Now()
-	res, err := Run(ctx, Config{Workers: 2, Duration: time.Hour, Rate: 10}, func(int, int64) error { return nil })
+	res, err := Run(ctx, Config{Workers: 2, Duration: time.Hour, Rate: 10}, func(context.Context, int, int64) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestCancelStopsQuickly(t *testing.T) {
 }
 
 func TestRejectsUnboundedRun(t *testing.T) {
-	if _, err := Run(context.Background(), Config{}, func(int, int64) error { return nil }); err == nil {
+	if _, err := Run(context.Background(), Config{}, func(context.Context, int, int64) error { return nil }); err == nil {
 		t.Fatal("an unbounded run was accepted")
 	}
 }
@@ -133,7 +133,7 @@ func TestRejectsUnboundedRun(t *testing.T) {
 //	go test -run '^$' -bench OpenLoopFloor ./internal/runner
 func BenchmarkOpenLoopFloor(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		res, err := Run(context.Background(), Config{Workers: 8, Duration: time.Second, Rate: 2000}, func(int, int64) error { return nil })
+		res, err := Run(context.Background(), Config{Workers: 8, Duration: time.Second, Rate: 2000}, func(context.Context, int, int64) error { return nil })
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -147,5 +147,5 @@ func BenchmarkOpenLoopFloor(b *testing.B) {
 // no-op (one clock read, one histogram record, one epoch check).
 func BenchmarkClosedLoopPerOp(b *testing.B) {
 	b.ReportAllocs()
-	_, _ = Run(context.Background(), Config{Workers: 1, Ops: int64(b.N)}, func(int, int64) error { return nil })
+	_, _ = Run(context.Background(), Config{Workers: 1, Ops: int64(b.N)}, func(context.Context, int, int64) error { return nil })
 }

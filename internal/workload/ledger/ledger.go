@@ -198,15 +198,15 @@ type run struct {
 }
 
 // insertOp writes transactions [seq*batch, (seq+1)*batch) of chain as one
-// durable batch per operation, under the step's context: a cancel reaches
-// a write that waits on a server.
-func (r *run) insertOp(ctx context.Context, chain uint64, count int64) runner.Op {
+// durable batch per operation, under the operation's context: a cancel
+// reaches a write that waits on a server.
+func (r *run) insertOp(chain uint64, count int64) runner.Op {
 	genesis := r.g.address(nil, chain, 0)
 	batch := int64(r.p.Batch)
 	txLen := headerLen + r.p.Payload
 	slab := make([]byte, int(batch)*int(txLen))
 	txs := make([]Tx, 0, batch)
-	return func(_ int, seq int64) error {
+	return func(ctx context.Context, _ int, seq int64) error {
 		txs = txs[:0]
 		for i := seq * batch; i < (seq+1)*batch && i < count; i++ {
 			k := int(i - seq*batch)
@@ -226,7 +226,7 @@ func batches(n int64, batch int) int64 { return (n + int64(batch) - 1) / int64(b
 // insert: (a) a chain of N transactions, timed, into a fresh database.
 func (r *run) insert(ctx context.Context) (*results.Step, error) {
 	nb := batches(r.st.N, r.p.Batch)
-	res, err := workload.Measure(ctx, r.env, runner.Config{Workers: 1, Ops: nb}, nb, r.insertOp(ctx, mainChain, r.st.N))
+	res, err := workload.Measure(ctx, r.env, runner.Config{Workers: 1, Ops: nb}, nb, r.insertOp(mainChain, r.st.N))
 	res.Unit = fmt.Sprintf("write batch of %d txns", r.p.Batch)
 	res.Metrics = map[string]float64{"txns": float64(r.st.N), "txns_per_s": float64(r.st.N) / res.Seconds}
 	return res, err
@@ -273,7 +273,7 @@ func (r *run) selectOne(ctx context.Context) (*results.Step, error) {
 	n := uint64(r.st.N)
 	genesis := r.g.address(nil, mainChain, 0)
 	var key, want []byte
-	res, err := workload.Measure(ctx, r.env, runner.Config{Workers: 1, Ops: k}, k, func(_ int, seq int64) error {
+	res, err := workload.Measure(ctx, r.env, runner.Config{Workers: 1, Ops: k}, k, func(ctx context.Context, _ int, seq int64) error {
 		i := gen.Mix(uint64(r.st.Seed), 1, uint64(seq)) % n
 		return r.checkTx(ctx, "select", mainChain, i, genesis, &key, &want)
 	})
@@ -292,19 +292,19 @@ func (r *run) chain(ctx context.Context, length int64) (*results.Step, error) {
 	for s := 0; s < samples; s++ {
 		chain := base + uint64(s)
 		nb := batches(length, r.p.Batch)
-		op := r.insertOp(ctx, chain, length)
+		op := r.insertOp(chain, length)
 		for b := int64(0); b < nb; b++ {
 			if ctx.Err() != nil {
 				return &results.Step{Partial: true}, nil
 			}
-			if err := op(0, b); err != nil {
+			if err := op(ctx, 0, b); err != nil {
 				return nil, fmt.Errorf("writing sample chain of %d: %w", length, err)
 			}
 		}
 	}
 	setup := time.Since(setupStart).Seconds()
 	var want, got []byte
-	res, err := workload.Measure(ctx, r.env, runner.Config{Workers: 1, Ops: int64(samples)}, int64(samples), func(_ int, seq int64) error {
+	res, err := workload.Measure(ctx, r.env, runner.Config{Workers: 1, Ops: int64(samples)}, int64(samples), func(ctx context.Context, _ int, seq int64) error {
 		chain := base + uint64(seq)
 		genesis := r.g.address(nil, chain, 0)
 		var next uint64
@@ -360,7 +360,7 @@ func (r *run) stress(ctx context.Context) (*results.Step, error) {
 	threshold := uint64(r.p.Stress.ReadFraction * float64(1<<53))
 	cfg := runner.Config{Workers: workers, Duration: time.Duration(r.p.Stress.Duration), Rate: r.p.Stress.Rate}
 	total := int64(r.p.Stress.Rate * time.Duration(r.p.Stress.Duration).Seconds())
-	res, err := workload.Measure(ctx, r.env, cfg, total, func(w int, seq int64) error {
+	res, err := workload.Measure(ctx, r.env, cfg, total, func(ctx context.Context, w int, seq int64) error {
 		s := &ws[w]
 		h := gen.Mix(uint64(r.st.Seed), 2, uint64(seq))
 		if h>>11 < threshold {
@@ -419,7 +419,7 @@ func (r *run) balance(ctx context.Context) (*results.Step, error) {
 	build := time.Since(buildStart).Seconds()
 	k := int64(r.p.Balance.Reads)
 	var addr []byte
-	res, err := workload.Measure(ctx, r.env, runner.Config{Workers: 1, Ops: k}, k, func(_ int, seq int64) error {
+	res, err := workload.Measure(ctx, r.env, runner.Config{Workers: 1, Ops: k}, k, func(ctx context.Context, _ int, seq int64) error {
 		i := gen.Mix(seed, 3, uint64(seq)) % uint64(m)
 		addr = r.g.address(addr, balanceChain, i)
 		got, err := r.store.GetBalance(ctx, addr)
