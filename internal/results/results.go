@@ -97,7 +97,12 @@ type Step struct {
 	HistIntended string `json:"hist_intended,omitempty"`
 	// Series is the per-tick time series.
 	Series []Tick `json:"series,omitempty"`
-	Verify Verify `json:"verify"`
+	// Streams are the step's concurrent loads when it ran several (the
+	// figures above are all of them together), and Background the jobs
+	// that ran beside the load (see streams.go).
+	Streams    []Stream     `json:"streams,omitempty"`
+	Background []Background `json:"background,omitempty"`
+	Verify     Verify       `json:"verify"`
 	// Metrics holds phase-specific figures (e.g. "chain_length").
 	Metrics map[string]float64 `json:"metrics,omitempty"`
 	// Root is the hex root hash after the step's last block, and
@@ -165,6 +170,7 @@ type Tick struct {
 	Max         int64   `json:"max_ns"`
 	IntendedP99 int64   `json:"intended_p99_ns,omitempty"`
 	IntendedMax int64   `json:"intended_max_ns,omitempty"`
+	Late        int64   `json:"late,omitempty"`
 	RSSBytes    int64   `json:"rss_bytes,omitempty"`
 	CPU         float64 `json:"cpu_percent,omitempty"`
 }
