@@ -96,7 +96,7 @@ func cmdOverhead(args []string, stdout, stderr io.Writer) int {
 	viaRunner := func() (time.Duration, error) {
 		k := make([]byte, 16)
 		t0 := time.Now()
-		_, err := runner.Run(context.Background(), runner.Config{Workers: 1, Ops: int64(*gets)}, func(_ int, seq int64) error {
+		_, err := runner.Run(context.Background(), runner.Config{Workers: 1, Ops: int64(*gets)}, func(ctx context.Context, _ int, seq int64) error {
 			return get(k, uint64(seq))
 		})
 		return time.Since(t0), err

@@ -90,6 +90,7 @@ func document(run *results.Run) string {
 			}
 		}
 	}
+	streams(&b, run)
 	bottlenecks(&b, run)
 	verification(&b, run)
 	return b.String()

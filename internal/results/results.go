@@ -99,7 +99,12 @@ type Step struct {
 	HistIntended string `json:"hist_intended,omitempty"`
 	// Series is the per-tick time series.
 	Series []Tick `json:"series,omitempty"`
-	Verify Verify `json:"verify"`
+	// Streams are the step's concurrent loads when it ran several (the
+	// figures above are all of them together), and Background the jobs
+	// that ran beside the load (see streams.go).
+	Streams    []Stream     `json:"streams,omitempty"`
+	Background []Background `json:"background,omitempty"`
+	Verify     Verify       `json:"verify"`
 	// Metrics holds the workload's own figures, typed (unit, direction,
 	// how they combine) by what the workload registers in package
 	// report/section.
@@ -166,6 +171,7 @@ type Tick struct {
 	Max         int64   `json:"max_ns"`
 	IntendedP99 int64   `json:"intended_p99_ns,omitempty"`
 	IntendedMax int64   `json:"intended_max_ns,omitempty"`
+	Late        int64   `json:"late,omitempty"`
 	RSSBytes    int64   `json:"rss_bytes,omitempty"`
 	CPU         float64 `json:"cpu_percent,omitempty"`
 }

@@ -3,10 +3,15 @@
 // rate, where each operation has an intended start time and latency is
 // measured from it, so a stalled target cannot hide its queue: the
 // coordinated-omission correction).
+//
+// A run is one or several concurrent streams, each with its own operation,
+// goroutines, rate and histograms, and may have background tasks: a
+// periodic job beside the load (a compaction, a GC pass) timed on its own.
 package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -17,11 +22,12 @@ import (
 	"storebench/internal/measure/latency"
 )
 
-// Op performs operation number seq (0-based, unique across the run) on
-// load goroutine worker. Returning an error stops the run: storebench
-// treats an engine error or a failed verification as a failed phase, never
-// as a number to average away.
-type Op func(worker int, seq int64) error
+// Op performs operation number seq (0-based, unique within its stream) on
+// load goroutine worker of its stream, under the run's context: a cancel
+// of the run reaches an operation waiting on a server. Returning an error
+// stops the run: storebench treats an engine error or a failed
+// verification as a failed phase, never as a number to average away.
+type Op func(ctx context.Context, worker int, seq int64) error
 
 // Config says how long and how hard to drive the operations.
 type Config struct {
@@ -48,9 +54,42 @@ type Config struct {
 	// with the operations completed so far; use it for progress and
 	// resource sampling. It must return quickly.
 	OnTick func(elapsed time.Duration, opsSoFar int64)
+
+	// Streams, when set, are run concurrently instead of one operation:
+	// Run is then called with a nil Op, and Workers, Ops, Rate, Classes
+	// and ClassOf above must be left zero (each stream has its own).
+	// Duration, Tick, LateAfter and OnTick apply to the whole run.
+	Streams []Stream
+	// Background tasks run beside the load until it ends.
+	Background []Task
 }
 
-// Result of one run.
+// Stream is one concurrent load of a run: its own operation, goroutines,
+// rate (open loop) or closed loop, bound, and histograms.
+type Stream struct {
+	Name    string
+	Op      Op
+	Workers int     // default 1
+	Rate    float64 // > 0: open loop at this many operations per second
+	Ops     int64   // 0: bounded by Config.Duration alone
+	Classes []string
+	ClassOf func(seq int64) int
+}
+
+// Task is a background job: Run is called every Every (0: back to back,
+// each run starting when the last ends) from the start of the load until
+// the load ends. A run in progress when the load ends is waited for; its
+// context is cancelled then, so a task that can stop early should. An
+// error from Run fails the run like an operation's.
+type Task struct {
+	Name  string
+	Every time.Duration
+	Run   func(ctx context.Context, run int64) error
+}
+
+// Result of one run. Ops, Late, Service, Intended, Intervals and ByClass
+// are the whole run: every stream merged (Intended: the open-loop streams
+// only, nil when none is).
 type Result struct {
 	Ops       int64
 	Late      int64
@@ -62,6 +101,45 @@ type Result struct {
 	ByClass map[string]*hdr.Histogram
 	// Cancelled is true when the context ended the run early.
 	Cancelled bool
+	// Streams are the results of Config.Streams, in order (nil for a
+	// run of one operation).
+	Streams []StreamResult
+	// Background are the results of Config.Background, in order.
+	Background []TaskResult
+}
+
+// StreamResult is what one stream did.
+type StreamResult struct {
+	Name    string
+	Workers int
+	Rate    float64 // offered (0: closed loop)
+	Ops     int64
+	Late    int64
+	// Elapsed runs until the stream's last goroutine ended (a stream
+	// bounded by Ops may end before the run).
+	Elapsed   time.Duration
+	Service   *hdr.Histogram
+	Intended  *hdr.Histogram // nil in closed loop
+	Intervals []*latency.Interval
+	ByClass   map[string]*hdr.Histogram
+}
+
+// Achieved is the stream's throughput in operations per second.
+func (s StreamResult) Achieved() float64 {
+	if s.Elapsed <= 0 {
+		return 0
+	}
+	return float64(s.Ops) / s.Elapsed.Seconds()
+}
+
+// TaskResult is what one background task did: Durations holds one value
+// per completed run.
+type TaskResult struct {
+	Name      string
+	Every     time.Duration
+	Runs      int64
+	Busy      time.Duration
+	Durations *hdr.Histogram
 }
 
 // Rate is the achieved throughput in operations per second.
@@ -72,27 +150,64 @@ func (r Result) Rate() float64 {
 	return float64(r.Ops) / r.Elapsed.Seconds()
 }
 
-// Run drives op until cfg's bound is reached, ctx ends, or op fails. On
-// failure it returns the partial Result together with the first error.
+// stream is a stream's run-time state.
+type stream struct {
+	Stream
+	coll    *latency.Collector
+	wg      sync.WaitGroup
+	elapsed time.Duration
+}
+
+// Run drives op (or cfg.Streams) until every bound is reached, ctx ends,
+// or an operation or background task fails. On failure it returns the
+// partial Result together with the first error.
 func Run(ctx context.Context, cfg Config, op Op) (Result, error) {
-	if cfg.Workers <= 0 {
-		cfg.Workers = 1
-	}
 	if cfg.Tick <= 0 {
 		cfg.Tick = time.Second
 	}
 	if cfg.LateAfter <= 0 {
 		cfg.LateAfter = time.Millisecond
 	}
-	if cfg.Ops <= 0 && cfg.Duration <= 0 {
-		return Result{}, fmt.Errorf("runner: neither an operation count nor a duration bounds the run")
+	specs := cfg.Streams
+	switch {
+	case op != nil && len(specs) > 0:
+		return Result{}, fmt.Errorf("runner: both an operation and streams given")
+	case op == nil && len(specs) == 0:
+		return Result{}, fmt.Errorf("runner: no operation and no stream")
+	case op != nil:
+		specs = []Stream{{Op: op, Workers: cfg.Workers, Rate: cfg.Rate, Ops: cfg.Ops, Classes: cfg.Classes, ClassOf: cfg.ClassOf}}
+	case cfg.Workers != 0 || cfg.Ops != 0 || cfg.Rate != 0 || cfg.Classes != nil || cfg.ClassOf != nil:
+		return Result{}, fmt.Errorf("runner: with streams, workers, operations, rate and classes are each stream's")
 	}
-	openLoop := cfg.Rate > 0
-	if len(cfg.Classes) > 0 && cfg.ClassOf == nil {
-		return Result{}, fmt.Errorf("runner: classes without ClassOf")
+	streams := make([]*stream, len(specs))
+	names := map[string]bool{}
+	for i, sp := range specs {
+		if sp.Workers <= 0 {
+			sp.Workers = 1
+		}
+		switch {
+		case sp.Op == nil:
+			return Result{}, fmt.Errorf("runner: stream %q has no operation", sp.Name)
+		case sp.Ops <= 0 && cfg.Duration <= 0:
+			if len(cfg.Streams) == 0 {
+				return Result{}, fmt.Errorf("runner: neither an operation count nor a duration bounds the run")
+			}
+			return Result{}, fmt.Errorf("runner: neither an operation count nor a duration bounds stream %q", sp.Name)
+		case sp.Rate < 0:
+			return Result{}, fmt.Errorf("runner: stream %q: negative rate", sp.Name)
+		case len(sp.Classes) > 0 && sp.ClassOf == nil:
+			return Result{}, fmt.Errorf("runner: classes without ClassOf")
+		case len(cfg.Streams) > 0 && (sp.Name == "" || names[sp.Name]):
+			return Result{}, fmt.Errorf("runner: stream name %q empty or given twice", sp.Name)
+		}
+		names[sp.Name] = true
+		streams[i] = &stream{Stream: sp, coll: latency.NewCollector(sp.Rate > 0, len(sp.Classes))}
 	}
-	coll := latency.NewCollector(openLoop, len(cfg.Classes))
-	classOf := cfg.ClassOf // nil without classes: no call on the hot path
+	for _, t := range cfg.Background {
+		if t.Run == nil || t.Name == "" || t.Every < 0 {
+			return Result{}, fmt.Errorf("runner: background task %q: needs a name, a function and an interval >= 0", t.Name)
+		}
+	}
 	var clock latency.Clock
 
 	var (
@@ -103,6 +218,13 @@ func Run(ctx context.Context, cfg Config, op Op) (Result, error) {
 	fail := func(err error) {
 		errOnce.Do(func() { firstErr = err })
 		stop.Store(true)
+	}
+	opsSoFar := func() int64 {
+		var n int64
+		for _, s := range streams {
+			n += s.coll.Ops()
+		}
+		return n
 	}
 
 	start := time.Now()
@@ -134,94 +256,220 @@ func Run(ctx context.Context, cfg Config, op Op) (Result, error) {
 			case <-t.C:
 				clock.Tick()
 				if cfg.OnTick != nil {
-					cfg.OnTick(time.Since(start), coll.Ops())
+					cfg.OnTick(time.Since(start), opsSoFar())
 				}
 			}
 		}
 	}()
 
-	var wg sync.WaitGroup
-	W := int64(cfg.Workers)
-	for w := 0; w < cfg.Workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			rec := coll.NewRecorder(&clock)
-			defer rec.Flush()
-			// Operations are partitioned statically (w, w+W, w+2W, ...) so
-			// the goroutines share no counter on the hot path.
-			if !openLoop {
-				// Closed loop: one clock read per operation, since each
-				// operation starts when the previous one ends. The few
-				// nanoseconds of loop bookkeeping between them are counted
-				// in the service time rather than paying a second read.
-				last := mono()
-				for seq := int64(w); cfg.Ops <= 0 || seq < cfg.Ops; seq += W {
-					if stop.Load() {
-						return
-					}
-					if err := op(w, seq); err != nil {
-						fail(err)
-						return
-					}
-					now := mono()
-					c := -1
-					if classOf != nil {
-						c = classOf(seq)
-					}
-					rec.RecordClass(c, now-last, 0, false)
-					last = now
-				}
-				return
-			}
-			startMono := mono() - time.Since(start)
-			for seq := int64(w); cfg.Ops <= 0 || seq < cfg.Ops; seq += W {
-				if stop.Load() {
-					return
-				}
-				intended := startMono + time.Duration(float64(seq)/cfg.Rate*float64(time.Second))
-				if d := intended - mono(); d > 0 {
-					if !sleepUntil(ctx, &stop, d) {
-						return
-					}
-				}
-				t0 := mono()
-				if err := op(w, seq); err != nil {
-					fail(err)
-					return
-				}
-				t1 := mono()
-				c := -1
-				if classOf != nil {
-					c = classOf(seq)
-				}
-				rec.RecordClass(c, t1-t0, t1-intended, t0-intended > cfg.LateAfter)
-			}
-		}(w)
+	// Background tasks stop when the load does: taskCtx ends then.
+	taskCtx, endTasks := context.WithCancel(ctx)
+	defer endTasks()
+	tasks := make([]TaskResult, len(cfg.Background))
+	var taskWG sync.WaitGroup
+	for i, t := range cfg.Background {
+		tasks[i] = TaskResult{Name: t.Name, Every: t.Every, Durations: latency.New()}
+		taskWG.Add(1)
+		go func(t Task, tr *TaskResult) {
+			defer taskWG.Done()
+			runTask(taskCtx, &stop, t, tr, fail)
+		}(t, &tasks[i])
 	}
-	wg.Wait()
+
+	var all sync.WaitGroup
+	for _, s := range streams {
+		for w := 0; w < s.Workers; w++ {
+			s.wg.Add(1)
+			go func(s *stream, w int) {
+				defer s.wg.Done()
+				s.work(ctx, w, &clock, &stop, start, cfg.LateAfter, fail)
+			}(s, w)
+		}
+		all.Add(1)
+		go func(s *stream) {
+			defer all.Done()
+			s.wg.Wait()
+			s.elapsed = time.Since(start)
+		}(s)
+	}
+	all.Wait()
 	elapsed := time.Since(start)
+	endTasks()
+	taskWG.Wait()
 	close(workersDone)
 	<-tickDone
-	coll.Close()
+	last := clock.Epoch()
 
-	total := coll.Total()
-	res := Result{
-		Ops:       total.Ops,
-		Late:      total.Late,
-		Elapsed:   elapsed,
-		Service:   total.Service,
-		Intended:  total.Intended,
-		Intervals: coll.Epochs(clock.Epoch()),
-		Cancelled: ctx.Err() != nil,
+	res := Result{Elapsed: elapsed, Cancelled: ctx.Err() != nil, Background: tasks}
+	if len(cfg.Background) == 0 {
+		res.Background = nil
 	}
-	if len(cfg.Classes) > 0 {
-		res.ByClass = map[string]*hdr.Histogram{}
-		for i, name := range cfg.Classes {
-			res.ByClass[name] = total.ByClass[i]
+	for _, s := range streams {
+		s.coll.Close()
+		total := s.coll.Total()
+		sr := StreamResult{
+			Name: s.Name, Workers: s.Workers, Rate: s.Rate, Elapsed: s.elapsed,
+			Ops: total.Ops, Late: total.Late, Service: total.Service, Intended: total.Intended,
+			Intervals: s.coll.Epochs(last),
+		}
+		if len(s.Classes) > 0 {
+			sr.ByClass = map[string]*hdr.Histogram{}
+			for i, name := range s.Classes {
+				sr.ByClass[name] = total.ByClass[i]
+			}
+		}
+		res.Streams = append(res.Streams, sr)
+	}
+	if len(res.Streams) == 1 && len(cfg.Streams) == 0 {
+		// One operation: the whole is the stream.
+		sr := res.Streams[0]
+		res.Ops, res.Late, res.Service, res.Intended = sr.Ops, sr.Late, sr.Service, sr.Intended
+		res.Intervals, res.ByClass, res.Streams = sr.Intervals, sr.ByClass, nil
+		return res, firstErr
+	}
+	mergeStreams(&res)
+	return res, firstErr
+}
+
+// mergeStreams sets the whole run's figures from its streams: exact
+// histogram sums, per tick and in total.
+func mergeStreams(res *Result) {
+	res.Service = latency.New()
+	for _, sr := range res.Streams {
+		res.Ops += sr.Ops
+		res.Late += sr.Late
+		res.Service.Merge(sr.Service)
+		if sr.Intended != nil {
+			if res.Intended == nil {
+				res.Intended = latency.New()
+			}
+			res.Intended.Merge(sr.Intended)
+		}
+		for name, h := range sr.ByClass {
+			if res.ByClass == nil {
+				res.ByClass = map[string]*hdr.Histogram{}
+			}
+			if res.ByClass[name] == nil {
+				res.ByClass[name] = latency.New()
+			}
+			res.ByClass[name].Merge(h)
 		}
 	}
-	return res, firstErr
+	if len(res.Streams) == 0 {
+		return
+	}
+	for e := range res.Streams[0].Intervals {
+		iv := &latency.Interval{Epoch: uint64(e), Service: latency.New()}
+		if res.Intended != nil {
+			iv.Intended = latency.New()
+		}
+		for _, sr := range res.Streams {
+			s := sr.Intervals[e]
+			iv.Ops += s.Ops
+			iv.Late += s.Late
+			iv.Service.Merge(s.Service)
+			if s.Intended != nil {
+				iv.Intended.Merge(s.Intended)
+			}
+		}
+		res.Intervals = append(res.Intervals, iv)
+	}
+}
+
+// work is load goroutine w of stream s.
+func (s *stream) work(ctx context.Context, w int, clock *latency.Clock, stop *atomic.Bool, start time.Time, lateAfter time.Duration, fail func(error)) {
+	rec := s.coll.NewRecorder(clock)
+	defer rec.Flush()
+	op, classOf, ops := s.Op, s.ClassOf, s.Ops // nil classOf: no call on the hot path
+	W := int64(s.Workers)
+	// Operations are partitioned statically (w, w+W, w+2W, ...) so the
+	// goroutines share no counter on the hot path.
+	if s.Rate <= 0 {
+		// Closed loop: one clock read per operation, since each operation
+		// starts when the previous one ends. The few nanoseconds of loop
+		// bookkeeping between them are counted in the service time rather
+		// than paying a second read.
+		last := mono()
+		for seq := int64(w); ops <= 0 || seq < ops; seq += W {
+			if stop.Load() {
+				return
+			}
+			if err := op(ctx, w, seq); err != nil {
+				fail(err)
+				return
+			}
+			now := mono()
+			c := -1
+			if classOf != nil {
+				c = classOf(seq)
+			}
+			rec.RecordClass(c, now-last, 0, false)
+			last = now
+		}
+		return
+	}
+	rate := s.Rate
+	startMono := mono() - time.Since(start)
+	for seq := int64(w); ops <= 0 || seq < ops; seq += W {
+		if stop.Load() {
+			return
+		}
+		intended := startMono + time.Duration(float64(seq)/rate*float64(time.Second))
+		if d := intended - mono(); d > 0 {
+			if !sleepUntil(ctx, stop, d) {
+				return
+			}
+		}
+		t0 := mono()
+		if err := op(ctx, w, seq); err != nil {
+			fail(err)
+			return
+		}
+		t1 := mono()
+		c := -1
+		if classOf != nil {
+			c = classOf(seq)
+		}
+		rec.RecordClass(c, t1-t0, t1-intended, t0-intended > lateAfter)
+	}
+}
+
+// runTask runs one background task until ctx ends (the load ended or the
+// run was cancelled) or the run stops.
+func runTask(ctx context.Context, stop *atomic.Bool, t Task, tr *TaskResult, fail func(error)) {
+	var tick <-chan time.Time
+	if t.Every > 0 {
+		tk := time.NewTicker(t.Every)
+		defer tk.Stop()
+		tick = tk.C
+	}
+	for run := int64(0); ; run++ {
+		if tick != nil {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick:
+			}
+		}
+		if ctx.Err() != nil || stop.Load() {
+			return
+		}
+		t0 := mono()
+		err := t.Run(ctx, run)
+		d := mono() - t0
+		if err != nil {
+			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+				// Cut short by the end of the load: not a failure, and
+				// not a complete run to time.
+				return
+			}
+			fail(fmt.Errorf("background task %s (run %d): %w", t.Name, run+1, err))
+			return
+		}
+		tr.Runs++
+		tr.Busy += d
+		latency.Record(tr.Durations, d)
+	}
 }
 
 // clockBase anchors mono. time.Since on a time with a monotonic reading

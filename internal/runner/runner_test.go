@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,7 +12,7 @@ import (
 func TestClosedLoopRunsEveryOperationOnce(t *testing.T) {
 	const n = 100000
 	seen := make([]atomic.Int32, n)
-	res, err := Run(context.Background(), Config{Workers: 4, Ops: n}, func(w int, seq int64) error {
+	res, err := Run(context.Background(), Config{Workers: 4, Ops: n}, func(_ context.Context, w int, seq int64) error {
 		seen[seq].Add(1)
 		return nil
 	})
@@ -39,7 +40,7 @@ func TestIntervalsMergeExactly(t *testing.T) {
 	// Every operation takes ~1ms; a 50ms tick gives several intervals whose
 	// histograms must add up to the total, count for count.
 	res, err := Run(context.Background(), Config{Workers: 3, Duration: 300 * time.Millisecond, Tick: 50 * time.Millisecond},
-		func(int, int64) error { time.Sleep(time.Millisecond); return nil })
+		func(context.Context, int, int64) error { time.Sleep(time.Millisecond); return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestOpenLoopHoldsRateAndMeasuresFromIntendedStart(t *testing.T) {
 	// 1000 ops/s for 1s with one worker; operation 100 stalls 200ms. A closed
 	// loop would record one slow operation; the open loop must show that the
 	// ~200 operations scheduled during the stall were all late.
-	res, err := Run(context.Background(), Config{Workers: 1, Duration: time.Second, Rate: 1000}, func(w int, seq int64) error {
+	res, err := Run(context.Background(), Config{Workers: 1, Duration: time.Second, Rate: 1000}, func(_ context.Context, w int, seq int64) error {
 		if seq == 100 {
 			time.Sleep(200 * time.Millisecond)
 		}
@@ -90,7 +91,7 @@ func TestOpenLoopHoldsRateAndMeasuresFromIntendedStart(t *testing.T) {
 func TestErrorStopsRunAndIsReturned(t *testing.T) {
 	boom := errors.New("boom")
 	var after atomic.Int64
-	res, err := Run(context.Background(), Config{Workers: 2, Ops: 1 << 30}, func(w int, seq int64) error {
+	res, err := Run(context.Background(), Config{Workers: 2, Ops: 1 << 30}, func(_ context.Context, w int, seq int64) error {
 		if seq == 1000 {
 			return boom
 		}
@@ -111,7 +112,7 @@ func TestCancelStopsQuickly(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
 	t0 := time.Now()
-	res, err := Run(ctx, Config{Workers: 2, Duration: time.Hour, Rate: 10}, func(int, int64) error { return nil })
+	res, err := Run(ctx, Config{Workers: 2, Duration: time.Hour, Rate: 10}, func(context.Context, int, int64) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +122,7 @@ func TestCancelStopsQuickly(t *testing.T) {
 }
 
 func TestRejectsUnboundedRun(t *testing.T) {
-	if _, err := Run(context.Background(), Config{}, func(int, int64) error { return nil }); err == nil {
+	if _, err := Run(context.Background(), Config{}, func(context.Context, int, int64) error { return nil }); err == nil {
 		t.Fatal("an unbounded run was accepted")
 	}
 }
@@ -133,7 +134,7 @@ func TestRejectsUnboundedRun(t *testing.T) {
 //	go test -run '^$' -bench OpenLoopFloor ./internal/runner
 func BenchmarkOpenLoopFloor(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		res, err := Run(context.Background(), Config{Workers: 8, Duration: time.Second, Rate: 2000}, func(int, int64) error { return nil })
+		res, err := Run(context.Background(), Config{Workers: 8, Duration: time.Second, Rate: 2000}, func(context.Context, int, int64) error { return nil })
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -147,5 +148,164 @@ func BenchmarkOpenLoopFloor(b *testing.B) {
 // no-op (one clock read, one histogram record, one epoch check).
 func BenchmarkClosedLoopPerOp(b *testing.B) {
 	b.ReportAllocs()
-	_, _ = Run(context.Background(), Config{Workers: 1, Ops: int64(b.N)}, func(int, int64) error { return nil })
+	_, _ = Run(context.Background(), Config{Workers: 1, Ops: int64(b.N)}, func(context.Context, int, int64) error { return nil })
+}
+
+func TestStreamsHoldTheirOwnRatesAndHistograms(t *testing.T) {
+	// Two open-loop streams at 400/s and 100/s for 1s: each holds its own
+	// rate, its histograms count exactly its operations, and the whole is
+	// their sum, tick by tick.
+	var fast, slow atomic.Int64
+	res, err := Run(context.Background(), Config{Duration: time.Second, Tick: 100 * time.Millisecond, Streams: []Stream{
+		{Name: "fast", Workers: 2, Rate: 400, Op: func(context.Context, int, int64) error { fast.Add(1); return nil }},
+		{Name: "slow", Workers: 1, Rate: 100, Op: func(context.Context, int, int64) error { slow.Add(1); return nil }},
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Streams) != 2 || res.Streams[0].Name != "fast" || res.Streams[1].Name != "slow" {
+		t.Fatalf("streams = %+v", res.Streams)
+	}
+	for i, want := range []struct {
+		rate float64
+		ops  int64
+	}{{400, fast.Load()}, {100, slow.Load()}} {
+		s := res.Streams[i]
+		if s.Ops != want.ops || s.Service.TotalCount() != want.ops || s.Intended == nil || s.Intended.TotalCount() != want.ops {
+			t.Fatalf("%s: ops %d, service count %d, ran %d", s.Name, s.Ops, s.Service.TotalCount(), want.ops)
+		}
+		if got := s.Achieved(); got < 0.9*want.rate || got > 1.1*want.rate {
+			t.Fatalf("%s: achieved %.0f/s at an offered %.0f/s", s.Name, got, want.rate)
+		}
+		var sum int64
+		for _, iv := range s.Intervals {
+			sum += iv.Service.TotalCount()
+		}
+		if sum != s.Ops {
+			t.Fatalf("%s: ticks hold %d values, %d ops", s.Name, sum, s.Ops)
+		}
+	}
+	if res.Ops != fast.Load()+slow.Load() || res.Service.TotalCount() != res.Ops || res.Intended.TotalCount() != res.Ops {
+		t.Fatalf("whole: ops %d, service %d, intended %d; streams ran %d", res.Ops, res.Service.TotalCount(), res.Intended.TotalCount(), fast.Load()+slow.Load())
+	}
+	var sum int64
+	for _, iv := range res.Intervals {
+		sum += iv.Ops
+	}
+	if sum != res.Ops {
+		t.Fatalf("whole time series sums to %d, ops %d", sum, res.Ops)
+	}
+}
+
+func TestStreamsAreBoundedEachByItsOwnCount(t *testing.T) {
+	res, err := Run(context.Background(), Config{Streams: []Stream{
+		{Name: "a", Workers: 3, Ops: 1000, Op: func(context.Context, int, int64) error { return nil }},
+		{Name: "b", Ops: 10, Rate: 1000, Op: func(context.Context, int, int64) error { return nil }},
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Streams[0].Ops != 1000 || res.Streams[1].Ops != 10 || res.Ops != 1010 {
+		t.Fatalf("ops a=%d b=%d whole=%d", res.Streams[0].Ops, res.Streams[1].Ops, res.Ops)
+	}
+}
+
+func TestBackgroundTaskRunsPeriodicallyAndStopsWithTheLoad(t *testing.T) {
+	var runs atomic.Int64
+	var running atomic.Bool
+	res, err := Run(context.Background(), Config{Workers: 1, Duration: 500 * time.Millisecond, Rate: 1000,
+		Background: []Task{{Name: "gc", Every: 50 * time.Millisecond, Run: func(ctx context.Context, run int64) error {
+			running.Store(true)
+			defer running.Store(false)
+			runs.Add(1)
+			time.Sleep(5 * time.Millisecond)
+			return nil
+		}}}},
+		func(context.Context, int, int64) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if running.Load() {
+		t.Fatal("a background run was still going when Run returned")
+	}
+	n := runs.Load()
+	if len(res.Background) != 1 {
+		t.Fatalf("background results: %+v", res.Background)
+	}
+	bg := res.Background[0]
+	// Every 50ms over 500ms: 9 or 10 runs (the first after one interval).
+	if n < 8 || n > 10 {
+		t.Fatalf("task ran %d times in 500ms every 50ms", n)
+	}
+	if bg.Runs != n || bg.Durations.TotalCount() != n {
+		t.Fatalf("runs %d, histogram count %d, ran %d", bg.Runs, bg.Durations.TotalCount(), n)
+	}
+	if p50 := time.Duration(bg.Durations.ValueAtQuantile(50)); p50 < 5*time.Millisecond || p50 > 100*time.Millisecond {
+		t.Fatalf("task p50 %v for 5ms runs", p50)
+	}
+	if after := runs.Load(); after != n {
+		t.Fatalf("task ran again after the load ended (%d, then %d)", n, after)
+	}
+}
+
+func TestBackgroundBackToBackAndErrorFailsTheRun(t *testing.T) {
+	boom := errors.New("compaction broke")
+	t0 := time.Now()
+	res, err := Run(context.Background(), Config{Workers: 1, Duration: time.Hour,
+		Background: []Task{{Name: "compact", Run: func(ctx context.Context, run int64) error {
+			if run == 20 {
+				return boom
+			}
+			return nil
+		}}}},
+		func(context.Context, int, int64) error { time.Sleep(100 * time.Microsecond); return nil })
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "background task compact") {
+		t.Fatalf("err = %v", err)
+	}
+	if time.Since(t0) > 5*time.Second {
+		t.Fatalf("the failed task did not stop the run (%v)", time.Since(t0))
+	}
+	if res.Background[0].Runs != 20 || res.Background[0].Durations.TotalCount() != 20 {
+		t.Fatalf("back-to-back runs before the failure: %d (histogram %d), want 20", res.Background[0].Runs, res.Background[0].Durations.TotalCount())
+	}
+}
+
+func TestCancelReachesOperations(t *testing.T) {
+	// An operation waiting on a server (here: on its context alone) must
+	// see the run's cancellation, as must a background task.
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
+	var saw, taskSaw atomic.Int64
+	t0 := time.Now()
+	res, _ := Run(ctx, Config{Duration: time.Hour, Streams: []Stream{
+		{Name: "wait", Workers: 2, Op: func(ctx context.Context, _ int, _ int64) error {
+			<-ctx.Done()
+			saw.Add(1)
+			return ctx.Err()
+		}},
+	}, Background: []Task{{Name: "t", Run: func(ctx context.Context, _ int64) error {
+		<-ctx.Done()
+		taskSaw.Add(1)
+		return ctx.Err()
+	}}}}, nil)
+	if time.Since(t0) > 2*time.Second {
+		t.Fatalf("cancel took %v to reach the operations", time.Since(t0))
+	}
+	if saw.Load() != 2 || taskSaw.Load() != 1 || !res.Cancelled {
+		t.Fatalf("operations that saw the cancel: %d of 2, tasks %d of 1, cancelled=%v", saw.Load(), taskSaw.Load(), res.Cancelled)
+	}
+}
+
+func TestRejectsBadStreams(t *testing.T) {
+	op := func(context.Context, int, int64) error { return nil }
+	for name, cfg := range map[string]Config{
+		"unbounded stream": {Streams: []Stream{{Name: "a", Op: op}}},
+		"duplicate name":   {Duration: time.Second, Streams: []Stream{{Name: "a", Op: op}, {Name: "a", Op: op}}},
+		"rate beside":      {Duration: time.Second, Rate: 5, Streams: []Stream{{Name: "a", Op: op}}},
+		"task no func":     {Duration: time.Second, Streams: []Stream{{Name: "a", Op: op}}, Background: []Task{{Name: "x"}}},
+	} {
+		if _, err := Run(context.Background(), cfg, nil); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
 }

@@ -5,20 +5,21 @@ import (
 	"sync"
 	"time"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
 	"storebench/internal/measure/latency"
 	"storebench/internal/results"
 	"storebench/internal/runner"
 )
 
-// Measure drives op with the runner and turns the run into a result step:
-// latency summaries, whole-phase and per-tick histograms, and a time series
-// with the worker's RSS and CPU sampled on every tick. Workloads use it for
-// every timed phase so that all phases are measured the same way.
+// Measure drives op (or cfg.Streams, op nil) with the runner, with
+// cfg.Background beside it, and turns the run into a result step: latency
+// summaries, whole-phase and per-tick histograms, and a time series with
+// the worker's RSS and CPU sampled on every tick; for several streams the
+// same per stream, and each background task's runs and histogram.
+// Workloads use it for every timed phase so that all phases are measured
+// the same way.
 func Measure(ctx context.Context, env *Env, cfg runner.Config, total int64, op runner.Op) (*results.Step, error) {
-	type sample struct {
-		rss int64
-		cpu float64
-	}
 	var (
 		mu      sync.Mutex
 		samples []sample
@@ -53,16 +54,19 @@ func Measure(ctx context.Context, env *Env, cfg runner.Config, total int64, op r
 		Rate:    cfg.Rate,
 		Partial: res.Cancelled,
 	}
-	st.Hist, _ = latency.Encode(res.Service)
-	for name, h := range res.ByClass {
-		if h.TotalCount() == 0 {
-			continue
+	if len(cfg.Streams) > 0 {
+		// The offered rate of the whole is the streams' sum when every
+		// stream is open loop; a closed-loop stream offers no rate.
+		for _, s := range cfg.Streams {
+			if s.Rate <= 0 {
+				st.Rate = 0
+				break
+			}
+			st.Rate += s.Rate
 		}
-		if st.ByOp == nil {
-			st.ByOp = map[string]latency.Summary{}
-		}
-		st.ByOp[name] = latency.Summarize(h)
 	}
+	st.Hist, _ = latency.Encode(res.Service)
+	st.ByOp = byOp(res.ByClass)
 	if res.Intended != nil {
 		s := latency.Summarize(res.Intended)
 		st.Intended = &s
@@ -75,13 +79,63 @@ func Measure(ctx context.Context, env *Env, cfg runner.Config, total int64, op r
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	for i, iv := range res.Intervals {
-		t := results.Tick{T: float64(i+1) * tick.Seconds(), Ops: iv.Ops}
+	st.Series, st.Intervals = series(res.Intervals, res.Elapsed, tick, start, samples)
+	for _, sr := range res.Streams {
+		rs := results.Stream{
+			Name: sr.Name, Workers: sr.Workers, Rate: sr.Rate, Ops: sr.Ops,
+			Seconds: sr.Elapsed.Seconds(), Latency: latency.Summarize(sr.Service), Late: sr.Late,
+		}
+		rs.Hist, _ = latency.Encode(sr.Service)
+		rs.ByOp = byOp(sr.ByClass)
+		if sr.Intended != nil {
+			s := latency.Summarize(sr.Intended)
+			rs.Intended = &s
+			rs.HistIntended, _ = latency.Encode(sr.Intended)
+		}
+		rs.Series, _ = series(sr.Intervals, res.Elapsed, tick, start, nil)
+		st.Streams = append(st.Streams, rs)
+	}
+	for _, tr := range res.Background {
+		b := results.Background{Name: tr.Name, EverySeconds: tr.Every.Seconds(), Runs: tr.Runs,
+			BusySeconds: tr.Busy.Seconds(), Latency: latency.Summarize(tr.Durations)}
+		b.Hist, _ = latency.Encode(tr.Durations)
+		st.Background = append(st.Background, b)
+	}
+	return st, err
+}
+
+type sample struct {
+	rss int64
+	cpu float64
+}
+
+func byOp(classes map[string]*hdr.Histogram) map[string]latency.Summary {
+	var out map[string]latency.Summary
+	for name, h := range classes {
+		if h.TotalCount() == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string]latency.Summary{}
+		}
+		out[name] = latency.Summarize(h)
+	}
+	return out
+}
+
+// series turns a run's per-tick intervals into the time series and the
+// encoded per-tick histograms (for the .hlog files), with the worker's
+// samples where there are some.
+func series(ivs []*latency.Interval, elapsed, tick time.Duration, start time.Time, samples []sample) ([]results.Tick, []results.Interval) {
+	var ticks []results.Tick
+	var out []results.Interval
+	for i, iv := range ivs {
+		t := results.Tick{T: float64(i+1) * tick.Seconds(), Ops: iv.Ops, Late: iv.Late}
 		dur := tick
-		if i == len(res.Intervals)-1 {
+		if i == len(ivs)-1 {
 			// The last interval is cut short by the end of the run.
-			dur = res.Elapsed - time.Duration(i)*tick
-			t.T = res.Elapsed.Seconds()
+			dur = elapsed - time.Duration(i)*tick
+			t.T = elapsed.Seconds()
 		}
 		if dur > 0 {
 			t.OpsPerS = float64(iv.Ops) / dur.Seconds()
@@ -98,7 +152,7 @@ func Measure(ctx context.Context, env *Env, cfg runner.Config, total int64, op r
 		if i < len(samples) {
 			t.RSSBytes, t.CPU = samples[i].rss, samples[i].cpu
 		}
-		st.Series = append(st.Series, t)
+		ticks = append(ticks, t)
 		enc, _ := latency.Encode(iv.Service)
 		ri := results.Interval{
 			StartMs: start.Add(time.Duration(i) * tick).UnixMilli(),
@@ -110,7 +164,7 @@ func Measure(ctx context.Context, env *Env, cfg runner.Config, total int64, op r
 			ri.HistIntended, _ = latency.Encode(iv.Intended)
 			ri.MaxIntendedNs = iv.Intended.Max()
 		}
-		st.Intervals = append(st.Intervals, ri)
+		out = append(out, ri)
 	}
-	return st, err
+	return ticks, out
 }

@@ -39,6 +39,9 @@ type Params struct {
 		Rate         float64        `yaml:"rate" json:"rate"`
 		ReadFraction float64        `yaml:"read_fraction" json:"read_fraction"`
 		Workers      int            `yaml:"workers" json:"workers"`
+		// Background, if set, runs a job beside the load (see
+		// backgroundTask), timed on its own.
+		Background *Background `yaml:"background" json:"background,omitempty"`
 	} `yaml:"stress" json:"stress"`
 	Balance struct {
 		Addresses study.Count `yaml:"addresses" json:"addresses"`
@@ -91,6 +94,14 @@ func (Ledger) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, erro
 		return nil, bad("stress.read_fraction", "%v: want a fraction between 0 and 1", p.Stress.ReadFraction)
 	case p.Stress.Workers < 0:
 		return nil, bad("stress.workers", "must not be negative")
+	}
+	if b := p.Stress.Background; b != nil {
+		switch {
+		case !validTask(b.Task):
+			return nil, bad("stress.background.task", "%q: want one of %s", b.Task, taskNames)
+		case b.Every < 0:
+			return nil, bad("stress.background.every", "must not be negative (0 runs the task back to back)")
+		}
 	}
 	return json.Marshal(p)
 }
@@ -198,15 +209,15 @@ type run struct {
 }
 
 // insertOp writes transactions [seq*batch, (seq+1)*batch) of chain as one
-// durable batch per operation, under the step's context: a cancel reaches
-// a write that waits on a server.
-func (r *run) insertOp(ctx context.Context, chain uint64, count int64) runner.Op {
+// durable batch per operation, under the operation's context: a cancel
+// reaches a write that waits on a server.
+func (r *run) insertOp(chain uint64, count int64) runner.Op {
 	genesis := r.g.address(nil, chain, 0)
 	batch := int64(r.p.Batch)
 	txLen := headerLen + r.p.Payload
 	slab := make([]byte, int(batch)*int(txLen))
 	txs := make([]Tx, 0, batch)
-	return func(_ int, seq int64) error {
+	return func(ctx context.Context, _ int, seq int64) error {
 		txs = txs[:0]
 		for i := seq * batch; i < (seq+1)*batch && i < count; i++ {
 			k := int(i - seq*batch)
@@ -226,7 +237,7 @@ func batches(n int64, batch int) int64 { return (n + int64(batch) - 1) / int64(b
 // insert: (a) a chain of N transactions, timed, into a fresh database.
 func (r *run) insert(ctx context.Context) (*results.Step, error) {
 	nb := batches(r.st.N, r.p.Batch)
-	res, err := workload.Measure(ctx, r.env, runner.Config{Workers: 1, Ops: nb}, nb, r.insertOp(ctx, mainChain, r.st.N))
+	res, err := workload.Measure(ctx, r.env, runner.Config{Workers: 1, Ops: nb}, nb, r.insertOp(mainChain, r.st.N))
 	res.Unit = fmt.Sprintf("write batch of %d txns", r.p.Batch)
 	res.Metrics = map[string]float64{"txns": float64(r.st.N), "txns_per_s": float64(r.st.N) / res.Seconds}
 	return res, err
@@ -273,7 +284,7 @@ func (r *run) selectOne(ctx context.Context) (*results.Step, error) {
 	n := uint64(r.st.N)
 	genesis := r.g.address(nil, mainChain, 0)
 	var key, want []byte
-	res, err := workload.Measure(ctx, r.env, runner.Config{Workers: 1, Ops: k}, k, func(_ int, seq int64) error {
+	res, err := workload.Measure(ctx, r.env, runner.Config{Workers: 1, Ops: k}, k, func(ctx context.Context, _ int, seq int64) error {
 		i := gen.Mix(uint64(r.st.Seed), 1, uint64(seq)) % n
 		return r.checkTx(ctx, "select", mainChain, i, genesis, &key, &want)
 	})
@@ -292,19 +303,19 @@ func (r *run) chain(ctx context.Context, length int64) (*results.Step, error) {
 	for s := 0; s < samples; s++ {
 		chain := base + uint64(s)
 		nb := batches(length, r.p.Batch)
-		op := r.insertOp(ctx, chain, length)
+		op := r.insertOp(chain, length)
 		for b := int64(0); b < nb; b++ {
 			if ctx.Err() != nil {
 				return &results.Step{Partial: true}, nil
 			}
-			if err := op(0, b); err != nil {
+			if err := op(ctx, 0, b); err != nil {
 				return nil, fmt.Errorf("writing sample chain of %d: %w", length, err)
 			}
 		}
 	}
 	setup := time.Since(setupStart).Seconds()
 	var want, got []byte
-	res, err := workload.Measure(ctx, r.env, runner.Config{Workers: 1, Ops: int64(samples)}, int64(samples), func(_ int, seq int64) error {
+	res, err := workload.Measure(ctx, r.env, runner.Config{Workers: 1, Ops: int64(samples)}, int64(samples), func(ctx context.Context, _ int, seq int64) error {
 		chain := base + uint64(seq)
 		genesis := r.g.address(nil, chain, 0)
 		var next uint64
@@ -338,36 +349,50 @@ func (r *run) chain(ctx context.Context, length int64) (*results.Step, error) {
 }
 
 // stress: (e) concurrent random selects and random writes at a fixed total
-// rate for a duration: the open loop, so queueing shows as latency.
+// rate for a duration: the open loop, so queueing shows as latency. In
+// open loop the reads and the writes are two streams, each at its share of
+// the rate (read_fraction × rate, and the rest) on its share of the
+// workers, with its own histograms: a write stalled on an fsync does not
+// delay the reads scheduled behind it on the same goroutine. Closed loop
+// (rate 0) cannot hold a fraction with two streams that each go as fast as
+// they can, so it stays one stream that mixes both, classed READ and
+// WRITE. A background task (stress.background) runs beside either.
 func (r *run) stress(ctx context.Context) (*results.Step, error) {
 	workers := r.p.Stress.Workers
 	if workers == 0 {
 		workers = r.st.Concurrency
+	}
+	if workers < 1 {
+		workers = 1
 	}
 	type wstate struct {
 		key, want, buf []byte
 		one            [1]Tx
 		next           uint64
 		genesis        []byte
-		reads, writes  int64
-	}
-	ws := make([]wstate, workers)
-	for w := range ws {
-		ws[w].genesis = r.g.address(nil, stressChain0+uint64(w), 0)
 	}
 	mainGenesis := r.g.address(nil, mainChain, 0)
 	n := uint64(r.st.N)
-	threshold := uint64(r.p.Stress.ReadFraction * float64(1<<53))
-	cfg := runner.Config{Workers: workers, Duration: time.Duration(r.p.Stress.Duration), Rate: r.p.Stress.Rate}
-	total := int64(r.p.Stress.Rate * time.Duration(r.p.Stress.Duration).Seconds())
-	res, err := workload.Measure(ctx, r.env, cfg, total, func(w int, seq int64) error {
-		s := &ws[w]
-		h := gen.Mix(uint64(r.st.Seed), 2, uint64(seq))
-		if h>>11 < threshold {
-			s.reads++
-			return r.checkTx(ctx, "stress", mainChain, h%n, mainGenesis, &s.key, &s.want)
+	seed := uint64(r.st.Seed)
+	frac := r.p.Stress.ReadFraction
+	rate := r.p.Stress.Rate
+	threshold := uint64(frac * float64(1<<53))
+	// isRead draws the mixed stream's class of operation seq.
+	isRead := func(seq int64) bool { return gen.Mix(seed, 2, uint64(seq))>>11 < threshold }
+	newStates := func(k int) []wstate {
+		ws := make([]wstate, k)
+		for w := range ws {
+			ws[w].genesis = r.g.address(nil, stressChain0+uint64(w), 0)
 		}
-		s.writes++
+		return ws
+	}
+	read := func(ctx context.Context, s *wstate, seq int64) error {
+		// Which transaction to read is drawn apart from the class draw,
+		// so the reads of the read stream cover the chain the same way.
+		i := gen.Mix(seed, 4, uint64(seq)) % n
+		return r.checkTx(ctx, "stress", mainChain, i, mainGenesis, &s.key, &s.want)
+	}
+	write := func(ctx context.Context, s *wstate, w int) error {
 		chain := stressChain0 + uint64(w)
 		s.buf = r.g.encode(s.buf, chain, s.next, s.genesis)
 		s.next++
@@ -377,11 +402,73 @@ func (r *run) stress(ctx context.Context) (*results.Step, error) {
 		}
 		s.one[0] = tx
 		return r.store.PutTxs(ctx, s.one[:])
-	})
+	}
+	cfg := runner.Config{Duration: time.Duration(r.p.Stress.Duration)}
+	total := int64(rate * time.Duration(r.p.Stress.Duration).Seconds())
+	var op runner.Op
+	if rate <= 0 {
+		ws := newStates(workers)
+		cfg.Workers = workers
+		cfg.Classes = []string{"READ", "WRITE"}
+		cfg.ClassOf = func(seq int64) int {
+			if isRead(seq) {
+				return 0
+			}
+			return 1
+		}
+		op = func(ctx context.Context, w int, seq int64) error {
+			if isRead(seq) {
+				return read(ctx, &ws[w], seq)
+			}
+			return write(ctx, &ws[w], w)
+		}
+	} else {
+		// Workers split in proportion to the rates, at least one a stream.
+		readW := int(frac*float64(workers) + 0.5)
+		switch {
+		case frac == 0:
+			readW = 0
+		case frac == 1:
+			readW = workers
+		case readW < 1:
+			readW = 1
+		case readW >= workers:
+			readW = workers - 1
+		}
+		writeW := workers - readW
+		if frac > 0 && frac < 1 && writeW < 1 {
+			writeW = 1
+		}
+		if frac > 0 {
+			rs := newStates(readW)
+			cfg.Streams = append(cfg.Streams, runner.Stream{Name: "read", Workers: readW, Rate: rate * frac,
+				Op: func(ctx context.Context, w int, seq int64) error { return read(ctx, &rs[w], seq) }})
+		}
+		if frac < 1 {
+			wrs := newStates(writeW)
+			cfg.Streams = append(cfg.Streams, runner.Stream{Name: "write", Workers: writeW, Rate: rate * (1 - frac),
+				Op: func(ctx context.Context, w int, seq int64) error { return write(ctx, &wrs[w], w) }})
+		}
+	}
+	if b := r.p.Stress.Background; b != nil {
+		task, err := r.backgroundTask(b)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Background = []runner.Task{task}
+	}
+	res, err := workload.Measure(ctx, r.env, cfg, total, op)
 	var reads, writes int64
-	for _, s := range ws {
-		reads += s.reads
-		writes += s.writes
+	if rate <= 0 {
+		reads, writes = res.ByOp["READ"].Count, res.ByOp["WRITE"].Count
+	}
+	for _, s := range res.Streams {
+		switch s.Name {
+		case "read":
+			reads = s.Ops
+		case "write":
+			writes = s.Ops
+		}
 	}
 	res.Unit = "random select or txn write"
 	res.Verify = results.Verify{Checked: reads}
@@ -419,7 +506,7 @@ func (r *run) balance(ctx context.Context) (*results.Step, error) {
 	build := time.Since(buildStart).Seconds()
 	k := int64(r.p.Balance.Reads)
 	var addr []byte
-	res, err := workload.Measure(ctx, r.env, runner.Config{Workers: 1, Ops: k}, k, func(_ int, seq int64) error {
+	res, err := workload.Measure(ctx, r.env, runner.Config{Workers: 1, Ops: k}, k, func(ctx context.Context, _ int, seq int64) error {
 		i := gen.Mix(seed, 3, uint64(seq)) % uint64(m)
 		addr = r.g.address(addr, balanceChain, i)
 		got, err := r.store.GetBalance(ctx, addr)

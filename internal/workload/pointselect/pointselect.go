@@ -105,7 +105,7 @@ func (PointSelect) Execute(ctx context.Context, env *workload.Env, st workload.S
 		n int64
 		_ [56]byte // one cache line per goroutine
 	}, len(conns))
-	res, err := workload.Measure(ctx, env, runner.Config{Workers: st.Concurrency, Duration: time.Duration(p.Duration)}, 0, func(w int, seq int64) error {
+	res, err := workload.Measure(ctx, env, runner.Config{Workers: st.Concurrency, Duration: time.Duration(p.Duration)}, 0, func(ctx context.Context, w int, seq int64) error {
 		key := 1 + int64(gen.SplitMix(uint64(st.Seed)^uint64(seq))%uint64(p.Rows))
 		_, ok, err := conns[w].Select(ctx, key)
 		if err != nil {

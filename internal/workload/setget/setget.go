@@ -157,7 +157,7 @@ func (SetGet) Execute(ctx context.Context, env *workload.Env, st workload.Step) 
 	// that was never SET (possible only with a keyspace) is a failure.
 	pipelines := (int64(p.Requests) + int64(p.Pipeline) - 1) / int64(p.Pipeline)
 	verified := make([]int64, conns)
-	res, err := workload.Measure(ctx, env, runner.Config{Workers: conns, Ops: pipelines}, pipelines, func(w int, seq int64) error {
+	res, err := workload.Measure(ctx, env, runner.Config{Workers: conns, Ops: pipelines}, pipelines, func(ctx context.Context, w int, seq int64) error {
 		c := &cs[w]
 		c.kbuf = c.kbuf[:0]
 		for i := 0; i < p.Pipeline; i++ {

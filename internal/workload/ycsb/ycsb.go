@@ -279,7 +279,7 @@ func (r *run) load(ctx context.Context, env *workload.Env) (*results.Step, error
 		return nil, fmt.Errorf("ycsb: preparing the table: %w", err)
 	}
 	ws := r.states()
-	res, err := workload.Measure(ctx, env, runner.Config{Workers: r.workers, Ops: r.n}, r.n, func(w int, seq int64) error {
+	res, err := workload.Measure(ctx, env, runner.Config{Workers: r.workers, Ops: r.n}, r.n, func(ctx context.Context, w int, seq int64) error {
 		s := &ws[w]
 		s.key = key(s.key, uint64(seq))
 		return r.db.Insert(ctx, s.key, r.record(s, s.key, gen.Mix(r.seed, uint64(seq))))
@@ -336,7 +336,7 @@ func (r *run) workload(ctx context.Context, env *workload.Env, name string) (*re
 		return fnv64(uint64(z.rank(u))) % uint64(r.n)
 	}
 	cfg := runner.Config{Workers: r.workers, Ops: int64(r.p.Operations), Rate: r.p.Rate, Classes: classNames, ClassOf: classOf}
-	res, err := workload.Measure(ctx, env, cfg, int64(r.p.Operations), func(w int, seq int64) error {
+	res, err := workload.Measure(ctx, env, cfg, int64(r.p.Operations), func(ctx context.Context, w int, seq int64) error {
 		s := &ws[w]
 		op := classOf(seq)
 		if op == opInsert {
