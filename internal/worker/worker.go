@@ -142,6 +142,11 @@ type server struct {
 	version string
 	mu      sync.Mutex // serialises writes to the protocol stream
 	out     io.Writer
+	// ended is the last request whose final event (done or error) was
+	// written, guarded by mu: a heartbeat for it that lost the race with
+	// that event is dropped, so the coordinator never hears of a request
+	// after its end.
+	ended int64
 
 	cancelMu sync.Mutex
 	cancel   context.CancelFunc
@@ -176,6 +181,12 @@ func (w *server) send(e wire.Event) {
 	b = append(b, '\n')
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if e.Type == wire.EvHeartbeat && e.ID != 0 && e.ID == w.ended {
+		return
+	}
+	if e.ID != 0 && (e.Type == wire.EvDone || e.Type == wire.EvError) {
+		w.ended = e.ID
+	}
 	if _, err := w.out.Write(b); err != nil {
 		fatal(fmt.Errorf("writing the protocol stream: %w", err))
 	}
