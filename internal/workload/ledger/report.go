@@ -74,7 +74,19 @@ func ledger(b *strings.Builder, run *results.Run) {
 	}
 	tab.Write(b)
 
-	largest := run.Ladder[len(run.Ladder)-1]
+	// A results file read back may carry no ladder (hand-edited, or cut
+	// short): the largest size is then the largest a step reached.
+	var largest int64
+	if len(run.Ladder) > 0 {
+		largest = run.Ladder[len(run.Ladder)-1]
+	}
+	for _, t := range ts {
+		for _, s := range t.Steps {
+			if len(run.Ladder) == 0 && s.N > largest {
+				largest = s.N
+			}
+		}
+	}
 	var lengths []float64
 	for _, t := range ts {
 		for _, s := range t.Steps {
