@@ -62,6 +62,9 @@ type Target struct {
 	// require), each with the reason; they are "n/a" in every table, not
 	// failures.
 	NA []NA `json:"not_applicable,omitempty"`
+	// Searches are the sustainable-rate searches run on this target, one
+	// per searched phase and size, each with its curve of trials.
+	Searches []RateSearch `json:"rate_searches,omitempty"`
 	// Server describes the server behind a server target (nil for
 	// embedded engines): managed by storebench or external (by URI).
 	Server *Server `json:"server,omitempty"`
@@ -78,6 +81,13 @@ type Step struct {
 	Started  time.Time `json:"started"`
 	Seconds  float64   `json:"seconds"`
 	Ops      int64     `json:"ops"`
+
+	// Labels are the step's identity (see labels.go): workload, phase
+	// and n again, and what else sets the step apart (chain length,
+	// concurrency level, offered rate, trial). Files without them get
+	// them derived on read.
+	Labels Labels `json:"labels,omitempty"`
+
 	// Unit names what one op is here ("batch of 100 txns", "select").
 	Unit    string          `json:"unit"`
 	Latency latency.Summary `json:"latency"`
@@ -167,6 +177,9 @@ type Tick struct {
 	IntendedMax int64   `json:"intended_max_ns,omitempty"`
 	RSSBytes    int64   `json:"rss_bytes,omitempty"`
 	CPU         float64 `json:"cpu_percent,omitempty"`
+	// Late is the operations of the tick that started late (open loop):
+	// a count that keeps growing is a queue that builds.
+	Late int64 `json:"late,omitempty"`
 }
 
 // Verify says how much of what a phase read was checked against what was
@@ -264,6 +277,7 @@ type NA struct {
 	Workload string `json:"workload"`
 	Phase    string `json:"phase"`
 	N        int64  `json:"n"`
+	Labels   Labels `json:"labels,omitempty"`
 	Status   string `json:"status"` // always "n/a"
 	Reason   string `json:"reason"`
 }
@@ -346,5 +360,6 @@ func Read(path string) (*Run, error) {
 	if r.SchemaVersion == 0 || r.SchemaVersion > SchemaVersion {
 		return nil, fmt.Errorf("%s: results schema version %d is not one this storebench reads (%d)", path, r.SchemaVersion, SchemaVersion)
 	}
+	r.label()
 	return &r, nil
 }

@@ -76,7 +76,7 @@ func Measure(ctx context.Context, env *Env, cfg runner.Config, total int64, op r
 	mu.Lock()
 	defer mu.Unlock()
 	for i, iv := range res.Intervals {
-		t := results.Tick{T: float64(i+1) * tick.Seconds(), Ops: iv.Ops}
+		t := results.Tick{T: float64(i+1) * tick.Seconds(), Ops: iv.Ops, Late: iv.Late}
 		dur := tick
 		if i == len(res.Intervals)-1 {
 			// The last interval is cut short by the end of the run.

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"storebench/internal/workload/gen"
+	"strconv"
 	"time"
 
 	"storebench/internal/kv"
@@ -124,12 +125,21 @@ func (Ledger) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error)
 	}
 	if p.Chains.Samples > 0 {
 		for _, l := range p.Chains.Lengths {
+			// The chain length is part of the step's identity.
 			steps = append(steps, workload.Step{Workload: "ledger", Phase: "chain", N: largest, Seed: s.Seed,
-				Concurrency: s.Concurrency, Params: chainParams(raw, int64(l)), Largest: largest, Requires: requires})
+				Concurrency: s.Concurrency, Params: chainParams(raw, int64(l)), Largest: largest, Requires: requires,
+				Labels: results.Labels{results.LLength: strconv.FormatInt(int64(l), 10)}})
 		}
 	}
 	if p.Stress.Duration > 0 {
 		add("stress", largest, false)
+		// The stress runs open loop at the step's rate (a rate search
+		// changes it) with the step's concurrency (a sweep changes it).
+		st := &steps[len(steps)-1]
+		st.OpenLoop, st.Rate = true, p.Stress.Rate
+		if p.Stress.Workers > 0 {
+			st.Concurrency = p.Stress.Workers
+		}
 	}
 	if p.Balance.Addresses > 0 && p.Balance.Reads > 0 {
 		add("balance", largest, false)
@@ -340,10 +350,7 @@ func (r *run) chain(ctx context.Context, length int64) (*results.Step, error) {
 // stress: (e) concurrent random selects and random writes at a fixed total
 // rate for a duration: the open loop, so queueing shows as latency.
 func (r *run) stress(ctx context.Context) (*results.Step, error) {
-	workers := r.p.Stress.Workers
-	if workers == 0 {
-		workers = r.st.Concurrency
-	}
+	workers := max(r.st.Concurrency, 1)
 	type wstate struct {
 		key, want, buf []byte
 		one            [1]Tx
@@ -358,8 +365,12 @@ func (r *run) stress(ctx context.Context) (*results.Step, error) {
 	mainGenesis := r.g.address(nil, mainChain, 0)
 	n := uint64(r.st.N)
 	threshold := uint64(r.p.Stress.ReadFraction * float64(1<<53))
-	cfg := runner.Config{Workers: workers, Duration: time.Duration(r.p.Stress.Duration), Rate: r.p.Stress.Rate}
-	total := int64(r.p.Stress.Rate * time.Duration(r.p.Stress.Duration).Seconds())
+	dur := time.Duration(r.p.Stress.Duration)
+	if r.st.Duration > 0 {
+		dur = r.st.Duration
+	}
+	cfg := runner.Config{Workers: workers, Duration: dur, Rate: r.st.Rate}
+	total := int64(r.st.Rate * dur.Seconds())
 	res, err := workload.Measure(ctx, r.env, cfg, total, func(w int, seq int64) error {
 		s := &ws[w]
 		h := gen.Mix(uint64(r.st.Seed), 2, uint64(seq))
