@@ -55,8 +55,8 @@ func Compare(a, b Side) []Row {
 			continue
 		}
 		name := fmt.Sprintf("%s %s N=%s", sa.Workload, sa.Phase, report.Count(sa.N))
-		if l, ok := sa.Metrics["length"]; ok {
-			name += fmt.Sprintf(" (chains of %s)", report.Count(int64(l)))
+		if x := sa.Labels.Extra(); x != "" {
+			name += " (" + x + ")"
 		}
 		thrA, thrB := float64(sa.Ops)/sa.Seconds, float64(sb.Ops)/sb.Seconds
 		if ra, rb := repeats(a, sa), repeats(b, sa); len(ra) >= 2 && len(rb) >= 2 {
@@ -138,13 +138,10 @@ func tCritical(df float64) float64 {
 
 func lat(v float64) string { return report.Latency(int64(v)) }
 
+// find is the step of t with s's labels: its identity.
 func find(t *results.Target, s *results.Step) *results.Step {
-	for _, o := range t.Steps {
-		if o.Workload == s.Workload && o.Phase == s.Phase && o.N == s.N && o.Metrics["length"] == s.Metrics["length"] {
-			return o
-		}
-	}
-	return nil
+	s.Name() // labels derived for steps of older files
+	return t.FindLabels(s.Labels)
 }
 
 // series takes a figure from every full interval of a step (the last,

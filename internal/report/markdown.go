@@ -87,6 +87,7 @@ func document(run *results.Run) string {
 				if sec, ok := sections[s.Workload]; ok {
 					sec(&b, run)
 				}
+				sweepTables(&b, run, s.Workload)
 				b.WriteString(chartMark(s.Workload))
 			}
 		}

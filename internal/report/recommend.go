@@ -87,7 +87,7 @@ func largestN(run *results.Run, f figure) int64 {
 	var n int64 = -1
 	for _, t := range run.Targets {
 		for _, s := range t.Steps {
-			if s.Workload == f.workload && s.Phase == f.phase && s.N > n {
+			if s.Workload == f.workload && s.Phase == f.phase && s.N > n && !swept(s) {
 				n = s.N
 			}
 		}
@@ -108,7 +108,9 @@ func (f figure) measure(t *results.Target, n int64) (float64, string, bool) {
 	intended := false
 	found := false
 	for _, s := range t.Steps {
-		if s.Workload != f.workload || s.Phase != f.phase || s.N != n || s.Error != "" || s.Partial {
+		// A sweep's steps (concurrency levels, rate trials) are not the
+		// phase's figure: the phase's own step is.
+		if s.Workload != f.workload || s.Phase != f.phase || s.N != n || s.Error != "" || s.Partial || swept(s) {
 			continue
 		}
 		found = true

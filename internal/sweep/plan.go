@@ -12,10 +12,12 @@ import (
 )
 
 // Expand applies a workload entry's sweep to the steps its workload
-// planned: each step of a swept phase becomes one step per concurrency
-// level (labelled concurrency=…), and each step of a rate-searched phase
-// is marked for a search (search[i] non-nil), which the Planner unrolls
-// into trials as their results come in. Every step leaves with its labels.
+// planned. A sweep adds steps after a step it covers, which stays as it
+// was (the figure the study's tables, constraints and headline read): one
+// step per concurrency level (labelled concurrency=…), and one marked for
+// a rate search (search[i] non-nil) at the study's concurrency, which the
+// Planner unrolls into trials (labelled rate=… trial=…) as their results
+// come in. Every step leaves with its labels.
 func Expand(s *study.Study, e study.Entry, sp *Spec, steps []workload.Step) ([]workload.Step, []*RateSpec, error) {
 	for i := range steps {
 		steps[i].Labels = withBase(steps[i])
@@ -44,39 +46,42 @@ func Expand(s *study.Study, e study.Entry, sp *Spec, steps []workload.Step) ([]w
 	if err := check("phases", sp.Phases); err != nil {
 		return nil, nil, err
 	}
-	var out []workload.Step
-	for _, st := range steps {
-		if len(sp.Concurrency) > 0 && covers(sp.Phases, st.Phase, !st.Fresh) {
-			for _, c := range sp.Concurrency {
-				x := st
-				x.Concurrency = c
-				x.Labels = st.Labels.With(results.LConcurrency, strconv.Itoa(c))
-				out = append(out, x)
-			}
-			continue
-		}
-		out = append(out, st)
-	}
-	search := make([]*RateSpec, len(out))
-	if r := sp.Rate; r != nil {
+	r := sp.Rate
+	if r != nil {
 		if err := check("rate.phases", r.Phases); err != nil {
 			return nil, nil, err
 		}
-		any := false
-		for i, st := range out {
-			if !covers(r.Phases, st.Phase, st.OpenLoop) {
-				continue
+	}
+	var out []workload.Step
+	var search []*RateSpec
+	searched := false
+	for _, st := range steps {
+		out, search = append(out, st), append(search, nil)
+		if len(sp.Concurrency) > 0 && covers(sp.Phases, st.Phase, !st.Fresh) {
+			for _, c := range sp.Concurrency {
+				x := st
+				x.Fresh, x.ItemBytes = false, 0
+				if st.Fresh {
+					// A swept fresh step loads its data again, from empty.
+					x.Fresh, x.ItemBytes = true, st.ItemBytes
+				}
+				x.Concurrency = c
+				x.Labels = st.Labels.With(results.LConcurrency, strconv.Itoa(c))
+				out, search = append(out, x), append(search, nil)
 			}
+		}
+		if r != nil && covers(r.Phases, st.Phase, st.OpenLoop) {
 			if !st.OpenLoop {
 				return nil, nil, &study.Error{File: s.File, Line: study.FieldLine(e.Sweep, "rate.phases"), Field: path + ".rate.phases",
 					Msg: fmt.Sprintf("%s %s does not run open loop: a rate search needs a phase that runs at a rate", e.Name, st.Phase)}
 			}
-			search[i], any = r, true
+			out, search = append(out, st), append(search, r)
+			searched = true
 		}
-		if !any {
-			return nil, nil, &study.Error{File: s.File, Line: study.FieldLine(e.Sweep, "rate"), Field: path + ".rate",
-				Msg: fmt.Sprintf("%s has no open-loop phase in this study to search a rate for", e.Name)}
-		}
+	}
+	if r != nil && !searched {
+		return nil, nil, &study.Error{File: s.File, Line: study.FieldLine(e.Sweep, "rate"), Field: path + ".rate",
+			Msg: fmt.Sprintf("%s has no open-loop phase in this study to search a rate for", e.Name)}
 	}
 	return out, search, nil
 }
