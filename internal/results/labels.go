@@ -85,7 +85,7 @@ func (l Labels) Name() string {
 		case LWorkload, LPhase:
 			parts = append(parts, clean(v))
 			continue
-		case LN, LLength, LRate:
+		case LN, LLength:
 			if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
 				v = study.FormatCount(n)
 			}

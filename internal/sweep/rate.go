@@ -48,7 +48,7 @@ func (o Objective) Judge(t *Trial) {
 	case t.Achieved < o.MinAchieved*t.Offered:
 		t.Sustained, t.Why = false, fmt.Sprintf("achieved %.0f/s < %.0f%% of %.0f/s", t.Achieved, o.MinAchieved*100, t.Offered)
 	case t.P99Intended > o.SLO:
-		t.Sustained, t.Why = false, fmt.Sprintf("p99 from intended start %s > %s", t.P99Intended, o.SLO)
+		t.Sustained, t.Why = false, fmt.Sprintf("p99 from intended start %s > %s", t.P99Intended.Round(10*time.Microsecond), o.SLO)
 	case Growing(t.LatePerTick):
 		t.Sustained, t.Why = false, "late operations keep growing"
 	default:
@@ -130,7 +130,7 @@ func (s *RateSearch) Next() (rate float64, ok bool) {
 		}
 		return s.clamp(good * factor), true
 	case good == 0: // even the lowest rate failed: step down
-		next := bad / factor
+		next := math.Round(bad / factor)
 		if next < 1 {
 			return 0, false
 		}
