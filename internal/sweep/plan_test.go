@@ -54,7 +54,7 @@ func names(steps []workload.Step) []string {
 // The sweep comes from the study or from --set, and expands into
 // labelled steps after the phase's own step.
 func TestSweepFromSetExpandsIntoLabelledSteps(t *testing.T) {
-	s, sp, err := parse(t, studyText, "ledger.sweep.concurrency=1,8,64", "ledger.sweep.phases=[stress]",
+	s, sp, err := parse(t, studyText, "ledger.sweep.concurrency=1,8,64", "ledger.sweep.phases=stress",
 		"ledger.sweep.rate.start=500", "ledger.sweep.rate.duration=2s")
 	if err != nil {
 		t.Fatal(err)

@@ -31,13 +31,13 @@ import (
 // or --set WORKLOAD.sweep.rate.start=500.
 type Spec struct {
 	Concurrency Levels    `yaml:"concurrency"`
-	Phases      []string  `yaml:"phases"`
+	Phases      Phases    `yaml:"phases"`
 	Rate        *RateSpec `yaml:"rate"`
 }
 
 // RateSpec configures the sustainable-rate search.
 type RateSpec struct {
-	Phases      []string       `yaml:"phases"`
+	Phases      Phases         `yaml:"phases"`
 	Start       float64        `yaml:"start"`
 	Max         float64        `yaml:"max"`
 	Factor      float64        `yaml:"factor"`
@@ -85,6 +85,34 @@ func (l *Levels) UnmarshalYAML(n *yaml.Node) error {
 	}
 	if len(*l) == 0 {
 		return fmt.Errorf("no level given")
+	}
+	return nil
+}
+
+// Phases names phases: a YAML list or, from the command line, "a,b".
+type Phases []string
+
+func (p *Phases) UnmarshalYAML(n *yaml.Node) error {
+	var items []string
+	switch n.Kind {
+	case yaml.SequenceNode:
+		for _, c := range n.Content {
+			if c.Kind != yaml.ScalarNode {
+				return fmt.Errorf("want phase names, e.g. [stress]")
+			}
+			items = append(items, c.Value)
+		}
+	case yaml.ScalarNode:
+		items = strings.Split(n.Value, ",")
+	default:
+		return fmt.Errorf("want a list of phase names, e.g. [stress] or stress,select")
+	}
+	*p = nil
+	for _, it := range items {
+		if it = strings.TrimSpace(it); it == "" {
+			return fmt.Errorf("an empty phase name")
+		}
+		*p = append(*p, it)
 	}
 	return nil
 }
