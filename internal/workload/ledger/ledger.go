@@ -360,7 +360,7 @@ func (r *run) stress(ctx context.Context) (*results.Step, error) {
 	}
 	ws := make([]wstate, workers)
 	for w := range ws {
-		ws[w].genesis = r.g.address(nil, stressChain0+uint64(w), 0)
+		ws[w].genesis = r.g.address(nil, stressChain(r.st, w), 0)
 	}
 	mainGenesis := r.g.address(nil, mainChain, 0)
 	n := uint64(r.st.N)
@@ -379,7 +379,7 @@ func (r *run) stress(ctx context.Context) (*results.Step, error) {
 			return r.checkTx(ctx, "stress", mainChain, h%n, mainGenesis, &s.key, &s.want)
 		}
 		s.writes++
-		chain := stressChain0 + uint64(w)
+		chain := stressChain(r.st, w)
 		s.buf = r.g.encode(s.buf, chain, s.next, s.genesis)
 		s.next++
 		tx, err := Decode(s.buf)
@@ -398,6 +398,19 @@ func (r *run) stress(ctx context.Context) (*results.Step, error) {
 	res.Verify = results.Verify{Checked: reads}
 	res.Metrics = map[string]float64{"reads": float64(reads), "writes": float64(writes), "workers": float64(workers)}
 	return res, err
+}
+
+// stressChain is the chain writer w of a stress step writes. A sweep's
+// levels and a rate search's trials run the stress again on the same
+// data: each writes chains of its own (from its labels), so that it
+// inserts new transactions rather than rewriting an earlier step's.
+func stressChain(st workload.Step, w int) uint64 {
+	c, t := st.Labels.Int(results.LConcurrency), st.Labels.Int(results.LTrial)
+	if c == 0 && t == 0 {
+		return stressChain0 + uint64(w)
+	}
+	// Levels ≤ 4096 and workers < 8192 take 13 bits each, trials 6.
+	return 2<<32 | uint64(t&63)<<26 | uint64(c&8191)<<13 | uint64(w&8191)
 }
 
 // balance: (f) build a view of M address balances, then read K random
