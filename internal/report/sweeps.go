@@ -216,7 +216,7 @@ func sweepCharts(run *results.Run, w string) []*chart.Chart {
 			ID: chart.SafeID(g.key, "concurrency", "sweep"), Group: w, Kind: "sweep", Key: true,
 			Title: "Concurrency sweep: " + g.title(),
 			X:     chart.Axis{Label: "concurrency", Unit: chart.Number, Log: true},
-			Notes: []string{"Each point is one step at that concurrency; p99 is the service time."},
+			Notes: []string{"Each point is one step at that concurrency. p99 is from the intended start in open loop (what a client queueing behind the target sees), else the service time."},
 		}
 		thr := chart.Panel{Y: chart.Axis{Label: "throughput", Unit: chart.PerSecond, Log: true}}
 		p99 := chart.Panel{Y: chart.Axis{Label: "p99", Unit: chart.Seconds, Log: true}}
@@ -230,7 +230,11 @@ func sweepCharts(run *results.Run, w string) []*chart.Chart {
 				}
 				lv := float64(s.Labels.Int(results.LConcurrency))
 				a.X, a.Y = append(a.X, lv), append(a.Y, float64(s.Ops)/s.Seconds)
-				l.X, l.Y = append(l.X, lv), append(l.Y, float64(s.Latency.P99)/1e9)
+				p := s.Latency.P99
+				if s.Intended != nil {
+					p = s.Intended.P99
+				}
+				l.X, l.Y = append(l.X, lv), append(l.Y, float64(p)/1e9)
 			}
 			if len(a.X) == 0 {
 				if why := t.NotApplicable(w, g.base[results.LPhase], -1); why != "" {
