@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"storebench/internal/results"
-	"storebench/internal/study"
 )
 
 // The reference HdrHistogram readers, installed by
@@ -80,11 +79,8 @@ func javaTotalCount(t *testing.T, jar, log, tag string) int64 {
 }
 
 func hlogPath(dir, target string, s *results.Step) string {
-	name := fmt.Sprintf("%s-%s-%s", s.Workload, s.Phase, study.FormatCount(s.N))
-	if l, ok := s.Metrics["length"]; ok {
-		name += "-len" + study.FormatCount(int64(l))
-	}
-	return filepath.Join(dir, "hdr", target, name+".hlog")
+	// Named by the step's labels, e.g. ledger-chain-n1e3-len10.
+	return filepath.Join(dir, "hdr", target, s.Name()+".hlog")
 }
 
 const hdrStudy = `name: hdr

@@ -51,13 +51,19 @@ const minIntervals = 3
 func Compare(a, b Side) []Row {
 	var rows []Row
 	for _, sa := range a.Target.Steps {
+		sa.Name() // labels derived for steps of older files
+		if sa.Labels[results.LTrial] != "" {
+			// A rate search's trials are planned from each side's own
+			// results: they compare as the search's found rate, below.
+			continue
+		}
 		sb := find(b.Target, sa)
 		if sb == nil || sa.Ops == 0 || sb.Ops == 0 {
 			continue
 		}
 		name := fmt.Sprintf("%s %s N=%s", sa.Workload, sa.Phase, report.Count(sa.N))
-		if l, ok := sa.Metrics["length"]; ok {
-			name += fmt.Sprintf(" (chains of %s)", report.Count(int64(l)))
+		if x := sa.Labels.Extra(); x != "" {
+			name += " (" + x + ")"
 		}
 		thrA, thrB := float64(sa.Ops)/sa.Seconds, float64(sb.Ops)/sb.Seconds
 		if ra, rb := repeats(a, sa), repeats(b, sa); len(ra) >= 2 && len(rb) >= 2 {
@@ -78,7 +84,7 @@ func Compare(a, b Side) []Row {
 		)
 		rows = append(rows, metricRows(name, sa, sb, nil, nil)...)
 	}
-	return rows
+	return append(rows, searches(a.Target, b.Target)...)
 }
 
 // metricRows compares the typed metrics the step's workload registered
@@ -110,6 +116,56 @@ func metricRows(name string, sa, sb *results.Step, ra, rb []*results.Step) []Row
 		rows = append(rows, r)
 	}
 	return rows
+}
+
+// searches compares the sustainable rates two targets' searches of the
+// same step found. A search's own precision is its noise: rates within
+// the wider bracket of the two are no significant difference.
+func searches(a, b *results.Target) []Row {
+	var rows []Row
+	for _, ra := range a.Searches {
+		for _, rb := range b.Searches {
+			if !ra.Labels.Equal(rb.Labels) {
+				continue
+			}
+			name := fmt.Sprintf("%s %s N=%s", ra.Workload, ra.Phase, report.Count(ra.N))
+			if x := ra.Labels.Extra(); x != "" {
+				name += " (" + x + ")"
+			}
+			r := Row{Step: name, Figure: "sustainable rate (ops/s)", A: ra.Sustainable, B: rb.Sustainable,
+				Format: func(v float64) string { return fmt.Sprintf("%.0f", v) }}
+			if ra.Sustainable > 0 {
+				r.Ratio = rb.Sustainable / ra.Sustainable
+			}
+			la, ha := bracket(ra)
+			lb, hb := bracket(rb)
+			switch {
+			case !ra.Done || !rb.Done:
+				r.Verdict = "a search was cut short"
+			case hb > 0 && hb <= la:
+				// Every rate B could sustain is below what A sustained.
+				r.Verdict = "B worse"
+			case ha > 0 && ha <= lb:
+				r.Verdict = "B better"
+			default:
+				r.Verdict = "no significant difference (within the searches' brackets)"
+			}
+			rows = append(rows, r)
+		}
+	}
+	return rows
+}
+
+// bracket is what a search knows of the sustainable rate: at least the
+// highest sustained offer, below the lowest failed one above it (0: none).
+func bracket(rs results.RateSearch) (lo, hi float64) {
+	lo = rs.Sustainable
+	for _, t := range rs.Trials {
+		if !t.Sustained && t.Offered > lo && (hi == 0 || t.Offered < hi) {
+			hi = t.Offered
+		}
+	}
+	return lo, hi
 }
 
 // repeats returns the step like s in every run of a side.
@@ -172,13 +228,10 @@ func tCritical(df float64) float64 {
 
 func lat(v float64) string { return report.Latency(int64(v)) }
 
+// find is the step of t with s's labels: its identity.
 func find(t *results.Target, s *results.Step) *results.Step {
-	for _, o := range t.Steps {
-		if o.Workload == s.Workload && o.Phase == s.Phase && o.N == s.N && o.Metrics["length"] == s.Metrics["length"] {
-			return o
-		}
-	}
-	return nil
+	s.Name() // labels derived for steps of older files
+	return t.FindLabels(s.Labels)
 }
 
 // series takes a figure from every full interval of a step (the last,

@@ -137,3 +137,49 @@ func TestRepeatedRunsGiveTheSpread(t *testing.T) {
 		t.Fatalf("%v %+v", v, rows[0])
 	}
 }
+
+// Steps match by their labels: a sweep's level with the same level, and
+// a rate search compares as the sustainable rate it found, judged by the
+// searches' brackets, never trial by trial.
+func TestStepsMatchByLabelsAndSearchesByRate(t *testing.T) {
+	level := func(c string, ops []float64) *results.Step {
+		s := step(ops, []int64{100, 100, 100, 100, 100})
+		s.Labels = results.StepLabels("w", "p", 100).With(results.LConcurrency, c)
+		return s
+	}
+	trial := func(rate string) *results.Step {
+		s := step([]float64{10, 10, 10, 10}, []int64{1, 1, 1, 1})
+		s.Labels = results.StepLabels("w", "p", 100).With(results.LRate, rate).With(results.LTrial, "1")
+		return s
+	}
+	search := func(sust float64, failed float64) []results.RateSearch {
+		return []results.RateSearch{{Workload: "w", Phase: "p", N: 100, Labels: results.StepLabels("w", "p", 100), Done: true, Sustainable: sust,
+			Trials: []results.RateTrial{{Offered: sust, Sustained: true}, {Offered: failed}}}}
+	}
+	a := &results.Target{Steps: []*results.Step{level("1", []float64{100, 100, 100, 100, 100}), level("8", []float64{800, 800, 800, 800, 800}), trial("500")},
+		Searches: search(1000, 1100)}
+	b := &results.Target{Steps: []*results.Step{level("8", []float64{790, 810, 800, 800, 800}), level("1", []float64{50, 50, 50, 50, 50}), trial("500")},
+		Searches: search(2000, 2200)}
+	rows := Compare(Side{Label: "a", Target: a}, Side{Label: "b", Target: b})
+	got := map[string]string{}
+	for _, r := range rows {
+		got[r.Step+" / "+r.Figure] = r.Verdict
+		if strings.Contains(r.Step, "trial") {
+			t.Errorf("a trial was compared step by step: %s", r.Step)
+		}
+	}
+	if v := got["w p N=100 (concurrency=1) / throughput (ops/s)"]; v != "B worse" {
+		t.Errorf("level 1 throughput: %q (rows %v)", v, got)
+	}
+	if v := got["w p N=100 (concurrency=8) / throughput (ops/s)"]; v != "no significant difference" {
+		t.Errorf("level 8 throughput: %q", v)
+	}
+	if v := got["w p N=100 / sustainable rate (ops/s)"]; v != "B better" {
+		t.Errorf("sustainable rate: %q", v)
+	}
+	b.Searches = search(1050, 1150)
+	rows = Compare(Side{Label: "a", Target: a}, Side{Label: "b", Target: b})
+	if v := verdicts(rows)["sustainable rate (ops/s)"]; !strings.HasPrefix(v, "no significant difference") {
+		t.Errorf("overlapping brackets: %q", v)
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"storebench/internal/report"
 	"storebench/internal/results"
 	"storebench/internal/study"
+	"storebench/internal/sweep"
 	"storebench/internal/sysinfo"
 	"storebench/internal/target"
 	"storebench/internal/wire"
@@ -40,7 +41,10 @@ type Options struct {
 
 // Plan is the checked, expanded form of a study: what will run.
 type Plan struct {
-	Steps   []workload.Step
+	Steps []workload.Step
+	// Search[j], when set, runs Steps[j] as a search for its highest
+	// sustainable rate: trials planned one by one from the last result.
+	Search  []*sweep.RateSpec
 	Targets []target.Info
 	// NA[i][j], when not empty, says why target i cannot run step j: the
 	// step is recorded as "n/a" with that reason and the target's other
@@ -87,25 +91,35 @@ func Prepare(s *study.Study) (*Plan, error) {
 	return p, nil
 }
 
-// planSteps expands the study's workloads into steps.
-func planSteps(s *study.Study) ([]workload.Step, error) {
-	var out []workload.Step
+// planSteps expands the study's workloads into steps, each with its
+// labels, and applies each workload's sweep (search[j] set: steps[j] is
+// searched for its sustainable rate).
+func planSteps(s *study.Study) (out []workload.Step, search []*sweep.RateSpec, err error) {
 	for i, e := range s.Workloads {
 		w, err := workload.Lookup(e.Name)
 		if err != nil {
-			return nil, &study.Error{File: s.File, Field: fmt.Sprintf("workloads[%d].name", i), Msg: err.Error()}
+			return nil, nil, &study.Error{File: s.File, Field: fmt.Sprintf("workloads[%d].name", i), Msg: err.Error()}
 		}
 		raw, err := w.DecodeParams(s, e)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		sp, err := sweep.Decode(s, e)
+		if err != nil {
+			return nil, nil, err
 		}
 		steps, err := w.Plan(s, raw)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		steps, marks, err := sweep.Expand(s, e, sp, steps)
+		if err != nil {
+			return nil, nil, err
 		}
 		out = append(out, steps...)
+		search = append(search, marks...)
 	}
-	return out, nil
+	return out, search, nil
 }
 
 func phasesOf(steps []workload.Step) map[string]bool {
@@ -119,7 +133,7 @@ func phasesOf(steps []workload.Step) map[string]bool {
 func prepare(s *study.Study) (*Plan, error) {
 	p := &Plan{}
 	var err error
-	if p.Steps, err = planSteps(s); err != nil {
+	if p.Steps, p.Search, err = planSteps(s); err != nil {
 		return nil, err
 	}
 	phases := phasesOf(p.Steps)
@@ -129,7 +143,7 @@ func prepare(s *study.Study) (*Plan, error) {
 		// is to blame, not the constraint. The file alone tells.
 		if s.Overridden() {
 			if orig, perr := study.Parse(s.File, []byte(s.Source)); perr == nil {
-				if steps, perr := planSteps(orig); perr == nil {
+				if steps, _, perr := planSteps(orig); perr == nil {
 					return nil, s.CheckFiguresAfter(phases, phasesOf(steps))
 				}
 			}
@@ -263,7 +277,7 @@ func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, erro
 		if i < len(plan.NA) {
 			na = plan.NA[i]
 		}
-		runTarget(targetCtx, o, s, t, info, plan.Steps, na, tr, runDir)
+		runTarget(targetCtx, o, s, t, info, plan.Steps, plan.Search, na, tr, runDir, func() { _ = run.Write(filepath.Join(runDir, "results.json")) })
 		cancelTarget()
 		// Results after every target so that a kill -9 of the
 		// coordinator still leaves every finished target on disk; the
@@ -371,9 +385,11 @@ func stopReason(userCtx context.Context) string {
 	return "study time limit reached"
 }
 
-// runTarget drives every step on one target in its own worker.
-// na[j], when not empty, says why this target cannot run steps[j].
-func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, info target.Info, steps []workload.Step, na []string, tr *results.Target, runDir string) {
+// runTarget drives every step on one target in its own worker, as its
+// planner gives them. na[j], when not empty, says why this target cannot
+// run steps[j]; search[j] set runs steps[j] as a rate search. save writes
+// results.json so far (after each rate search's trial).
+func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, info target.Info, steps []workload.Step, search []*sweep.RateSpec, na []string, tr *results.Target, runDir string, save func()) {
 	bar := o.Bar
 	uri, dir := t.URI, filepath.Join(runDir, "data", t.Name)
 	dataRoot := filepath.Join(runDir, "data")
@@ -396,7 +412,7 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 			runnable[j] = true
 			continue
 		}
-		tr.NA = append(tr.NA, results.NA{Workload: st.Workload, Phase: st.Phase, N: st.N, Status: "n/a", Reason: why})
+		tr.NA = append(tr.NA, results.NA{Workload: st.Workload, Phase: st.Phase, N: st.N, Labels: st.Labels, Status: "n/a", Reason: why})
 		bar.Println(fmt.Sprintf("%-10s %s %s N=%s: n/a: %s", t.Name, st.Workload, st.Phase, study.FormatCount(st.N), why))
 	}
 	if !o.KeepData {
@@ -465,14 +481,39 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 	// elsewhere.
 	space := func() (fsSpace, error) { return statSpace(dataRoot) }
 	local := info.Embedded() || srv != nil
+	// The planner sees only the steps this target can run; a search's
+	// trials are planned from the last result.
+	var mine []workload.Step
+	var mineSearch []*sweep.RateSpec
 	for j, st := range steps {
+		if runnable[j] {
+			mine = append(mine, st)
+			var sp *sweep.RateSpec
+			if j < len(search) {
+				sp = search[j]
+			}
+			mineSearch = append(mineSearch, sp)
+		}
+	}
+	planner := sweep.NewAdaptive(mine, mineSearch)
+	defer func() { tr.Searches = planner.Searches() }()
+	var last *results.Step
+	for {
 		if ctx.Err() != nil {
 			tr.Status, tr.Reason = "partial", "stopped: "+stopWhy(ctx)
 			return
 		}
-		if !runnable[j] {
-			continue
+		st, ok := planner.Next(last)
+		if last != nil && last.Labels[results.LTrial] != "" {
+			// The search's curve so far, with the trial just judged,
+			// reaches results.json before the next trial starts.
+			tr.Searches = planner.Searches()
+			save()
 		}
+		if !ok {
+			break
+		}
+		last = nil
 		// A fresh step's disk is estimated before it starts (the last
 		// footprint scaled to its size, or the workload's bytes per
 		// item): one that would exceed the disk limit or the free space,
@@ -496,6 +537,9 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 			}
 		}
 		label := fmt.Sprintf("%-10s %-8s N=%-6s", t.Name, st.Phase, study.FormatCount(st.N))
+		if x := st.Labels.Extra(); x != "" {
+			label += " " + x
+		}
 		bar.Begin(label)
 		stCopy := st
 		before := srv.snapshot()
@@ -534,6 +578,7 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 			}
 		}
 		if res != nil {
+			last = res
 			tr.Steps = append(tr.Steps, res)
 			if res.ServerResources == nil {
 				diskUsed = res.Resources.DiskAllocated

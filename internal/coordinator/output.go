@@ -9,7 +9,6 @@ import (
 	"storebench/internal/measure/latency"
 	"storebench/internal/report"
 	"storebench/internal/results"
-	"storebench/internal/study"
 )
 
 // IntendedTag tags the intervals of the latency from the intended start
@@ -18,7 +17,8 @@ import (
 const IntendedTag = "intended"
 
 // writeHlog writes a step's per-tick histograms as an HdrHistogram
-// interval log (hdr/<target>/<workload>-<phase>-<N>.hlog, format 1.3,
+// interval log (hdr/<target>/<step name>.hlog, named by the step's
+// labels, e.g. ledger-stress-n1e5-c8.hlog; format 1.3,
 // values in nanoseconds), which HdrHistogram's own readers
 // (HistogramLogProcessor, HdrHistogram_py's HistogramLogReader) read, then
 // drops them from the step: they do not belong in results.json. The
@@ -33,12 +33,13 @@ func writeHlog(runDir, target string, st *results.Step) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("hdr log: %w", err)
 	}
-	name := fmt.Sprintf("%s-%s-%s", st.Workload, st.Phase, study.FormatCount(st.N))
-	if l, ok := st.Metrics["length"]; ok {
-		name += fmt.Sprintf("-len%s", study.FormatCount(int64(l)))
-	}
+	name := st.Name()
 	base := time.UnixMilli(st.Intervals[0].StartMs)
-	comments := []string{fmt.Sprintf("storebench %s %s on %s, N=%d; values in nanoseconds", st.Workload, st.Phase, target, st.N)}
+	what := fmt.Sprintf("N=%d", st.N)
+	if x := st.Labels.Extra(); x != "" {
+		what += " " + x
+	}
+	comments := []string{fmt.Sprintf("storebench %s %s on %s, %s; values in nanoseconds", st.Workload, st.Phase, target, what)}
 	ivs := make([]latency.LogInterval, 0, 2*len(st.Intervals))
 	for _, iv := range st.Intervals {
 		at := time.UnixMilli(iv.StartMs).Sub(base)

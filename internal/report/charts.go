@@ -35,6 +35,7 @@ func Charts(run *results.Run) []*chart.Chart {
 		for _, ph := range phases {
 			out = append(out, withNA(run, w, ph, timeSeries(run, w, ph))...)
 		}
+		out = append(out, sweepCharts(run, w)...)
 	}
 	// Builders return nil where they have nothing to draw.
 	kept := out[:0]
@@ -82,11 +83,13 @@ func contains(xs []string, x string) bool {
 
 // measured are a target's complete steps of one phase; a step cut short
 // (partial) or failed would bend a curve for reasons not of the engine's
-// making.
+// making. The steps of a sweep (a concurrency level, a rate trial) have
+// their own charts (sweeps.go): here they would draw several points at
+// one size.
 func measured(t *results.Target, w, phase string) []*results.Step {
 	var ss []*results.Step
 	for _, s := range t.Steps {
-		if s.Workload == w && s.Phase == phase && !s.Partial && s.Error == "" && s.Ops > 0 {
+		if s.Workload == w && s.Phase == phase && !s.Partial && s.Error == "" && s.Ops > 0 && !swept(s) {
 			ss = append(ss, s)
 		}
 	}
@@ -240,11 +243,11 @@ func opsGrow(all []*results.Step) bool {
 }
 
 // byLength says whether the steps are one phase at several lengths (a
-// "length" metric, as the ledger's chain selects and their HDR logs have).
+// "length" label, as the ledger's chain selects have).
 func byLength(all []*results.Step) bool {
 	var ls []float64
 	for _, s := range all {
-		if l, ok := s.Metrics["length"]; ok {
+		if l, ok := lengthOf(s); ok {
 			found := false
 			for _, x := range ls {
 				found = found || x == l
@@ -280,7 +283,7 @@ func lengthScaling(run *results.Run, w, phase string, byTarget map[*results.Targ
 		s := chart.Series{Color: col, Dashed: dash, Marks: true}
 		var pts [][2]float64
 		for _, st := range ss {
-			if l, ok := st.Metrics["length"]; ok && st.N == n && st.Latency.Count > 0 {
+			if l, ok := lengthOf(st); ok && st.N == n && st.Latency.Count > 0 {
 				pts = append(pts, [2]float64{l, st.Latency.Mean / 1e9})
 			}
 		}

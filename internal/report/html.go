@@ -196,8 +196,8 @@ func phaseVerification(run *results.Run) string {
 				status += " (partial)"
 			}
 			phase := s.Phase
-			if l, ok := s.Metrics["length"]; ok {
-				phase += fmt.Sprintf(" (length %s)", Count(int64(l)))
+			if x := s.Labels.Extra(); x != "" {
+				phase += " (" + x + ")"
 			}
 			tab.Rows = append(tab.Rows, []string{t.Title, s.Workload, cell(phase), Count(s.N),
 				fmt.Sprint(s.Verify.Checked), fmt.Sprint(s.Verify.Failed), status, cell(s.Verify.First)})

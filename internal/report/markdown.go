@@ -86,6 +86,7 @@ func document(run *results.Run) string {
 				} else {
 					generic(&b, run, s.Workload)
 				}
+				sweepTables(&b, run, s.Workload)
 				b.WriteString(chartMark(s.Workload))
 			}
 		}

@@ -39,11 +39,16 @@ type Recommendation struct {
 // figure is a resolved "workload.phase[.OP]:metric".
 type figure struct {
 	workload, phase, op, metric string
+	// sel selects steps by their labels (a sweep's level,
+	// "[concurrency=8]"); without it the figure reads the phase's own
+	// steps, not its sweep's.
+	sel results.Labels
 }
 
 func parseFigure(fig, metric string) figure {
-	parts := strings.SplitN(fig, ".", 3)
-	f := figure{workload: parts[0], metric: metric}
+	base, sel := study.SplitSelector(fig)
+	parts := strings.SplitN(base, ".", 3)
+	f := figure{workload: parts[0], metric: metric, sel: sel}
 	if len(parts) > 1 {
 		f.phase = parts[1]
 	}
@@ -58,7 +63,24 @@ func (f figure) name() string {
 	if f.op != "" {
 		s += "." + f.op
 	}
+	if len(f.sel) > 0 {
+		var parts []string
+		for _, k := range f.sel.Keys() {
+			parts = append(parts, k+"="+f.sel[k])
+		}
+		s += "[" + strings.Join(parts, ",") + "]"
+	}
 	return s
+}
+
+// reads says whether the figure reads step s: the steps with its labels,
+// or without a selector the phase's own steps.
+func (f figure) reads(s *results.Step) bool {
+	if len(f.sel) > 0 {
+		s.Name() // labels derived for steps of older files
+		return s.Labels.Match(f.sel)
+	}
+	return !swept(s)
 }
 
 // higherIsBetter reports the direction of a metric.
@@ -71,7 +93,7 @@ func largestN(run *results.Run, f figure) int64 {
 	var n int64 = -1
 	for _, t := range run.Targets {
 		for _, s := range t.Steps {
-			if s.Workload == f.workload && s.Phase == f.phase && s.N > n {
+			if s.Workload == f.workload && s.Phase == f.phase && s.N > n && f.reads(s) {
 				n = s.N
 			}
 		}
@@ -92,7 +114,9 @@ func (f figure) measure(t *results.Target, n int64) (float64, string, bool) {
 	intended := false
 	found := false
 	for _, s := range t.Steps {
-		if s.Workload != f.workload || s.Phase != f.phase || s.N != n || s.Error != "" || s.Partial {
+		// A sweep's steps (concurrency levels, rate trials) are not the
+		// phase's figure: the phase's own step is.
+		if s.Workload != f.workload || s.Phase != f.phase || s.N != n || s.Error != "" || s.Partial || !f.reads(s) {
 			continue
 		}
 		found = true

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -84,5 +86,34 @@ func TestRecommendNamesFirstBrokenConstraint(t *testing.T) {
 	md := Markdown(run(c, target("Good", 4, 1e6, 1990, 100<<20, 10<<20)))
 	if !strings.Contains(md, "## Recommendation") || !strings.Contains(md, "**Recommended: Good**") {
 		t.Fatalf("markdown lacks the recommendation:\n%s", md)
+	}
+}
+
+// A sweep's steps are not the phase's figure: a constraint reads the
+// phase's own step, or with a label selector the sweep's level it names.
+func TestConstraintsReadStepsByLabels(t *testing.T) {
+	swept := func(tr *results.Target, level string, p99ns int64) *results.Target {
+		tr.Steps = append(tr.Steps, &results.Step{Workload: "ledger", Phase: "stress", N: 10000, Seconds: 10, Ops: 100,
+			Labels:   results.StepLabels("ledger", "stress", 10000).With(results.LConcurrency, level),
+			Latency:  latency.Summary{Count: 10, P99: p99ns},
+			Intended: &latency.Summary{Count: 10, P99: p99ns}})
+		return tr
+	}
+	own := &study.Constraints{P99: []study.Bound{{Figure: "ledger.stress", Value: 2e6}}}
+	r := Recommend(run(own, swept(target("A", 1, 1e6, 2000, 1, 1), "64", 9e6)))
+	if len(r.Ranked) != 1 {
+		t.Fatalf("the level at concurrency 64 was read as the phase's figure: %+v", r.Rejected)
+	}
+	file := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(file, []byte("p99:\n  ledger.stress[concurrency=64]: 2ms\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sel, err := study.LoadConstraints(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = Recommend(run(sel, swept(target("A", 1, 1e6, 2000, 1, 1), "64", 9e6)))
+	if len(r.Rejected) != 1 || !strings.Contains(r.Rejected[0].Broken, "ledger.stress[concurrency=64] at 1e4: 9.00 ms") {
+		t.Fatalf("the selector did not read the level: %+v %+v", r.Ranked, r.Rejected)
 	}
 }

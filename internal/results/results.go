@@ -64,6 +64,9 @@ type Target struct {
 	// require), each with the reason; they are "n/a" in every table, not
 	// failures.
 	NA []NA `json:"not_applicable,omitempty"`
+	// Searches are the sustainable-rate searches run on this target, one
+	// per searched phase and size, each with its curve of trials.
+	Searches []RateSearch `json:"rate_searches,omitempty"`
 	// Server describes the server behind a server target (nil for
 	// embedded engines): managed by storebench or external (by URI).
 	Server *Server `json:"server,omitempty"`
@@ -80,6 +83,13 @@ type Step struct {
 	Started  time.Time `json:"started"`
 	Seconds  float64   `json:"seconds"`
 	Ops      int64     `json:"ops"`
+
+	// Labels are the step's identity (see labels.go): workload, phase
+	// and n again, and what else sets the step apart (chain length,
+	// concurrency level, offered rate, trial). Files without them get
+	// them derived on read.
+	Labels Labels `json:"labels,omitempty"`
+
 	// Unit names what one op is here ("batch of 100 txns", "select").
 	Unit    string          `json:"unit"`
 	Latency latency.Summary `json:"latency"`
@@ -171,9 +181,11 @@ type Tick struct {
 	Max         int64   `json:"max_ns"`
 	IntendedP99 int64   `json:"intended_p99_ns,omitempty"`
 	IntendedMax int64   `json:"intended_max_ns,omitempty"`
-	Late        int64   `json:"late,omitempty"`
 	RSSBytes    int64   `json:"rss_bytes,omitempty"`
 	CPU         float64 `json:"cpu_percent,omitempty"`
+	// Late is the operations of the tick that started late (open loop):
+	// a count that keeps growing is a queue that builds.
+	Late int64 `json:"late,omitempty"`
 }
 
 // Verify says how much of what a phase read was checked against what was
@@ -271,6 +283,7 @@ type NA struct {
 	Workload string `json:"workload"`
 	Phase    string `json:"phase"`
 	N        int64  `json:"n"`
+	Labels   Labels `json:"labels,omitempty"`
 	Status   string `json:"status"` // always "n/a"
 	Reason   string `json:"reason"`
 }
@@ -368,6 +381,7 @@ func Decode(b []byte) (*Run, error) {
 			return nil, err
 		}
 	}
+	r.label()
 	return &r, nil
 }
 

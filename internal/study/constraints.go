@@ -58,9 +58,11 @@ type Bound struct {
 	Line int `json:"-"`
 }
 
-// Parts splits the figure "workload.phase[.OP]".
+// Parts splits the figure "workload.phase[.OP][label=value,...]" (its
+// label selector left out: see SplitSelector).
 func (b Bound) Parts() (workload, phase, op string) {
-	parts := strings.SplitN(b.Figure, ".", 3)
+	base, _ := SplitSelector(b.Figure)
+	parts := strings.SplitN(base, ".", 3)
 	workload, phase = parts[0], parts[1]
 	if len(parts) == 3 {
 		op = parts[2]
@@ -68,7 +70,25 @@ func (b Bound) Parts() (workload, phase, op string) {
 	return
 }
 
-var figureRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*\.[a-z0-9][a-z0-9_-]*(\.[A-Za-z0-9_-]+)?$`)
+// A figure may end in a label selector, "ledger.stress[concurrency=8]":
+// it then reads the steps with those labels (a sweep's level), where a
+// figure without one reads the phase's own steps.
+var figureRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*\.[a-z0-9][a-z0-9_-]*(\.[A-Za-z0-9_-]+)?(\[[a-z_]+=[A-Za-z0-9._-]+(,[a-z_]+=[A-Za-z0-9._-]+)*\])?$`)
+
+// SplitSelector splits "workload.phase[.OP][k=v,...]" into the figure
+// and its label selector (nil when it has none).
+func SplitSelector(fig string) (string, map[string]string) {
+	i := strings.IndexByte(fig, '[')
+	if i < 0 || !strings.HasSuffix(fig, "]") {
+		return fig, nil
+	}
+	sel := map[string]string{}
+	for _, kv := range strings.Split(fig[i+1:len(fig)-1], ",") {
+		k, v, _ := strings.Cut(kv, "=")
+		sel[k] = v
+	}
+	return fig[:i], sel
+}
 
 // RankMetrics are the metrics rank_by may name.
 var RankMetrics = []string{"seconds", "throughput", "p50", "p99", "max"}
@@ -115,7 +135,7 @@ func (s *Study) checkConstraints(root *yaml.Node) error {
 		for i := 0; i+1 < len(raw.Content); i += 2 {
 			k, v := raw.Content[i], raw.Content[i+1]
 			if !figureRE.MatchString(k.Value) {
-				return nil, fail(k, field+"."+k.Value, "want workload.phase or workload.phase.OP, e.g. %s", example(field))
+				return nil, fail(k, field+"."+k.Value, "want workload.phase or workload.phase.OP, optionally with a label selector [concurrency=8], e.g. %s", example(field))
 			}
 			x, err := parse(v)
 			if err != nil {

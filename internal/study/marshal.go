@@ -83,6 +83,9 @@ func (s *Study) Effective(redact func(string) string) ([]byte, error) {
 		if w.Params.Kind != 0 {
 			wn.Content = append(wn.Content, scalar("params"), plain(&w.Params))
 		}
+		if w.Sweep.Kind != 0 {
+			wn.Content = append(wn.Content, scalar("sweep"), plain(&w.Sweep))
+		}
 		workloads.Content = append(workloads.Content, wn)
 	}
 	add("workloads", workloads)

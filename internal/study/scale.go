@@ -50,7 +50,7 @@ func (s *Study) checkScales(root *yaml.Node) error {
 		c.overrides = append([]override(nil), s.overrides...)
 		c.Workloads = make([]Entry, len(s.Workloads))
 		for i, e := range s.Workloads {
-			c.Workloads[i] = Entry{Name: e.Name, Params: *deepCopy(&e.Params)}
+			c.Workloads[i] = Entry{Name: e.Name, Params: *deepCopy(&e.Params), Sweep: *deepCopy(&e.Sweep)}
 		}
 		if err := c.ApplyScale(name); err != nil {
 			if e, ok := err.(*Error); ok && e.Line == 0 {

@@ -111,6 +111,9 @@ func (t *Target) UnmarshalYAML(n *yaml.Node) error {
 type Entry struct {
 	Name   string    `yaml:"name"`
 	Params yaml.Node `yaml:"params"`
+	// Sweep asks for the generic sweeps any workload gets (a concurrency
+	// sweep, a sustainable-rate search); package sweep decodes it.
+	Sweep yaml.Node `yaml:"sweep"`
 }
 
 // Load reads a study by built-in name or by file path.
@@ -552,7 +555,8 @@ func (s *Study) applyTargets(list string) error {
 }
 
 // set applies "workload.param.sub=value" to the raw params of a workload,
-// so the workload's own strict decoding validates it like file content.
+// so the workload's own strict decoding validates it like file content;
+// "workload.sweep.sub=value" goes to the workload's sweep the same way.
 func (s *Study) set(assign string) error {
 	key, val, ok := strings.Cut(assign, "=")
 	if !ok {
@@ -578,8 +582,12 @@ func (s *Study) set(assign string) error {
 	return nil
 }
 
-// paramPath is the study path of workload.param.sub.
+// paramPath is the study path of workload.param.sub (workload.sweep.sub:
+// the workload's sweep).
 func paramPath(parts []string) string {
+	if len(parts) >= 3 && parts[1] == "sweep" {
+		return "workloads." + parts[0] + ".sweep." + strings.Join(parts[2:], ".")
+	}
 	return "workloads." + parts[0] + ".params." + strings.Join(parts[1:], ".")
 }
 
@@ -590,11 +598,15 @@ func (s *Study) setParam(parts []string, v *yaml.Node) error {
 		if w.Name != parts[0] {
 			continue
 		}
-		if w.Params.Kind == 0 {
-			w.Params = yaml.Node{Kind: yaml.MappingNode}
+		root, path := &w.Params, parts[1:]
+		if len(parts) >= 3 && parts[1] == "sweep" {
+			root, path = &w.Sweep, parts[2:]
 		}
-		n := &w.Params
-		for j, p := range parts[1:] {
+		if root.Kind == 0 {
+			*root = yaml.Node{Kind: yaml.MappingNode}
+		}
+		n := root
+		for j, p := range path {
 			if n.Kind != yaml.MappingNode {
 				return fmt.Errorf("%s is not a mapping", strings.Join(parts[:j+1], "."))
 			}
@@ -604,7 +616,7 @@ func (s *Study) setParam(parts []string, v *yaml.Node) error {
 					next = n.Content[k+1]
 				}
 			}
-			last := j == len(parts)-2
+			last := j == len(path)-1
 			if next == nil {
 				next = &yaml.Node{Kind: yaml.MappingNode}
 				n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: p}, next)

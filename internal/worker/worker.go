@@ -413,7 +413,7 @@ func (w *server) runStep(id int64, st workload.Step) (*results.Step, error) {
 			runErr = fmt.Errorf("sync after %s: %w", st.Phase, err)
 		}
 	}
-	res.Workload, res.Phase, res.N = st.Workload, st.Phase, st.N
+	res.Workload, res.Phase, res.N, res.Labels = st.Workload, st.Phase, st.N, st.Labels
 	if res.Started.IsZero() {
 		res.Started = time.Now()
 	}

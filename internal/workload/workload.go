@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"time"
 
 	"storebench/internal/results"
 	"storebench/internal/study"
@@ -39,6 +40,21 @@ type Step struct {
 	// coordinator refuses a first step whose N items cannot fit in the
 	// free space before starting it.
 	ItemBytes int64 `json:"item_bytes,omitempty"`
+	// Labels are the step's identity (results.Labels): workload, phase
+	// and n, and whatever else tells it apart from the study's other
+	// steps (a chain length, a sweep's concurrency, a trial's rate). A
+	// workload sets the labels beyond workload, phase and n; the
+	// coordinator fills in those three and the sweeps' own.
+	Labels results.Labels `json:"labels,omitempty"`
+	// OpenLoop says the phase can run open loop at Rate operations per
+	// second (Rate 0: closed loop): the rate search sets Rate on such
+	// phases, so a workload must take its rate from the step, not from
+	// its params.
+	OpenLoop bool    `json:"open_loop,omitempty"`
+	Rate     float64 `json:"rate,omitempty"`
+	// Duration, when set, bounds the timed part of a phase that can run
+	// for a duration (the rate search's trials); 0: the phase's own bound.
+	Duration time.Duration `json:"duration,omitempty"`
 }
 
 // Env is what a step runs against inside the worker.

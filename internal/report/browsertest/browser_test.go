@@ -35,8 +35,9 @@ func TestMain(m *testing.M) {
 }
 
 // A study small enough for a test that still yields every kind of chart:
-// three sizes (growth), enough operations for percentile curves, and a
-// stress phase of several ticks (time series).
+// three sizes (growth), enough operations for percentile curves, a
+// stress phase of several ticks (time series), and the generic sweeps on
+// it (throughput and p99 against concurrency, the rate search's curves).
 const study = `name: browsertest
 title: "Report in a browser: ledger on Pebble and GoLevelDB"
 ladder: [10, 100, 1000]
@@ -50,6 +51,10 @@ workloads:
       chains: {lengths: [10, 100], samples: 1}
       stress: {duration: 4s, rate: 300}
       balance: {addresses: 2000, reads: 200}
+    sweep:
+      concurrency: [1, 2]
+      phases: [stress]
+      rate: {phases: [stress], start: 150, factor: 4, max_trials: 3, duration: 1s}
 `
 
 func chromium(t *testing.T) string {
@@ -258,7 +263,7 @@ func TestReportOpensOfflineWithEveryChart(t *testing.T) {
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("charts in the page:\n %v\nthe report built:\n %v", got, want)
 	}
-	for _, kind := range []string{"-scaling", "-percentiles", "-timeseries"} {
+	for _, kind := range []string{"-scaling", "-percentiles", "-timeseries", "-concurrency-sweep", "-rate-achieved", "-rate-p99"} {
 		if !strings.Contains(strings.Join(got, " "), kind) {
 			t.Errorf("no %s chart in the page: %v", strings.TrimPrefix(kind, "-"), got)
 		}

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"storebench/internal/workload/gen"
+	"strconv"
 	"time"
 
 	"storebench/internal/kv"
@@ -135,12 +136,21 @@ func (Ledger) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error)
 	}
 	if p.Chains.Samples > 0 {
 		for _, l := range p.Chains.Lengths {
+			// The chain length is part of the step's identity.
 			steps = append(steps, workload.Step{Workload: "ledger", Phase: "chain", N: largest, Seed: s.Seed,
-				Concurrency: s.Concurrency, Params: chainParams(raw, int64(l)), Largest: largest, Requires: requires})
+				Concurrency: s.Concurrency, Params: chainParams(raw, int64(l)), Largest: largest, Requires: requires,
+				Labels: results.Labels{results.LLength: strconv.FormatInt(int64(l), 10)}})
 		}
 	}
 	if p.Stress.Duration > 0 {
 		add("stress", largest, false)
+		// The stress runs open loop at the step's rate (a rate search
+		// changes it) with the step's concurrency (a sweep changes it).
+		st := &steps[len(steps)-1]
+		st.OpenLoop, st.Rate = true, p.Stress.Rate
+		if p.Stress.Workers > 0 {
+			st.Concurrency = p.Stress.Workers
+		}
 	}
 	if p.Balance.Addresses > 0 && p.Balance.Reads > 0 {
 		add("balance", largest, false)
@@ -358,13 +368,7 @@ func (r *run) chain(ctx context.Context, length int64) (*results.Step, error) {
 // they can, so it stays one stream that mixes both, classed READ and
 // WRITE. A background task (stress.background) runs beside either.
 func (r *run) stress(ctx context.Context) (*results.Step, error) {
-	workers := r.p.Stress.Workers
-	if workers == 0 {
-		workers = r.st.Concurrency
-	}
-	if workers < 1 {
-		workers = 1
-	}
+	workers := max(r.st.Concurrency, 1)
 	type wstate struct {
 		key, want, buf []byte
 		one            [1]Tx
@@ -375,14 +379,14 @@ func (r *run) stress(ctx context.Context) (*results.Step, error) {
 	n := uint64(r.st.N)
 	seed := uint64(r.st.Seed)
 	frac := r.p.Stress.ReadFraction
-	rate := r.p.Stress.Rate
+	rate := r.st.Rate
 	threshold := uint64(frac * float64(1<<53))
 	// isRead draws the mixed stream's class of operation seq.
 	isRead := func(seq int64) bool { return gen.Mix(seed, 2, uint64(seq))>>11 < threshold }
 	newStates := func(k int) []wstate {
 		ws := make([]wstate, k)
 		for w := range ws {
-			ws[w].genesis = r.g.address(nil, stressChain0+uint64(w), 0)
+			ws[w].genesis = r.g.address(nil, stressChain(r.st, w), 0)
 		}
 		return ws
 	}
@@ -393,7 +397,7 @@ func (r *run) stress(ctx context.Context) (*results.Step, error) {
 		return r.checkTx(ctx, "stress", mainChain, i, mainGenesis, &s.key, &s.want)
 	}
 	write := func(ctx context.Context, s *wstate, w int) error {
-		chain := stressChain0 + uint64(w)
+		chain := stressChain(r.st, w)
 		s.buf = r.g.encode(s.buf, chain, s.next, s.genesis)
 		s.next++
 		tx, err := Decode(s.buf)
@@ -403,12 +407,22 @@ func (r *run) stress(ctx context.Context) (*results.Step, error) {
 		s.one[0] = tx
 		return r.store.PutTxs(ctx, s.one[:])
 	}
-	cfg := runner.Config{Duration: time.Duration(r.p.Stress.Duration)}
-	total := int64(rate * time.Duration(r.p.Stress.Duration).Seconds())
+	// A sweep's level or a rate search's trial carries its own duration.
+	dur := time.Duration(r.p.Stress.Duration)
+	if r.st.Duration > 0 {
+		dur = r.st.Duration
+	}
+	cfg := runner.Config{Duration: dur}
+	total := int64(rate * dur.Seconds())
 	var op runner.Op
-	if rate <= 0 {
+	// One goroutine cannot be two streams: at concurrency 1 the reads and
+	// writes share one mixed stream (at the whole rate, when there is
+	// one), as in closed loop.
+	mixed := rate <= 0 || (frac > 0 && frac < 1 && workers < 2)
+	if mixed {
 		ws := newStates(workers)
 		cfg.Workers = workers
+		cfg.Rate = max(rate, 0)
 		cfg.Classes = []string{"READ", "WRITE"}
 		cfg.ClassOf = func(seq int64) int {
 			if isRead(seq) {
@@ -459,7 +473,7 @@ func (r *run) stress(ctx context.Context) (*results.Step, error) {
 	}
 	res, err := workload.Measure(ctx, r.env, cfg, total, op)
 	var reads, writes int64
-	if rate <= 0 {
+	if mixed {
 		reads, writes = res.ByOp["READ"].Count, res.ByOp["WRITE"].Count
 	}
 	for _, s := range res.Streams {
@@ -474,6 +488,19 @@ func (r *run) stress(ctx context.Context) (*results.Step, error) {
 	res.Verify = results.Verify{Checked: reads}
 	res.Metrics = map[string]float64{"reads": float64(reads), "writes": float64(writes), "workers": float64(workers)}
 	return res, err
+}
+
+// stressChain is the chain writer w of a stress step writes. A sweep's
+// levels and a rate search's trials run the stress again on the same
+// data: each writes chains of its own (from its labels), so that it
+// inserts new transactions rather than rewriting an earlier step's.
+func stressChain(st workload.Step, w int) uint64 {
+	c, t := st.Labels.Int(results.LConcurrency), st.Labels.Int(results.LTrial)
+	if c == 0 && t == 0 {
+		return stressChain0 + uint64(w)
+	}
+	// Levels ≤ 4096 and workers < 8192 take 13 bits each, trials 6.
+	return 2<<32 | uint64(t&63)<<26 | uint64(c&8191)<<13 | uint64(w&8191)
 }
 
 // balance: (f) build a view of M address balances, then read K random

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
 	"storebench/internal/kv"
+	"storebench/internal/results"
 	"storebench/internal/study"
 	_ "storebench/internal/target/pebble"
 	"storebench/internal/workload"
@@ -150,5 +153,33 @@ func TestBadParamsNameTheLine(t *testing.T) {
 	_, err = Ledger{}.DecodeParams(s, s.Workloads[0])
 	if err == nil || !strings.Contains(err.Error(), "t.yaml:10: workloads.ledger.params.selcts: unknown field") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// The stress steps of a sweep and of a rate search each write chains of
+// their own: none rewrites another's transactions, nor the study's own
+// stress step's, nor another writer's.
+func TestStressStepsWriteChainsOfTheirOwn(t *testing.T) {
+	base := results.StepLabels("ledger", "stress", 1000)
+	var steps []workload.Step
+	steps = append(steps, workload.Step{Labels: base})
+	for _, c := range []string{"1", "8", "64", "4096"} {
+		steps = append(steps, workload.Step{Labels: base.With(results.LConcurrency, c)})
+	}
+	for trial := 1; trial <= 64; trial++ {
+		steps = append(steps, workload.Step{Labels: base.With(results.LRate, "100").With(results.LTrial, strconv.Itoa(trial))})
+	}
+	seen := map[uint64]string{}
+	for _, st := range steps {
+		for _, w := range []int{0, 1, 4095} {
+			c := stressChain(st, w)
+			if c == mainChain || c == balanceChain || c>>32 == 1 {
+				t.Fatalf("%s writer %d writes chain %#x, which another phase uses", st.Labels.Name(), w, c)
+			}
+			if prev, ok := seen[c]; ok {
+				t.Fatalf("%s writer %d writes chain %#x, as %s does", st.Labels.Name(), w, c, prev)
+			}
+			seen[c] = fmt.Sprintf("%s writer %d", st.Labels.Name(), w)
+		}
 	}
 }

@@ -135,3 +135,21 @@ func TestStressBackgroundParams(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// One load goroutine cannot be two streams: at workers 1 the open-loop
+// stress is one mixed stream at the whole rate, reads and writes classed
+// apart (a sweep's concurrency=1 level crashed the worker before).
+func TestStressOnOneWorkerIsOneMixedStream(t *testing.T) {
+	src := strings.Replace(streamStudy, "workers: 4, background: {task: compact, every: 200ms}", "workers: 1", 1)
+	res := runStress(t, src)
+	if len(res.Streams) != 0 {
+		t.Fatalf("%d streams on one worker, want the mixed stream", len(res.Streams))
+	}
+	reads, writes := res.ByOp["READ"].Count, res.ByOp["WRITE"].Count
+	if reads == 0 || writes == 0 || reads+writes != res.Ops {
+		t.Fatalf("reads %d + writes %d, want both and their sum %d", reads, writes, res.Ops)
+	}
+	if res.Rate != 800 || res.Intended == nil {
+		t.Fatalf("rate %v, intended %v: want the open loop at 800/s", res.Rate, res.Intended)
+	}
+}

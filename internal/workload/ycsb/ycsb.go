@@ -10,6 +10,7 @@ import (
 	"storebench/internal/workload/gen"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"storebench/internal/kv"
 	"storebench/internal/results"
@@ -118,8 +119,10 @@ func (YCSB) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error) {
 		steps = append(steps, workload.Step{Workload: "ycsb", Phase: "load", N: int64(c), Fresh: true, Seed: s.Seed, Concurrency: s.Concurrency, Params: raw, Largest: s.Largest(),
 			Requires: Requires("load"), ItemBytes: record})
 		for _, w := range p.Workloads {
+			// Each core workload can run open loop: at the params' rate
+			// (0: closed loop), or at the rate a search sets on the step.
 			steps = append(steps, workload.Step{Workload: "ycsb", Phase: w, N: int64(c), Seed: s.Seed, Concurrency: s.Concurrency, Params: raw, Largest: s.Largest(),
-				Requires: Requires(w)})
+				Requires: Requires(w), OpenLoop: true, Rate: p.Rate})
 		}
 	}
 	return steps, nil
@@ -172,7 +175,7 @@ func (YCSB) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*
 	if err := CanRun(env.Target, st.Phase); err != nil {
 		return nil, fmt.Errorf("ycsb: this target %v", err)
 	}
-	r := &run{db: db, p: p, seed: uint64(st.Seed), n: st.N, workers: st.Concurrency}
+	r := &run{db: db, p: p, seed: uint64(st.Seed), n: st.N, workers: max(st.Concurrency, 1), rate: st.Rate, duration: st.Duration}
 	if st.Phase == "load" {
 		return r.load(ctx, env)
 	}
@@ -185,6 +188,10 @@ type run struct {
 	seed    uint64
 	n       int64
 	workers int
+	// rate > 0 runs a core workload open loop; duration > 0 bounds it by
+	// time instead of by Operations.
+	rate     float64
+	duration time.Duration
 }
 
 // key of record i: "user" + a scattered number, as YCSB's hashed order.
@@ -335,8 +342,14 @@ func (r *run) workload(ctx context.Context, env *workload.Env, name string) (*re
 		// Scrambled zipfian: popular ranks scattered over the key space.
 		return fnv64(uint64(z.rank(u))) % uint64(r.n)
 	}
-	cfg := runner.Config{Workers: r.workers, Ops: int64(r.p.Operations), Rate: r.p.Rate, Classes: classNames, ClassOf: classOf}
-	res, err := workload.Measure(ctx, env, cfg, int64(r.p.Operations), func(ctx context.Context, w int, seq int64) error {
+	cfg := runner.Config{Workers: r.workers, Ops: int64(r.p.Operations), Rate: r.rate, Classes: classNames, ClassOf: classOf}
+	total := int64(r.p.Operations)
+	if r.duration > 0 {
+		// A rate search's trial: bounded by its duration alone.
+		cfg.Ops, cfg.Duration = 0, r.duration
+		total = int64(r.rate * r.duration.Seconds())
+	}
+	res, err := workload.Measure(ctx, env, cfg, total, func(ctx context.Context, w int, seq int64) error {
 		s := &ws[w]
 		op := classOf(seq)
 		if op == opInsert {

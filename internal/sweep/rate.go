@@ -1,0 +1,186 @@
+// Package sweep holds the generic searches any workload gets for free:
+// the search for the highest sustainable open-loop rate. It decides only
+// which rate to try next from what the last trials measured; running a
+// trial is the coordinator's business, so the policy is tested here
+// without a target.
+package sweep
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"time"
+)
+
+// Objective says when an offered rate counts as sustained.
+type Objective struct {
+	// MinAchieved is the fraction of the offered rate that must be
+	// achieved (default 0.99).
+	MinAchieved float64
+	// SLO bounds the p99 latency from the intended start (default 100 ms).
+	SLO time.Duration
+}
+
+// DefaultObjective is the objective of issue 11: 99% of the offered rate,
+// p99 from intended start under 100 ms, and a queue that does not grow.
+var DefaultObjective = Objective{MinAchieved: 0.99, SLO: 100 * time.Millisecond}
+
+// Trial is what one run at an offered rate measured.
+type Trial struct {
+	Offered  float64 `json:"offered"`
+	Achieved float64 `json:"achieved"`
+	// P99Intended is the p99 latency from the intended start time.
+	P99Intended time.Duration `json:"p99_intended_ns"`
+	// LatePerTick is the number of late operations in each tick of the
+	// trial, in order: a backlog that keeps growing shows here.
+	LatePerTick []int64 `json:"-"`
+	// Sustained and Why are the verdict, filled by Judge.
+	Sustained bool   `json:"sustained"`
+	Why       string `json:"why,omitempty"`
+}
+
+// Judge fills t's verdict under o.
+func (o Objective) Judge(t *Trial) {
+	o = o.withDefaults()
+	switch {
+	case t.Offered <= 0:
+		t.Sustained, t.Why = false, "no rate offered"
+	case t.Achieved < o.MinAchieved*t.Offered:
+		t.Sustained, t.Why = false, fmt.Sprintf("achieved %.0f/s < %.0f%% of %.0f/s", t.Achieved, o.MinAchieved*100, t.Offered)
+	case t.P99Intended > o.SLO:
+		t.Sustained, t.Why = false, fmt.Sprintf("p99 from intended start %s > %s", t.P99Intended.Round(10*time.Microsecond), o.SLO)
+	case Growing(t.LatePerTick):
+		t.Sustained, t.Why = false, "late operations keep growing"
+	default:
+		t.Sustained, t.Why = true, ""
+	}
+}
+
+func (o Objective) withDefaults() Objective {
+	if o.MinAchieved <= 0 {
+		o.MinAchieved = DefaultObjective.MinAchieved
+	}
+	if o.SLO <= 0 {
+		o.SLO = DefaultObjective.SLO
+	}
+	return o
+}
+
+// Growing reports whether a per-tick count of late operations keeps
+// growing: the last third of the ticks has clearly more late operations
+// than the first third. A constant trickle of late operations (a
+// scheduler hiccup per second) is not a backlog; a queue that builds is.
+// Fewer than 3 ticks cannot show a trend.
+func Growing(perTick []int64) bool {
+	n := len(perTick)
+	if n < 3 {
+		return false
+	}
+	third := n / 3
+	var first, last int64
+	for _, v := range perTick[:third] {
+		first += v
+	}
+	for _, v := range perTick[n-third:] {
+		last += v
+	}
+	// Clearly more: twice as many, and not just a handful.
+	return last > 2*first && last-first > int64(10*third)
+}
+
+// RateSearch steps the rate up geometrically from Start until a rate is
+// not sustained, then bisects between the highest sustained and the
+// lowest failed rate until they are within Precision of each other.
+type RateSearch struct {
+	Start     float64 // first rate tried (ops/s)
+	Factor    float64 // growth while every rate holds (default 2)
+	Precision float64 // stop when (bad-good)/good <= Precision (default 0.05)
+	Max       float64 // never offer more than this (0: no bound)
+	MaxTrials int     // bound on the number of trials (default 12)
+	Objective Objective
+
+	trials []Trial
+}
+
+// Next returns the next rate to try, or ok=false when the search is done.
+func (s *RateSearch) Next() (rate float64, ok bool) {
+	factor := s.Factor
+	if factor <= 1 {
+		factor = 2
+	}
+	prec := s.Precision
+	if prec <= 0 {
+		prec = 0.05
+	}
+	maxTrials := s.MaxTrials
+	if maxTrials <= 0 {
+		maxTrials = 12
+	}
+	if len(s.trials) >= maxTrials {
+		return 0, false
+	}
+	if len(s.trials) == 0 {
+		return s.clamp(s.Start), s.Start > 0
+	}
+	good, bad := s.bounds()
+	switch {
+	case bad == 0: // everything held so far: step up
+		if s.Max > 0 && good >= s.Max {
+			return 0, false
+		}
+		return s.clamp(good * factor), true
+	case good == 0: // even the lowest rate failed: step down
+		next := math.Round(bad / factor)
+		if next < 1 {
+			return 0, false
+		}
+		return next, true
+	case (bad-good)/good <= prec:
+		return 0, false
+	default:
+		return math.Round((good + bad) / 2), true
+	}
+}
+
+func (s *RateSearch) clamp(r float64) float64 {
+	if s.Max > 0 && r > s.Max {
+		return s.Max
+	}
+	return math.Round(r)
+}
+
+// Record judges one trial under the search's objective and keeps it.
+func (s *RateSearch) Record(t Trial) Trial {
+	s.Objective.Judge(&t)
+	s.trials = append(s.trials, t)
+	return t
+}
+
+// bounds is the highest sustained rate and the lowest failed one above
+// it (0 when none).
+func (s *RateSearch) bounds() (good, bad float64) {
+	for _, t := range s.trials {
+		if t.Sustained && t.Offered > good {
+			good = t.Offered
+		}
+	}
+	for _, t := range s.trials {
+		if !t.Sustained && t.Offered > good && (bad == 0 || t.Offered < bad) {
+			bad = t.Offered
+		}
+	}
+	return good, bad
+}
+
+// Sustainable is the highest rate that held (0 if none did).
+func (s *RateSearch) Sustainable() float64 {
+	good, _ := s.bounds()
+	return good
+}
+
+// Curve is every trial, by offered rate.
+func (s *RateSearch) Curve() []Trial {
+	out := append([]Trial(nil), s.trials...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Offered < out[j].Offered })
+	return out
+}
