@@ -428,7 +428,7 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 	if !info.Embedded() {
 		if uri == "" {
 			var err error
-			if srv, err = startManaged(ctx, o, s, t.Name, int64(t.Cache), info, dir); err != nil {
+			if srv, err = startManaged(ctx, o, s, t.Name, int64(t.Cache), t.Options, info, dir); err != nil {
 				tr.Status, tr.Reason = "failed", err.Error()
 				bar.Println(fmt.Sprintf("%-10s FAILED: %s", t.Name, tr.Reason))
 				return

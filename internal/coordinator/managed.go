@@ -50,7 +50,7 @@ func trimNL(p []byte) []byte {
 // startManaged installs the target's server if needed, then starts it
 // under dir with the study's durability and the target's cache (which
 // sizes the server's own cache: see server.Config.MemoryBytes).
-func startManaged(ctx context.Context, o Options, s *study.Study, name string, cache int64, info target.Info, dir string) (*managed, error) {
+func startManaged(ctx context.Context, o Options, s *study.Study, name string, cache int64, opts map[string]string, info target.Info, dir string) (*managed, error) {
 	if info.Server == "" {
 		return nil, fmt.Errorf("%s has no server storebench can run here: name one by URI (%s://host:port/...)", info.Name, info.Schemes[0])
 	}
@@ -91,7 +91,7 @@ func startManaged(ctx context.Context, o Options, s *study.Study, name string, c
 	}
 	o.Bar.Println(fmt.Sprintf("%-10s starting %s ...", name, srv.Title()))
 	t0 := time.Now()
-	inst, err := srv.Start(ctx, server.Config{Dir: dir, Durability: kv.Durability(s.Durability), MemoryBytes: cache, Log: log})
+	inst, err := srv.Start(ctx, server.Config{Dir: dir, Durability: kv.Durability(s.Durability), MemoryBytes: cache, Options: opts, Log: log})
 	if err != nil {
 		return nil, err
 	}

@@ -33,6 +33,9 @@ type Config struct {
 	// heap (and key cache); 0: the server package's default. Settings
 	// state the value used.
 	MemoryBytes int64
+	// Options are the study target's options; a server reads the ones
+	// that shape it (the HTTP servers' page_bytes) and ignores the rest.
+	Options map[string]string
 	// Detach lets the server outlive the storebench process that starts
 	// it (`storebench server start`). Otherwise it is killed when that
 	// process dies, even by kill -9 (see proc.StartTied).

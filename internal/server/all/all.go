@@ -3,10 +3,13 @@
 package all
 
 import (
+	_ "storebench/internal/server/apache"
 	_ "storebench/internal/server/cassandra"
 	_ "storebench/internal/server/ferretdb"
 	_ "storebench/internal/server/mariadb"
 	_ "storebench/internal/server/memcached"
+	_ "storebench/internal/server/nginx"
+	_ "storebench/internal/server/node"
 	_ "storebench/internal/server/postgres"
 	_ "storebench/internal/server/redis"
 )

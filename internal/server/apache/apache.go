@@ -1,0 +1,163 @@
+// Package apache runs Apache httpd (Debian's apache2, 2.4) for storebench:
+// a minimal configuration of our own (event MPM, Debian's stock MPM
+// sizing, only the modules serving a static file needs), in the
+// foreground (-DFOREGROUND), bound to 127.0.0.1 on a free port, every
+// path under the instance directory. It serves the page of package
+// server/web.
+package apache
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"storebench/internal/server"
+	"storebench/internal/server/proc"
+	"storebench/internal/server/web"
+)
+
+func init() { server.Register(apacheServer{}) }
+
+var packages = []string{"apache2", "apache2-utils"}
+
+// modules is where Debian keeps the loadable modules.
+const modules = "/usr/lib/apache2/modules"
+
+// runUser is who the children serve as when we are root: the parent
+// stays root (it binds the port and keeps its parent-death signal; a
+// process that switches users itself loses it) and its children switch.
+const runUser = "www-data"
+
+// stopSignal: SIGTERM stops the parent and its children at once (SIGWINCH
+// would wait for connections in progress).
+const stopSignal = syscall.SIGTERM
+
+type apacheServer struct{}
+
+func (apacheServer) Name() string               { return "apache" }
+func (apacheServer) Title() string              { return "Apache httpd" }
+func (apacheServer) StopSignal() syscall.Signal { return stopSignal }
+
+func (apacheServer) Check() error {
+	if _, err := exec.LookPath("apache2"); err != nil {
+		if _, err := os.Stat("/usr/sbin/apache2"); err != nil {
+			return proc.NotInstalled("apache2", "apache", packages...)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(modules, "mod_mpm_event.so")); err != nil {
+		return proc.NotInstalled("apache2's modules", "apache", packages...)
+	}
+	return nil
+}
+
+func (apacheServer) Install(ctx context.Context, log io.Writer) error {
+	return proc.AptInstall(ctx, log, packages...)
+}
+
+func binary() string {
+	if p, err := exec.LookPath("apache2"); err == nil {
+		return p
+	}
+	return "/usr/sbin/apache2"
+}
+
+// mpm is Debian's mpm_event.conf sizing (the stock server the seed ran).
+const mpm = `StartServers 2
+MinSpareThreads 25
+MaxSpareThreads 75
+ThreadLimit 64
+ThreadsPerChild 25
+MaxRequestWorkers 150
+MaxConnectionsPerChild 0
+`
+
+func (s apacheServer) Start(ctx context.Context, cfg server.Config) (*server.Instance, error) {
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
+	l, err := web.Prepare("apache", cfg)
+	if err != nil {
+		return nil, err
+	}
+	bin := binary()
+	out, err := proc.Output(ctx, bin, "-v")
+	if err != nil {
+		return nil, fmt.Errorf("apache: version: %w", err)
+	}
+	version := strings.TrimPrefix(proc.FirstLine(out), "Server version: ")
+	run := filepath.Join(l.Dir, "run")
+	if err := os.MkdirAll(run, 0o755); err != nil {
+		return nil, fmt.Errorf("apache: %w", err)
+	}
+	logPath := filepath.Join(l.Dir, "apache.log")
+	user := ""
+	if os.Geteuid() == 0 {
+		user = fmt.Sprintf("User %s\nGroup %s\n", runUser, runUser)
+		if err := proc.CheckTraversable(l.DocRoot, runUser); err != nil {
+			return nil, fmt.Errorf("apache: %w", err)
+		}
+	}
+	conf := fmt.Sprintf(`# Written by storebench: a minimal httpd serving one static page.
+ServerRoot %[1]q
+DefaultRuntimeDir %[2]q
+PidFile %[9]q
+Mutex file:%[2]s default
+ServerName 127.0.0.1
+Listen 127.0.0.1:%[3]d
+LoadModule mpm_event_module %[4]s/mod_mpm_event.so
+LoadModule authz_core_module %[4]s/mod_authz_core.so
+LoadModule mime_module %[4]s/mod_mime.so
+%[5]s%[6]s
+KeepAlive On
+MaxKeepAliveRequests 0
+KeepAliveTimeout 5
+Timeout 60
+ErrorLog %[7]q
+LogLevel warn
+TypesConfig /dev/null
+AddType text/html .html
+DocumentRoot %[8]q
+<Directory />
+    Require all denied
+    AllowOverride None
+</Directory>
+<Directory %[8]q>
+    Require all granted
+</Directory>
+`, l.Dir, run, l.Port, modules, user, mpm, logPath, l.DocRoot, filepath.Join(run, "apache2.pid"))
+	confPath := filepath.Join(l.Dir, "apache2.conf")
+	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
+		return nil, fmt.Errorf("apache: %w", err)
+	}
+	proc.Logf(cfg.Log, "apache: starting %s on 127.0.0.1:%d in %s", version, l.Port, l.Dir)
+	t0 := time.Now()
+	// No access log: it would cost a write per request, which is not what
+	// is measured. APACHE_* variables are what Debian's apache2ctl sets;
+	// our config names every path itself.
+	h, err := proc.Start(ctx, proc.Spec{Name: "apache2", Path: bin, Args: []string{"-f", confPath, "-DFOREGROUND"}, Dir: l.Dir,
+		Env:     []string{"APACHE_RUN_DIR=" + run, "APACHE_LOG_DIR=" + l.Dir, "APACHE_LOCK_DIR=" + run, "APACHE_PID_FILE=" + filepath.Join(run, "apache2.pid")},
+		LogPath: logPath, Detach: cfg.Detach})
+	if err != nil {
+		return nil, fmt.Errorf("apache: %w", err)
+	}
+	if err := web.Ready(ctx, "apache", cfg, h, l, stopSignal, t0); err != nil {
+		return nil, err
+	}
+	workers := "as ourselves"
+	if user != "" {
+		workers = "children as " + runUser
+	}
+	return web.Instance(s.Name(), version, h, l, logPath, stopSignal, map[string]string{
+		"mpm":        "event: StartServers 2, ThreadsPerChild 25, MaxRequestWorkers 150 (Debian's mpm_event.conf)",
+		"keep_alive": "On, MaxKeepAliveRequests 0 (unlimited), KeepAliveTimeout 5",
+		"access_log": "off",
+		"user":       workers,
+		"config":     confPath,
+	}), nil
+}

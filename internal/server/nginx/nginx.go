@@ -1,0 +1,142 @@
+// Package nginx runs nginx (Debian's nginx, 1.22) for storebench: a
+// configuration of our own in the foreground (daemon off), the prefix
+// (-p), the error log (-e, else nginx opens /var/log first) and every
+// temporary path under the instance directory, bound to 127.0.0.1 on a
+// free port. It serves the page of package server/web.
+package nginx
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"storebench/internal/server"
+	"storebench/internal/server/proc"
+	"storebench/internal/server/web"
+)
+
+func init() { server.Register(nginxServer{}) }
+
+var packages = []string{"nginx"}
+
+// runUser is who the workers run as when we are root (the master stays
+// root, binds the port and keeps its parent-death signal).
+const runUser = "www-data"
+
+// stopSignal: SIGTERM is nginx's fast shutdown (SIGQUIT would wait for
+// open keep-alive connections).
+const stopSignal = syscall.SIGTERM
+
+type nginxServer struct{}
+
+func (nginxServer) Name() string               { return "nginx" }
+func (nginxServer) Title() string              { return "nginx" }
+func (nginxServer) StopSignal() syscall.Signal { return stopSignal }
+
+func binary() (string, error) {
+	if p, err := exec.LookPath("nginx"); err == nil {
+		return p, nil
+	}
+	if _, err := os.Stat("/usr/sbin/nginx"); err == nil {
+		return "/usr/sbin/nginx", nil
+	}
+	return "", proc.NotInstalled("nginx", "nginx", packages...)
+}
+
+func (nginxServer) Check() error {
+	_, err := binary()
+	return err
+}
+
+func (nginxServer) Install(ctx context.Context, log io.Writer) error {
+	return proc.AptInstall(ctx, log, packages...)
+}
+
+func (s nginxServer) Start(ctx context.Context, cfg server.Config) (*server.Instance, error) {
+	bin, err := binary()
+	if err != nil {
+		return nil, err
+	}
+	l, err := web.Prepare("nginx", cfg)
+	if err != nil {
+		return nil, err
+	}
+	out, err := proc.Output(ctx, bin, "-v")
+	if err != nil {
+		return nil, fmt.Errorf("nginx: version: %w", err)
+	}
+	version := strings.TrimPrefix(proc.FirstLine(out), "nginx version: ")
+	tmp := filepath.Join(l.Dir, "tmp")
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return nil, fmt.Errorf("nginx: %w", err)
+	}
+	logPath := filepath.Join(l.Dir, "nginx.log")
+	user := ""
+	if os.Geteuid() == 0 {
+		user = "user " + runUser + ";\n"
+		if err := proc.CheckTraversable(l.DocRoot, runUser); err != nil {
+			return nil, fmt.Errorf("nginx: %w", err)
+		}
+	}
+	conf := fmt.Sprintf(`# Written by storebench: nginx serving one static page.
+daemon off;
+%[1]sworker_processes auto;
+pid %[2]s/nginx.pid;
+error_log %[3]s warn;
+events {
+    worker_connections 4096;
+}
+http {
+    access_log off;
+    client_body_temp_path %[2]s/client_body;
+    proxy_temp_path %[2]s/proxy;
+    fastcgi_temp_path %[2]s/fastcgi;
+    uwsgi_temp_path %[2]s/uwsgi;
+    scgi_temp_path %[2]s/scgi;
+    types { text/html html; }
+    default_type application/octet-stream;
+    sendfile on;
+    tcp_nopush on;
+    keepalive_requests 1000000;
+    keepalive_timeout 5s;
+    server {
+        listen 127.0.0.1:%[4]d;
+        server_name 127.0.0.1;
+        root %[5]s;
+        location / { }
+    }
+}
+`, user, tmp, logPath, l.Port, l.DocRoot)
+	confPath := filepath.Join(l.Dir, "nginx.conf")
+	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
+		return nil, fmt.Errorf("nginx: %w", err)
+	}
+	proc.Logf(cfg.Log, "nginx: starting nginx %s on 127.0.0.1:%d in %s", version, l.Port, l.Dir)
+	t0 := time.Now()
+	h, err := proc.Start(ctx, proc.Spec{Name: "nginx", Path: bin, Args: []string{"-p", l.Dir + "/", "-c", confPath, "-e", logPath},
+		Dir: l.Dir, LogPath: logPath, Detach: cfg.Detach})
+	if err != nil {
+		return nil, fmt.Errorf("nginx: %w", err)
+	}
+	if err := web.Ready(ctx, "nginx", cfg, h, l, stopSignal, t0); err != nil {
+		return nil, err
+	}
+	workers := "as ourselves"
+	if user != "" {
+		workers = "workers as " + runUser
+	}
+	return web.Instance(s.Name(), version, h, l, logPath, stopSignal, map[string]string{
+		"workers":    "worker_processes auto (one per core), worker_connections 4096",
+		"keep_alive": "keepalive_requests 1000000, keepalive_timeout 5s",
+		"access_log": "off",
+		"sendfile":   "on",
+		"user":       workers,
+		"config":     confPath,
+	}), nil
+}
