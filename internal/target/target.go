@@ -84,6 +84,8 @@ const (
 	// AuthRoots: a root hash committing to the whole state after each
 	// block, with proofs (authenticated data structures).
 	AuthRoots Cap = "auth-roots"
+	// HTTP: serves pages over HTTP (workload http).
+	HTTP Cap = "http"
 )
 
 var capText = map[Cap]string{
@@ -95,10 +97,11 @@ var capText = map[Cap]string{
 	SQL:         "SQL",
 	Documents:   "documents",
 	AuthRoots:   "authenticated roots",
+	HTTP:        "serves HTTP",
 }
 
 // AllCaps lists every capability, in the order `storebench list` shows them.
-var AllCaps = []Cap{KeyValue, OrderedScan, Batch, Secondary, Pipeline, SQL, Documents, AuthRoots}
+var AllCaps = []Cap{KeyValue, OrderedScan, Batch, Secondary, Pipeline, SQL, Documents, AuthRoots, HTTP}
 
 // String is the capability in words, for reasons and `storebench list`.
 func (c Cap) String() string {

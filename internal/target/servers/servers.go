@@ -12,4 +12,5 @@ import (
 	_ "storebench/internal/target/mysql"
 	_ "storebench/internal/target/postgres"
 	_ "storebench/internal/target/redis"
+	_ "storebench/internal/target/web"
 )

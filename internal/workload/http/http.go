@@ -1,0 +1,568 @@
+// Package http is the ab-shaped workload (seed 003: `ab -n 500 -c 100`):
+// GETs of one page over C concurrent connections, a new connection per
+// request (ab without -k) or persistent ones (keep-alive), with every
+// response checked (status 200, length, SHA-256 of the body) and failures
+// counted the way ab counts its "Failed requests". Its client is its own:
+// raw HTTP/1.1 over net.Conn, allocation-free per request once a
+// connection is up, timing each request's connect, processing, waiting
+// (time to first byte after the request was written) and total into
+// separate HdrHistograms, from which the report prints ab's tables.
+package http
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"gopkg.in/yaml.v3"
+
+	"storebench/internal/measure/latency"
+	"storebench/internal/results"
+	"storebench/internal/runner"
+	"storebench/internal/study"
+	"storebench/internal/target"
+	"storebench/internal/workload"
+)
+
+func init() { workload.Register(HTTP{}) }
+
+// Site is what an HTTP target's handle offers (package target/web).
+type Site interface {
+	// HTTPEndpoint is the TCP address to dial, the Host header, the
+	// request path and whether to speak TLS.
+	HTTPEndpoint() (addr, host, path string, tls bool)
+	// ExpectedPage is the body every response must carry.
+	ExpectedPage() []byte
+}
+
+// Phases: a new connection per request, and persistent connections.
+const (
+	PhaseClose     = "close"
+	PhaseKeepAlive = "keepalive"
+)
+
+// Metric and fact names in results.json.
+const (
+	MConcurrency = "concurrency"
+	MRequests    = "requests"
+	MFailed      = "failed"
+	MConnect     = "failed_connect"
+	MReceive     = "failed_receive"
+	MLength      = "failed_length"
+	MExceptions  = "failed_exceptions"
+	MContent     = "failed_content"
+	MNon2xx      = "non_2xx"
+	MTotalBytes  = "total_bytes"
+	MHTMLBytes   = "html_bytes"
+	MRPS         = "requests_per_s"
+	MPageBytes   = "page_bytes"
+	MConns       = "connections_opened"
+	// FactHist + a timing name ("connect", "processing", "waiting",
+	// "total") holds that timing's encoded HdrHistogram.
+	FactHist = "hist."
+)
+
+// Timings are ab's "Connection Times" rows.
+var Timings = []string{"connect", "processing", "waiting", "total"}
+
+// KeepAlive is the keep_alive param: a bool, or a list of them to run
+// both ways ([false, true]); each value is a phase.
+type KeepAlive []bool
+
+func (k *KeepAlive) UnmarshalYAML(n *yaml.Node) error {
+	var one bool
+	if n.Kind == yaml.ScalarNode {
+		if err := n.Decode(&one); err != nil {
+			return fmt.Errorf("want true, false or a list of them")
+		}
+		*k = KeepAlive{one}
+		return nil
+	}
+	var list []bool
+	if err := n.Decode(&list); err != nil || len(list) == 0 || len(list) > 2 || (len(list) == 2 && list[0] == list[1]) {
+		return fmt.Errorf("want true, false, or [false, true]")
+	}
+	*k = list
+	return nil
+}
+
+// Params of the workload (ab's flags in brackets).
+type Params struct {
+	Requests  study.Count    `yaml:"requests" json:"requests"`     // -n
+	Duration  study.Duration `yaml:"duration" json:"duration"`     // -t (then requests is ignored)
+	KeepAlive KeepAlive      `yaml:"keep_alive" json:"keep_alive"` // -k
+	Timeout   study.Duration `yaml:"timeout" json:"timeout"`       // -s
+}
+
+// HTTP implements workload.Workload. Connections are the step's
+// concurrency (-c).
+type HTTP struct{}
+
+func (HTTP) Name() string { return "http" }
+func (HTTP) Describe() string {
+	return "GETs of one page over C connections, new per request or kept alive, every response verified (ab -n N -c C [-k])"
+}
+
+func (HTTP) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error) {
+	p := Params{Requests: 5000, KeepAlive: KeepAlive{false}, Timeout: study.Duration(30 * time.Second)}
+	if err := study.DecodeParams(s.File, e.Params, "workloads.http.params", &p); err != nil {
+		return nil, err
+	}
+	field := func(name, msg string) error {
+		return &study.Error{File: s.File, Line: study.FieldLine(e.Params, name), Field: "workloads.http.params." + name, Msg: msg}
+	}
+	switch {
+	case p.Duration < 0:
+		return nil, field("duration", "must not be negative")
+	case p.Duration == 0 && p.Requests < 1:
+		return nil, field("requests", "want at least 1 (or a duration)")
+	case p.Timeout <= 0:
+		return nil, field("timeout", "want a positive duration")
+	}
+	return json.Marshal(p)
+}
+
+func (HTTP) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error) {
+	var p Params
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, err
+	}
+	var steps []workload.Step
+	for _, k := range p.KeepAlive {
+		phase := PhaseClose
+		if k {
+			phase = PhaseKeepAlive
+		}
+		steps = append(steps, workload.Step{Workload: "http", Phase: phase, N: s.Largest(), Seed: s.Seed, Concurrency: s.Concurrency,
+			Params: raw, Largest: s.Largest(), Requires: target.Caps{target.HTTP}})
+	}
+	return steps, nil
+}
+
+// counts are one worker's tallies (padded: workers write them on every
+// request).
+type counts struct {
+	ok, connect, receive, length, exceptions, content, non2xx int64
+	total, html, dials                                        int64
+	_                                                         [6]int64
+}
+
+// client is one connection slot (one of the C concurrent requests).
+type client struct {
+	mu   sync.Mutex // guards conn against the cancelling goroutine
+	conn net.Conn
+	buf  []byte
+	h    hash.Hash
+	sum  [sha256.Size]byte
+	hist [4]*hdr.Histogram // connect, processing, waiting, total
+	n    counts
+	// first failure seen, for the report and the error.
+	first string
+}
+
+type run struct {
+	addr, host string
+	tls        *tls.Config
+	keepAlive  bool
+	timeout    time.Duration
+	req        []byte
+	want       []byte
+	wantSum    [sha256.Size]byte
+	phase      string
+}
+
+// failure kinds
+const (
+	fConnect = iota
+	fReceive
+	fLength
+	fExceptions
+	fContent
+	fNon2xx
+)
+
+func (c *client) fail(kind int, msg string) {
+	switch kind {
+	case fConnect:
+		c.n.connect++
+	case fReceive:
+		c.n.receive++
+	case fLength:
+		c.n.length++
+	case fExceptions:
+		c.n.exceptions++
+	case fContent:
+		c.n.content++
+	case fNon2xx:
+		c.n.non2xx++
+	}
+	if c.first == "" {
+		c.first = msg
+	}
+	c.drop()
+}
+
+func (c *client) drop() {
+	c.mu.Lock()
+	if c.conn != nil {
+		c.conn.Close()
+		c.conn = nil
+	}
+	c.mu.Unlock()
+}
+
+func (r *run) dial(ctx context.Context, c *client) error {
+	d := net.Dialer{Timeout: r.timeout}
+	conn, err := d.DialContext(ctx, "tcp", r.addr)
+	if err != nil {
+		return err
+	}
+	if r.tls != nil {
+		tc := tls.Client(conn, r.tls)
+		_ = tc.SetDeadline(time.Now().Add(r.timeout))
+		if err := tc.HandshakeContext(ctx); err != nil {
+			conn.Close()
+			return err
+		}
+		conn = tc
+	}
+	c.n.dials++
+	c.mu.Lock()
+	c.conn = conn
+	c.mu.Unlock()
+	if ctx.Err() != nil {
+		c.drop()
+		return ctx.Err()
+	}
+	return nil
+}
+
+var errClosedEarly = errors.New("connection closed before a response")
+
+// do runs one request on c, tallying it; it returns an error only when
+// ctx ended.
+func (r *run) do(ctx context.Context, c *client) error {
+	start := time.Now()
+	reused := c.conn != nil
+	for attempt := 0; ; attempt++ {
+		if c.conn == nil {
+			if err := r.dial(ctx, c); err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				c.fail(fConnect, "connect: "+err.Error())
+				return nil
+			}
+		}
+		tConn := time.Now()
+		if reused && attempt == 0 {
+			// A request on a kept-alive connection has no connect time.
+			tConn = start
+		}
+		err := r.exchange(c, start, tConn)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			c.drop()
+			return ctx.Err()
+		}
+		// A kept-alive connection the server closed while idle: one
+		// retry on a fresh one, as ab -k and browsers do.
+		if errors.Is(err, errClosedEarly) && reused && attempt == 0 {
+			c.drop()
+			continue
+		}
+		kind := fReceive
+		var fe *failure
+		if errors.As(err, &fe) {
+			kind = fe.kind
+		}
+		c.fail(kind, err.Error())
+		return nil
+	}
+}
+
+type failure struct {
+	kind int
+	msg  string
+}
+
+func (f *failure) Error() string { return f.msg }
+
+// exchange writes the request and reads the response on c.conn.
+func (r *run) exchange(c *client, start, tConn time.Time) error {
+	conn := c.conn
+	_ = conn.SetDeadline(tConn.Add(r.timeout))
+	if _, err := conn.Write(r.req); err != nil {
+		return errClosedEarly
+	}
+	tWritten := time.Now()
+	var tFirst time.Time
+	filled, hdrEnd := 0, -1
+	for hdrEnd < 0 {
+		if filled == len(c.buf) {
+			return &failure{fExceptions, "response headers larger than " + strconv.Itoa(len(c.buf)) + " bytes"}
+		}
+		n, err := conn.Read(c.buf[filled:])
+		if n > 0 && filled == 0 {
+			tFirst = time.Now()
+		}
+		filled += n
+		if i := bytes.Index(c.buf[:filled], crlfcrlf); i >= 0 {
+			hdrEnd = i + 4
+			break
+		}
+		if err != nil {
+			if filled == 0 {
+				return errClosedEarly
+			}
+			return &failure{fReceive, "receive: " + err.Error()}
+		}
+	}
+	status, clen, closeConn, chunked, ok := parseHead(c.buf[:hdrEnd])
+	if !ok {
+		return &failure{fExceptions, "malformed response head: " + strconv.Quote(string(c.buf[:min(hdrEnd, 80)]))}
+	}
+	if chunked {
+		return &failure{fExceptions, "chunked transfer encoding is not supported (the server must send Content-Length)"}
+	}
+	c.h.Reset()
+	body := int64(filled - hdrEnd)
+	c.h.Write(c.buf[hdrEnd:filled])
+	for clen < 0 || body < clen {
+		n, err := conn.Read(c.buf)
+		if n > 0 {
+			if clen >= 0 && body+int64(n) > clen {
+				n = int(clen - body)
+			}
+			c.h.Write(c.buf[:n])
+			body += int64(n)
+		}
+		if err != nil {
+			if clen < 0 {
+				closeConn = true
+				break // the body ends with the connection
+			}
+			return &failure{fReceive, "receive: " + err.Error()}
+		}
+	}
+	tDone := time.Now()
+	c.n.total += int64(hdrEnd) + body
+	c.n.html += body
+	latency.Record(c.hist[0], tConn.Sub(start))
+	latency.Record(c.hist[1], tDone.Sub(tConn))
+	latency.Record(c.hist[2], tFirst.Sub(tWritten))
+	latency.Record(c.hist[3], tDone.Sub(start))
+	if !r.keepAlive || closeConn {
+		c.drop()
+	}
+	switch {
+	case status != 200:
+		c.fail(fNon2xx, "status "+strconv.Itoa(status))
+	case body != int64(len(r.want)):
+		c.fail(fLength, fmt.Sprintf("body of %d bytes, want %d", body, len(r.want)))
+	case !bytes.Equal(c.h.Sum(c.sum[:0]), r.wantSum[:]):
+		c.fail(fContent, fmt.Sprintf("body of %d bytes with sha256 %x, want %x", body, c.sum, r.wantSum))
+	default:
+		c.n.ok++
+	}
+	return nil
+}
+
+var crlfcrlf = []byte("\r\n\r\n")
+
+// parseHead reads the status and the headers that shape the body:
+// Content-Length (-1: absent), Connection: close, chunked encoding.
+func parseHead(h []byte) (status int, clen int64, closeConn, chunked, ok bool) {
+	clen = -1
+	if len(h) < 12 || !bytes.HasPrefix(h, []byte("HTTP/1.")) {
+		return 0, 0, false, false, false
+	}
+	for _, d := range h[9:12] {
+		if d < '0' || d > '9' {
+			return 0, 0, false, false, false
+		}
+		status = status*10 + int(d-'0')
+	}
+	http10 := h[7] == '0'
+	keep := false
+	line := h[bytes.IndexByte(h, '\n')+1:]
+	for len(line) > 2 {
+		end := bytes.IndexByte(line, '\n')
+		if end < 0 {
+			break
+		}
+		l := bytes.TrimRight(line[:end], "\r")
+		line = line[end+1:]
+		colon := bytes.IndexByte(l, ':')
+		if colon < 0 {
+			continue
+		}
+		name, val := l[:colon], bytes.TrimSpace(l[colon+1:])
+		switch {
+		case bytes.EqualFold(name, []byte("content-length")):
+			v, ok := digits(val)
+			if !ok {
+				return 0, 0, false, false, false
+			}
+			clen = v
+		case bytes.EqualFold(name, []byte("connection")):
+			closeConn = closeConn || bytes.EqualFold(val, []byte("close"))
+			keep = bytes.EqualFold(val, []byte("keep-alive"))
+		case bytes.EqualFold(name, []byte("transfer-encoding")):
+			chunked = !bytes.EqualFold(val, []byte("identity"))
+		}
+	}
+	if http10 && !keep {
+		closeConn = true
+	}
+	return status, clen, closeConn, chunked, true
+}
+
+// digits parses a decimal length without allocating.
+func digits(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var v int64
+	for _, d := range b {
+		if d < '0' || d > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(d-'0')
+	}
+	return v, true
+}
+
+func (HTTP) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*results.Step, error) {
+	var p Params
+	if err := json.Unmarshal(st.Params, &p); err != nil {
+		return nil, err
+	}
+	site, ok := env.Target.(Site)
+	if !ok {
+		return nil, fmt.Errorf("http: target %T does not serve HTTP", env.Target)
+	}
+	addr, host, path, useTLS := site.HTTPEndpoint()
+	want := site.ExpectedPage()
+	r := &run{addr: addr, host: host, keepAlive: st.Phase == PhaseKeepAlive, timeout: time.Duration(p.Timeout), want: want, wantSum: sha256.Sum256(want), phase: st.Phase}
+	if useTLS {
+		h, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		r.tls = &tls.Config{ServerName: h}
+	}
+	conn := "close"
+	if r.keepAlive {
+		conn = "keep-alive"
+	}
+	r.req = []byte("GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\nUser-Agent: storebench\r\nAccept: */*\r\nConnection: " + conn + "\r\n\r\n")
+	workers := max(st.Concurrency, 1)
+	cs := make([]*client, workers)
+	bufSize := 64 << 10
+	for i := range cs {
+		c := &client{buf: make([]byte, bufSize), h: sha256.New()}
+		for j := range c.hist {
+			c.hist[j] = latency.New()
+		}
+		cs[i] = c
+	}
+	// A cancelled step must not wait out a request's timeout.
+	stopWatch := context.AfterFunc(ctx, func() {
+		for _, c := range cs {
+			c.mu.Lock()
+			if c.conn != nil {
+				_ = c.conn.SetDeadline(time.Now())
+			}
+			c.mu.Unlock()
+		}
+	})
+	defer stopWatch()
+	defer func() {
+		for _, c := range cs {
+			c.drop()
+		}
+	}()
+	cfg := runner.Config{Workers: workers, Ops: int64(p.Requests)}
+	total := int64(p.Requests)
+	if d := time.Duration(p.Duration); d > 0 || st.Duration > 0 {
+		if st.Duration > 0 {
+			d = st.Duration
+		}
+		cfg.Ops, cfg.Duration, total = 0, d, 0
+	}
+	res, err := workload.Measure(ctx, env, cfg, total, func(ctx context.Context, w int, _ int64) error {
+		return r.do(ctx, cs[w])
+	})
+	if res == nil {
+		return nil, err
+	}
+	var n counts
+	hists := [4]*hdr.Histogram{latency.New(), latency.New(), latency.New(), latency.New()}
+	first := ""
+	for _, c := range cs {
+		n.ok += c.n.ok
+		n.connect += c.n.connect
+		n.receive += c.n.receive
+		n.length += c.n.length
+		n.exceptions += c.n.exceptions
+		n.content += c.n.content
+		n.non2xx += c.n.non2xx
+		n.total += c.n.total
+		n.html += c.n.html
+		n.dials += c.n.dials
+		for j := range hists {
+			hists[j].Merge(c.hist[j])
+		}
+		if first == "" {
+			first = c.first
+		}
+	}
+	failed := n.connect + n.receive + n.length + n.exceptions + n.content + n.non2xx
+	res.Unit = "GET " + path
+	if r.keepAlive {
+		res.Unit += " (keep-alive)"
+	}
+	res.Metrics = map[string]float64{
+		MConcurrency: float64(workers), MRequests: float64(res.Ops), MFailed: float64(failed),
+		MConnect: float64(n.connect), MReceive: float64(n.receive), MLength: float64(n.length), MExceptions: float64(n.exceptions),
+		MContent: float64(n.content), MNon2xx: float64(n.non2xx), MTotalBytes: float64(n.total), MHTMLBytes: float64(n.html),
+		MPageBytes: float64(len(want)), MConns: float64(n.dials),
+	}
+	if res.Seconds > 0 {
+		res.Metrics[MRPS] = float64(res.Ops) / res.Seconds
+	}
+	res.Facts = map[string]string{}
+	for j, name := range Timings {
+		res.Facts[FactHist+name], _ = latency.Encode(hists[j])
+	}
+	bad := n.length + n.content + n.non2xx
+	res.Verify = results.Verify{Checked: n.ok + bad, Failed: bad}
+	if failed > 0 {
+		res.Verify.First = first
+	}
+	if err != nil {
+		return res, err
+	}
+	switch {
+	case bad > 0:
+		return res, &workload.VerifyError{Phase: st.Phase, Key: []byte(path), What: fmt.Sprintf("%d of %d responses were not the expected page (%d length, %d content, %d non-200); first: %s", bad, res.Ops, n.length, n.content, n.non2xx, first)}
+	case n.ok == 0:
+		return res, fmt.Errorf("http %s: no request succeeded (%d failed); first: %s", st.Phase, failed, first)
+	case failed*10 > res.Ops:
+		return res, fmt.Errorf("http %s: %d of %d requests failed (connect %d, receive %d, exceptions %d); first: %s", st.Phase, failed, res.Ops, n.connect, n.receive, n.exceptions, first)
+	}
+	return res, nil
+}
