@@ -13,8 +13,9 @@ declare -A pkgs=(
   [postgres]="postgresql-15 postgresql-contrib"
   [mariadb]="mariadb-server mariadb-client"
   [memcached]="memcached"
+  [apache]="apache2 apache2-utils" [nginx]="nginx wrk" [node]="nodejs"
 )
-order=(redis postgres mariadb memcached)
+order=(redis postgres mariadb memcached apache nginx node)
 
 names=("$@")
 if [ ${#names[@]} -eq 0 ] || [ "${names[0]}" = all ]; then names=("${order[@]}"); fi

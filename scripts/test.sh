@@ -20,7 +20,7 @@ fi
 $GO vet -tags "$tags" ./...
 $GO build -tags "$tags" -o bin/storebench ./cmd/storebench
 
-servers=(redis postgres mariadb memcached ferretdb cassandra)
+servers=(redis postgres mariadb memcached ferretdb cassandra apache nginx node)
 stop_all() {
   for s in "${servers[@]}"; do bin/storebench server stop "$s" >/dev/null 2>&1 || true; done
 }
