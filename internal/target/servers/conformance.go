@@ -19,6 +19,7 @@ import (
 	"storebench/internal/ads"
 	"storebench/internal/kv"
 	"storebench/internal/target"
+	"storebench/internal/workload/http"
 	"storebench/internal/workload/ledger"
 	"storebench/internal/workload/pointselect"
 	"storebench/internal/workload/setget"
@@ -76,6 +77,7 @@ func CheckCaps(t T, info target.Info, h any) {
 	_, isLedger := h.(ledger.Store)
 	_, isPipeliner := h.(setget.Pipeliner)
 	_, isSQL := h.(pointselect.Selecter)
+	_, isHTTP := h.(http.Site)
 	for _, c := range []struct {
 		cap target.Cap
 		has bool
@@ -87,6 +89,7 @@ func CheckCaps(t T, info target.Info, h any) {
 		{target.SQL, isSQL},
 		{target.Batch, isKV || isADS},
 		{target.AuthRoots, isADS && ads.Authenticated(adsStore)},
+		{target.HTTP, isHTTP},
 	} {
 		if info.Provides.Has(c.cap) != c.has {
 			t.Errorf("%s declares %s: %v, but its handle %T implements it: %v", info.Name, c.cap, info.Provides.Has(c.cap), h, c.has)

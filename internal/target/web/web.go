@@ -119,7 +119,9 @@ func open(o target.Options, generated bool) (*Site, error) {
 
 // HTTPEndpoint is where requests go: the TCP address, the Host header,
 // the request path and whether TLS is spoken (workload http's Site).
-func (s *Site) HTTPEndpoint() (addr, host, path string, tls bool) { return s.addr, s.host, s.path, s.tls }
+func (s *Site) HTTPEndpoint() (addr, host, path string, tls bool) {
+	return s.addr, s.host, s.path, s.tls
+}
 
 // ExpectedPage is the body every response must carry.
 func (s *Site) ExpectedPage() []byte { return s.page }
