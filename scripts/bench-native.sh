@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 bin=${BIN:-bin/storebench}
 rounds=${ROUNDS:-2}
 out=$(mktemp -d)
-cleanup() { $bin server stop redis >/dev/null 2>&1 || true; $bin server stop postgres >/dev/null 2>&1 || true; rm -rf "$out"; }
+cleanup() { $bin server stop redis >/dev/null 2>&1 || true; $bin server stop nginx >/dev/null 2>&1 || true; $bin server stop postgres >/dev/null 2>&1 || true; rm -rf "$out"; }
 trap cleanup EXIT
 
 field() { python3 -c 'import json,glob,sys; r=json.load(open(glob.glob(sys.argv[1]+"/*/results.json")[0])); t=r["targets"][0]; s=[x for x in t["steps"] if x["phase"]==sys.argv[2]]; print(s[0]["metrics"][sys.argv[3]] if s and t["status"]=="ok" else "FAILED:"+t.get("reason",""))' "$@"; }
@@ -62,3 +62,27 @@ done
 np=$(mean "${npg[@]}"); sp=$(mean "${spg[@]}")
 printf '%-9s %14s %14s %8s\n' "" native/s storebench/s ratio
 printf '%-9s %14.0f %14.0f %8s\n' "SELECT" "$np" "$sp" "$(ratio "$sp" "$np")"
+
+echo
+echo "== HTTP: ab -n 20000 -c 100 (with and without -k) and wrk -c 100 vs storebench http (same nginx, same page)"
+uri=$($bin server start nginx --uri-only)
+declare -a nab=() nabk=() nwrk=() sclose=() skeep=()
+for r in $(seq "$(( rounds > 3 ? rounds : 3 ))"); do
+  native() {
+    nab+=("$(ab -n 20000 -c 100 "$uri" 2>/dev/null | awk '/^Requests per second/{print $4}')")
+    nabk+=("$(ab -k -n 20000 -c 100 "$uri" 2>/dev/null | awk '/^Requests per second/{print $4}')")
+    nwrk+=("$(wrk -t 2 -c 100 -d 5s "$uri" 2>/dev/null | awk '/^Requests\/sec/{print $2}')")
+  }
+  ours() {
+    d="$out/http-$r"
+    $bin run native-http --targets "$uri" --out "$d" --quiet 2>/dev/null || true
+    sclose+=("$(field "$d" close requests_per_s)"); skeep+=("$(field "$d" keepalive requests_per_s)")
+  }
+  if [ $((r % 2)) -eq 1 ]; then native; ours; else ours; native; fi
+done
+na=$(mean "${nab[@]}"); nk=$(mean "${nabk[@]}"); nw=$(mean "${nwrk[@]}"); sc=$(mean "${sclose[@]}"); sk=$(mean "${skeep[@]}")
+printf '%-22s %14s %14s %8s\n' "" native/s storebench/s ratio
+printf '%-22s %14.0f %14.0f %8s\n' "ab (new connection)" "$na" "$sc" "$(ratio "$sc" "$na")"
+printf '%-22s %14.0f %14.0f %8s\n' "ab -k (keep-alive)" "$nk" "$sk" "$(ratio "$sk" "$nk")"
+printf '%-22s %14.0f %14.0f %8s\n' "wrk (keep-alive)" "$nw" "$sk" "$(ratio "$sk" "$nw")"
+$bin server stop nginx >/dev/null
