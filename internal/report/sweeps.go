@@ -171,7 +171,7 @@ func sweepTables(b *strings.Builder, run *results.Run, w string) {
 			}
 		}
 		fmt.Fprintf(b, "### Sustainable rate: %s\n\n", searchTitle(first))
-		fmt.Fprintf(b, "The open-loop rate stepped up, then bisected. A rate is sustained when at least %.0f%% of it is achieved, the p99 latency from the intended start stays under %s, and late operations do not keep growing from tick to tick.\n\n",
+		fmt.Fprintf(b, "The open-loop rate stepped up, then bisected; a rate that fails is tried once more, and its second trial decides (one stall on a shared machine must not end the search). A rate is sustained when at least %.0f%% of it is achieved, the p99 latency from the intended start stays under %s, and late operations do not keep growing from tick to tick.\n\n",
 			first.MinAchieved*100, time.Duration(first.SLONs))
 		tab := Table{Head: []string{"target", "trial", "offered", "achieved", "p99 from intended start", "late", "verdict"}}
 		sum := Table{Head: []string{"target", "sustainable rate", "trials", "search"}}

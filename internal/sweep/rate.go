@@ -122,6 +122,14 @@ func (s *RateSearch) Next() (rate float64, ok bool) {
 	if len(s.trials) == 0 {
 		return s.clamp(s.Start), s.Start > 0
 	}
+	// A rate that failed once is tried once more before the search
+	// believes it: on a machine the load generator shares with the
+	// target, one stall (a compaction, a neighbour's burst) fails a single
+	// trial, and a search that trusts it steps down far below what the
+	// target sustains. The rate's verdict is then its latest trial's.
+	if last := s.trials[len(s.trials)-1]; !last.Sustained && s.triedAt(last.Offered) == 1 {
+		return last.Offered, true
+	}
 	good, bad := s.bounds()
 	switch {
 	case bad == 0: // everything held so far: step up
@@ -156,17 +164,38 @@ func (s *RateSearch) Record(t Trial) Trial {
 	return t
 }
 
+// triedAt counts the trials at an offered rate.
+func (s *RateSearch) triedAt(rate float64) int {
+	n := 0
+	for _, t := range s.trials {
+		if t.Offered == rate {
+			n++
+		}
+	}
+	return n
+}
+
+// verdicts is each offered rate's verdict: that of its latest trial.
+func (s *RateSearch) verdicts() map[float64]bool {
+	v := map[float64]bool{}
+	for _, t := range s.trials {
+		v[t.Offered] = t.Sustained
+	}
+	return v
+}
+
 // bounds is the highest sustained rate and the lowest failed one above
 // it (0 when none).
 func (s *RateSearch) bounds() (good, bad float64) {
-	for _, t := range s.trials {
-		if t.Sustained && t.Offered > good {
-			good = t.Offered
+	v := s.verdicts()
+	for r, ok := range v {
+		if ok && r > good {
+			good = r
 		}
 	}
-	for _, t := range s.trials {
-		if !t.Sustained && t.Offered > good && (bad == 0 || t.Offered < bad) {
-			bad = t.Offered
+	for r, ok := range v {
+		if !ok && r > good && (bad == 0 || r < bad) {
+			bad = r
 		}
 	}
 	return good, bad
