@@ -3,6 +3,7 @@ package documents
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync/atomic"
@@ -295,7 +296,7 @@ func (r *run) mode(ctx context.Context, env *workload.Env) (*results.Step, error
 		if count != maxID {
 			return nil, fmt.Errorf("documents: %s holds %d documents but its highest _id is %d: not this workload's data (run prepare first)", name, count, maxID)
 		}
-		if maxID == 0 && r.phase != ModeInsert {
+		if maxID == 0 && (r.phase == ModeIterate || r.phase == ModeUpdate) {
 			return nil, fmt.Errorf("documents: %s is empty: %s needs documents (a ladder size of at least 1)", name, r.phase)
 		}
 		before[c] = maxID
@@ -308,7 +309,7 @@ func (r *run) mode(ctx context.Context, env *workload.Env) (*results.Step, error
 	}
 	threads := make([]perThread, r.threads)
 	docs := make([]Doc, r.threads)
-	var verified atomic.Int64
+	var verified, drained atomic.Int64
 	pick := func(seq int64) (int, int64) {
 		h := gen.Mix(r.seed, uint64(len(r.phase)), uint64(seq))
 		c := int(h % uint64(C))
@@ -361,7 +362,9 @@ func (r *run) mode(ctx context.Context, env *workload.Env) (*results.Step, error
 			c := int(seq % int64(C))
 			id := top[c].Add(-1) + 1
 			if id < 1 {
-				return fmt.Errorf("documents: %s is empty: more delete operations than documents", r.colls[c])
+				top[c].Add(1)
+				drained.Store(int64(c + 1))
+				return errDrained
 			}
 			n, err := r.store.DeleteDocument(ctx, r.colls[c], id)
 			if err != nil {
@@ -383,6 +386,10 @@ func (r *run) mode(ctx context.Context, env *workload.Env) (*results.Step, error
 		rv.update(time.Since(t), t)
 		return err
 	})
+	if errors.Is(err, errDrained) {
+		err = nil
+		res.Facts = map[string]string{"stopped": fmt.Sprintf("%s was empty: every document of it deleted before the operations or the duration ran out", r.colls[drained.Load()-1])}
+	}
 	if err != nil {
 		return res, err
 	}
@@ -399,6 +406,9 @@ func (r *run) mode(ctx context.Context, env *workload.Env) (*results.Step, error
 	res.Metrics["collections"] = float64(C)
 	return res, nil
 }
+
+// errDrained ends delete_one early: a collection has no document left.
+var errDrained = errors.New("documents: a collection is empty")
 
 func unit(mode string) string {
 	switch mode {
