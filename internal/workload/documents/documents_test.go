@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 const study = `
 name: t
 seed: 7
-ladder: [300]
+ladder: [100]
 concurrency: 4
 targets: [sqlite]
 workloads:
@@ -122,7 +122,7 @@ func TestEveryModeOnEveryTarget(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			h := open(t, name)
 			s := h.(documents.Store)
-			steps := plan(t, 240, "0s")
+			steps := plan(t, 90, "0s")
 			var phases []string
 			for _, st := range steps {
 				phases = append(phases, st.Phase)
@@ -131,7 +131,7 @@ func TestEveryModeOnEveryTarget(t *testing.T) {
 				t.Fatalf("plan: %v", phases)
 			}
 			prep := exec(t, h, steps[0])
-			if prep.Verify.Checked != 900 || prep.Metrics["documents"] != 900 || counts(t, s) != 900 {
+			if prep.Verify.Checked != 300 || prep.Metrics["documents"] != 300 || counts(t, s) != 300 {
 				t.Fatalf("prepare: checked %d, documents %v", prep.Verify.Checked, prep.Metrics["documents"])
 			}
 			if prep.Facts["index"] == "" {
@@ -147,23 +147,23 @@ func TestEveryModeOnEveryTarget(t *testing.T) {
 				}
 			}
 			ins := exec(t, h, steps[1])
-			if ins.Ops != 240 || counts(t, s) != 1140 {
+			if ins.Ops != 90 || counts(t, s) != 390 {
 				t.Fatalf("insert: %d ops, %d documents", ins.Ops, counts(t, s))
 			}
 			it := exec(t, h, steps[2])
-			if it.Ops != 240 || it.Verify.Checked < 240 {
+			if it.Ops != 90 || it.Verify.Checked < 90 {
 				t.Fatalf("iterate_one: %d ops, %d checked", it.Ops, it.Verify.Checked)
 			}
 			up := exec(t, h, steps[3])
-			if up.Ops != 240 || up.Verify.Checked < 240 {
+			if up.Ops != 90 || up.Verify.Checked < 90 {
 				t.Fatalf("update_one: %d ops, %d checked", up.Ops, up.Verify.Checked)
 			}
 			// Reads after updates still verify (v and rnd of an update).
-			if it := exec(t, h, steps[2]); it.Verify.Checked < 240 {
+			if it := exec(t, h, steps[2]); it.Verify.Checked < 90 {
 				t.Fatalf("iterate_one after updates: %d checked", it.Verify.Checked)
 			}
 			del := exec(t, h, steps[4])
-			if del.Ops != 240 || counts(t, s) != 900 {
+			if del.Ops != 90 || counts(t, s) != 300 {
 				t.Fatalf("delete_one: %d ops, %d documents left", del.Ops, counts(t, s))
 			}
 			for _, k := range []string{"count", "mean_rate", "m1_rate", "median_ns", "p999_ns", "threads"} {
@@ -171,14 +171,14 @@ func TestEveryModeOnEveryTarget(t *testing.T) {
 					t.Errorf("metric %s missing", k)
 				}
 			}
-			if del.Metrics["count"] != 240 || del.Metrics["threads"] != 4 || del.Metrics["min_ns"] <= 0 || del.Metrics["max_ns"] < del.Metrics["median_ns"] {
+			if del.Metrics["count"] != 90 || del.Metrics["threads"] != 4 || del.Metrics["min_ns"] <= 0 || del.Metrics["max_ns"] < del.Metrics["median_ns"] {
 				t.Errorf("timer figures: %v", del.Metrics)
 			}
 
 			// A corrupted document fails the phase: rnd overwritten with a
 			// value the generator never writes.
 			for c := 0; c < 3; c++ {
-				for id := int64(1); id <= 300; id++ {
+				for id := int64(1); id <= 100; id++ {
 					if _, err := s.UpdateDocument(context.Background(), documents.Collection(c), id, 12345); err != nil {
 						t.Fatal(err)
 					}
@@ -198,7 +198,7 @@ func TestDeleteStopsWhenTheCollectionsAreEmpty(t *testing.T) {
 	steps := plan(t, 5000, "0s")
 	exec(t, h, steps[0])
 	del := exec(t, h, steps[4])
-	if del.Ops > 900 || del.Facts["stopped"] == "" {
+	if del.Ops > 300 || del.Facts["stopped"] == "" {
 		t.Fatalf("delete_one: %d ops, facts %v", del.Ops, del.Facts)
 	}
 	// The next delete step stops at once, and finds still fail loudly.
