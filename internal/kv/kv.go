@@ -140,6 +140,9 @@ type Engine struct {
 	Unavailable string
 	// OptionNames lists the target-specific option keys it accepts in Extra.
 	OptionNames []string
+	// MoreCaps are capabilities (target.Cap names) the engine's store
+	// offers beyond a key-value engine's (SQLite: "documents").
+	MoreCaps []string
 }
 
 var registry = map[string]Engine{}

@@ -56,7 +56,7 @@ func init() {
 		OptionNames: optionNames,
 		Server:      "postgres",
 		Schemes:     []string{"postgres", "postgresql"},
-		Provides:    target.Caps{target.KeyValue, target.OrderedScan, target.Secondary, target.SQL},
+		Provides:    target.Caps{target.KeyValue, target.OrderedScan, target.Secondary, target.SQL, target.Documents},
 		Open: func(o target.Options) (io.Closer, error) {
 			s, err := Open(o)
 			if err != nil {

@@ -66,6 +66,7 @@ type Store struct {
 	scanRange *sql.Stmt // [lower, upper)
 
 	settings map[string]string
+	docs     docStmts // the documents layout's statements (documents.go)
 }
 
 // Open opens or creates kv.db in o.Dir.
