@@ -242,7 +242,7 @@ func TestInputsAreNeverReinterpreted(t *testing.T) {
 		{[]string{"run", huge}, "huge.yaml: larger than 1024 KiB"},
 		{[]string{"run", dupFile}, "dup.yaml:5: targets[1]: pebble is named twice"},
 		{[]string{"run", option}, "option.yaml:6: targets[0].options.nosuch_option: pebble has no option"},
-		{[]string{"server", "nosuch"}, "storebench: server nosuch: unknown server and unknown action (servers: cassandra, "},
+		{[]string{"server", "nosuch"}, "storebench: server nosuch: unknown server and unknown action (servers: "},
 		{[]string{"server", "redis"}, "storebench: server redis: say what to do first"},
 	} {
 		args := append(c.args, "--out", out)
