@@ -140,6 +140,9 @@ type Engine struct {
 	Unavailable string
 	// OptionNames lists the target-specific option keys it accepts in Extra.
 	OptionNames []string
+	// More names capabilities (target.Cap values) its store offers beyond
+	// a kv.Store's, through interfaces of their own (SQLite: "sql").
+	More []string
 }
 
 var registry = map[string]Engine{}

@@ -20,6 +20,7 @@ import (
 	"storebench/internal/kv"
 	"storebench/internal/target"
 	"storebench/internal/workload/ledger"
+	"storebench/internal/workload/oltp"
 	"storebench/internal/workload/pointselect"
 	"storebench/internal/workload/setget"
 	"storebench/internal/workload/ycsb"
@@ -75,7 +76,9 @@ func CheckCaps(t T, info target.Info, h any) {
 	_, isScanner := h.(ycsb.Scanner)
 	_, isLedger := h.(ledger.Store)
 	_, isPipeliner := h.(setget.Pipeliner)
-	_, isSQL := h.(pointselect.Selecter)
+	_, isSelecter := h.(pointselect.Selecter)
+	_, isOLTP := h.(oltp.Store)
+	isSQL := isSelecter && isOLTP
 	for _, c := range []struct {
 		cap target.Cap
 		has bool

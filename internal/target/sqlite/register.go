@@ -18,5 +18,6 @@ func init() {
 		Version:     version(),
 		Unavailable: unavailable,
 		OptionNames: optionNames,
+		More:        []string{"sql"},
 	})
 }

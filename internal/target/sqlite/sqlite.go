@@ -66,6 +66,9 @@ type Store struct {
 	scanRange *sql.Stmt // [lower, upper)
 
 	settings map[string]string
+
+	// sqlConn opens the oltp workload's connections (oltp.go).
+	sqlConn *connector
 }
 
 // Open opens or creates kv.db in o.Dir.
@@ -131,6 +134,10 @@ func open(o kv.Options) (*Store, error) {
 		s.closeAll()
 		return nil, err
 	}
+
+	q := cloneValues(common)
+	q.Set("_synchronous", synchronous)
+	s.sqlConn = newConnector(dsn(s.path, q), mmap)
 
 	r := cloneValues(common)
 	r.Set("_query_only", "true")

@@ -8,6 +8,7 @@ package all
 import (
 	_ "storebench/internal/workload/adsrw"
 	_ "storebench/internal/workload/ledger"
+	_ "storebench/internal/workload/oltp"
 	_ "storebench/internal/workload/pointselect"
 	_ "storebench/internal/workload/setget"
 	_ "storebench/internal/workload/tokens"
