@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"storebench/internal/measure/latency"
 	"storebench/internal/results"
 	"storebench/internal/runner"
 	"storebench/internal/study"
@@ -360,6 +361,25 @@ func (r *run) run(ctx context.Context, env *workload.Env, phase string) (*result
 		}
 	}
 	mu.Unlock()
+	// The 95th percentile of each report interval, at its last tick: the
+	// per-tick histograms leave the results for the .hlog files, and
+	// percentiles of several ticks do not combine.
+	every := max(int(time.Duration(r.p.ReportInterval)/time.Second), 1)
+	acc := latency.New()
+	for i := range res.Series {
+		if i < len(res.Intervals) {
+			if h, err := latency.Decode(res.Intervals[i].Hist); err == nil {
+				acc.Merge(h)
+			}
+		}
+		if (i+1)%every == 0 || i == len(res.Series)-1 {
+			if res.Series[i].Counts == nil {
+				res.Series[i].Counts = map[string]int64{}
+			}
+			res.Series[i].Counts["p95_ns"] = acc.ValueAtQuantile(95)
+			acc.Reset()
+		}
+	}
 	var tot [5]int64
 	var events, busy []float64
 	for i := range cs {
