@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os/exec"
 	"regexp"
@@ -19,6 +20,7 @@ import (
 	"storebench/internal/server/servertest"
 	"storebench/internal/target"
 	_ "storebench/internal/target/all"
+	_ "storebench/internal/target/servers"
 	"storebench/internal/workload"
 	"storebench/internal/workload/oltp"
 	"storebench/internal/workload/worktest"
@@ -45,7 +47,7 @@ func steps(t *testing.T, rows, tables int) map[string]workload.Step {
 	return out
 }
 
-func open(t *testing.T, name, uri string) any {
+func open(t *testing.T, name, uri string) io.Closer {
 	t.Helper()
 	info, err := target.Lookup(name)
 	if err != nil {
