@@ -85,7 +85,7 @@ for srv in mariadb postgres; do
   for phase in read_only write_only; do
     declare -a nat=() sto=()
     for r in $(seq "$srounds"); do
-      native() { nat+=("$(sysbench "oltp_$phase" "${sb[@]}" run 2>/dev/null | awk '/transactions:/{gsub(/\(/,"",$3); print $3; exit}')"); }
+      native() { nat+=("$(sysbench "oltp_$phase" "${sb[@]}" run 2>/dev/null | awk '/transactions:/ && !n {gsub(/\(/,"",$3); print $3; n=1}')"); }
       ours() {
         d="$out/sb-$srv-$phase-$r"
         $bin run native-sysbench --targets "$uri" --set oltp.phases="$phase" --out "$d" --quiet 2>/dev/null || true
