@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Side by side with the native tools, in one go, on one server instance
 # each: redis-benchmark vs storebench's setget workload, pgbench -S vs
-# storebench's pointselect workload. Each pair runs in alternating order
+# storebench's pointselect workload, sysbench oltp_read_only and
+# oltp_write_only vs storebench's oltp workload. Each pair runs in alternating order
 # over ROUNDS rounds; the script prints every figure and the ratio
 # storebench/native of the means (goal: >= 1.0).
 set -euo pipefail
@@ -9,7 +10,7 @@ cd "$(dirname "$0")/.."
 bin=${BIN:-bin/storebench}
 rounds=${ROUNDS:-2}
 out=$(mktemp -d)
-cleanup() { $bin server stop redis >/dev/null 2>&1 || true; $bin server stop nginx >/dev/null 2>&1 || true; $bin server stop postgres >/dev/null 2>&1 || true; rm -rf "$out"; }
+cleanup() { for s in redis postgres mariadb nginx; do $bin server stop "$s" >/dev/null 2>&1 || true; done; rm -rf "$out"; }
 trap cleanup EXIT
 
 field() { python3 -c 'import json,glob,sys; r=json.load(open(glob.glob(sys.argv[1]+"/*/results.json")[0])); t=r["targets"][0]; s=[x for x in t["steps"] if x["phase"]==sys.argv[2]]; print(s[0]["metrics"][sys.argv[3]] if s and t["status"]=="ok" else "FAILED:"+t.get("reason",""))' "$@"; }
@@ -86,3 +87,39 @@ printf '%-22s %14.0f %14.0f %8s\n' "ab (new connection)" "$na" "$sc" "$(ratio "$
 printf '%-22s %14.0f %14.0f %8s\n' "ab -k (keep-alive)" "$nk" "$sk" "$(ratio "$sk" "$nk")"
 printf '%-22s %14.0f %14.0f %8s\n' "wrk (keep-alive)" "$nw" "$sk" "$(ratio "$sk" "$nw")"
 $bin server stop nginx >/dev/null
+
+echo
+echo "== sysbench oltp_read_only / oltp_write_only --threads=8 --time=10 --rand-type=uniform vs storebench oltp (same server, same 3 x 10000-row tables)"
+# The tables are prepared once by storebench (sysbench's schema); every
+# read_only round runs before any write_only round, as storebench checks
+# each point select's c against its id and sysbench's writes are random.
+srounds=$(( rounds < 3 ? 3 : rounds ))
+sysb_field() { python3 -c 'import json,glob,sys; r=json.load(open(glob.glob(sys.argv[1]+"/*/results.json")[0])); t=r["targets"][0]; s=[x for x in t["steps"] if x["phase"]==sys.argv[2]]; print(s[0]["metrics"]["tps"] if s and t["status"]=="ok" else "FAILED:"+t.get("reason",""))' "$@"; }
+printf '%-9s %-11s %14s %14s %8s\n' server phase sysbench/s storebench/s ratio
+for srv in mariadb postgres; do
+  uri=$($bin server start "$srv" --durability async --uri-only)
+  # host, port, user, password and database of the managed server's URI
+  # (its password is generated; it goes to sysbench by argument, never to
+  # the screen or a file).
+  read -r host port user pw db < <(python3 -c 'import sys,urllib.parse as u; p=u.urlparse(sys.argv[1]); print(p.hostname, p.port, p.username, u.unquote(p.password or ""), p.path.strip("/"))' "$uri")
+  drv=mysql; [ "$srv" = postgres ] && drv=pgsql
+  sb=(--db-driver=$drv --$drv-host="$host" --$drv-port="$port" --$drv-user="$user" --$drv-password="$pw" --$drv-db="$db"
+      --tables=3 --table-size=10000 --threads=8 --time=10 --rand-type=uniform)
+  $bin run native-sysbench --targets "$uri" --set oltp.phases=prepare --out "$out/sb-$srv-prep" --quiet 2>/dev/null
+  for phase in read_only write_only; do
+    declare -a nat=() sto=()
+    for r in $(seq "$srounds"); do
+      native() { nat+=("$(sysbench "oltp_$phase" "${sb[@]}" run 2>/dev/null | awk '/transactions:/ && !n {gsub(/\(/,"",$3); print $3; n=1}')"); }
+      ours() {
+        d="$out/sb-$srv-$phase-$r"
+        $bin run native-sysbench --targets "$uri" --set oltp.phases="$phase" --out "$d" --quiet 2>/dev/null || true
+        sto+=("$(sysb_field "$d" "$phase")")
+      }
+      if [ $((r % 2)) -eq 1 ]; then native; ours; else ours; native; fi
+    done
+    echo "  $srv $phase rounds: sysbench ${nat[*]}; storebench ${sto[*]}"
+    n=$(mean "${nat[@]}"); s=$(mean "${sto[@]}")
+    printf '%-9s %-11s %14.0f %14.0f %8s\n' "$srv" "$phase" "$n" "$s" "$(ratio "$s" "$n")"
+  done
+  $bin server stop "$srv" >/dev/null
+done

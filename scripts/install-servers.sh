@@ -11,7 +11,7 @@ set -u
 declare -A pkgs=(
   [redis]="redis-server redis-tools"
   [postgres]="postgresql-15 postgresql-contrib"
-  [mariadb]="mariadb-server mariadb-client"
+  [mariadb]="mariadb-server mariadb-client sysbench" # sysbench: make bench-native and the oltp tests
   [memcached]="memcached"
   [apache]="apache2 apache2-utils" [nginx]="nginx wrk" [node]="nodejs"
 )

@@ -140,9 +140,10 @@ type Engine struct {
 	Unavailable string
 	// OptionNames lists the target-specific option keys it accepts in Extra.
 	OptionNames []string
-	// MoreCaps are capabilities (target.Cap names) the engine's store
-	// offers beyond a key-value engine's (SQLite: "documents").
-	MoreCaps []string
+	// More names capabilities (target.Cap values) its store offers beyond
+	// a kv.Store's, through interfaces of their own (SQLite: "sql",
+	// "documents").
+	More []string
 }
 
 var registry = map[string]Engine{}

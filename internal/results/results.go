@@ -186,6 +186,9 @@ type Tick struct {
 	// Late is the operations of the tick that started late (open loop):
 	// a count that keeps growing is a queue that builds.
 	Late int64 `json:"late,omitempty"`
+	// Counts are a workload's own counts over the tick, by name (oltp:
+	// reads, writes, other statements, ignored errors, reconnects).
+	Counts map[string]int64 `json:"counts,omitempty"`
 }
 
 // Verify says how much of what a phase read was checked against what was

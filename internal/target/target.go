@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -208,8 +209,8 @@ func RegisterEmbedded(i Info) {
 // fromEngine presents an embedded engine as a target.
 func fromEngine(e kv.Engine) Info {
 	i := Info{Name: e.Name, Title: e.Title, Kind: e.Kind, Version: e.Version, Unavailable: e.Unavailable, OptionNames: e.OptionNames, Provides: EngineCaps}
-	for _, c := range e.MoreCaps {
-		i.Provides = append(append(Caps(nil), i.Provides...), Cap(c))
+	for _, c := range e.More {
+		i.Provides = append(slices.Clip(i.Provides), Cap(c))
 	}
 	if e.Open != nil {
 		open := e.Open

@@ -21,6 +21,7 @@ import (
 	"storebench/internal/target"
 	"storebench/internal/workload/http"
 	"storebench/internal/workload/ledger"
+	"storebench/internal/workload/oltp"
 	"storebench/internal/workload/pointselect"
 	"storebench/internal/workload/setget"
 	"storebench/internal/workload/ycsb"
@@ -76,7 +77,9 @@ func CheckCaps(t T, info target.Info, h any) {
 	_, isScanner := h.(ycsb.Scanner)
 	_, isLedger := h.(ledger.Store)
 	_, isPipeliner := h.(setget.Pipeliner)
-	_, isSQL := h.(pointselect.Selecter)
+	_, isSelecter := h.(pointselect.Selecter)
+	_, isOLTP := h.(oltp.Store)
+	isSQL := isSelecter && isOLTP
 	_, isHTTP := h.(http.Site)
 	for _, c := range []struct {
 		cap target.Cap

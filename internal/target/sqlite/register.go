@@ -18,6 +18,6 @@ func init() {
 		Version:     version(),
 		Unavailable: unavailable,
 		OptionNames: optionNames,
-		MoreCaps:    []string{"documents"},
+		More:        []string{"sql", "documents"},
 	})
 }

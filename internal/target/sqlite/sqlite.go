@@ -67,6 +67,9 @@ type Store struct {
 
 	settings map[string]string
 	docs     docStmts // the documents layout's statements (documents.go)
+
+	// sqlConn opens the oltp workload's connections (oltp.go).
+	sqlConn *connector
 }
 
 // Open opens or creates kv.db in o.Dir.
@@ -132,6 +135,10 @@ func open(o kv.Options) (*Store, error) {
 		s.closeAll()
 		return nil, err
 	}
+
+	q := cloneValues(common)
+	q.Set("_synchronous", synchronous)
+	s.sqlConn = newConnector(dsn(s.path, q), mmap)
 
 	r := cloneValues(common)
 	r.Set("_query_only", "true")

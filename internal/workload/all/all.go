@@ -10,6 +10,7 @@ import (
 	_ "storebench/internal/workload/documents"
 	_ "storebench/internal/workload/http"
 	_ "storebench/internal/workload/ledger"
+	_ "storebench/internal/workload/oltp"
 	_ "storebench/internal/workload/pointselect"
 	_ "storebench/internal/workload/setget"
 	_ "storebench/internal/workload/tokens"

@@ -1,0 +1,279 @@
+//go:build cgo
+
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mattn/go-sqlite3"
+
+	"storebench/internal/workload/oltp"
+	"storebench/internal/workload/pointselect"
+)
+
+// The oltp workload (sysbench oltp_read_only / oltp_write_only) in the
+// same database file as the kv table: sysbench's schema in SQLite's
+// dialect, sbtest<N>(id INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT, k
+// INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad
+// CHAR(60) DEFAULT '' NOT NULL), index k_<N> on k after the load. Each
+// load goroutine has a connection of its own with every statement
+// prepared. A read-only transaction is a plain BEGIN (WAL readers run
+// beside the writer); a writing one takes the Go write mutex the kv
+// writes use and then BEGIN IMMEDIATE, so writers queue in Go instead of
+// sleeping in SQLite's busy handler, and SQLite's one writer at a time is
+// what is measured.
+
+// CreateTables implements oltp.Store.
+func (s *Store) CreateTables(ctx context.Context, tables int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for t := 1; t <= tables; t++ {
+		for _, q := range []string{
+			fmt.Sprintf("DROP TABLE IF EXISTS sbtest%d", t),
+			fmt.Sprintf("CREATE TABLE sbtest%d(\n  id INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,\n  k INTEGER DEFAULT '0' NOT NULL,\n  c CHAR(120) DEFAULT '' NOT NULL,\n  pad CHAR(60) DEFAULT '' NOT NULL\n)", t),
+		} {
+			if _, err := s.writer.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("sqlite: %s: %w", strings.SplitN(q, "(", 2)[0], err)
+			}
+		}
+	}
+	return nil
+}
+
+// InsertRows implements oltp.Store: the batch in one transaction.
+func (s *Store) InsertRows(ctx context.Context, table int, rows []oltp.Row) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tx, err := s.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	st, err := tx.PrepareContext(ctx, oltp.Statement(oltp.Insert, table))
+	if err != nil {
+		tx.Rollback()
+		return err
+	}
+	for _, r := range rows {
+		if _, err := st.ExecContext(ctx, r.ID, r.K, r.C, r.Pad); err != nil {
+			st.Close()
+			tx.Rollback()
+			return fmt.Errorf("sqlite: inserting into sbtest%d: %w", table, err)
+		}
+	}
+	st.Close()
+	return tx.Commit()
+}
+
+// CreateIndex implements oltp.Store.
+func (s *Store) CreateIndex(ctx context.Context, table int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, err := s.writer.ExecContext(ctx, fmt.Sprintf("CREATE INDEX k_%d ON sbtest%d(k)", table, table))
+	return err
+}
+
+// OpenConn implements oltp.Store.
+func (s *Store) OpenConn(ctx context.Context, tables int, write bool) (oltp.Conn, error) {
+	c := &oltpConn{s: s, tables: tables, write: write}
+	if err := c.connect(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+type oltpConn struct {
+	s      *Store
+	tables int
+	write  bool
+	locked bool // holds s.mu, from Begin to Commit or Rollback
+	db     *sql.DB
+	conn   *sql.Conn
+	stmts  [][oltp.NumKinds]*sql.Stmt
+	raw    sql.RawBytes
+	sum    sql.NullInt64
+}
+
+func (c *oltpConn) connect(ctx context.Context) error {
+	c.db = sql.OpenDB(c.s.sqlConn)
+	c.db.SetMaxOpenConns(1)
+	c.db.SetMaxIdleConns(1)
+	var err error
+	if c.conn, err = c.db.Conn(ctx); err != nil {
+		c.db.Close()
+		return err
+	}
+	c.stmts = make([][oltp.NumKinds]*sql.Stmt, c.tables)
+	for t := range c.stmts {
+		for k := oltp.Kind(0); k < oltp.NumKinds; k++ {
+			q := oltp.Statement(k, t+1)
+			if c.stmts[t][k], err = c.conn.PrepareContext(ctx, q); err != nil {
+				c.Close()
+				return fmt.Errorf("sqlite: preparing %s: %w", q, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (c *oltpConn) unlock() {
+	if c.locked {
+		c.locked = false
+		c.s.mu.Unlock()
+	}
+}
+
+func (c *oltpConn) Begin(ctx context.Context) error {
+	q := "BEGIN"
+	if c.write {
+		c.s.mu.Lock()
+		c.locked = true
+		q = "BEGIN IMMEDIATE"
+	}
+	_, err := c.conn.ExecContext(ctx, q)
+	if err != nil {
+		c.unlock()
+	}
+	return classify(err)
+}
+
+func (c *oltpConn) Commit(ctx context.Context) error {
+	_, err := c.conn.ExecContext(ctx, "COMMIT")
+	if err == nil {
+		c.unlock()
+	}
+	return classify(err)
+}
+
+func (c *oltpConn) Rollback(ctx context.Context) error {
+	defer c.unlock()
+	_, err := c.conn.ExecContext(ctx, "ROLLBACK")
+	if err != nil && strings.Contains(err.Error(), "no transaction is active") {
+		return nil
+	}
+	return classify(err)
+}
+
+func (c *oltpConn) Select(ctx context.Context, k oltp.Kind, table int, lo, hi int64, row func([]byte, int64, bool)) error {
+	st := c.stmts[table-1][k]
+	var rows *sql.Rows
+	var err error
+	if k == oltp.PointSelect {
+		rows, err = st.QueryContext(ctx, lo)
+	} else {
+		rows, err = st.QueryContext(ctx, lo, hi)
+	}
+	if err != nil {
+		return classify(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if k == oltp.SumRange {
+			if err := rows.Scan(&c.sum); err != nil {
+				return classify(err)
+			}
+			row(nil, c.sum.Int64, !c.sum.Valid)
+			continue
+		}
+		if err := rows.Scan(&c.raw); err != nil {
+			return classify(err)
+		}
+		row(c.raw, 0, false)
+	}
+	return classify(rows.Err())
+}
+
+func (c *oltpConn) Exec(ctx context.Context, k oltp.Kind, table int, a *oltp.Args) (int64, error) {
+	st := c.stmts[table-1][k]
+	var res sql.Result
+	var err error
+	switch k {
+	case oltp.NonIndexUpdate:
+		res, err = st.ExecContext(ctx, a.C, a.ID)
+	case oltp.Insert:
+		res, err = st.ExecContext(ctx, a.ID, a.K, a.C, a.Pad)
+	default:
+		res, err = st.ExecContext(ctx, a.ID)
+	}
+	if err != nil {
+		return 0, classify(err)
+	}
+	return res.RowsAffected()
+}
+
+// Reconnect implements oltp.Conn (an embedded database loses no
+// connection; it reopens it all the same).
+func (c *oltpConn) Reconnect(ctx context.Context) error {
+	c.Close()
+	return c.connect(ctx)
+}
+
+func (c *oltpConn) Close() error {
+	c.unlock()
+	for _, ts := range c.stmts {
+		for _, st := range ts {
+			if st != nil {
+				st.Close()
+			}
+		}
+	}
+	c.stmts = nil
+	if c.conn != nil {
+		c.conn.Close()
+		c.conn = nil
+	}
+	if c.db != nil {
+		err := c.db.Close()
+		c.db = nil
+		return err
+	}
+	return nil
+}
+
+// classify marks SQLite's busy and locked results as ignorable: the
+// deadlock of two transactions upgrading to write.
+func classify(err error) error {
+	var se sqlite3.Error
+	if errors.As(err, &se) && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked) {
+		return oltp.Ignorable(err)
+	}
+	return err
+}
+
+// NewSelectConn implements pointselect.Selecter: a connection of its own
+// with "SELECT value FROM table WHERE key = ?" prepared.
+func (s *Store) NewSelectConn(ctx context.Context, table, key, value string) (pointselect.SelectConn, error) {
+	db := sql.OpenDB(s.sqlConn)
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	quote := func(id string) string { return `"` + strings.ReplaceAll(id, `"`, `""`) + `"` }
+	q := "SELECT " + quote(value) + " FROM " + quote(table) + " WHERE " + quote(key) + " = ?"
+	st, err := db.PrepareContext(ctx, q)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlite: preparing %s: %w", q, err)
+	}
+	return &selectConn{db: db, st: st}, nil
+}
+
+type selectConn struct {
+	db *sql.DB
+	st *sql.Stmt
+}
+
+func (c *selectConn) Select(ctx context.Context, key int64) (int64, bool, error) {
+	var v sql.NullInt64
+	err := c.st.QueryRowContext(ctx, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	return v.Int64, err == nil, err
+}
+
+func (c *selectConn) Close() error {
+	c.st.Close()
+	return c.db.Close()
+}

@@ -1,0 +1,577 @@
+package oltp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"storebench/internal/measure/latency"
+	"storebench/internal/results"
+	"storebench/internal/runner"
+	"storebench/internal/study"
+	"storebench/internal/target"
+	"storebench/internal/workload"
+	"storebench/internal/workload/gen"
+)
+
+func init() { workload.Register(OLTP{}) }
+
+// Phases.
+const (
+	PhasePrepare   = "prepare"
+	PhaseReadOnly  = "read_only"
+	PhaseWriteOnly = "write_only"
+)
+
+// Per transaction (oltp_common.lua with its defaults): reads, writes and
+// other statements (BEGIN and COMMIT), as sysbench counts them.
+const (
+	pointSelects = 10
+	// ReadOnlyReads: 10 point selects and one each of the simple, sum,
+	// order and distinct ranges.
+	ReadOnlyReads = pointSelects + 4
+	// WriteOnlyWrites: index update, non-index update, delete, insert.
+	WriteOnlyWrites = 4
+	// Other: BEGIN and COMMIT.
+	Other = 2
+)
+
+// Params of the oltp workload. The ladder gives the rows per table
+// (sysbench --table-size); threads are the step's concurrency (the
+// study's, or a sweep's levels).
+type Params struct {
+	Tables int `yaml:"tables" json:"tables"`
+	// Phases run in this order; without prepare the tables must exist
+	// (prepared by an earlier run, or by sysbench with the same
+	// --tables and --table-size and then read verification is of the
+	// format only: see Verify).
+	Phases []string `yaml:"phases" json:"phases"`
+	// Duration of each run phase (sysbench --time).
+	Duration study.Duration `yaml:"duration" json:"duration"`
+	// RangeSize of the range selects (sysbench --range-size).
+	RangeSize int `yaml:"range_size" json:"range_size"`
+	// ReportInterval of the interval lines (sysbench --report-interval),
+	// a whole number of seconds.
+	ReportInterval study.Duration `yaml:"report_interval" json:"report_interval"`
+	// BatchRows per bulk insert statement in prepare.
+	BatchRows int `yaml:"batch_rows" json:"batch_rows"`
+	// Verify: "rows" checks each point select's c against its id (rows
+	// prepared by storebench), "format" only sysbench's format (tables
+	// prepared by sysbench itself).
+	Verify string `yaml:"verify" json:"verify"`
+}
+
+func defaults() Params {
+	return Params{Tables: 1, Phases: []string{PhasePrepare, PhaseReadOnly, PhaseWriteOnly}, Duration: study.Duration(10 * time.Second),
+		RangeSize: 100, ReportInterval: study.Duration(time.Second), BatchRows: 1000, Verify: "rows"}
+}
+
+// OLTP implements workload.Workload.
+type OLTP struct{}
+
+func (OLTP) Name() string { return "oltp" }
+func (OLTP) Describe() string {
+	return "sysbench oltp_read_only and oltp_write_only: sbtest tables, prepared statements, BEGIN … COMMIT (SQL targets)"
+}
+
+func (OLTP) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error) {
+	p := defaults()
+	if err := study.DecodeParams(s.File, e.Params, "workloads.oltp.params", &p); err != nil {
+		return nil, err
+	}
+	bad := func(field, format string, args ...any) error {
+		return &study.Error{File: s.File, Line: study.FieldLine(e.Params, field), Field: "workloads.oltp.params." + field, Msg: fmt.Sprintf(format, args...)}
+	}
+	seen := map[string]bool{}
+	for _, ph := range p.Phases {
+		switch ph {
+		case PhasePrepare, PhaseReadOnly, PhaseWriteOnly:
+		default:
+			return nil, bad("phases", "%q: the phases are prepare, read_only, write_only", ph)
+		}
+		if seen[ph] {
+			return nil, bad("phases", "%q is named twice", ph)
+		}
+		seen[ph] = true
+	}
+	switch {
+	case len(p.Phases) == 0:
+		return nil, bad("phases", "name at least one phase")
+	case seen[PhasePrepare] && p.Phases[0] != PhasePrepare:
+		return nil, bad("phases", "prepare must come first")
+	case p.Tables < 1 || p.Tables > 1000:
+		return nil, bad("tables", "%d: want 1..1000", p.Tables)
+	case p.Duration <= 0:
+		return nil, bad("duration", "must be positive")
+	case p.RangeSize < 1:
+		return nil, bad("range_size", "want at least 1")
+	case p.ReportInterval < study.Duration(time.Second) || time.Duration(p.ReportInterval)%time.Second != 0:
+		return nil, bad("report_interval", "want a whole number of seconds, at least 1s")
+	case p.BatchRows < 1 || p.BatchRows > 10000:
+		return nil, bad("batch_rows", "%d: want 1..10000", p.BatchRows)
+	case p.Verify != "rows" && p.Verify != "format":
+		return nil, bad("verify", "%q: want rows or format", p.Verify)
+	}
+	for _, n := range s.Ladder {
+		if n > math.MaxInt32 {
+			return nil, bad("tables", "rows per table %d: sysbench's id is an INTEGER (at most %d)", int64(n), math.MaxInt32)
+		}
+	}
+	return json.Marshal(p)
+}
+
+func (OLTP) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error) {
+	var p Params
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, err
+	}
+	var steps []workload.Step
+	need := target.Caps{target.SQL}
+	for _, n := range s.Ladder {
+		for _, ph := range p.Phases {
+			st := workload.Step{Workload: "oltp", Phase: ph, N: int64(n), Seed: s.Seed, Concurrency: s.Concurrency, Params: raw, Largest: s.Largest(), Requires: need}
+			if ph == PhasePrepare {
+				// A row: id, k and the two CHARs.
+				st.Fresh, st.ItemBytes = true, int64(p.Tables)*(8+CLen+PadLen)
+			}
+			steps = append(steps, st)
+		}
+	}
+	return steps, nil
+}
+
+func (OLTP) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*results.Step, error) {
+	var p Params
+	if err := json.Unmarshal(st.Params, &p); err != nil {
+		return nil, fmt.Errorf("oltp: bad step params: %w", err)
+	}
+	store, ok := env.Target.(Store)
+	if !ok {
+		return nil, fmt.Errorf("oltp: target offers no SQL tables")
+	}
+	r := &run{store: store, p: p, seed: uint64(st.Seed), rows: st.N, threads: max(st.Concurrency, 1)}
+	switch st.Phase {
+	case PhasePrepare:
+		return r.prepare(ctx, env)
+	case PhaseReadOnly, PhaseWriteOnly:
+		return r.run(ctx, env, st.Phase)
+	}
+	return nil, fmt.Errorf("oltp: unknown phase %q", st.Phase)
+}
+
+type run struct {
+	store   Store
+	p       Params
+	seed    uint64
+	rows    int64
+	threads int
+}
+
+// prepare creates the tables, bulk-inserts rows 1..N into each in
+// batches (up to the step's concurrency of them at once, as sysbench's
+// prepare runs a table per thread), then creates the secondary indexes.
+func (r *run) prepare(ctx context.Context, env *workload.Env) (*results.Step, error) {
+	if err := r.store.CreateTables(ctx, r.p.Tables); err != nil {
+		return nil, fmt.Errorf("oltp: creating the tables: %w", err)
+	}
+	batches := (r.rows + int64(r.p.BatchRows) - 1) / int64(r.p.BatchRows)
+	workers := min(r.threads, r.p.Tables*int(min(batches, 1<<20)))
+	type buf struct {
+		rows []Row
+		slab []byte
+	}
+	bufs := make([]buf, workers)
+	for i := range bufs {
+		bufs[i].rows = make([]Row, r.p.BatchRows)
+		bufs[i].slab = make([]byte, r.p.BatchRows*(CLen+PadLen))
+	}
+	total := batches * int64(r.p.Tables)
+	res, err := workload.Measure(ctx, env, runner.Config{Workers: workers, Ops: total}, total, func(ctx context.Context, w int, seq int64) error {
+		table := 1 + int(seq%int64(r.p.Tables))
+		first := 1 + (seq/int64(r.p.Tables))*int64(r.p.BatchRows)
+		last := min(first+int64(r.p.BatchRows)-1, r.rows)
+		b := &bufs[w]
+		rows := b.rows[:last-first+1]
+		for i := range rows {
+			id := first + int64(i)
+			slab := b.slab[i*(CLen+PadLen):]
+			rows[i] = Row{ID: id, K: PrepareK(r.seed, table, id, r.rows),
+				C: FillC(slab, r.seed, table, id, 0), Pad: FillPad(slab[CLen:], r.seed, table, id, 0)}
+		}
+		return r.store.InsertRows(ctx, table, rows)
+	})
+	res.Unit = fmt.Sprintf("bulk insert of %d rows", r.p.BatchRows)
+	if err != nil {
+		return res, err
+	}
+	start := time.Now()
+	for t := 1; t <= r.p.Tables; t++ {
+		if err := r.store.CreateIndex(ctx, t); err != nil {
+			return res, fmt.Errorf("oltp: creating k_%d: %w", t, err)
+		}
+	}
+	idx := time.Since(start).Seconds()
+	res.Metrics = map[string]float64{"tables": float64(r.p.Tables), "rows": float64(r.rows), "rows_per_s": float64(r.rows*int64(r.p.Tables)) / res.Seconds,
+		"load_s": res.Seconds, "index_s": idx}
+	res.Facts = map[string]string{"index": fmt.Sprintf("k_1..k_%d on k, created after the load", r.p.Tables)}
+	return res, nil
+}
+
+// counters of one thread, on a cache line of their own.
+type counters struct {
+	reads, writes, other, errors, reconnects, events atomic.Int64
+	busy                                             atomic.Int64 // ns in events
+	_                                                [64]byte
+}
+
+// Per-tick counts in results.Tick.Counts.
+var countNames = []string{"reads", "writes", "other", "errors", "reconnects"}
+
+func (c *counters) get(i int) int64 {
+	switch i {
+	case 0:
+		return c.reads.Load()
+	case 1:
+		return c.writes.Load()
+	case 2:
+		return c.other.Load()
+	case 3:
+		return c.errors.Load()
+	}
+	return c.reconnects.Load()
+}
+
+// maxRetries bounds the restarts of one transaction: sysbench retries
+// forever, but a target that fails every attempt would then never end.
+const maxRetries = 10000
+
+func (r *run) run(ctx context.Context, env *workload.Env, phase string) (*results.Step, error) {
+	write := phase == PhaseWriteOnly
+	conns := make([]Conn, r.threads)
+	defer func() {
+		for _, c := range conns {
+			if c != nil {
+				c.Close()
+			}
+		}
+	}()
+	for i := range conns {
+		c, err := r.store.OpenConn(ctx, r.p.Tables, write)
+		if err != nil {
+			return nil, fmt.Errorf("oltp: opening connection %d of %d: %w", i+1, r.threads, err)
+		}
+		conns[i] = c
+	}
+	cs := make([]counters, r.threads)
+	// Snapshots of the summed counters at each tick (the runner reports
+	// progress once per tick and once at the end).
+	var (
+		mu    sync.Mutex
+		snaps [][5]int64
+	)
+	snap := func() {
+		var s [5]int64
+		for i := range cs {
+			for k := range s {
+				s[k] += cs[i].get(k)
+			}
+		}
+		mu.Lock()
+		snaps = append(snaps, s)
+		mu.Unlock()
+	}
+	env2 := *env
+	env2.Progress = func(done, total int64) {
+		snap()
+		if env.Progress != nil {
+			env.Progress(done, total)
+		}
+	}
+	var verified atomic.Int64
+	salt := uint64(1)
+	if write {
+		salt = 2
+	}
+	ev := &event{r: r, phase: phase, verified: &verified}
+	bufs := make([][]byte, r.threads)
+	for i := range bufs {
+		bufs[i] = make([]byte, CLen+PadLen)
+	}
+	dur := time.Duration(r.p.Duration)
+	res, err := workload.Measure(ctx, &env2, runner.Config{Workers: r.threads, Duration: dur}, 0, func(ctx context.Context, w int, seq int64) error {
+		c := &cs[w]
+		start := time.Now()
+		for attempt := 0; ; attempt++ {
+			rng := rand{s: gen.Mix(r.seed, salt, uint64(seq), uint64(attempt))}
+			var err error
+			if write {
+				err = ev.writeOnly(ctx, conns[w], c, &rng, seq, bufs[w])
+			} else {
+				err = ev.readOnly(ctx, conns[w], c, &rng)
+			}
+			if err == nil {
+				break
+			}
+			if ctx.Err() != nil {
+				return err
+			}
+			switch {
+			case errors.Is(err, ErrIgnorable) && attempt < maxRetries:
+				c.errors.Add(1)
+				if rerr := conns[w].Rollback(ctx); rerr != nil && !errors.Is(rerr, ErrLost) {
+					return fmt.Errorf("oltp: rollback after an ignored error: %w", rerr)
+				}
+			case errors.Is(err, ErrLost) && attempt < maxRetries:
+				c.reconnects.Add(1)
+				if rerr := conns[w].Reconnect(ctx); rerr != nil {
+					return fmt.Errorf("oltp: reconnecting after %v: %w", err, rerr)
+				}
+			default:
+				return err
+			}
+		}
+		c.events.Add(1)
+		c.busy.Add(int64(time.Since(start)))
+		return nil
+	})
+	res.Unit = "transaction (" + phase + ")"
+	res.Verify = results.Verify{Checked: verified.Load()}
+	mu.Lock()
+	for i := range res.Series {
+		if len(snaps) == 0 {
+			break
+		}
+		cur := snaps[min(i, len(snaps)-1)]
+		if i == len(res.Series)-1 {
+			cur = snaps[len(snaps)-1]
+		}
+		var prev [5]int64
+		if i > 0 {
+			prev = snaps[min(i-1, len(snaps)-1)]
+		}
+		res.Series[i].Counts = map[string]int64{}
+		for k, name := range countNames {
+			res.Series[i].Counts[name] = cur[k] - prev[k]
+		}
+	}
+	mu.Unlock()
+	// The 95th percentile of each report interval, at its last tick: the
+	// per-tick histograms leave the results for the .hlog files, and
+	// percentiles of several ticks do not combine.
+	every := max(int(time.Duration(r.p.ReportInterval)/time.Second), 1)
+	acc := latency.New()
+	for i := range res.Series {
+		if i < len(res.Intervals) {
+			if h, err := latency.Decode(res.Intervals[i].Hist); err == nil {
+				acc.Merge(h)
+			}
+		}
+		if (i+1)%every == 0 || i == len(res.Series)-1 {
+			if res.Series[i].Counts == nil {
+				res.Series[i].Counts = map[string]int64{}
+			}
+			res.Series[i].Counts["p95_ns"] = acc.ValueAtQuantile(95)
+			acc.Reset()
+		}
+	}
+	var tot [5]int64
+	var events, busy []float64
+	for i := range cs {
+		for k := range tot {
+			tot[k] += cs[i].get(k)
+		}
+		events = append(events, float64(cs[i].events.Load()))
+		busy = append(busy, float64(cs[i].busy.Load())/1e9)
+	}
+	secs := res.Seconds
+	ea, es := meanStd(events)
+	ba, bs := meanStd(busy)
+	var sum float64
+	for _, b := range busy {
+		sum += b
+	}
+	res.Metrics = map[string]float64{
+		"threads": float64(r.threads), "tables": float64(r.p.Tables), "rows": float64(r.rows),
+		"reads": float64(tot[0]), "writes": float64(tot[1]), "other": float64(tot[2]),
+		"queries":        float64(tot[0] + tot[1] + tot[2]),
+		"ignored_errors": float64(tot[3]), "reconnects": float64(tot[4]),
+		"tps": float64(res.Ops) / secs, "qps": float64(tot[0]+tot[1]+tot[2]) / secs,
+		"events_avg": ea, "events_stddev": es, "exec_time_avg_s": ba, "exec_time_stddev_s": bs,
+		"latency_sum_s":   sum,
+		"report_interval": time.Duration(r.p.ReportInterval).Seconds(),
+	}
+	return res, err
+}
+
+func meanStd(v []float64) (float64, float64) {
+	if len(v) == 0 {
+		return 0, 0
+	}
+	var m float64
+	for _, x := range v {
+		m += x
+	}
+	m /= float64(len(v))
+	var s float64
+	for _, x := range v {
+		s += (x - m) * (x - m)
+	}
+	return m, math.Sqrt(s / float64(len(v)))
+}
+
+// rand is a transaction's random stream: a pure function of the seed, the
+// phase, the transaction's number and the attempt.
+type rand struct{ s uint64 }
+
+func (g *rand) next() uint64 {
+	g.s = gen.SplitMix(g.s)
+	return g.s
+}
+
+// intn is uniform in [1, n] (sysbench --rand-type=uniform).
+func (g *rand) intn(n int64) int64 { return 1 + int64(g.next()%uint64(n)) }
+
+type event struct {
+	r        *run
+	phase    string
+	verified *atomic.Int64
+}
+
+func (e *event) fail(table int, id int64, format string, args ...any) error {
+	return &workload.VerifyError{Phase: e.phase, Key: fmt.Appendf(nil, "sbtest%d id %d", table, id), What: fmt.Sprintf(format, args...)}
+}
+
+// readOnly is oltp_read_only's event: BEGIN, 10 point selects on one
+// table, a simple, a sum, an order and a distinct range (each on a table
+// of its own choosing), COMMIT.
+func (e *event) readOnly(ctx context.Context, c Conn, n *counters, g *rand) error {
+	r := e.r
+	if err := c.Begin(ctx); err != nil {
+		return err
+	}
+	n.other.Add(1)
+	table := int(g.intn(int64(r.p.Tables)))
+	for i := 0; i < pointSelects; i++ {
+		id := g.intn(r.rows)
+		found := 0
+		var why string
+		err := c.Select(ctx, PointSelect, table, id, 0, func(v []byte, _ int64, _ bool) {
+			found++
+			if r.p.Verify == "rows" {
+				why = CheckC(v, r.seed, table, id)
+			} else {
+				why = WellFormed(v)
+			}
+		})
+		if err != nil {
+			return err
+		}
+		n.reads.Add(1)
+		if found != 1 {
+			return e.fail(table, id, "point select returned %d rows, want 1", found)
+		}
+		if why != "" {
+			return e.fail(table, id, "%s", why)
+		}
+		e.verified.Add(1)
+	}
+	size := int64(r.p.RangeSize)
+	for _, k := range []Kind{SimpleRange, SumRange, OrderRange, DistinctRange} {
+		table := int(g.intn(int64(r.p.Tables)))
+		lo := g.intn(r.rows)
+		hi := lo + size - 1
+		want := min(hi, r.rows) - lo + 1
+		var (
+			count int64
+			sum   int64
+			null  bool
+			why   string
+			prev  []byte
+		)
+		err := c.Select(ctx, k, table, lo, hi, func(v []byte, s int64, isNull bool) {
+			count++
+			if k == SumRange {
+				sum, null = s, isNull
+				return
+			}
+			if why == "" {
+				why = WellFormed(v)
+			}
+			v = trim(v)
+			if why == "" && prev != nil && (k == OrderRange && bytes.Compare(prev, v) > 0 || k == DistinctRange && bytes.Compare(prev, v) >= 0) {
+				why = "rows out of order"
+			}
+			prev = append(prev[:0], v...)
+		})
+		if err != nil {
+			return err
+		}
+		n.reads.Add(1)
+		switch {
+		case why != "":
+			return e.fail(table, lo, "%s: %s", Statements[k], why)
+		case k == SumRange && (count != 1 || null || sum < want):
+			// Every k is at least 1 (sb_rand(1, table_size), and index
+			// updates only add to it).
+			return e.fail(table, lo, "SUM(k) over ids %d..%d is %d (null %v), want at least %d", lo, hi, sum, null, want)
+		case k == DistinctRange && (count < 1 || count > want):
+			return e.fail(table, lo, "DISTINCT range %d..%d returned %d rows, want 1..%d", lo, hi, count, want)
+		case (k == SimpleRange || k == OrderRange) && count != want:
+			return e.fail(table, lo, "range %d..%d returned %d rows, want %d", lo, hi, count, want)
+		}
+		e.verified.Add(1)
+	}
+	if err := c.Commit(ctx); err != nil {
+		return err
+	}
+	n.other.Add(1)
+	return nil
+}
+
+// writeOnly is oltp_write_only's event: BEGIN, an index update, a
+// non-index update (a fresh c), a delete and an insert of the same id
+// (fresh k, c and pad), each on a table of its own choosing, COMMIT. The
+// c values written carry the check of their row like the prepared ones.
+func (e *event) writeOnly(ctx context.Context, c Conn, n *counters, g *rand, seq int64, buf []byte) error {
+	r := e.r
+	if err := c.Begin(ctx); err != nil {
+		return err
+	}
+	n.other.Add(1)
+	nonce := uint64(seq) + 1
+	var a Args
+	for _, k := range []Kind{IndexUpdate, NonIndexUpdate, Delete} {
+		table := int(g.intn(int64(r.p.Tables)))
+		a = Args{ID: g.intn(r.rows)}
+		switch k {
+		case NonIndexUpdate:
+			a.C = FillC(buf, r.seed, table, a.ID, nonce)
+		case Delete:
+			// The insert of the same id, k uniform as sysbench's get_id().
+			a.K = g.intn(r.rows)
+			a.C = FillC(buf, r.seed, table, a.ID, nonce)
+			a.Pad = FillPad(buf[CLen:], r.seed, table, a.ID, nonce)
+		}
+		if _, err := c.Exec(ctx, k, table, &a); err != nil {
+			return err
+		}
+		n.writes.Add(1)
+		if k == Delete {
+			if _, err := c.Exec(ctx, Insert, table, &a); err != nil {
+				return err
+			}
+			n.writes.Add(1)
+		}
+	}
+	if err := c.Commit(ctx); err != nil {
+		return err
+	}
+	n.other.Add(1)
+	return nil
+}

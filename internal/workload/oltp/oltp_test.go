@@ -1,0 +1,326 @@
+package oltp_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	_ "github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+
+	"storebench/internal/kv"
+	"storebench/internal/server/servertest"
+	"storebench/internal/target"
+	_ "storebench/internal/target/all"
+	_ "storebench/internal/target/servers"
+	"storebench/internal/workload"
+	"storebench/internal/workload/oltp"
+	"storebench/internal/workload/worktest"
+)
+
+const study = `
+name: t
+seed: 7
+ladder: [%d]
+concurrency: 3
+targets: [sqlite]
+workloads:
+  - name: oltp
+    params:
+      tables: %d
+      duration: 1s
+`
+
+func steps(t *testing.T, rows, tables int) map[string]workload.Step {
+	out := map[string]workload.Step{}
+	for _, s := range worktest.Plan(t, oltp.OLTP{}, fmt.Sprintf(study, rows, tables)) {
+		out[s.Phase] = s
+	}
+	return out
+}
+
+func open(t *testing.T, name, uri string) io.Closer {
+	t.Helper()
+	info, err := target.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := info.Open(target.Options{URI: uri, Dir: t.TempDir(), Durability: kv.Async})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+// sysbench's format of c and pad: groups of 11 digits joined by '-'.
+var (
+	cFormat   = regexp.MustCompile(`^[0-9]{11}(-[0-9]{11}){9} *$`)
+	padFormat = regexp.MustCompile(`^[0-9]{11}(-[0-9]{11}){4} *$`)
+)
+
+// sysbenchArgs are sysbench's connection flags for a managed server's URI.
+func sysbenchArgs(t *testing.T, driver, uri string) []string {
+	u, err := url.Parse(uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, _ := u.User.Password()
+	p := "--" + driver
+	return []string{"--db-driver=" + driver, p + "-host=" + u.Hostname(), p + "-port=" + u.Port(), p + "-user=" + u.User.Username(),
+		p + "-password=" + pw, p + "-db=" + strings.Trim(u.Path, "/")}
+}
+
+func sysbench(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("sysbench", args...).CombinedOutput()
+	if err != nil {
+		// sysbench echoes no password; its output is safe to show.
+		t.Fatalf("sysbench %s: %v\n%s", args[0], err, out)
+	}
+	return string(out)
+}
+
+// column describes sbtest1 as the server's catalog has it.
+type schema struct {
+	columns []string // name type nullable default
+	indexes []string
+}
+
+func describe(t *testing.T, driver, uri string) schema {
+	t.Helper()
+	var s schema
+	switch driver {
+	case "mysql":
+		u, _ := url.Parse(uri)
+		pw, _ := u.User.Password()
+		db, err := sql.Open("mysql", fmt.Sprintf("%s:%s@tcp(%s)%s", u.User.Username(), pw, u.Host, u.Path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		rows, err := db.Query(`SELECT column_name, column_type, is_nullable, COALESCE(column_default, 'NULL'), extra FROM information_schema.columns
+			WHERE table_schema = DATABASE() AND table_name = 'sbtest1' ORDER BY ordinal_position`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var a, b, c, d, e string
+			rows.Scan(&a, &b, &c, &d, &e)
+			s.columns = append(s.columns, strings.Join([]string{a, b, c, d, e}, " "))
+		}
+		rows.Close()
+		rows, err = db.Query(`SELECT index_name, column_name, non_unique FROM information_schema.statistics
+			WHERE table_schema = DATABASE() AND table_name = 'sbtest1' ORDER BY index_name, seq_in_index`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var a, b, c string
+			rows.Scan(&a, &b, &c)
+			s.indexes = append(s.indexes, a+" "+b+" "+c)
+		}
+		rows.Close()
+	case "pgsql":
+		conn, err := pgx.Connect(context.Background(), uri)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(context.Background())
+		rows, _ := conn.Query(context.Background(), `SELECT column_name || ' ' || data_type || ' ' || COALESCE(character_maximum_length::text, '') || ' ' || is_nullable || ' ' || COALESCE(column_default, 'NULL')
+			FROM information_schema.columns WHERE table_name = 'sbtest1' ORDER BY ordinal_position`)
+		s.columns, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, _ = conn.Query(context.Background(), `SELECT indexdef FROM pg_indexes WHERE tablename = 'sbtest1' ORDER BY indexname`)
+		s.indexes, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+// counts parses sysbench's "read: / write: / other: / transactions:".
+func counts(t *testing.T, out string) (r, w, o, tx float64) {
+	t.Helper()
+	get := func(label string) float64 {
+		m := regexp.MustCompile(`(?m)^\s+` + label + `:\s+(\d+)`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("sysbench output lacks %s:\n%s", label, out)
+		}
+		v, _ := strconv.ParseFloat(m[1], 64)
+		return v
+	}
+	return get("read"), get("write"), get("other"), get("transactions")
+}
+
+// Against the real sysbench on MariaDB and PostgreSQL: the tables our
+// prepare makes have the schema sysbench's prepare makes (columns, types,
+// defaults, the primary key and k_1), values in the same formats;
+// sysbench itself runs oltp_read_only and oltp_write_only on our tables;
+// and our transactions have sysbench's reads, writes and other statements
+// per transaction, measured from sysbench's own statistics.
+func TestSchemaFormatsAndCountsMatchSysbench(t *testing.T) {
+	if _, err := exec.LookPath("sysbench"); err != nil {
+		t.Fatalf("sysbench is not installed (scripts/install-servers.sh installs it): %v", err)
+	}
+	for _, c := range []struct{ server, target, driver string }{{"mariadb", "mysql", "mysql"}, {"postgres", "postgres", "pgsql"}} {
+		t.Run(c.server, func(t *testing.T) {
+			uri := servertest.URI(t, c.server)
+			args := append(sysbenchArgs(t, c.driver, uri), "--tables=1", "--table-size=100", "--rand-type=uniform")
+			sysbench(t, append([]string{"oltp_read_only", "cleanup"}, args...)...)
+			sysbench(t, append([]string{"oltp_read_only", "prepare"}, args...)...)
+			theirs := describe(t, c.driver, uri)
+			h := open(t, c.target, uri)
+			// Their rows in our format check, and (with the connection our
+			// workload uses) their c values are well formed.
+			conn, err := h.(oltp.Store).OpenConn(context.Background(), 1, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			err = conn.Select(context.Background(), oltp.SimpleRange, 1, 1, 100, func(v []byte, _ int64, _ bool) {
+				n++
+				if !cFormat.Match(v) || oltp.WellFormed(v) != "" {
+					t.Errorf("sysbench's c %q: %s", v, oltp.WellFormed(v))
+				}
+			})
+			conn.Close()
+			if err != nil || n != 100 {
+				t.Fatalf("sysbench's table: %d rows, %v", n, err)
+			}
+			sysbench(t, append([]string{"oltp_read_only", "cleanup"}, args...)...)
+
+			st := steps(t, 100, 1)
+			if _, err := (oltp.OLTP{}).Execute(context.Background(), &workload.Env{Target: h}, st["prepare"]); err != nil {
+				t.Fatal(err)
+			}
+			ours := describe(t, c.driver, uri)
+			if fmt.Sprint(ours) != fmt.Sprint(theirs) || len(ours.columns) != 4 || len(ours.indexes) < 2 {
+				t.Errorf("schema differs from sysbench's:\nours   %q\ntheirs %q", ours, theirs)
+			}
+			conn, err = h.(oltp.Store).OpenConn(context.Background(), 1, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for id := int64(1); id <= 100; id += 33 {
+				err := conn.Select(context.Background(), oltp.PointSelect, 1, id, 0, func(v []byte, _ int64, _ bool) {
+					want := oltp.FillC(make([]byte, oltp.CLen), 7, 1, id, 0)
+					if strings.TrimRight(string(v), " ") != string(want) || !cFormat.Match(v) {
+						t.Errorf("row %d: c %q, want %q", id, v, want)
+					}
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			conn.Close()
+			if p := oltp.FillPad(make([]byte, oltp.PadLen), 7, 1, 5, 0); !padFormat.Match(p) {
+				t.Errorf("pad %q", p)
+			}
+
+			// sysbench runs on our tables; its counts per transaction are ours.
+			for _, phase := range []string{"read_only", "write_only"} {
+				out := sysbench(t, append([]string{"oltp_" + phase, "run", "--threads=2", "--time=1"}, args...)...)
+				r, w, o, tx := counts(t, out)
+				if tx == 0 {
+					t.Fatalf("sysbench ran no transaction:\n%s", out)
+				}
+				st := st[phase]
+				st.Params = []byte(strings.Replace(string(st.Params), `"verify":"rows"`, `"verify":"format"`, 1))
+				res, err := (oltp.OLTP{}).Execute(context.Background(), &workload.Env{Target: h}, st)
+				if err != nil {
+					t.Fatal(err)
+				}
+				m := res.Metrics
+				if m["ignored_errors"] != 0 {
+					continue // retried statements count too: no exact ratio
+				}
+				ops := float64(res.Ops)
+				if m["reads"]/ops != r/tx || m["writes"]/ops != w/tx || m["other"]/ops != o/tx {
+					t.Errorf("%s per transaction: ours r/w/o %v/%v/%v, sysbench's %v/%v/%v", phase,
+						m["reads"]/ops, m["writes"]/ops, m["other"]/ops, r/tx, w/tx, o/tx)
+				}
+			}
+		})
+	}
+}
+
+// On SQLite (embedded): prepare, read_only and write_only run and verify,
+// and a c written to the wrong row (well formed, but its check group is
+// another row's) fails read_only naming the table and id.
+func TestSQLiteRunsAndCatchesAMisplacedValue(t *testing.T) {
+	h := open(t, "sqlite", "")
+	st := steps(t, 40, 2)
+	ctx := context.Background()
+	for _, ph := range []string{"prepare", "read_only", "write_only", "read_only"} {
+		res, err := (oltp.OLTP{}).Execute(ctx, &workload.Env{Target: h}, st[ph])
+		if err != nil {
+			t.Fatalf("%s: %v", ph, err)
+		}
+		if ph == "read_only" && (res.Verify.Checked != 14*res.Ops || res.Ops == 0) {
+			t.Fatalf("read_only: %d ops, %d checked", res.Ops, res.Verify.Checked)
+		}
+	}
+	conn, err := h.(oltp.Store).OpenConn(ctx, 2, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.Begin(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a := oltp.Args{ID: 17, C: oltp.FillC(make([]byte, oltp.CLen), 7, 2, 18, 0)}
+	if n, err := conn.Exec(ctx, oltp.NonIndexUpdate, 2, &a); err != nil || n != 1 {
+		t.Fatalf("update: %d %v", n, err)
+	}
+	if err := conn.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	_, err = (oltp.OLTP{}).Execute(ctx, &workload.Env{Target: h}, st["read_only"])
+	var ve *workload.VerifyError
+	if !errors.As(err, &ve) || !strings.Contains(err.Error(), "does not belong to this row") {
+		t.Fatalf("read_only after a misplaced c: %v", err)
+	}
+	t.Logf("caught: %v", err)
+}
+
+// Values are sysbench's formats, a function of seed, table and id, and
+// each c verifies against its own row only.
+func TestValueFormats(t *testing.T) {
+	c := oltp.FillC(make([]byte, oltp.CLen), 1, 1, 1, 0)
+	if !cFormat.Match(c) || oltp.CheckC(c, 1, 1, 1) != "" {
+		t.Fatalf("c %q", c)
+	}
+	if string(oltp.FillC(make([]byte, oltp.CLen), 1, 1, 1, 0)) != string(c) || string(oltp.FillC(make([]byte, oltp.CLen), 1, 1, 2, 0)) == string(c) {
+		t.Fatal("c is not a function of the row")
+	}
+	for _, bad := range []struct {
+		seed  uint64
+		table int
+		id    int64
+	}{{2, 1, 1}, {1, 2, 1}, {1, 1, 2}} {
+		if oltp.CheckC(c, bad.seed, bad.table, bad.id) == "" {
+			t.Errorf("c of (1,1,1) passes as %v", bad)
+		}
+	}
+	padded := append(append([]byte(nil), c...), ' ')
+	if oltp.CheckC(padded, 1, 1, 1) != "" {
+		t.Error("CHAR padding refused")
+	}
+	torn := append([]byte(nil), c...)
+	torn[5] = 'x'
+	if oltp.WellFormed(torn) == "" {
+		t.Error("a letter passes")
+	}
+}
