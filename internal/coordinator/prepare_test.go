@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"storebench/internal/study"
+	_ "storebench/internal/target/bbolt"
 	_ "storebench/internal/target/memcached"
 	_ "storebench/internal/target/mpt"
 	_ "storebench/internal/target/pebble"
@@ -158,5 +159,37 @@ func TestEffectiveStudyPreparesTheSameSteps(t *testing.T) {
 	}
 	if !reflect.DeepEqual(want.Steps, got.Steps) {
 		t.Fatalf("steps differ:\nwant %+v\ngot  %+v", want.Steps, got.Steps)
+	}
+}
+
+// A compaction beside the stress load is one more requirement of that one
+// step: a target without a compaction of its own runs every other phase
+// and has the stress "n/a: no compaction", instead of failing the phase.
+func TestBackgroundCompactionIsARequirement(t *testing.T) {
+	s, err := study.Parse("t.yaml", []byte(`name: t
+ladder: [100]
+targets: [pebble, bbolt]
+workloads:
+  - name: ledger
+    params:
+      stress: {duration: 1s, rate: 100, background: {task: compact, every: 1s}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Prepare(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, info := range p.Targets {
+		for j, st := range p.Steps {
+			want := ""
+			if info.Name == "bbolt" && st.Phase == "stress" {
+				want = "no compaction"
+			}
+			if got := p.NA[i][j]; got != want {
+				t.Errorf("%s %s: n/a %q, want %q", info.Name, st.Phase, got, want)
+			}
+		}
 	}
 }

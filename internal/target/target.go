@@ -87,6 +87,9 @@ const (
 	AuthRoots Cap = "auth-roots"
 	// HTTP: serves pages over HTTP (workload http).
 	HTTP Cap = "http"
+	// Compaction: a full compaction of its own on demand (kv.Compacter),
+	// e.g. as a background task beside a load.
+	Compaction Cap = "compaction"
 )
 
 var capText = map[Cap]string{
@@ -99,10 +102,11 @@ var capText = map[Cap]string{
 	Documents:   "documents",
 	AuthRoots:   "authenticated roots",
 	HTTP:        "serves HTTP",
+	Compaction:  "compaction",
 }
 
 // AllCaps lists every capability, in the order `storebench list` shows them.
-var AllCaps = []Cap{KeyValue, OrderedScan, Batch, Secondary, Pipeline, SQL, Documents, AuthRoots, HTTP}
+var AllCaps = []Cap{KeyValue, OrderedScan, Batch, Secondary, Pipeline, SQL, Documents, AuthRoots, HTTP, Compaction}
 
 // String is the capability in words, for reasons and `storebench list`.
 func (c Cap) String() string {

@@ -30,6 +30,7 @@ func init() {
 		Open:        Open,
 		Version:     moduleVersion,
 		OptionNames: optionNames,
+		More:        []string{"compaction"}, // kv.Compacter
 	})
 }
 

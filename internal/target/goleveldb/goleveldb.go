@@ -29,6 +29,7 @@ func init() {
 		Open:        Open,
 		Version:     moduleVersion,
 		OptionNames: optionNames,
+		More:        []string{"compaction"}, // kv.Compacter
 	})
 }
 

@@ -17,5 +17,6 @@ func init() {
 		Version:     version(),
 		Unavailable: unavailable,
 		OptionNames: optionNames,
+		More:        []string{"compaction"}, // kv.Compacter
 	})
 }

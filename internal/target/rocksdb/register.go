@@ -25,5 +25,6 @@ func init() {
 		Version:     version(),
 		Unavailable: unavailable,
 		OptionNames: optionNames,
+		More:        []string{"compaction"}, // kv.Compacter
 	})
 }

@@ -81,6 +81,7 @@ func CheckCaps(t T, info target.Info, h any) {
 	_, isOLTP := h.(oltp.Store)
 	isSQL := isSelecter && isOLTP
 	_, isHTTP := h.(http.Site)
+	_, isCompacter := h.(kv.Compacter)
 	for _, c := range []struct {
 		cap target.Cap
 		has bool
@@ -93,6 +94,7 @@ func CheckCaps(t T, info target.Info, h any) {
 		{target.Batch, isKV || isADS},
 		{target.AuthRoots, isADS && ads.Authenticated(adsStore)},
 		{target.HTTP, isHTTP},
+		{target.Compaction, isCompacter},
 	} {
 		if info.Provides.Has(c.cap) != c.has {
 			t.Errorf("%s declares %s: %v, but its handle %T implements it: %v", info.Name, c.cap, info.Provides.Has(c.cap), h, c.has)

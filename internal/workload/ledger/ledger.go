@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"storebench/internal/workload/gen"
 	"strconv"
 	"time"
@@ -150,6 +151,11 @@ func (Ledger) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error)
 		st.OpenLoop, st.Rate = true, p.Stress.Rate
 		if p.Stress.Workers > 0 {
 			st.Concurrency = p.Stress.Workers
+		}
+		// A compaction beside the load needs a target that has one of its
+		// own: elsewhere the stress is n/a, with that reason.
+		if b := p.Stress.Background; b != nil && b.Task == "compact" {
+			st.Requires = append(slices.Clip(requires), target.Compaction)
 		}
 	}
 	if p.Balance.Addresses > 0 && p.Balance.Reads > 0 {
