@@ -101,7 +101,7 @@ var capText = map[Cap]string{
 	SQL:         "SQL",
 	Documents:   "documents",
 	AuthRoots:   "authenticated roots",
-	HTTP:        "serves HTTP",
+	HTTP:        "HTTP",
 	Compaction:  "compaction",
 }
 
