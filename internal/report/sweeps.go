@@ -195,9 +195,14 @@ func sweepTables(b *strings.Builder, run *results.Run, w string) {
 			if rs.Sustainable > 0 {
 				found = perSecond(rs.Sustainable)
 			}
-			status := "complete"
-			if !rs.Done {
+			status := "converged"
+			switch {
+			case !rs.Done:
 				status = "cut short"
+			case !rs.Converged && rs.FailedAbove > 0:
+				status = fmt.Sprintf("trials spent: between %s and %s", perSecond(rs.Sustainable), perSecond(rs.FailedAbove))
+			case !rs.Converged:
+				status = "trials spent: still rising"
 			}
 			sum.Rows = append(sum.Rows, []string{t.Title, found, strconv.Itoa(len(rs.Trials)), status})
 		}

@@ -18,6 +18,12 @@ type RateSearch struct {
 	Sustainable float64 `json:"sustainable_rate"`
 	// Trials in the order they ran.
 	Trials []RateTrial `json:"trials"`
+	// FailedAbove is the lowest offered rate that failed above the
+	// sustainable one (0: none did); Converged is true when that bracket
+	// narrowed to the search's precision (or nothing held down to 1/s, or
+	// the max was reached), false when the trials ran out first.
+	FailedAbove float64 `json:"failed_above,omitempty"`
+	Converged   bool    `json:"converged"`
 	// Done is false when the search was cut short (a failed or stopped
 	// trial, a limit): Sustainable is then the best found so far.
 	Done bool `json:"done"`

@@ -158,6 +158,8 @@ func (a *Adaptive) Next(last *results.Step) (workload.Step, bool) {
 				Late: last.Late, LatePerTick: t.LatePerTick, Sustained: t.Sustained, Why: t.Why,
 			})
 			c.rec.Sustainable = c.rs.Sustainable()
+			_, c.rec.FailedAbove = c.rs.Bracket()
+			c.rec.Converged = c.rs.Converged()
 		}
 		if rate, ok := c.rs.Next(); ok {
 			return a.trial(rate), true

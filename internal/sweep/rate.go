@@ -201,6 +201,39 @@ func (s *RateSearch) bounds() (good, bad float64) {
 	return good, bad
 }
 
+// Bracket is the highest rate that held and the lowest that failed above
+// it (0 when there is none): the target's capacity lies between them.
+func (s *RateSearch) Bracket() (good, bad float64) { return s.bounds() }
+
+// Converged reports whether the search ended on its own terms (the
+// bracket within Precision, Max reached, or nothing held down to 1/s),
+// rather than by spending its trials.
+func (s *RateSearch) Converged() bool {
+	if len(s.trials) == 0 {
+		return false
+	}
+	if last := s.trials[len(s.trials)-1]; !last.Sustained && s.triedAt(last.Offered) == 1 {
+		return false // a failure waiting for its confirmation
+	}
+	prec := s.Precision
+	if prec <= 0 {
+		prec = 0.05
+	}
+	factor := s.Factor
+	if factor <= 1 {
+		factor = 2
+	}
+	good, bad := s.bounds()
+	switch {
+	case bad == 0:
+		return s.Max > 0 && good >= s.Max
+	case good == 0:
+		return math.Round(bad/factor) < 1
+	default:
+		return (bad-good)/good <= prec
+	}
+}
+
 // Sustainable is the highest rate that held (0 if none did).
 func (s *RateSearch) Sustainable() float64 {
 	good, _ := s.bounds()

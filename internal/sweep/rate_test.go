@@ -144,3 +144,29 @@ func TestRateSearchRetriesAFailedRateOnce(t *testing.T) {
 		t.Fatalf("1000/s tried %d times, want the failure confirmed once", n)
 	}
 }
+
+func TestConvergedTellsABracketFromSpentTrials(t *testing.T) {
+	s := RateSearch{Start: 500, Precision: 0.05, MaxTrials: 3}
+	for {
+		r, ok := s.Next()
+		if !ok {
+			break
+		}
+		s.Record(trialAt(r, 3000))
+	}
+	if s.Converged() {
+		t.Fatalf("3 trials (%+v) cannot narrow 500..3000 to 5%%, yet converged", s.Curve())
+	}
+	s = RateSearch{Start: 500, Precision: 0.05, MaxTrials: 40}
+	for {
+		r, ok := s.Next()
+		if !ok {
+			break
+		}
+		s.Record(trialAt(r, 3000))
+	}
+	good, bad := s.Bracket()
+	if !s.Converged() || (bad-good)/good > 0.05 {
+		t.Fatalf("not converged with bracket %.0f..%.0f", good, bad)
+	}
+}
