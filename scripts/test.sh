@@ -20,7 +20,7 @@ fi
 $GO vet -tags "$tags" ./...
 $GO build -tags "$tags" -o bin/storebench ./cmd/storebench
 
-servers=(redis postgres mariadb memcached ferretdb cassandra apache nginx node)
+servers=(redis postgres mariadb memcached ferretdb ferretdb-pg cassandra apache nginx node)
 stop_all() {
   for s in "${servers[@]}"; do bin/storebench server stop "$s" >/dev/null 2>&1 || true; done
 }
@@ -28,7 +28,8 @@ trap stop_all EXIT
 for s in "${servers[@]}"; do
   t0=$(date +%s%N)
   uri=$(bin/storebench server start "$s" --uri-only)
-  var="STOREBENCH_TEST_$(echo "$s" | tr '[:lower:]' '[:upper:]')_URI"
+  # ferretdb-pg: STOREBENCH_TEST_FERRETDB_PG_URI (servertest.EnvVar)
+  var="STOREBENCH_TEST_$(echo "$s" | tr '[:lower:]-' '[:upper:]_')_URI"
   export "$var=$uri"
   ms=$(( ($(date +%s%N) - t0) / 1000000 ))
   printf 'started %-10s in %d.%03ds\n' "$s" $((ms / 1000)) $((ms % 1000))

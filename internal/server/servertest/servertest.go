@@ -19,9 +19,11 @@ import (
 	"storebench/internal/server"
 )
 
-// EnvVar is the variable that carries a shared server's URI.
+// EnvVar is the variable that carries a shared server's URI; a dash in
+// the server's name (ferretdb-pg) is an underscore there, as a shell
+// variable's name requires (scripts/test.sh derives it the same way).
 func EnvVar(name string) string {
-	return "STOREBENCH_TEST_" + strings.ToUpper(name) + "_URI"
+	return "STOREBENCH_TEST_" + strings.ReplaceAll(strings.ToUpper(name), "-", "_") + "_URI"
 }
 
 // URI returns the URI of a running server of that name.

@@ -60,16 +60,34 @@ const (
 var optionNames = []string{"pool", "address_id"}
 
 func init() {
+	register(name, "MongoDB protocol", "ferretdb", []string{"mongodb"}, backendSQLite)
+	// The same client on FerretDB's production backend: its own target
+	// so that a study names it (`--targets ferretdb-pg`) and its report
+	// says what was measured; mongodb:// URIs stay with the target above.
+	register("ferretdb-pg", "FerretDB (PostgreSQL backend)", "ferretdb-pg", nil, backendPostgreSQL)
+}
+
+// backend is the storage FerretDB runs on, which the managed server
+// fixes and buildInfo does not tell: it picks the note on which queries
+// use an index.
+type backend int
+
+const (
+	backendSQLite backend = iota
+	backendPostgreSQL
+)
+
+func register(targetName, title, srv string, schemes []string, b backend) {
 	target.Register(target.Info{
-		Name:        name,
-		Title:       "MongoDB protocol",
+		Name:        targetName,
+		Title:       title,
 		Version:     "mongo-go-driver " + moduleVersion,
 		OptionNames: optionNames,
-		Server:      "ferretdb",
-		Schemes:     []string{"mongodb"},
+		Server:      srv,
+		Schemes:     schemes,
 		Provides:    target.Caps{target.KeyValue, target.OrderedScan, target.Secondary, target.Documents},
 		Open: func(o target.Options) (io.Closer, error) {
-			s, err := Open(o)
+			s, err := openOn(o, targetName, b)
 			if err != nil {
 				return nil, err
 			}
@@ -94,15 +112,17 @@ type Store struct {
 
 // Open connects to o.URI (mongodb://[user:password@]host:port/db) and
 // creates the ledger index if it is missing.
-func Open(o target.Options) (*Store, error) {
-	s, err := open(o)
+func Open(o target.Options) (*Store, error) { return openOn(o, name, backendSQLite) }
+
+func openOn(o target.Options, targetName string, b backend) (*Store, error) {
+	s, err := open(o, b)
 	if err != nil {
-		return nil, target.OpenError(name, o.URI, err)
+		return nil, target.OpenError(targetName, o.URI, err)
 	}
 	return s, nil
 }
 
-func open(o target.Options) (*Store, error) {
+func open(o target.Options, b backend) (*Store, error) {
 	sv, err := targetkit.ServerOptions(o.Durability, o.Extra, o.URI, optionNames, defaultPool, "mongodb://host:port/db")
 	if err != nil {
 		return nil, err
@@ -168,7 +188,7 @@ func open(o target.Options) (*Store, error) {
 		}
 	}
 	if ferret {
-		note = "FerretDB 1.x on SQLite uses an index only for _id equality on strings and ObjectIDs: other filters, sorts and ranges scan the collection"
+		note = ferretNote(b)
 	}
 	s.settings = map[string]string{
 		"server":         target.RedactURI(o.URI),
@@ -188,6 +208,16 @@ func open(o target.Options) (*Store, error) {
 		s.settings["server_note"] = note
 	}
 	return s, nil
+}
+
+// ferretNote says which queries FerretDB 1.x answers from an index on
+// each backend, from its source (internal/backends/*/query.go).
+func ferretNote(b backend) string {
+	if b == backendPostgreSQL {
+		return "FerretDB 1.x on PostgreSQL pushes equality filters down as jsonb containment (_jsonb->'f' @> value), " +
+			"which its btree indexes on (_jsonb->'f') cannot serve: PostgreSQL scans the table for them, in SQL rather than in FerretDB"
+	}
+	return "FerretDB 1.x on SQLite uses an index only for _id equality on strings and ObjectIDs: other filters, sorts and ranges scan the collection"
 }
 
 // database is the database a mongodb:// URI names (its path), or

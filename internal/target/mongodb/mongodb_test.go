@@ -35,15 +35,31 @@ func TestMain(m *testing.M) {
 
 func TestInfo(t *testing.T) {
 	servers.Info(t, "mongodb", "ferretdb", "mongodb")
+	// FerretDB on PostgreSQL: a target of its own, named as what it is;
+	// mongodb:// URIs stay with the mongodb target (checked above).
+	servers.Info(t, "ferretdb-pg", "ferretdb-pg")
+	if info, _ := target.Lookup("ferretdb-pg"); info.Title != "FerretDB (PostgreSQL backend)" {
+		t.Errorf("ferretdb-pg titled %q", info.Title)
+	}
 	servers.ModuleVersion(t, "go.mongodb.org/mongo-driver/v2", "v2.9.3")
 }
 
-// One server serves every subtest.
+// One server serves every subtest: FerretDB on SQLite (the mongodb
+// target), then on PostgreSQL (the ferretdb-pg target).
 func TestWithServer(t *testing.T) {
+	for _, c := range []struct{ target, server, note string }{
+		{"mongodb", "ferretdb", "on SQLite"},
+		{"ferretdb-pg", "ferretdb-pg", "on PostgreSQL"},
+	} {
+		t.Run(c.target, func(t *testing.T) { withServer(t, c.target, c.server, c.note) })
+	}
+}
+
+func withServer(t *testing.T, name, srv, note string) {
 	// A database of its own on the shared server, dropped at the end:
 	// FerretDB scans collections for most queries, so leftovers of earlier
 	// runs would slow every later one.
-	base := servertest.URI(t, "ferretdb")
+	base := servertest.URI(t, srv)
 	dbName := fmt.Sprintf("sbtest_%d", time.Now().UnixNano())
 	uri := strings.TrimSuffix(base, "/storebench") + "/" + dbName
 	t.Cleanup(func() {
@@ -64,14 +80,18 @@ func TestWithServer(t *testing.T) {
 		for i := 0; i+1 < len(extra); i += 2 {
 			o.Extra[extra[i]] = extra[i+1]
 		}
-		h := servers.Open(t, "mongodb", o)
+		h := servers.Open(t, name, o)
 		t.Cleanup(func() { h.Close() })
 		return h
 	}
 	t.Run("Ledger", func(t *testing.T) {
 		h := open(t, kv.Sync)
-		s := servers.Settings(t, h, "layout.ledger", "batch", "write_concern")
+		s := servers.Settings(t, h, "layout.ledger", "batch", "write_concern", "server_note")
 		t.Logf("settings: %v", s)
+		// What the note says of indexes holds for this backend only.
+		if !strings.Contains(s["server_note"], note) {
+			t.Errorf("server_note %q, want one %s", s["server_note"], note)
+		}
 		if s["write_concern"] != "w:1 j:true" {
 			t.Errorf("sync write concern %q, want w:1 j:true", s["write_concern"])
 		}
@@ -98,7 +118,7 @@ func TestWithServer(t *testing.T) {
 	// Credentials the server refuses fail Open without the password
 	// showing.
 	t.Run("RefusedCredentials", func(t *testing.T) {
-		servers.OpenFails(t, "mongodb", servers.WithCredentials(uri, "nobody"))
+		servers.OpenFails(t, name, servers.WithCredentials(uri, "nobody"))
 	})
 }
 

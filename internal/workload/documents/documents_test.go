@@ -77,8 +77,8 @@ func open(t *testing.T, name string) io.Closer {
 	switch name {
 	case "sqlite":
 		o.Dir = t.TempDir()
-	case "mongodb":
-		base := servertest.URI(t, "ferretdb")
+	case "mongodb", "ferretdb-pg":
+		base := servertest.URI(t, info.Server)
 		o.URI = strings.TrimSuffix(base, "/storebench") + fmt.Sprintf("/sbdocs_%d", time.Now().UnixNano())
 	default:
 		o.URI = servertest.URI(t, info.Server)
@@ -91,7 +91,8 @@ func open(t *testing.T, name string) io.Closer {
 	return h
 }
 
-var targets = []string{"sqlite", "postgres", "mongodb"}
+// mongodb is FerretDB on SQLite; ferretdb-pg FerretDB on PostgreSQL.
+var targets = []string{"sqlite", "postgres", "mongodb", "ferretdb-pg"}
 
 func exec(t *testing.T, h io.Closer, st workload.Step) *results.Step {
 	t.Helper()
