@@ -83,16 +83,13 @@ func throughput(s *results.Step) float64 {
 	return float64(s.Ops) / s.Seconds
 }
 
-// rateText prints a rate with the step's unit.
-func rateText(v float64, s *results.Step) string {
-	u := "ops"
-	if s != nil && s.Unit != "" {
-		u = s.Unit
-	}
+// rateText prints operations per second (a workload's unit names one
+// operation in words, too long for a rate).
+func rateText(v float64, _ *results.Step) string {
 	if v < 10 {
-		return fmt.Sprintf("%.2f %s/s", v, u)
+		return fmt.Sprintf("%.2f/s", v)
 	}
-	return fmt.Sprintf("%.0f %s/s", v, u)
+	return fmt.Sprintf("%.0f/s", v)
 }
 
 // discussedSteps are a target's steps of workload w worth discussing: the
@@ -214,7 +211,7 @@ func saturation(b *strings.Builder, run *results.Run, w string) {
 	if len(tab.Rows) == 0 {
 		return
 	}
-	b.WriteString("What limited each target, step by step (the phase's own step and each concurrency level at the largest size):\n\n")
+	b.WriteString("What limited each target, step by step (the phase's own step and each concurrency level at the largest size; throughput in the workload's operations per second):\n\n")
 	tab.Write(b)
 	if len(notes) > 0 {
 		b.WriteString(strings.Join(notes, ". ") + ".\n\n")
@@ -272,7 +269,7 @@ func reaction(b *strings.Builder, run *results.Run, w string) {
 	if len(groups) == 0 {
 		return
 	}
-	tab := Table{Head: []string{"phase", "target", "throughput", "concurrency", "throughput", "change", "p99", "change"}, Left: 3}
+	tab := Table{Head: []string{"phase", "target", "verdict", "concurrency", "throughput", "change", "p99", "change"}, Left: 3}
 	var sentences []string
 	for _, g := range groups {
 		type moved struct {

@@ -57,18 +57,18 @@ func TestDiscussionFromMeasurements(t *testing.T) {
 	}
 	d := md[i:]
 	for _, want := range []string{
-		"| Alpha | get | 100 | 1000 pages/s | 10.00 ms | CPU: all 2 cores busy (server 150% + client 40% CPU) |",
-		"| Alpha | get | 500 | 600 pages/s | 100.00 ms |",
+		"| Alpha | get | 100 | 1000/s | 10.00 ms | CPU: all 2 cores busy (server 150% + client 40% CPU) |",
+		"| Alpha | get | 500 | 600/s | 100.00 ms |",
 		"12 failed requests (0.2% of operations)",
 		"600.0 KiB/s bytes received",
 		"CPU: one core busy (server 50% + client 95% CPU), a single-threaded path; the load generator took more CPU than the server (95% against 50%)",
 		"Beta: CPU-bound below all cores in 2 of 2 steps long enough to tell; its load generator took more CPU than the server in 2 of 2",
 		"Not applicable: Gamma (no pages)",
-		"| discussiontest get N=1 | Alpha | lost | 100 → 500 | 1000 pages/s → 600 pages/s | ×0.60 | 10.00 ms → 100.00 ms | ×10.00 |",
-		"| discussiontest get N=1 | Beta | gained | 100 → 500 | 800 pages/s → 900 pages/s | ×1.12 | 20.00 ms → 40.00 ms | ×2.00 |",
+		"| discussiontest get N=1 | Alpha | lost | 100 → 500 | 1000/s → 600/s | ×0.60 | 10.00 ms → 100.00 ms | ×10.00 |",
+		"| discussiontest get N=1 | Beta | gained | 100 → 500 | 800/s → 900/s | ×1.12 | 20.00 ms → 40.00 ms | ×2.00 |",
 		"from concurrency 100 to 500: Beta gained ×1.12 (p99 ×2.00), Alpha lost ×0.60 (p99 ×10.00); Beta coped best with more concurrency, Alpha worst",
-		"| get | 100 | Alpha: 1000 pages/s, p99 10.00 ms | Beta: 800 pages/s, p99 20.00 ms | ×0.80 |",
-		"| get | 500 | Beta: 900 pages/s, p99 40.00 ms | Alpha: 600 pages/s, p99 100.00 ms | ×0.67 |",
+		"| get | 100 | Alpha: 1000/s, p99 10.00 ms | Beta: 800/s, p99 20.00 ms | ×0.80 |",
+		"| get | 500 | Beta: 900/s, p99 40.00 ms | Alpha: 600/s, p99 100.00 ms | ×0.67 |",
 		"For get (pages per second, the workload's headline figure): at 100 Alpha leads (Beta reaches ×0.80 of it); at 500 Beta takes the lead (Alpha at ×0.67 of it).",
 	} {
 		if !strings.Contains(d, want) {
