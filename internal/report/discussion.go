@@ -249,6 +249,10 @@ func ratioText(r float64) string {
 	if math.IsNaN(r) || math.IsInf(r, 0) {
 		return "–"
 	}
+	if r > 0 && r < 0.005 {
+		// Two decimals would read ×0.00: keep two significant digits.
+		return "×" + strconv.FormatFloat(r, 'f', 1-int(math.Floor(math.Log10(r))), 64)
+	}
 	return fmt.Sprintf("×%.2f", r)
 }
 

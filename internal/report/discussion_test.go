@@ -76,6 +76,12 @@ func TestDiscussionFromMeasurements(t *testing.T) {
 		}
 	}
 
+	for r, want := range map[float64]string{0.5: "×0.50", 0.0000657: "×0.000066", 0.0042: "×0.0042", 12.5: "×12.50"} {
+		if got := ratioText(r); got != want {
+			t.Errorf("ratio %g: %s, want %s", r, got, want)
+		}
+	}
+
 	// Another run where Beta is faster at every level: its lead is kept.
 	b.Steps[0] = discStep("", 2000, 5e6, 50, 95, 0)
 	b.Steps[1] = discStep("500", 1800, 8e6, 60, 100, 0)
