@@ -38,3 +38,42 @@ func TestEveryBuiltInStudyPrepares(t *testing.T) {
 		})
 	}
 }
+
+// web-oltp runs each workload at the seed's levels and no other: HTTP at
+// 100 and 500 concurrent requests, sysbench at 8 and 64 threads,
+// mongodb-performance-test at 8 and 32; --scale seed gives the seed's
+// sizes.
+func TestWebOLTPRunsEachWorkloadAtTheSeedsLevels(t *testing.T) {
+	for _, scale := range []string{"", "seed"} {
+		s, err := study.Load("web-oltp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Apply(study.Override{Scale: scale}); err != nil {
+			t.Fatal(err)
+		}
+		p, err := coordinator.Prepare(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		levels := map[string]map[int]bool{}
+		for _, st := range p.Steps {
+			if st.Phase == "prepare" {
+				continue
+			}
+			if levels[st.Workload] == nil {
+				levels[st.Workload] = map[int]bool{}
+			}
+			levels[st.Workload][st.Concurrency] = true
+		}
+		want := map[string][]int{"http": {100, 500}, "oltp": {8, 64}, "documents": {8, 32}}
+		for w, ls := range want {
+			if len(levels[w]) != len(ls) || !levels[w][ls[0]] || !levels[w][ls[1]] {
+				t.Errorf("scale %q: %s at %v, want %v", scale, w, levels[w], ls)
+			}
+		}
+		if scale == "seed" && s.Largest() != 1_000_000 {
+			t.Errorf("--scale seed: ladder %v", s.Ladder)
+		}
+	}
+}

@@ -100,6 +100,14 @@ func planSteps(s *study.Study) (out []workload.Step, search []*sweep.RateSpec, e
 		if err != nil {
 			return nil, nil, &study.Error{File: s.File, Field: fmt.Sprintf("workloads[%d].name", i), Msg: err.Error()}
 		}
+		s := s
+		if e.Concurrency > 0 {
+			// The entry's own concurrency: every workload plans from the
+			// study's, so it plans from a copy that carries this one.
+			c := *s
+			c.Concurrency = e.Concurrency
+			s = &c
+		}
 		raw, err := w.DecodeParams(s, e)
 		if err != nil {
 			return nil, nil, err
@@ -244,6 +252,14 @@ func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, erro
 	}
 	for _, c := range s.Ladder {
 		run.Ladder = append(run.Ladder, int64(c))
+	}
+	for _, e := range s.Workloads {
+		if e.Concurrency > 0 {
+			if run.WorkloadConcurrency == nil {
+				run.WorkloadConcurrency = map[string]int{}
+			}
+			run.WorkloadConcurrency[e.Name] = e.Concurrency
+		}
 	}
 
 	// The time limit is a deadline on everything; an interrupt (ctx) is

@@ -193,3 +193,35 @@ workloads:
 		}
 	}
 }
+
+// A workload entry's own concurrency sets its steps' and its sweep adds
+// levels to it; the other workloads keep the study's.
+func TestPrepareEntryConcurrency(t *testing.T) {
+	s, err := study.Parse("t.yaml", []byte(`name: t
+concurrency: 8
+ladder: [10]
+targets: [pebble]
+workloads:
+  - name: ycsb
+    concurrency: 100
+    params: {workloads: [c]}
+    sweep: {concurrency: [500]}
+  - name: ledger
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Prepare(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, st := range p.Steps {
+		got[st.Labels.Name()] = st.Concurrency
+	}
+	for name, c := range map[string]int{"ycsb-load-n10": 100, "ycsb-c-n10": 100, "ycsb-c-n10-c500": 500, "ledger-insert-n10": 8} {
+		if got[name] != c {
+			t.Errorf("%s: concurrency %d, want %d (steps: %v)", name, got[name], c, got)
+		}
+	}
+}

@@ -94,6 +94,7 @@ func document(run *results.Run) string {
 	streams(&b, run)
 	bottlenecks(&b, run)
 	verification(&b, run)
+	discussion(&b, run)
 	return b.String()
 }
 

@@ -42,8 +42,12 @@ type Run struct {
 	Seed        int64           `json:"seed"`
 	Durability  string          `json:"durability"`
 	Concurrency int             `json:"concurrency"`
-	Ladder      []int64         `json:"ladder"`
-	Targets     []*Target       `json:"targets"`
+	// WorkloadConcurrency is the concurrency of each workload whose study
+	// entry sets its own (its phases' own steps ran at it, not at
+	// Concurrency).
+	WorkloadConcurrency map[string]int `json:"workload_concurrency,omitempty"`
+	Ladder              []int64        `json:"ladder"`
+	Targets             []*Target      `json:"targets"`
 	// Constraints are the study's (nil: none given); the report ranks
 	// the targets against them.
 	Constraints *study.Constraints `json:"constraints,omitempty"`

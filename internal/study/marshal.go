@@ -80,6 +80,9 @@ func (s *Study) Effective(redact func(string) string) ([]byte, error) {
 	workloads := &yaml.Node{Kind: yaml.SequenceNode}
 	for _, w := range s.Workloads {
 		wn := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{scalar("name"), scalar(w.Name)}}
+		if w.Concurrency > 0 {
+			wn.Content = append(wn.Content, scalar("concurrency"), scalar(strconv.Itoa(w.Concurrency)))
+		}
 		if w.Params.Kind != 0 {
 			wn.Content = append(wn.Content, scalar("params"), plain(&w.Params))
 		}

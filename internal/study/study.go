@@ -114,6 +114,11 @@ type Entry struct {
 	// Sweep asks for the generic sweeps any workload gets (a concurrency
 	// sweep, a sustainable-rate search); package sweep decodes it.
 	Sweep yaml.Node `yaml:"sweep"`
+	// Concurrency, when set, replaces the study's concurrency for this
+	// workload's steps: one study can then run workloads whose natural
+	// loads differ by orders of magnitude (100 HTTP connections, 8 SQL
+	// threads) without running each at the others' levels.
+	Concurrency int `yaml:"concurrency"`
 }
 
 // Load reads a study by built-in name or by file path.
@@ -332,6 +337,13 @@ func (s *Study) check(root *yaml.Node) error {
 	if len(s.Workloads) == 0 {
 		return fail("workloads", "missing: name at least one workload (see `storebench list`)")
 	}
+	for i, e := range s.Workloads {
+		// As at the top level, a 0 written in the file is a mistake, not
+		// a request for the study's concurrency.
+		if n := s.entryField(i, "concurrency"); n != nil && (e.Concurrency < 1 || e.Concurrency > 4096) {
+			return &Error{File: s.File, Line: n.Line, Field: "workloads." + e.Name + ".concurrency", Msg: fmt.Sprintf("%d: want 1..4096 (absent: the study's concurrency)", e.Concurrency)}
+		}
+	}
 	if err := s.checkConstraints(root); err != nil {
 		return err
 	}
@@ -368,6 +380,19 @@ func (s *Study) checkTargets() error {
 		seen[ref] = i
 	}
 	return nil
+}
+
+// entryField is the value of field in the file's i-th workload entry, nil
+// if the file does not give it.
+func (s *Study) entryField(i int, field string) *yaml.Node {
+	if s.root == nil || len(s.root.Content) == 0 || s.root.Content[0].Kind != yaml.MappingNode {
+		return nil
+	}
+	w := lineNode(s.root.Content[0], "workloads")
+	if w == nil || w.Kind != yaml.SequenceNode || i >= len(w.Content) || w.Content[i].Kind != yaml.MappingNode {
+		return nil
+	}
+	return lineNode(w.Content[i], field)
 }
 
 // has reports whether the study file gives a top-level field.
@@ -575,11 +600,33 @@ func (s *Study) set(assign string) error {
 	// The value comes from the command line, not from a line of the file:
 	// errors must not point into the file, but name the flag.
 	clearLines(&v)
+	if len(parts) == 2 && parts[1] == "concurrency" {
+		if err := s.setEntryConcurrency(parts[0], val); err != nil {
+			return err
+		}
+		s.overrides = append(s.overrides, override{field: "workloads." + parts[0] + ".concurrency", flag: "--set " + assign})
+		return nil
+	}
 	if err := s.setParam(parts, &v); err != nil {
 		return err
 	}
 	s.overrides = append(s.overrides, override{field: paramPath(parts), flag: "--set " + assign})
 	return nil
+}
+
+// setEntryConcurrency sets workload's own concurrency (WORKLOAD.concurrency).
+func (s *Study) setEntryConcurrency(workload, val string) error {
+	c, err := strconv.Atoi(strings.TrimSpace(val))
+	if err != nil || c < 1 || c > 4096 {
+		return fmt.Errorf("%q: want a whole number 1..4096", val)
+	}
+	for i := range s.Workloads {
+		if s.Workloads[i].Name == workload {
+			s.Workloads[i].Concurrency = c
+			return nil
+		}
+	}
+	return fmt.Errorf("the study has no workload %q", workload)
 }
 
 // paramPath is the study path of workload.param.sub (workload.sweep.sub:

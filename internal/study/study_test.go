@@ -140,3 +140,47 @@ func TestSetErrorsPointAtTheCommandLine(t *testing.T) {
 }
 
 func str(s string) *string { return &s }
+
+// A workload entry may carry its own concurrency (one study running 100
+// HTTP connections and 8 SQL threads); a written 0 or a level out of
+// range is refused at its line, --set WORKLOAD.concurrency changes it,
+// and the study as run keeps it.
+func TestEntryConcurrency(t *testing.T) {
+	src := "name: t\nladder: [10]\ntargets: [pebble]\nworkloads:\n  - name: ledger\n    concurrency: 100\n  - name: ycsb\n"
+	s, err := Parse("t.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Workloads[0].Concurrency != 100 || s.Workloads[1].Concurrency != 0 || s.Concurrency != 8 {
+		t.Fatalf("entry concurrency: %+v", s.Workloads)
+	}
+	for _, bad := range []string{"0", "5000", "-1"} {
+		_, err := Parse("t.yaml", []byte(strings.Replace(src, "concurrency: 100", "concurrency: "+bad, 1)))
+		if err == nil || !strings.Contains(err.Error(), "t.yaml:6: workloads.ledger.concurrency: "+bad+": want 1..4096") {
+			t.Errorf("concurrency %s: %v", bad, err)
+		}
+	}
+	if err := s.Apply(Override{Set: []string{"ycsb.concurrency=64"}}); err != nil {
+		t.Fatal(err)
+	}
+	if s.Workloads[1].Concurrency != 64 {
+		t.Fatalf("--set ycsb.concurrency=64: %+v", s.Workloads[1])
+	}
+	for _, bad := range []string{"ycsb.concurrency=0", "ycsb.concurrency=x", "nope.concurrency=8"} {
+		s2, _ := Parse("t.yaml", []byte(src))
+		if err := s2.Apply(Override{Set: []string{bad}}); err == nil {
+			t.Errorf("--set %s accepted", bad)
+		}
+	}
+	out, err := s.Effective(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse("study.yaml", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Workloads[0].Concurrency != 100 || back.Workloads[1].Concurrency != 64 {
+		t.Fatalf("the study as run lost the entries' concurrency:\n%s", out)
+	}
+}
