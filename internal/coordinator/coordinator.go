@@ -475,6 +475,7 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 
 	ev, err := w.call(wire.Request{Cmd: wire.CmdOpen, Open: &wire.OpenArgs{
 		Target: info.Name, Dir: dir, URI: uri, Durability: s.Durability, CacheBytes: int64(t.Cache), Options: t.Options,
+		Concurrency: maxConcurrency(steps),
 	}}, nil)
 	if err != nil {
 		tr.Status, tr.Reason = "failed", err.Error()
@@ -663,4 +664,14 @@ func human(b int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f%ciB", float64(b)/float64(div), "KMGTPE"[exp])
+}
+
+// maxConcurrency is the most load goroutines any of the steps drives (a
+// sweep's levels included): a server client sizes its pool to it.
+func maxConcurrency(steps []workload.Step) int {
+	m := 0
+	for _, st := range steps {
+		m = max(m, st.Concurrency)
+	}
+	return m
 }

@@ -32,6 +32,11 @@ type Options struct {
 	CacheBytes int64
 	// Extra holds target-specific options from the study.
 	Extra map[string]string
+	// Concurrency is the most load goroutines any step of the run drives
+	// on this target (0: unknown): a server client's default connection
+	// pool is at least that large, so that no goroutine waits for a
+	// connection (the pool option still sets it explicitly).
+	Concurrency int
 }
 
 // Info describes a registered target.

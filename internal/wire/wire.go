@@ -67,6 +67,8 @@ type OpenArgs struct {
 	Durability string            `json:"durability"`
 	CacheBytes int64             `json:"cache_bytes,omitempty"`
 	Options    map[string]string `json:"options,omitempty"`
+	// Concurrency is the most load goroutines any step will drive.
+	Concurrency int `json:"concurrency,omitempty"`
 }
 
 // Event is one message from the worker.

@@ -280,7 +280,7 @@ func (w *server) openStore(a wire.OpenArgs, fresh bool) (*wire.Opened, error) {
 			return nil, fmt.Errorf("clearing %s: %w", a.Dir, err)
 		}
 	}
-	h, err := info.Open(target.Options{Dir: a.Dir, URI: a.URI, Durability: kv.Durability(a.Durability), CacheBytes: a.CacheBytes, Extra: a.Options})
+	h, err := info.Open(target.Options{Dir: a.Dir, URI: a.URI, Durability: kv.Durability(a.Durability), CacheBytes: a.CacheBytes, Extra: a.Options, Concurrency: a.Concurrency})
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", a.Target, err)
 	}

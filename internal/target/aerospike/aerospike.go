@@ -144,7 +144,7 @@ func Open(o target.Options) (*Store, error) {
 }
 
 func open(o target.Options) (*Store, error) {
-	sv, err := targetkit.ServerOptions(o.Durability, o.Extra, o.URI, optionNames, defaultPool, "aerospike://host:port/namespace")
+	sv, err := targetkit.ServerOptions(o.Durability, o.Extra, o.URI, optionNames, max(defaultPool, o.Concurrency), "aerospike://host:port/namespace")
 	if err != nil {
 		return nil, err
 	}

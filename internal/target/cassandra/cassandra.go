@@ -108,7 +108,7 @@ func Open(o target.Options) (*Store, error) {
 }
 
 func open(o target.Options) (*Store, error) {
-	sv, err := targetkit.ServerOptions(o.Durability, o.Extra, o.URI, optionNames, defaultPool, "cassandra://host:port/keyspace")
+	sv, err := targetkit.ServerOptions(o.Durability, o.Extra, o.URI, optionNames, max(defaultPool, o.Concurrency), "cassandra://host:port/keyspace")
 	if err != nil {
 		return nil, err
 	}

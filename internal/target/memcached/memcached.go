@@ -84,7 +84,7 @@ func Open(o target.Options) (*Store, error) {
 }
 
 func open(o target.Options) (*Store, error) {
-	sv, err := targetkit.ServerOptions(o.Durability, o.Extra, o.URI, optionNames, defaultPool, "memcached://host:port")
+	sv, err := targetkit.ServerOptions(o.Durability, o.Extra, o.URI, optionNames, max(defaultPool, o.Concurrency), "memcached://host:port")
 	if err != nil {
 		return nil, err
 	}

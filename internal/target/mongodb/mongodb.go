@@ -123,7 +123,7 @@ func openOn(o target.Options, targetName string, b backend) (*Store, error) {
 }
 
 func open(o target.Options, b backend) (*Store, error) {
-	sv, err := targetkit.ServerOptions(o.Durability, o.Extra, o.URI, optionNames, defaultPool, "mongodb://host:port/db")
+	sv, err := targetkit.ServerOptions(o.Durability, o.Extra, o.URI, optionNames, max(defaultPool, o.Concurrency), "mongodb://host:port/db")
 	if err != nil {
 		return nil, err
 	}

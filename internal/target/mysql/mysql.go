@@ -182,7 +182,7 @@ func config(uri string) (*mysql.Config, error) {
 }
 
 func open(o target.Options) (*Store, error) {
-	sv, err := targetkit.ServerOptions(o.Durability, o.Extra, o.URI, optionNames, defaultPool, "mysql://user@host:port/db")
+	sv, err := targetkit.ServerOptions(o.Durability, o.Extra, o.URI, optionNames, max(defaultPool, o.Concurrency), "mysql://user@host:port/db")
 	if err != nil {
 		return nil, err
 	}

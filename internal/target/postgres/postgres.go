@@ -90,7 +90,7 @@ func Open(o target.Options) (*Store, error) {
 }
 
 func open(o target.Options) (*Store, error) {
-	sv, err := targetkit.ServerOptions(o.Durability, o.Extra, o.URI, optionNames, defaultPool, "postgres://user@host:port/db")
+	sv, err := targetkit.ServerOptions(o.Durability, o.Extra, o.URI, optionNames, max(defaultPool, o.Concurrency), "postgres://user@host:port/db")
 	if err != nil {
 		return nil, err
 	}

@@ -126,3 +126,26 @@ workloads:
 		servers.CancelWhenStalled(t, "redis", o, steps[:1])
 	})
 }
+
+// The run's highest concurrency sizes the default pool, so no load
+// goroutine of a 64-goroutine sweep level waits for one of 16
+// connections; the pool option still wins.
+func TestPoolFollowsTheRunsConcurrency(t *testing.T) {
+	uri := strings.TrimSuffix(servertest.URI(t, "redis"), "/0") + "/9"
+	for _, c := range []struct {
+		conc  int
+		extra map[string]string
+		want  string
+	}{
+		{0, nil, "16 connections"},
+		{64, nil, "64 connections"},
+		{64, map[string]string{"pool": "8"}, "8 connections"},
+	} {
+		h := servers.Open(t, "redis", target.Options{URI: uri, Durability: kv.Async, Extra: c.extra, Concurrency: c.conc})
+		got := h.(kv.Describer).Settings()["pool"]
+		h.Close()
+		if !strings.HasPrefix(got, c.want) {
+			t.Errorf("concurrency %d, options %v: pool %q, want %q", c.conc, c.extra, got, c.want)
+		}
+	}
+}
