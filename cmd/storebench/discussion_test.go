@@ -107,7 +107,7 @@ func TestDiscussionOfARealRun(t *testing.T) {
 			}
 		}
 	}
-	for _, w := range []string{"### http", "### ycsb", "Not applicable: SQLite (no serves HTTP)"} {
+	for _, w := range []string{"### http", "### ycsb", "Not applicable: SQLite (no HTTP)"} {
 		if !strings.Contains(d, w) {
 			t.Errorf("discussion lacks %q:\n%s", w, d)
 		}
