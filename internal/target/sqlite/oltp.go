@@ -187,17 +187,7 @@ func (c *oltpConn) Select(ctx context.Context, k oltp.Kind, table int, lo, hi in
 }
 
 func (c *oltpConn) Exec(ctx context.Context, k oltp.Kind, table int, a *oltp.Args) (int64, error) {
-	st := c.stmts[table-1][k]
-	var res sql.Result
-	var err error
-	switch k {
-	case oltp.NonIndexUpdate:
-		res, err = st.ExecContext(ctx, a.C, a.ID)
-	case oltp.Insert:
-		res, err = st.ExecContext(ctx, a.ID, a.K, a.C, a.Pad)
-	default:
-		res, err = st.ExecContext(ctx, a.ID)
-	}
+	res, err := c.stmts[table-1][k].ExecContext(ctx, a.Values(k)...)
 	if err != nil {
 		return 0, classify(err)
 	}
