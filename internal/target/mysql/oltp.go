@@ -65,7 +65,7 @@ func (s *Store) CreateIndex(ctx context.Context, table int) error {
 // OpenConn implements oltp.Store: a connection of its own (outside the
 // pool), every statement prepared on it.
 func (s *Store) OpenConn(ctx context.Context, tables int, _ bool) (oltp.Conn, error) {
-	c := &oltpConn{cfg: s.cfg, tables: tables}
+	c := &oltpConn{SQLConn: oltp.SQLConn{Name: "mysql", Classify: classify}, cfg: s.cfg, tables: tables}
 	if err := c.connect(ctx); err != nil {
 		return nil, err
 	}
@@ -73,13 +73,9 @@ func (s *Store) OpenConn(ctx context.Context, tables int, _ bool) (oltp.Conn, er
 }
 
 type oltpConn struct {
+	oltp.SQLConn
 	cfg    *mysql.Config
 	tables int
-	db     *sql.DB
-	conn   *sql.Conn
-	stmts  [][oltp.NumKinds]*sql.Stmt // by table-1
-	raw    sql.RawBytes
-	sum    sql.NullInt64
 }
 
 func (c *oltpConn) connect(ctx context.Context) error {
@@ -87,101 +83,16 @@ func (c *oltpConn) connect(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c.db = sql.OpenDB(conn)
-	c.db.SetMaxOpenConns(1)
-	c.db.SetMaxIdleConns(1)
-	if c.conn, err = c.db.Conn(ctx); err != nil {
-		c.db.Close()
-		return classify(err)
-	}
-	c.stmts = make([][oltp.NumKinds]*sql.Stmt, c.tables)
-	for t := range c.stmts {
-		for k := oltp.Kind(0); k < oltp.NumKinds; k++ {
-			q := oltp.Statement(k, t+1)
-			if c.stmts[t][k], err = c.conn.PrepareContext(ctx, q); err != nil {
-				c.Close()
-				return fmt.Errorf("mysql: preparing %s: %w", q, classify(err))
-			}
-		}
-	}
-	return nil
+	return c.Open(ctx, conn, c.tables)
 }
 
-func (c *oltpConn) exec(ctx context.Context, q string) error {
-	_, err := c.conn.ExecContext(ctx, q)
-	return classify(err)
-}
-
-func (c *oltpConn) Begin(ctx context.Context) error    { return c.exec(ctx, "BEGIN") }
-func (c *oltpConn) Commit(ctx context.Context) error   { return c.exec(ctx, "COMMIT") }
-func (c *oltpConn) Rollback(ctx context.Context) error { return c.exec(ctx, "ROLLBACK") }
-
-func (c *oltpConn) Select(ctx context.Context, k oltp.Kind, table int, lo, hi int64, row func([]byte, int64, bool)) error {
-	st := c.stmts[table-1][k]
-	var rows *sql.Rows
-	var err error
-	if k == oltp.PointSelect {
-		rows, err = st.QueryContext(ctx, lo)
-	} else {
-		rows, err = st.QueryContext(ctx, lo, hi)
-	}
-	if err != nil {
-		return classify(err)
-	}
-	for rows.Next() {
-		if k == oltp.SumRange {
-			if err := rows.Scan(&c.sum); err != nil {
-				rows.Close()
-				return classify(err)
-			}
-			row(nil, c.sum.Int64, !c.sum.Valid)
-			continue
-		}
-		if err := rows.Scan(&c.raw); err != nil {
-			rows.Close()
-			return classify(err)
-		}
-		row(c.raw, 0, false)
-	}
-	if err := rows.Err(); err != nil {
-		rows.Close()
-		return classify(err)
-	}
-	return classify(rows.Close())
-}
-
-func (c *oltpConn) Exec(ctx context.Context, k oltp.Kind, table int, a *oltp.Args) (int64, error) {
-	res, err := c.stmts[table-1][k].ExecContext(ctx, a.Values(k)...)
-	if err != nil {
-		return 0, classify(err)
-	}
-	return res.RowsAffected()
-}
+func (c *oltpConn) Begin(ctx context.Context) error    { return c.ExecText(ctx, "BEGIN") }
+func (c *oltpConn) Commit(ctx context.Context) error   { return c.ExecText(ctx, "COMMIT") }
+func (c *oltpConn) Rollback(ctx context.Context) error { return c.ExecText(ctx, "ROLLBACK") }
 
 func (c *oltpConn) Reconnect(ctx context.Context) error {
 	c.Close()
 	return c.connect(ctx)
-}
-
-func (c *oltpConn) Close() error {
-	for _, ts := range c.stmts {
-		for _, st := range ts {
-			if st != nil {
-				st.Close()
-			}
-		}
-	}
-	c.stmts = nil
-	if c.conn != nil {
-		c.conn.Close()
-		c.conn = nil
-	}
-	if c.db != nil {
-		err := c.db.Close()
-		c.db = nil
-		return err
-	}
-	return nil
 }
 
 // classify marks what sysbench ignores and retries (its default

@@ -78,7 +78,7 @@ func (s *Store) CreateIndex(ctx context.Context, table int) error {
 
 // OpenConn implements oltp.Store.
 func (s *Store) OpenConn(ctx context.Context, tables int, write bool) (oltp.Conn, error) {
-	c := &oltpConn{s: s, tables: tables, write: write}
+	c := &oltpConn{SQLConn: oltp.SQLConn{Name: "sqlite", Classify: classify}, s: s, tables: tables, write: write}
 	if err := c.connect(ctx); err != nil {
 		return nil, err
 	}
@@ -86,37 +86,15 @@ func (s *Store) OpenConn(ctx context.Context, tables int, write bool) (oltp.Conn
 }
 
 type oltpConn struct {
+	oltp.SQLConn
 	s      *Store
 	tables int
 	write  bool
 	locked bool // holds s.mu, from Begin to Commit or Rollback
-	db     *sql.DB
-	conn   *sql.Conn
-	stmts  [][oltp.NumKinds]*sql.Stmt
-	raw    sql.RawBytes
-	sum    sql.NullInt64
 }
 
 func (c *oltpConn) connect(ctx context.Context) error {
-	c.db = sql.OpenDB(c.s.sqlConn)
-	c.db.SetMaxOpenConns(1)
-	c.db.SetMaxIdleConns(1)
-	var err error
-	if c.conn, err = c.db.Conn(ctx); err != nil {
-		c.db.Close()
-		return err
-	}
-	c.stmts = make([][oltp.NumKinds]*sql.Stmt, c.tables)
-	for t := range c.stmts {
-		for k := oltp.Kind(0); k < oltp.NumKinds; k++ {
-			q := oltp.Statement(k, t+1)
-			if c.stmts[t][k], err = c.conn.PrepareContext(ctx, q); err != nil {
-				c.Close()
-				return fmt.Errorf("sqlite: preparing %s: %w", q, err)
-			}
-		}
-	}
-	return nil
+	return c.Open(ctx, c.s.sqlConn, c.tables)
 }
 
 func (c *oltpConn) unlock() {
@@ -133,65 +111,28 @@ func (c *oltpConn) Begin(ctx context.Context) error {
 		c.locked = true
 		q = "BEGIN IMMEDIATE"
 	}
-	_, err := c.conn.ExecContext(ctx, q)
+	err := c.ExecText(ctx, q)
 	if err != nil {
 		c.unlock()
 	}
-	return classify(err)
+	return err
 }
 
 func (c *oltpConn) Commit(ctx context.Context) error {
-	_, err := c.conn.ExecContext(ctx, "COMMIT")
+	err := c.ExecText(ctx, "COMMIT")
 	if err == nil {
 		c.unlock()
 	}
-	return classify(err)
+	return err
 }
 
 func (c *oltpConn) Rollback(ctx context.Context) error {
 	defer c.unlock()
-	_, err := c.conn.ExecContext(ctx, "ROLLBACK")
+	err := c.ExecText(ctx, "ROLLBACK")
 	if err != nil && strings.Contains(err.Error(), "no transaction is active") {
 		return nil
 	}
-	return classify(err)
-}
-
-func (c *oltpConn) Select(ctx context.Context, k oltp.Kind, table int, lo, hi int64, row func([]byte, int64, bool)) error {
-	st := c.stmts[table-1][k]
-	var rows *sql.Rows
-	var err error
-	if k == oltp.PointSelect {
-		rows, err = st.QueryContext(ctx, lo)
-	} else {
-		rows, err = st.QueryContext(ctx, lo, hi)
-	}
-	if err != nil {
-		return classify(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if k == oltp.SumRange {
-			if err := rows.Scan(&c.sum); err != nil {
-				return classify(err)
-			}
-			row(nil, c.sum.Int64, !c.sum.Valid)
-			continue
-		}
-		if err := rows.Scan(&c.raw); err != nil {
-			return classify(err)
-		}
-		row(c.raw, 0, false)
-	}
-	return classify(rows.Err())
-}
-
-func (c *oltpConn) Exec(ctx context.Context, k oltp.Kind, table int, a *oltp.Args) (int64, error) {
-	res, err := c.stmts[table-1][k].ExecContext(ctx, a.Values(k)...)
-	if err != nil {
-		return 0, classify(err)
-	}
-	return res.RowsAffected()
+	return err
 }
 
 // Reconnect implements oltp.Conn (an embedded database loses no
@@ -203,24 +144,7 @@ func (c *oltpConn) Reconnect(ctx context.Context) error {
 
 func (c *oltpConn) Close() error {
 	c.unlock()
-	for _, ts := range c.stmts {
-		for _, st := range ts {
-			if st != nil {
-				st.Close()
-			}
-		}
-	}
-	c.stmts = nil
-	if c.conn != nil {
-		c.conn.Close()
-		c.conn = nil
-	}
-	if c.db != nil {
-		err := c.db.Close()
-		c.db = nil
-		return err
-	}
-	return nil
+	return c.SQLConn.Close()
 }
 
 // classify marks SQLite's busy and locked results as ignorable: the
