@@ -47,7 +47,8 @@ bench-overhead: build
 bench-memory: build
 	scripts/bench-memory.sh pebble 1e4 1e6
 
-# storebench against redis-benchmark and pgbench, side by side (goal >= 1.0).
+# storebench side by side with redis-benchmark, pgbench, ab, wrk and sysbench:
+# median ratio over ROUNDS (5) alternating rounds and client CPU per operation.
 bench-native: build
 	scripts/bench-native.sh
 

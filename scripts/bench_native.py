@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""storebench side by side with the native load tools (make bench-native).
+
+Each pair drives the same server instance, the same data and the same
+connections from the native tool and from storebench, in alternating order
+over ROUNDS rounds (default 5): native first in odd rounds, storebench first
+in even ones, so a slow drift of the machine falls on both sides.
+
+For every pair it prints the median throughput of each side with its
+min-max, the median of the per-round ratios storebench/native with their
+min-max (goal: >= 1.0), and each side's client CPU time per operation, from
+the kernel's accounting of the process that generated the load:
+getrusage(RUSAGE_CHILDREN) around the native tool, and the storebench
+worker's own CPU over the timed window of the step (results.json:
+resources.timed). On this 2-core machine the client and the server share
+the cores, so the client's CPU per operation is what decides the figure,
+and it holds even when throughput is noisy.
+
+Environment: BIN (default bin/storebench), ROUNDS (default 5), PAIRS (a
+comma-separated subset of redis,pgbench,http,sysbench,memcached),
+BENCH_JSON (a file to write every raw figure to).
+"""
+import glob
+import json
+import os
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import urllib.parse
+
+BIN = os.environ.get("BIN", "bin/storebench")
+ROUNDS = int(os.environ.get("ROUNDS", "5"))
+PAIRS = [p for p in os.environ.get("PAIRS", "redis,pgbench,http,sysbench").split(",") if p]
+OUT = tempfile.mkdtemp(prefix="bench-native-")
+rows = []  # one per pair: name, native[(rate, cpu_s, ops)], ours[...]
+started = []
+
+
+def sb(*args, capture=True):
+    p = subprocess.run([BIN, *args], capture_output=capture, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"storebench {' '.join(args[:3])}: {p.stderr.strip().splitlines()[-1:] if p.stderr else p.returncode}")
+    return p.stdout.strip()
+
+
+def start(server, *extra):
+    uri = sb("server", "start", server, "--uri-only", *extra)
+    started.append(server)
+    return uri
+
+
+def stop(server):
+    subprocess.run([BIN, "server", "stop", server], capture_output=True)
+    if server in started:
+        started.remove(server)
+
+
+def native(cmd, parse, env=None):
+    """Runs a native tool; returns (rate/s, client CPU seconds, ops)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    try:
+        rate, ops = parse(p.stdout)
+    except Exception:
+        raise RuntimeError(f"{cmd[0]} printed nothing usable (exit {p.returncode}): {(p.stderr or p.stdout).strip()[-300:]}")
+    return rate, cpu, ops
+
+
+_run = [0]
+
+
+def ours(study, uri, sets, phases, rate_metric):
+    """Runs a storebench study; returns {phase: (rate/s, worker CPU seconds, ops)}."""
+    _run[0] += 1
+    d = os.path.join(OUT, f"{study}-{_run[0]}")
+    args = ["run", study, "--targets", uri, "--out", d, "--quiet"]
+    for s in sets:
+        args += ["--set", s]
+    sb(*args)
+    res = json.load(open(glob.glob(d + "/*/results.json")[0]))
+    t = res["targets"][0]
+    if t.get("status") != "ok":
+        raise RuntimeError(f"storebench {study}: {t.get('reason')}")
+    out = {}
+    for s in t["steps"]:
+        if s["phase"] not in phases:
+            continue
+        w = s["resources"]["timed"]
+        cpu = (w["after"]["cpu_user_ns"] + w["after"]["cpu_sys_ns"] - w["before"]["cpu_user_ns"] - w["before"]["cpu_sys_ns"]) / 1e9
+        ops = s["metrics"].get("requests", s["ops"])
+        out[s["phase"]] = (s["metrics"][rate_metric], cpu, ops)
+    return out
+
+
+def rounds(name_natives, run_native, run_ours):
+    """Alternates run_native() (returns {pair: figure}) and run_ours()
+    (the same) over ROUNDS rounds and stores each pair's figures."""
+    nat, our = {}, {}
+    for r in range(ROUNDS):
+        order = [(run_native, nat), (run_ours, our)]
+        if r % 2 == 1:
+            order.reverse()
+        for fn, into in order:
+            for k, v in fn().items():
+                into.setdefault(k, []).append(v)
+        print(f"  round {r + 1}/{ROUNDS}: " + "; ".join(f"{k} {our[k][-1][0]:.0f}/{nat[k][-1][0]:.0f}" for k in name_natives if k in nat and k in our), flush=True)
+    for k in name_natives:
+        rows.append((k, nat[k], our[k]))
+
+
+def csv_rate(tool_test):
+    def parse(out):
+        for line in out.splitlines():
+            f = [x.strip('"') for x in line.split(",")]
+            if len(f) >= 2 and f[0] == tool_test:
+                return float(f[1]), None
+        raise ValueError
+    return parse
+
+
+def pair_redis():
+    print("== Redis: redis-benchmark -c 50 -n 200000 -P 1|16, SET and GET, vs storebench setget (same server, appendfsync no)", flush=True)
+    uri = start("redis", "--durability", "async")
+    u = urllib.parse.urlparse(uri)
+    base = ["redis-benchmark", "-h", u.hostname, "-p", str(u.port), "-a", urllib.parse.unquote(u.password or ""), "--no-auth-warning", "-c", "50", "-n", "200000", "-q", "--csv"]
+    for P in (1, 16):
+        def nat():
+            out = {}
+            for op in ("SET", "GET"):
+                rate, cpu, _ = native(base + ["-P", str(P), "-t", op.lower()], csv_rate(op))
+                out[f"redis {op} -P {P}"] = (rate, cpu, 200000)
+            return out
+
+        def our():
+            ph = ours("native-redis", uri, [f"setget.pipeline={P}"], ("set", "get"), "requests_per_s")
+            return {f"redis SET -P {P}": ph["set"], f"redis GET -P {P}": ph["get"]}
+        rounds([f"redis SET -P {P}", f"redis GET -P {P}"], nat, our)
+    stop("redis")
+
+
+def pair_pgbench():
+    print("== PostgreSQL: pgbench -S -c 8 -j 2 -T 10 -M prepared vs storebench pointselect (same server and tables)", flush=True)
+    uri = start("postgres", "--durability", "async")
+    u = urllib.parse.urlparse(uri)
+    env = dict(os.environ, PGHOST=u.hostname, PGPORT=str(u.port), PGUSER=u.username, PGDATABASE=u.path.strip("/"), PGPASSWORD=urllib.parse.unquote(u.password or ""))
+    subprocess.run(["pgbench", "-i", "-s", "1", "-q"], env=env, capture_output=True, check=True)
+
+    def parse(out):
+        n = int(re.search(r"number of transactions actually processed: (\d+)", out).group(1))
+        return float(re.search(r"^tps = ([\d.]+)", out, re.M).group(1)), n
+
+    rounds(["pgbench -S"],
+           lambda: {"pgbench -S": native(["pgbench", "-S", "-c", "8", "-j", "2", "-T", "10", "-M", "prepared", "-n"], parse, env)},
+           lambda: {"pgbench -S": ours("native-pgbench", uri, [], ("select",), "tps")["select"]})
+    stop("postgres")
+
+
+def pair_http():
+    print("== HTTP: ab -t 5 -c 100 (with and without -k) and wrk -t 2 -c 100 -d 5s vs storebench http (same nginx, same page)", flush=True)
+    uri = start("nginx")
+
+    def ab_parse(out):
+        return float(re.search(r"^Requests per second:\s+([\d.]+)", out, re.M).group(1)), int(re.search(r"^Complete requests:\s+(\d+)", out, re.M).group(1))
+
+    def wrk_parse(out):
+        return float(re.search(r"^Requests/sec:\s+([\d.]+)", out, re.M).group(1)), int(re.search(r"(\d+) requests in", out).group(1))
+
+    def nat():
+        return {
+            "ab (new connection)": native(["ab", "-t", "5", "-n", "10000000", "-c", "100", uri], ab_parse),
+            "ab -k (keep-alive)": native(["ab", "-k", "-t", "5", "-n", "10000000", "-c", "100", uri], ab_parse),
+            "wrk (keep-alive)": native(["wrk", "-t", "2", "-c", "100", "-d", "5s", uri], wrk_parse),
+        }
+
+    def our():
+        ph = ours("native-http", uri, ["http.duration=5s"], ("close", "keepalive"), "requests_per_s")
+        return {"ab (new connection)": ph["close"], "ab -k (keep-alive)": ph["keepalive"], "wrk (keep-alive)": ph["keepalive"]}
+    rounds(["ab (new connection)", "ab -k (keep-alive)", "wrk (keep-alive)"], nat, our)
+    stop("nginx")
+
+
+def pair_sysbench():
+    print("== sysbench oltp_read_only / oltp_write_only --threads=8 --time=10 --rand-type=uniform vs storebench oltp (same server, same 3 x 10000-row tables)", flush=True)
+
+    def parse(out):
+        m = re.search(r"transactions:\s+(\d+)\s+\(([\d.]+) per sec", out)
+        return float(m.group(2)), int(m.group(1))
+
+    for srv, drv in (("mariadb", "mysql"), ("postgres", "pgsql")):
+        uri = start(srv, "--durability", "async")
+        u = urllib.parse.urlparse(uri)
+        # The generated password goes to sysbench by argument, never to the
+        # screen or a file.
+        args = [f"--db-driver={drv}", f"--{drv}-host={u.hostname}", f"--{drv}-port={u.port}", f"--{drv}-user={u.username}",
+                f"--{drv}-password={urllib.parse.unquote(u.password or '')}", f"--{drv}-db={u.path.strip('/')}",
+                "--tables=3", "--table-size=10000", "--threads=8", "--time=10", "--rand-type=uniform"]
+        # storebench prepares sysbench's schema once; every read_only round
+        # runs before any write_only round, since storebench checks each
+        # point select's c against its id and sysbench's writes are random.
+        ours("native-sysbench", uri, ["oltp.phases=prepare"], (), "tps")
+        for phase in ("read_only", "write_only"):
+            k = f"sysbench {phase} {srv}"
+            rounds([k],
+                   lambda: {k: native(["sysbench", f"oltp_{phase}", *args, "run"], parse)},
+                   lambda: {k: ours("native-sysbench", uri, [f"oltp.phases={phase}"], (phase,), "tps")[phase]})
+        stop(srv)
+
+
+def med(xs):
+    return statistics.median(xs)
+
+
+def report():
+    print()
+    print(f"{'pair':<30} {'native/s median (min-max)':>28} {'storebench/s median (min-max)':>30} {'ratio median (min-max)':>24} {'CPU us/op native':>17} {'storebench':>11}")
+    for name, nat, our in rows:
+        ratios = [o[0] / n[0] for n, o in zip(nat, our)]
+        cpu_n = med([n[1] / n[2] * 1e6 for n in nat if n[2]])
+        cpu_o = med([o[1] / o[2] * 1e6 for o in our if o[2]])
+        nr, orr = [n[0] for n in nat], [o[0] for o in our]
+        print(f"{name:<30} {med(nr):>10.0f} ({min(nr):.0f}-{max(nr):.0f}){'':>3} {med(orr):>12.0f} ({min(orr):.0f}-{max(orr):.0f}){'':>3} "
+              f"{med(ratios):>8.3f} ({min(ratios):.3f}-{max(ratios):.3f}) {cpu_n:>17.1f} {cpu_o:>11.1f}")
+    if os.environ.get("BENCH_JSON"):
+        with open(os.environ["BENCH_JSON"], "w") as f:
+            json.dump([{"pair": n, "native": a, "storebench": b} for n, a, b in rows], f, indent=1)
+
+
+def main():
+    fns = {"redis": pair_redis, "pgbench": pair_pgbench, "http": pair_http, "sysbench": pair_sysbench}
+    try:
+        for p in PAIRS:
+            if p not in fns:
+                sys.exit(f"bench-native: unknown pair {p!r} (have {', '.join(fns)})")
+            fns[p]()
+    except (RuntimeError, subprocess.CalledProcessError) as e:
+        print(f"bench-native: {e}", file=sys.stderr)
+        report()
+        sys.exit(1)
+    finally:
+        for s in list(started):
+            stop(s)
+    report()
+
+
+if __name__ == "__main__":
+    main()
