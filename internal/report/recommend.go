@@ -34,6 +34,11 @@ type Recommendation struct {
 	// Ranked are the targets that meet the constraints, best first;
 	// Rejected those that do not (or were not measured), in study order.
 	Ranked, Rejected []Verdict
+	// Workload is the workload ranked on, when the report ranks each of
+	// a multi-workload study's workloads on its own headline; NA then
+	// holds the targets that cannot run it, with the reason.
+	Workload string
+	NA       []Verdict
 }
 
 // figure is a resolved "workload.phase[.OP]:metric".
@@ -205,16 +210,34 @@ func rankFigure(run *results.Run) (figure, string, bool) {
 		return f, fmt.Sprintf("%s of %s (the study's rank_by)", metric, f.name()), true
 	}
 	// The headline of the study's first workload that registered one.
+	if hs := headlines(run); len(hs) > 0 {
+		return hs[0].f, hs[0].what + " (the study's headline figure)", true
+	}
+	return figure{}, "", false
+}
+
+type headline struct {
+	f    figure
+	what string
+}
+
+// headlines are the headline figures of the run's workloads that
+// registered one, in the order the run measured them.
+func headlines(run *results.Run) []headline {
+	var hs []headline
+	seen := map[string]bool{}
 	for _, t := range run.Targets {
 		for _, s := range t.Steps {
+			if seen[s.Workload] {
+				continue
+			}
+			seen[s.Workload] = true
 			if d, ok := section.Lookup(s.Workload); ok && d.Headline != nil {
-				h := d.Headline
-				f := parseFigure(h.Figure, h.Metric)
-				return f, h.What + " (the study's headline figure)", true
+				hs = append(hs, headline{parseFigure(d.Headline.Figure, d.Headline.Metric), d.Headline.What})
 			}
 		}
 	}
-	return figure{}, "", false
+	return hs
 }
 
 // Recommend judges every measured target against the run's constraints
@@ -224,6 +247,35 @@ func Recommend(run *results.Run) *Recommendation {
 	if !ok {
 		return nil
 	}
+	return recommendBy(run, rf, what, false)
+}
+
+// RecommendEach is the report's opening judgement: one ranking when the
+// study names its figure (rank_by) or has one workload with a headline,
+// else one per workload, each on its own headline among the targets that
+// can run it. A study of web servers and databases (web-oltp) asks which
+// web server and which database, not which of all of them is fastest on
+// the first workload.
+func RecommendEach(run *results.Run) []*Recommendation {
+	hs := headlines(run)
+	if (run.Constraints != nil && run.Constraints.RankBy != "") || len(hs) < 2 {
+		if r := Recommend(run); r != nil {
+			return []*Recommendation{r}
+		}
+		return nil
+	}
+	var recs []*Recommendation
+	for _, h := range hs {
+		r := recommendBy(run, h.f, h.what+" (the workload's headline figure)", true)
+		r.Workload = h.f.workload
+		recs = append(recs, r)
+	}
+	return recs
+}
+
+// recommendBy ranks on rf; with splitNA, targets that cannot run rf's
+// workload at all go to NA instead of Rejected.
+func recommendBy(run *results.Run, rf figure, what string, splitNA bool) *Recommendation {
 	rec := &Recommendation{}
 	c := run.Constraints
 	rn := largestN(run, rf)
@@ -253,6 +305,11 @@ func Recommend(run *results.Run) *Recommendation {
 			}
 		}
 		v.Meets = v.Broken == ""
+		if why := t.NotApplicable(rf.workload, rf.phase, rn); splitNA && math.IsNaN(v.Score) && why != "" {
+			v.Broken = why
+			rec.NA = append(rec.NA, v)
+			continue
+		}
 		if v.Meets {
 			rec.Ranked = append(rec.Ranked, v)
 		} else {
@@ -357,14 +414,26 @@ func constraintsText(c *study.Constraints) string {
 
 // recommendation renders the opening section of the report.
 func recommendation(b *strings.Builder, run *results.Run) {
-	rec := Recommend(run)
-	if rec == nil {
+	recs := RecommendEach(run)
+	if len(recs) == 0 {
 		return
 	}
 	b.WriteString("## Recommendation\n\n")
 	if run.Constraints.Any() {
 		fmt.Fprintf(b, "Constraints: %s.\n\n", constraintsText(run.Constraints))
 	}
+	if len(recs) > 1 {
+		b.WriteString("Each workload is ranked on its own headline figure among the targets that can run it.\n\n")
+	}
+	for _, rec := range recs {
+		if rec.Workload != "" {
+			fmt.Fprintf(b, "### %s\n\n", rec.Workload)
+		}
+		recommendationOne(b, run, rec)
+	}
+}
+
+func recommendationOne(b *strings.Builder, run *results.Run, rec *Recommendation) {
 	b.WriteString(rec.Basis + "\n\n")
 	switch {
 	case len(rec.Ranked) == 0:
@@ -396,5 +465,12 @@ func recommendation(b *strings.Builder, run *results.Run) {
 			b.WriteString("Not ranked:\n\n")
 		}
 		tab.Write(b)
+	}
+	if len(rec.NA) > 0 {
+		var parts []string
+		for _, v := range rec.NA {
+			parts = append(parts, fmt.Sprintf("%s (%s)", v.Target.Title, v.Broken))
+		}
+		fmt.Fprintf(b, "Not applicable: %s.\n\n", strings.Join(parts, ", "))
 	}
 }
