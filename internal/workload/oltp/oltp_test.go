@@ -324,3 +324,29 @@ func TestValueFormats(t *testing.T) {
 		t.Error("a letter passes")
 	}
 }
+
+// WellFormed checks eight bytes at a time: every byte value at every
+// position of a c is judged as sysbench's format says (a digit in a group,
+// '-' between groups), and a refusal names the position.
+func TestWellFormedEveryByteEveryPosition(t *testing.T) {
+	c := oltp.FillC(make([]byte, oltp.CLen), 3, 1, 9, 0)
+	v := make([]byte, len(c))
+	for i := range c {
+		dash := i%12 == 11
+		for b := 0; b < 256; b++ {
+			copy(v, c)
+			v[i] = byte(b)
+			want := b >= '0' && b <= '9' && !dash || b == '-' && dash
+			why := oltp.WellFormed(v)
+			if (why == "") != want {
+				t.Fatalf("byte %#x at %d: WellFormed %q, want ok=%v", b, i, why, want)
+			}
+			if !want && b != ' ' && !strings.Contains(why, fmt.Sprintf("at %d", i)) {
+				t.Fatalf("byte %#x at %d: %q does not name the position", b, i, why)
+			}
+		}
+	}
+	if why := oltp.WellFormed(c[:len(c)-1]); why == "" {
+		t.Fatal("a short c passes")
+	}
+}
