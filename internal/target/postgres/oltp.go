@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"storebench/internal/target"
+	"storebench/internal/target/detach"
 	"storebench/internal/workload/oltp"
 )
 
@@ -73,6 +75,10 @@ type oltpConn struct {
 	cfg    *pgx.ConnConfig
 	tables int
 	conn   *pgx.Conn
+	// watch follows the run's context once (see package detach): pgconn
+	// would register and remove a context.AfterFunc and make a channel on
+	// every statement.
+	watch  detach.Watch
 	names  [][oltp.NumKinds]string
 	ints   [3][4]byte
 	params [][]byte
@@ -93,6 +99,7 @@ func (c *oltpConn) connect(ctx context.Context) error {
 	}
 	c.conn = conn
 	pc := conn.PgConn()
+	c.watch.Interrupt = func() { pc.Conn().SetDeadline(interrupted) }
 	for _, q := range []string{"BEGIN", "COMMIT"} {
 		if _, err := pc.Prepare(ctx, strings.ToLower(q), q, nil); err != nil {
 			c.Close()
@@ -123,7 +130,10 @@ func (c *oltpConn) int4(i int, v int64) []byte {
 }
 
 func (c *oltpConn) run(ctx context.Context, name string, formats []int16, row func([][]byte)) (int64, error) {
-	rr := c.conn.PgConn().ExecPrepared(ctx, name, c.params, formats, oltpResultBinary)
+	if err := c.watch.Check(ctx); err != nil {
+		return 0, err
+	}
+	rr := c.conn.PgConn().ExecPrepared(context.Background(), name, c.params, formats, oltpResultBinary)
 	for rr.NextRow() {
 		if row != nil {
 			row(rr.Values())
@@ -131,9 +141,22 @@ func (c *oltpConn) run(ctx context.Context, name string, formats []int16, row fu
 	}
 	tag, err := rr.Close()
 	if err != nil {
-		return 0, classify(err, err)
+		return 0, interruptedOr(ctx, err)
 	}
 	return tag.RowsAffected(), nil
+}
+
+// interrupted is the deadline that stops a detached connection's
+// statement when the run's context ends.
+var interrupted = time.Unix(1, 0)
+
+// interruptedOr is the error of a detached statement: ctx's once it ended
+// (the interruption's timeout is no lost connection), else classified.
+func interruptedOr(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return fmt.Errorf("postgres: %w (%v)", cerr, err)
+	}
+	return classify(err, err)
 }
 
 func (c *oltpConn) Begin(ctx context.Context) error {
@@ -149,8 +172,14 @@ func (c *oltpConn) Commit(ctx context.Context) error {
 }
 
 func (c *oltpConn) Rollback(ctx context.Context) error {
-	_, err := c.conn.PgConn().Exec(ctx, "ROLLBACK").ReadAll()
-	return classify(err, err)
+	if err := c.watch.Check(ctx); err != nil {
+		return err
+	}
+	_, err := c.conn.PgConn().Exec(context.Background(), "ROLLBACK").ReadAll()
+	if err != nil {
+		return interruptedOr(ctx, err)
+	}
+	return nil
 }
 
 func (c *oltpConn) Select(ctx context.Context, k oltp.Kind, table int, lo, hi int64, row func([]byte, int64, bool)) error {
@@ -204,6 +233,7 @@ func (c *oltpConn) Reconnect(ctx context.Context) error {
 }
 
 func (c *oltpConn) Close() error {
+	c.watch.Stop()
 	if c.conn == nil {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"storebench/internal/target"
+	"storebench/internal/target/detach"
 	"storebench/internal/workload/pointselect"
 )
 
@@ -31,6 +32,8 @@ func (s *Store) NewSelectConn(ctx context.Context, table, key, value string) (po
 		return nil, fmt.Errorf("postgres: preparing %s: %w", q, err)
 	}
 	c := &selectConn{conn: conn, param: make([]byte, 8)}
+	pc := conn.PgConn()
+	c.watch.Interrupt = func() { pc.Conn().SetDeadline(interrupted) }
 	switch sd.ParamOIDs[0] {
 	case pgtype.Int8OID:
 	case pgtype.Int4OID:
@@ -56,6 +59,7 @@ var binaryFormat = []int16{1}
 // selectConn runs the prepared point select; not safe for concurrent use.
 type selectConn struct {
 	conn   *pgx.Conn
+	watch  detach.Watch // the run's context, followed once (see oltpConn)
 	param  []byte
 	params [][]byte
 }
@@ -70,7 +74,10 @@ func (c *selectConn) Select(ctx context.Context, key int64) (int64, bool, error)
 	default:
 		binary.BigEndian.PutUint16(c.param, uint16(key))
 	}
-	rr := c.conn.PgConn().ExecPrepared(ctx, "pointselect", c.params, binaryFormat, binaryFormat)
+	if err := c.watch.Check(ctx); err != nil {
+		return 0, false, err
+	}
+	rr := c.conn.PgConn().ExecPrepared(context.Background(), "pointselect", c.params, binaryFormat, binaryFormat)
 	var v int64
 	found := false
 	for rr.NextRow() {
@@ -85,9 +92,17 @@ func (c *selectConn) Select(ctx context.Context, key int64) (int64, bool, error)
 			v = int64(int16(binary.BigEndian.Uint16(b)))
 		}
 	}
-	_, err := rr.Close()
-	return v, found, err
+	if _, err := rr.Close(); err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return 0, false, fmt.Errorf("postgres: %w (%v)", cerr, err)
+		}
+		return 0, false, err
+	}
+	return v, found, nil
 }
 
 // Close implements pointselect.SelectConn.
-func (c *selectConn) Close() error { return c.conn.Close(context.Background()) }
+func (c *selectConn) Close() error {
+	c.watch.Stop()
+	return c.conn.Close(context.Background())
+}

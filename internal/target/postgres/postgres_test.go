@@ -2,8 +2,10 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -13,6 +15,7 @@ import (
 	"storebench/internal/target"
 	"storebench/internal/target/servers"
 	"storebench/internal/workload/ledger"
+	"storebench/internal/workload/pointselect"
 	"storebench/internal/workload/worktest"
 )
 
@@ -62,6 +65,37 @@ func TestWithServer(t *testing.T) {
 			}
 		}
 		servers.PointSelect(t, open(t, kv.Async), "ps_accounts", "aid", "abalance", rows)
+
+		// The select connection runs detached from the caller's context
+		// and is interrupted when it ends: a select blocked behind
+		// another session's lock on the table returns the context's error
+		// soon after, and no later select starts.
+		sc, err := open(t, kv.Async).(pointselect.Selecter).NewSelectConn(ctx, "ps_accounts", "aid", "abalance")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sc.Close()
+		cctx, cancel := context.WithCancel(ctx)
+		if v, ok, err := sc.Select(cctx, 2); v != -7 || !ok || err != nil {
+			t.Fatalf("select 2: %d %v %v", v, ok, err)
+		}
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(ctx)
+		if _, err := tx.Exec(ctx, "LOCK TABLE ps_accounts IN ACCESS EXCLUSIVE MODE"); err != nil {
+			t.Fatal(err)
+		}
+		time.AfterFunc(300*time.Millisecond, cancel)
+		start := time.Now()
+		_, _, err = sc.Select(cctx, 3)
+		if took := time.Since(start); !errors.Is(err, context.Canceled) || took > 10*time.Second {
+			t.Fatalf("blocked select after the context ended: %v after %v", err, took)
+		}
+		if _, _, err := sc.Select(cctx, 3); !errors.Is(err, context.Canceled) {
+			t.Fatalf("a select after the context ended: %v", err)
+		}
 	})
 	// A role the server does not know is refused without the password
 	// showing.

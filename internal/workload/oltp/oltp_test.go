@@ -12,9 +12,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	_ "github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
+	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"storebench/internal/kv"
 	"storebench/internal/server/servertest"
@@ -322,5 +324,150 @@ func TestValueFormats(t *testing.T) {
 	torn[5] = 'x'
 	if oltp.WellFormed(torn) == "" {
 		t.Error("a letter passes")
+	}
+}
+
+// WellFormed checks eight bytes at a time: every byte value at every
+// position of a c is judged as sysbench's format says (a digit in a group,
+// '-' between groups), and a refusal names the position.
+func TestWellFormedEveryByteEveryPosition(t *testing.T) {
+	c := oltp.FillC(make([]byte, oltp.CLen), 3, 1, 9, 0)
+	v := make([]byte, len(c))
+	for i := range c {
+		dash := i%12 == 11
+		for b := 0; b < 256; b++ {
+			copy(v, c)
+			v[i] = byte(b)
+			want := b >= '0' && b <= '9' && !dash || b == '-' && dash
+			why := oltp.WellFormed(v)
+			if (why == "") != want {
+				t.Fatalf("byte %#x at %d: WellFormed %q, want ok=%v", b, i, why, want)
+			}
+			if !want && b != ' ' && !strings.Contains(why, fmt.Sprintf("at %d", i)) {
+				t.Fatalf("byte %#x at %d: %q does not name the position", b, i, why)
+			}
+		}
+	}
+	if why := oltp.WellFormed(c[:len(c)-1]); why == "" {
+		t.Fatal("a short c passes")
+	}
+}
+
+// The server targets run their statements detached from the caller's
+// context and interrupt the connection when it ends: an update blocked
+// behind another transaction's row lock (MariaDB would wait 50 s,
+// PostgreSQL for ever) returns the context's error soon after it ends, and
+// the connection refuses the next statement.
+func TestServerConnStopsWhenTheContextEnds(t *testing.T) {
+	for _, c := range []struct{ server, target, driver string }{{"mariadb", "mysql", "mysql"}, {"postgres", "postgres", "pgx"}} {
+		t.Run(c.server, func(t *testing.T) {
+			uri := servertest.URI(t, c.server)
+			h := open(t, c.target, uri)
+			st := steps(t, 50, 1)
+			if _, err := (oltp.OLTP{}).Execute(context.Background(), &workload.Env{Target: h}, st["prepare"]); err != nil {
+				t.Fatal(err)
+			}
+			// Another session holds row 7 of sbtest1.
+			db, err := sql.Open(c.driver, dsn(t, c.driver, uri))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			tx, err := db.Begin()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback()
+			if _, err := tx.Exec("UPDATE sbtest1 SET k=k+1 WHERE id=7"); err != nil {
+				t.Fatal(err)
+			}
+			conn, err := h.(oltp.Store).OpenConn(context.Background(), 1, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			if err := conn.Begin(ctx); err != nil {
+				t.Fatal(err)
+			}
+			// The same context has served statements before it ends.
+			if n, err := conn.Exec(ctx, oltp.IndexUpdate, 1, &oltp.Args{ID: 8}); err != nil || n != 1 {
+				t.Fatalf("update of a free row: %d %v", n, err)
+			}
+			time.AfterFunc(300*time.Millisecond, cancel)
+			start := time.Now()
+			_, err = conn.Exec(ctx, oltp.IndexUpdate, 1, &oltp.Args{ID: 7})
+			took := time.Since(start)
+			if !errors.Is(err, context.Canceled) || errors.Is(err, oltp.ErrIgnorable) || errors.Is(err, oltp.ErrLost) {
+				t.Fatalf("blocked update after the context ended: %v (after %v)", err, took)
+			}
+			if took > 10*time.Second {
+				t.Fatalf("the blocked update returned %v after the context ended", took)
+			}
+			if _, err := conn.Exec(ctx, oltp.IndexUpdate, 1, &oltp.Args{ID: 9}); !errors.Is(err, context.Canceled) {
+				t.Fatalf("a statement after the context ended: %v", err)
+			}
+		})
+	}
+}
+
+// dsn is a database/sql data source for a managed server's URI.
+func dsn(t *testing.T, driver, uri string) string {
+	if driver != "mysql" {
+		return uri
+	}
+	u, err := url.Parse(uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, _ := u.User.Password()
+	return fmt.Sprintf("%s:%s@tcp(%s)%s", u.User.Username(), pw, u.Host, u.Path)
+}
+
+// On the servers, through their own connections: read_only verifies every
+// row (its checked count is 14 a transaction) and a c written to the wrong
+// row fails it, naming the table and id.
+func TestServerRunsCatchAMisplacedValue(t *testing.T) {
+	for _, c := range []struct{ server, target string }{{"mariadb", "mysql"}, {"postgres", "postgres"}} {
+		t.Run(c.server, func(t *testing.T) {
+			h := open(t, c.target, servertest.URI(t, c.server))
+			st := steps(t, 300, 2)
+			ctx := context.Background()
+			for _, ph := range []string{"prepare", "read_only", "write_only", "read_only"} {
+				res, err := (oltp.OLTP{}).Execute(ctx, &workload.Env{Target: h}, st[ph])
+				if err != nil {
+					t.Fatalf("%s: %v", ph, err)
+				}
+				if ph == "read_only" && (res.Verify.Checked != 14*res.Ops || res.Ops == 0 || res.Metrics["reads"] != 14*float64(res.Ops)) {
+					t.Fatalf("read_only: %d ops, %d checked, %v reads", res.Ops, res.Verify.Checked, res.Metrics["reads"])
+				}
+				if ph == "write_only" && (res.Ops == 0 || res.Metrics["writes"] < 4*float64(res.Ops)) {
+					t.Fatalf("write_only: %d ops, %v writes", res.Ops, res.Metrics["writes"])
+				}
+			}
+			conn, err := h.(oltp.Store).OpenConn(ctx, 2, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Every row of table 2 gets the c of its neighbour.
+			if err := conn.Begin(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for id := int64(1); id <= 300; id++ {
+				a := oltp.Args{ID: id, C: oltp.FillC(make([]byte, oltp.CLen), 7, 2, id+1, 0)}
+				if n, err := conn.Exec(ctx, oltp.NonIndexUpdate, 2, &a); err != nil || n != 1 {
+					t.Fatalf("update: %d %v", n, err)
+				}
+			}
+			if err := conn.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			conn.Close()
+			_, err = (oltp.OLTP{}).Execute(ctx, &workload.Env{Target: h}, st["read_only"])
+			var ve *workload.VerifyError
+			if !errors.As(err, &ve) || !strings.Contains(err.Error(), "does not belong to this row") || !strings.HasPrefix(string(ve.Key), "sbtest2 id ") {
+				t.Fatalf("read_only after misplaced c values: %v", err)
+			}
+		})
 	}
 }
