@@ -58,19 +58,6 @@ type Args struct {
 	C, Pad []byte
 }
 
-// Values are a's parameters of statement k, in the placeholders' order of
-// Statements[k], for a database/sql prepared statement.
-func (a *Args) Values(k Kind) []any {
-	switch k {
-	case NonIndexUpdate:
-		return []any{a.C, a.ID}
-	case Insert:
-		return []any{a.ID, a.K, a.C, a.Pad}
-	default:
-		return []any{a.ID}
-	}
-}
-
 // Store is what a target offers the oltp workload.
 type Store interface {
 	// CreateTables drops sbtest1..tables if they exist and creates them
