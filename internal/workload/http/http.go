@@ -67,6 +67,9 @@ const (
 	MRPS         = "requests_per_s"
 	MPageBytes   = "page_bytes"
 	MConns       = "connections_opened"
+	// FactClient says which client drove the step: the event loops
+	// ("epoll, L loops") or one goroutine per connection.
+	FactClient = "client"
 	// FactHist + a timing name ("connect", "processing", "waiting",
 	// "total") holds that timing's encoded HdrHistogram.
 	FactHist = "hist."
@@ -157,17 +160,50 @@ type counts struct {
 	_                                                         [6]int64
 }
 
-// client is one connection slot (one of the C concurrent requests).
+// tally is what one load goroutine counted: its failures by class, its
+// bytes and its four timings. Each goroutine owns one; they are merged
+// when the step ends.
+type tally struct {
+	hist [4]*hdr.Histogram // connect, processing, waiting, total
+	n    counts
+	// first failure seen, for the report and the error.
+	first string
+}
+
+func newTally() *tally {
+	return &tally{hist: [4]*hdr.Histogram{latency.New(), latency.New(), latency.New(), latency.New()}}
+}
+
+// count files one failed request under its ab class.
+func (t *tally) count(kind int, msg string) {
+	switch kind {
+	case fConnect:
+		t.n.connect++
+	case fReceive:
+		t.n.receive++
+	case fLength:
+		t.n.length++
+	case fExceptions:
+		t.n.exceptions++
+	case fContent:
+		t.n.content++
+	case fNon2xx:
+		t.n.non2xx++
+	}
+	if t.first == "" {
+		t.first = msg
+	}
+}
+
+// client is one connection slot (one of the C concurrent requests) of
+// the goroutine client.
 type client struct {
+	tally
 	mu   sync.Mutex // guards conn against the cancelling goroutine
 	conn net.Conn
 	buf  []byte
 	h    hash.Hash
 	sum  [sha256.Size]byte
-	hist [4]*hdr.Histogram // connect, processing, waiting, total
-	n    counts
-	// first failure seen, for the report and the error.
-	first string
 }
 
 type run struct {
@@ -192,23 +228,7 @@ const (
 )
 
 func (c *client) fail(kind int, msg string) {
-	switch kind {
-	case fConnect:
-		c.n.connect++
-	case fReceive:
-		c.n.receive++
-	case fLength:
-		c.n.length++
-	case fExceptions:
-		c.n.exceptions++
-	case fContent:
-		c.n.content++
-	case fNon2xx:
-		c.n.non2xx++
-	}
-	if c.first == "" {
-		c.first = msg
-	}
+	c.count(kind, msg)
 	c.drop()
 }
 
@@ -445,6 +465,39 @@ func digits(b []byte) (int64, bool) {
 	return v, true
 }
 
+// measureGoroutines runs the step with one goroutine per connection on
+// blocking net.Conns: the path for TLS and for platforms without the
+// event loops.
+func (r *run) measureGoroutines(ctx context.Context, env *workload.Env, cfg runner.Config, total int64, workers int) ([]*tally, *results.Step, error) {
+	cs := make([]*client, workers)
+	tallies := make([]*tally, workers)
+	for i := range cs {
+		cs[i] = &client{tally: *newTally(), buf: make([]byte, 64<<10), h: sha256.New()}
+		tallies[i] = &cs[i].tally
+	}
+	// A cancelled step must not wait out a request's timeout.
+	stopWatch := context.AfterFunc(ctx, func() {
+		for _, c := range cs {
+			c.mu.Lock()
+			if c.conn != nil {
+				_ = c.conn.SetDeadline(time.Now())
+			}
+			c.mu.Unlock()
+		}
+	})
+	defer stopWatch()
+	defer func() {
+		for _, c := range cs {
+			c.drop()
+		}
+	}()
+	cfg.Workers = workers
+	res, err := workload.Measure(ctx, env, cfg, total, func(ctx context.Context, w int, _ int64) error {
+		return r.do(ctx, cs[w])
+	})
+	return tallies, res, err
+}
+
 func (HTTP) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*results.Step, error) {
 	var p Params
 	if err := json.Unmarshal(st.Params, &p); err != nil {
@@ -470,32 +523,7 @@ func (HTTP) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*
 	}
 	r.req = []byte("GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\nUser-Agent: storebench\r\nAccept: */*\r\nConnection: " + conn + "\r\n\r\n")
 	workers := max(st.Concurrency, 1)
-	cs := make([]*client, workers)
-	bufSize := 64 << 10
-	for i := range cs {
-		c := &client{buf: make([]byte, bufSize), h: sha256.New()}
-		for j := range c.hist {
-			c.hist[j] = latency.New()
-		}
-		cs[i] = c
-	}
-	// A cancelled step must not wait out a request's timeout.
-	stopWatch := context.AfterFunc(ctx, func() {
-		for _, c := range cs {
-			c.mu.Lock()
-			if c.conn != nil {
-				_ = c.conn.SetDeadline(time.Now())
-			}
-			c.mu.Unlock()
-		}
-	})
-	defer stopWatch()
-	defer func() {
-		for _, c := range cs {
-			c.drop()
-		}
-	}()
-	cfg := runner.Config{Workers: workers, Ops: int64(p.Requests)}
+	cfg := runner.Config{Ops: int64(p.Requests)}
 	total := int64(p.Requests)
 	if d := time.Duration(p.Duration); d > 0 || st.Duration > 0 {
 		if st.Duration > 0 {
@@ -503,16 +531,29 @@ func (HTTP) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*
 		}
 		cfg.Ops, cfg.Duration, total = 0, d, 0
 	}
-	res, err := workload.Measure(ctx, env, cfg, total, func(ctx context.Context, w int, _ int64) error {
-		return r.do(ctx, cs[w])
-	})
+	var (
+		tallies []*tally
+		res     *results.Step
+		err     error
+		client  string
+	)
+	if ev := newEvents(r, workers); ev != nil {
+		// The event-loop client (Linux, plain HTTP): a few loops own
+		// the connections and read only readable sockets.
+		tallies, client = ev.tallies, fmt.Sprintf("epoll, %d loops", ev.loops)
+		cfg.Drive, cfg.Loops = ev.drive, ev.loops
+		res, err = workload.Measure(ctx, env, cfg, total, nil)
+	} else {
+		client = "goroutines"
+		tallies, res, err = r.measureGoroutines(ctx, env, cfg, total, workers)
+	}
 	if res == nil {
 		return nil, err
 	}
 	var n counts
 	hists := [4]*hdr.Histogram{latency.New(), latency.New(), latency.New(), latency.New()}
 	first := ""
-	for _, c := range cs {
+	for _, c := range tallies {
 		n.ok += c.n.ok
 		n.connect += c.n.connect
 		n.receive += c.n.receive
@@ -544,7 +585,7 @@ func (HTTP) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*
 	if res.Seconds > 0 {
 		res.Metrics[MRPS] = float64(res.Ops) / res.Seconds
 	}
-	res.Facts = map[string]string{}
+	res.Facts = map[string]string{FactClient: client}
 	for j, name := range Timings {
 		res.Facts[FactHist+name], _ = latency.Encode(hists[j])
 	}
