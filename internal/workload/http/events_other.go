@@ -15,6 +15,6 @@ type events struct {
 	tallies []*tally
 }
 
-func newEvents(*run, int) *events { return nil }
+func newEvents(*run, int, int) *events { return nil }
 
 func (*events) drive(context.Context, *runner.Loop) error { return nil }

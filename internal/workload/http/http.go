@@ -105,6 +105,9 @@ type Params struct {
 	Duration  study.Duration `yaml:"duration" json:"duration"`     // -t (then requests is ignored)
 	KeepAlive KeepAlive      `yaml:"keep_alive" json:"keep_alive"` // -k
 	Timeout   study.Duration `yaml:"timeout" json:"timeout"`       // -s
+	// Loops is how many event loops share the connections (Linux, plain
+	// HTTP); 0: half the cores, at least one.
+	Loops int `yaml:"loops" json:"loops,omitempty"`
 }
 
 // HTTP implements workload.Workload. Connections are the step's
@@ -131,6 +134,8 @@ func (HTTP) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error)
 		return nil, field("requests", "want at least 1 (or a duration)")
 	case p.Timeout <= 0:
 		return nil, field("timeout", "want a positive duration")
+	case p.Loops < 0 || p.Loops > 1024:
+		return nil, field("loops", "want 0 (half the cores) to 1024")
 	}
 	return json.Marshal(p)
 }
@@ -423,24 +428,29 @@ func parseHead(h []byte) (status int, clen int64, closeConn, chunked, ok bool) {
 		if end < 0 {
 			break
 		}
-		l := bytes.TrimRight(line[:end], "\r")
+		l := line[:end]
 		line = line[end+1:]
+		if len(l) > 0 && l[len(l)-1] == '\r' {
+			l = l[:len(l)-1]
+		}
 		colon := bytes.IndexByte(l, ':')
-		if colon < 0 {
+		// Only three header names matter; their lengths (14, 10, 17)
+		// rule out the others before any case-folding compare.
+		if colon != 14 && colon != 10 && colon != 17 {
 			continue
 		}
 		name, val := l[:colon], bytes.TrimSpace(l[colon+1:])
 		switch {
-		case bytes.EqualFold(name, []byte("content-length")):
+		case colon == 14 && bytes.EqualFold(name, []byte("content-length")):
 			v, ok := digits(val)
 			if !ok {
 				return 0, 0, false, false, false
 			}
 			clen = v
-		case bytes.EqualFold(name, []byte("connection")):
+		case colon == 10 && bytes.EqualFold(name, []byte("connection")):
 			closeConn = closeConn || bytes.EqualFold(val, []byte("close"))
 			keep = bytes.EqualFold(val, []byte("keep-alive"))
-		case bytes.EqualFold(name, []byte("transfer-encoding")):
+		case colon == 17 && bytes.EqualFold(name, []byte("transfer-encoding")):
 			chunked = !bytes.EqualFold(val, []byte("identity"))
 		}
 	}
@@ -537,7 +547,7 @@ func (HTTP) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*
 		err     error
 		client  string
 	)
-	if ev := newEvents(r, workers); ev != nil {
+	if ev := newEvents(r, workers, p.Loops); ev != nil {
 		// The event-loop client (Linux, plain HTTP): a few loops own
 		// the connections and read only readable sockets.
 		tallies, client = ev.tallies, fmt.Sprintf("epoll, %d loops", ev.loops)
