@@ -4,7 +4,8 @@
 // measured from it, so a stalled target cannot hide its queue: the
 // coordinated-omission correction).
 //
-// A run is one or several concurrent streams, each with its own operation,
+// A run is one or several concurrent streams, each with its own operation
+// (or driver: event loops that keep many operations in flight, see Drive),
 // goroutines, rate and histograms, and may have background tasks: a
 // periodic job beside the load (a compaction, a GC pass) timed on its own.
 package runner
@@ -28,6 +29,58 @@ import (
 // stops the run: storebench treats an engine error or a failed
 // verification as a failed phase, never as a number to average away.
 type Op func(ctx context.Context, worker int, seq int64) error
+
+// Drive is the other way to run a closed-loop stream: instead of the
+// runner calling an Op per operation on each of its goroutines, the
+// stream's load is driven by Loops goroutines, each calling Drive once
+// with its own *Loop. A driver keeps many operations in flight at once (an
+// event loop owning many connections); it draws each operation's sequence
+// number from its loop (Loop.Next), completes it, and reports it
+// (Loop.Done), returning when Next says there is no more work and its
+// in-flight operations are finished, or when ctx ends. The runner's
+// accounting is the same as for an Op: the loops share no counter (Next
+// hands out loop l's static share l, l+L, l+2L, ... of the operations, so
+// an operation count is exact), each loop owns a recorder (per-interval
+// and total histograms, progress), and a returned error fails the run.
+type Drive func(ctx context.Context, l *Loop) error
+
+// Loop is one driving goroutine's view of the run; it belongs to that
+// goroutine.
+type Loop struct {
+	// ID is the loop's number, 0..Loops-1.
+	ID                int
+	next, step, bound int64
+	stop              *atomic.Bool
+	rec               *latency.Recorder
+	classOf           func(seq int64) int
+}
+
+// Next returns the next operation's sequence number, or false when the
+// loop's share is done or the run is stopping (duration reached, context
+// ended, an error elsewhere). Once it returned false it keeps doing so.
+func (l *Loop) Next() (int64, bool) {
+	if l.stop.Load() || (l.bound > 0 && l.next >= l.bound) {
+		return 0, false
+	}
+	seq := l.next
+	l.next += l.step
+	return seq, true
+}
+
+// Stopping says whether the run is stopping; a driver waiting on its
+// connections checks it between waits.
+func (l *Loop) Stopping() bool { return l.stop.Load() }
+
+// Done records operation seq as completed after service (its start to its
+// end). Every sequence number Next handed out should be Done once, unless
+// the run was cancelled while it was in flight.
+func (l *Loop) Done(seq int64, service time.Duration) {
+	c := -1
+	if l.classOf != nil {
+		c = l.classOf(seq)
+	}
+	l.rec.RecordClass(c, service, 0, false)
+}
 
 // Config says how long and how hard to drive the operations.
 type Config struct {
@@ -54,6 +107,11 @@ type Config struct {
 	// with the operations completed so far; use it for progress and
 	// resource sampling. It must return quickly.
 	OnTick func(elapsed time.Duration, opsSoFar int64)
+	// Drive, with Run's op nil, drives the run's one stream with Loops
+	// goroutines instead (closed loop only: Rate must be zero); Workers
+	// is then unused.
+	Drive Drive
+	Loops int
 
 	// Streams, when set, are run concurrently instead of one operation:
 	// Run is then called with a nil Op, and Workers, Ops, Rate, Classes
@@ -74,6 +132,10 @@ type Stream struct {
 	Ops     int64   // 0: bounded by Config.Duration alone
 	Classes []string
 	ClassOf func(seq int64) int
+	// Drive replaces Op (see Drive): Loops goroutines (default 1) each
+	// call it once; Workers and Rate must then be zero.
+	Drive Drive
+	Loops int
 }
 
 // Task is a background job: Run is called every Every (0: back to back,
@@ -170,23 +232,33 @@ func Run(ctx context.Context, cfg Config, op Op) (Result, error) {
 	}
 	specs := cfg.Streams
 	switch {
-	case op != nil && len(specs) > 0:
+	case (op != nil || cfg.Drive != nil) && len(specs) > 0:
 		return Result{}, fmt.Errorf("runner: both an operation and streams given")
-	case op == nil && len(specs) == 0:
+	case op != nil && cfg.Drive != nil:
+		return Result{}, fmt.Errorf("runner: both an operation and a driver given")
+	case op == nil && cfg.Drive == nil && len(specs) == 0:
 		return Result{}, fmt.Errorf("runner: no operation and no stream")
 	case op != nil:
 		specs = []Stream{{Op: op, Workers: cfg.Workers, Rate: cfg.Rate, Ops: cfg.Ops, Classes: cfg.Classes, ClassOf: cfg.ClassOf}}
-	case cfg.Workers != 0 || cfg.Ops != 0 || cfg.Rate != 0 || cfg.Classes != nil || cfg.ClassOf != nil:
+	case cfg.Drive != nil:
+		specs = []Stream{{Drive: cfg.Drive, Loops: cfg.Loops, Rate: cfg.Rate, Ops: cfg.Ops, Classes: cfg.Classes, ClassOf: cfg.ClassOf}}
+	case cfg.Workers != 0 || cfg.Ops != 0 || cfg.Rate != 0 || cfg.Classes != nil || cfg.ClassOf != nil || cfg.Loops != 0:
 		return Result{}, fmt.Errorf("runner: with streams, workers, operations, rate and classes are each stream's")
 	}
 	streams := make([]*stream, len(specs))
 	names := map[string]bool{}
 	for i, sp := range specs {
+		if sp.Drive != nil {
+			if sp.Op != nil || sp.Workers != 0 || sp.Rate != 0 {
+				return Result{}, fmt.Errorf("runner: stream %q: a driven stream has no operation, workers or rate (it is closed loop)", sp.Name)
+			}
+			sp.Workers = max(sp.Loops, 1)
+		}
 		if sp.Workers <= 0 {
 			sp.Workers = 1
 		}
 		switch {
-		case sp.Op == nil:
+		case sp.Op == nil && sp.Drive == nil:
 			return Result{}, fmt.Errorf("runner: stream %q has no operation", sp.Name)
 		case sp.Ops <= 0 && cfg.Duration <= 0:
 			if len(cfg.Streams) == 0 {
@@ -380,6 +452,13 @@ func mergeStreams(res *Result) {
 func (s *stream) work(ctx context.Context, w int, clock *latency.Clock, stop *atomic.Bool, start time.Time, lateAfter time.Duration, fail func(error)) {
 	rec := s.coll.NewRecorder(clock)
 	defer rec.Flush()
+	if s.Drive != nil {
+		l := &Loop{ID: w, next: int64(w), step: int64(s.Workers), bound: s.Ops, stop: stop, rec: rec, classOf: s.ClassOf}
+		if err := s.Drive(ctx, l); err != nil {
+			fail(err)
+		}
+		return
+	}
 	op, classOf, ops := s.Op, s.ClassOf, s.Ops // nil classOf: no call on the hot path
 	W := int64(s.Workers)
 	// Operations are partitioned statically (w, w+W, w+2W, ...) so the

@@ -309,3 +309,141 @@ func TestRejectsBadStreams(t *testing.T) {
 		}
 	}
 }
+
+// inflight is a toy driver: it keeps k operations in flight, completing
+// the oldest one each step after a short pause, the way an event loop
+// owning k connections completes responses out of their start order.
+func inflight(k int, pause time.Duration, seen []atomic.Int32, loops []atomic.Int32) Drive {
+	return func(ctx context.Context, l *Loop) error {
+		type op struct {
+			seq   int64
+			start time.Time
+		}
+		var q []op
+		more := true
+		for {
+			for more && len(q) < k {
+				seq, ok := l.Next()
+				if !ok {
+					more = false
+					break
+				}
+				q = append(q, op{seq, time.Now()})
+			}
+			if len(q) == 0 {
+				return nil
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			time.Sleep(pause)
+			o := q[0]
+			q = q[1:]
+			if seen != nil {
+				seen[o.seq].Add(1)
+				loops[l.ID].Add(1)
+			}
+			l.Done(o.seq, time.Since(o.start))
+		}
+	}
+}
+
+// A driven stream does every operation of a count exactly once, split
+// statically across its loops, and its time series adds up to the total.
+func TestDriveRunsEveryOperationOnceAcrossLoops(t *testing.T) {
+	const n, L = 20001, 3
+	seen := make([]atomic.Int32, n)
+	loops := make([]atomic.Int32, L)
+	res, err := Run(context.Background(), Config{Drive: inflight(7, 0, seen, loops), Loops: L, Ops: n, Tick: 5 * time.Millisecond}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Ops != n || res.Service.TotalCount() != n {
+		t.Fatalf("ops=%d histogram count=%d, want %d", res.Ops, res.Service.TotalCount(), n)
+	}
+	for i := range seen {
+		if c := seen[i].Load(); c != 1 {
+			t.Fatalf("operation %d ran %d times", i, c)
+		}
+	}
+	for l := range loops {
+		if got, want := loops[l].Load(), int32((n-l+L-1)/L); got != want {
+			t.Errorf("loop %d did %d operations, want its share %d", l, got, want)
+		}
+	}
+	var sum, count int64
+	for _, iv := range res.Intervals {
+		sum += iv.Ops
+		count += iv.Service.TotalCount()
+	}
+	if sum != n || count != n {
+		t.Fatalf("time series sums to %d ops, %d values, want %d", sum, count, n)
+	}
+}
+
+// A duration bounds a driven stream (Next says stop, in-flight operations
+// finish and are counted); the intervals are per tick and exact; the
+// service times are the driver's, not the gaps between completions.
+func TestDriveDurationAndIntervals(t *testing.T) {
+	res, err := Run(context.Background(), Config{Drive: inflight(4, time.Millisecond, nil, nil), Loops: 2, Duration: 300 * time.Millisecond, Tick: 50 * time.Millisecond}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Elapsed > 2*time.Second || res.Ops < 50 {
+		t.Fatalf("%d ops in %v", res.Ops, res.Elapsed)
+	}
+	if len(res.Intervals) < 4 {
+		t.Fatalf("got %d intervals over 300ms at a 50ms tick", len(res.Intervals))
+	}
+	var count int64
+	for _, iv := range res.Intervals {
+		count += iv.Service.TotalCount()
+	}
+	if count != res.Ops || res.Service.TotalCount() != res.Ops {
+		t.Fatalf("intervals hold %d values, total %d, ops %d", count, res.Service.TotalCount(), res.Ops)
+	}
+	// Four in flight, one completed per ~1 ms: each waited ~4 pauses.
+	if p50 := time.Duration(res.Service.ValueAtQuantile(50)); p50 < 3*time.Millisecond {
+		t.Fatalf("p50 service %v, want about 4 pauses of 1ms", p50)
+	}
+}
+
+// A driver's error fails the run; a cancel reaches the driver; a driver
+// with an operation, workers or a rate is rejected.
+func TestDriveErrorsCancelAndRejects(t *testing.T) {
+	boom := errors.New("boom")
+	_, err := Run(context.Background(), Config{Loops: 2, Duration: time.Hour, Drive: func(ctx context.Context, l *Loop) error {
+		if l.ID == 1 {
+			return boom
+		}
+		for !l.Stopping() {
+			time.Sleep(time.Millisecond)
+		}
+		return nil
+	}}, nil)
+	if !errors.Is(err, boom) {
+		t.Fatalf("error %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+	res, err := Run(ctx, Config{Drive: inflight(3, time.Millisecond, nil, nil), Duration: time.Hour}, nil)
+	if !errors.Is(err, context.Canceled) || !res.Cancelled {
+		t.Fatalf("cancelled drive: %v, %+v", err, res.Cancelled)
+	}
+	d := inflight(1, 0, nil, nil)
+	op := func(context.Context, int, int64) error { return nil }
+	for name, cfg := range map[string]Config{
+		"rate":            {Drive: d, Rate: 10, Duration: time.Second},
+		"stream workers":  {Duration: time.Second, Streams: []Stream{{Name: "a", Drive: d, Workers: 2}}},
+		"stream op":       {Duration: time.Second, Streams: []Stream{{Name: "a", Drive: d, Op: op}}},
+		"loops beside":    {Duration: time.Second, Loops: 2, Streams: []Stream{{Name: "a", Drive: d}}},
+		"unbounded drive": {Drive: d},
+	} {
+		if _, err := Run(context.Background(), cfg, nil); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if _, err := Run(context.Background(), Config{Drive: d, Ops: 1}, op); err == nil {
+		t.Errorf("op and drive: accepted")
+	}
+}

@@ -67,6 +67,9 @@ const (
 	MRPS         = "requests_per_s"
 	MPageBytes   = "page_bytes"
 	MConns       = "connections_opened"
+	// FactClient says which client drove the step: the event loops
+	// ("epoll, L loops") or one goroutine per connection.
+	FactClient = "client"
 	// FactHist + a timing name ("connect", "processing", "waiting",
 	// "total") holds that timing's encoded HdrHistogram.
 	FactHist = "hist."
@@ -102,6 +105,9 @@ type Params struct {
 	Duration  study.Duration `yaml:"duration" json:"duration"`     // -t (then requests is ignored)
 	KeepAlive KeepAlive      `yaml:"keep_alive" json:"keep_alive"` // -k
 	Timeout   study.Duration `yaml:"timeout" json:"timeout"`       // -s
+	// Loops is how many event loops share the connections (Linux, plain
+	// HTTP); 0: half the cores, at least one.
+	Loops int `yaml:"loops" json:"loops,omitempty"`
 }
 
 // HTTP implements workload.Workload. Connections are the step's
@@ -128,6 +134,8 @@ func (HTTP) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error)
 		return nil, field("requests", "want at least 1 (or a duration)")
 	case p.Timeout <= 0:
 		return nil, field("timeout", "want a positive duration")
+	case p.Loops < 0 || p.Loops > 1024:
+		return nil, field("loops", "want 0 (half the cores) to 1024")
 	}
 	return json.Marshal(p)
 }
@@ -157,17 +165,50 @@ type counts struct {
 	_                                                         [6]int64
 }
 
-// client is one connection slot (one of the C concurrent requests).
+// tally is what one load goroutine counted: its failures by class, its
+// bytes and its four timings. Each goroutine owns one; they are merged
+// when the step ends.
+type tally struct {
+	hist [4]*hdr.Histogram // connect, processing, waiting, total
+	n    counts
+	// first failure seen, for the report and the error.
+	first string
+}
+
+func newTally() *tally {
+	return &tally{hist: [4]*hdr.Histogram{latency.New(), latency.New(), latency.New(), latency.New()}}
+}
+
+// count files one failed request under its ab class.
+func (t *tally) count(kind int, msg string) {
+	switch kind {
+	case fConnect:
+		t.n.connect++
+	case fReceive:
+		t.n.receive++
+	case fLength:
+		t.n.length++
+	case fExceptions:
+		t.n.exceptions++
+	case fContent:
+		t.n.content++
+	case fNon2xx:
+		t.n.non2xx++
+	}
+	if t.first == "" {
+		t.first = msg
+	}
+}
+
+// client is one connection slot (one of the C concurrent requests) of
+// the goroutine client.
 type client struct {
+	tally
 	mu   sync.Mutex // guards conn against the cancelling goroutine
 	conn net.Conn
 	buf  []byte
 	h    hash.Hash
 	sum  [sha256.Size]byte
-	hist [4]*hdr.Histogram // connect, processing, waiting, total
-	n    counts
-	// first failure seen, for the report and the error.
-	first string
 }
 
 type run struct {
@@ -192,23 +233,7 @@ const (
 )
 
 func (c *client) fail(kind int, msg string) {
-	switch kind {
-	case fConnect:
-		c.n.connect++
-	case fReceive:
-		c.n.receive++
-	case fLength:
-		c.n.length++
-	case fExceptions:
-		c.n.exceptions++
-	case fContent:
-		c.n.content++
-	case fNon2xx:
-		c.n.non2xx++
-	}
-	if c.first == "" {
-		c.first = msg
-	}
+	c.count(kind, msg)
 	c.drop()
 }
 
@@ -403,24 +428,29 @@ func parseHead(h []byte) (status int, clen int64, closeConn, chunked, ok bool) {
 		if end < 0 {
 			break
 		}
-		l := bytes.TrimRight(line[:end], "\r")
+		l := line[:end]
 		line = line[end+1:]
+		if len(l) > 0 && l[len(l)-1] == '\r' {
+			l = l[:len(l)-1]
+		}
 		colon := bytes.IndexByte(l, ':')
-		if colon < 0 {
+		// Only three header names matter; their lengths (14, 10, 17)
+		// rule out the others before any case-folding compare.
+		if colon != 14 && colon != 10 && colon != 17 {
 			continue
 		}
 		name, val := l[:colon], bytes.TrimSpace(l[colon+1:])
 		switch {
-		case bytes.EqualFold(name, []byte("content-length")):
+		case colon == 14 && bytes.EqualFold(name, []byte("content-length")):
 			v, ok := digits(val)
 			if !ok {
 				return 0, 0, false, false, false
 			}
 			clen = v
-		case bytes.EqualFold(name, []byte("connection")):
+		case colon == 10 && bytes.EqualFold(name, []byte("connection")):
 			closeConn = closeConn || bytes.EqualFold(val, []byte("close"))
 			keep = bytes.EqualFold(val, []byte("keep-alive"))
-		case bytes.EqualFold(name, []byte("transfer-encoding")):
+		case colon == 17 && bytes.EqualFold(name, []byte("transfer-encoding")):
 			chunked = !bytes.EqualFold(val, []byte("identity"))
 		}
 	}
@@ -443,6 +473,39 @@ func digits(b []byte) (int64, bool) {
 		v = v*10 + int64(d-'0')
 	}
 	return v, true
+}
+
+// measureGoroutines runs the step with one goroutine per connection on
+// blocking net.Conns: the path for TLS and for platforms without the
+// event loops.
+func (r *run) measureGoroutines(ctx context.Context, env *workload.Env, cfg runner.Config, total int64, workers int) ([]*tally, *results.Step, error) {
+	cs := make([]*client, workers)
+	tallies := make([]*tally, workers)
+	for i := range cs {
+		cs[i] = &client{tally: *newTally(), buf: make([]byte, 64<<10), h: sha256.New()}
+		tallies[i] = &cs[i].tally
+	}
+	// A cancelled step must not wait out a request's timeout.
+	stopWatch := context.AfterFunc(ctx, func() {
+		for _, c := range cs {
+			c.mu.Lock()
+			if c.conn != nil {
+				_ = c.conn.SetDeadline(time.Now())
+			}
+			c.mu.Unlock()
+		}
+	})
+	defer stopWatch()
+	defer func() {
+		for _, c := range cs {
+			c.drop()
+		}
+	}()
+	cfg.Workers = workers
+	res, err := workload.Measure(ctx, env, cfg, total, func(ctx context.Context, w int, _ int64) error {
+		return r.do(ctx, cs[w])
+	})
+	return tallies, res, err
 }
 
 func (HTTP) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*results.Step, error) {
@@ -470,32 +533,7 @@ func (HTTP) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*
 	}
 	r.req = []byte("GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\nUser-Agent: storebench\r\nAccept: */*\r\nConnection: " + conn + "\r\n\r\n")
 	workers := max(st.Concurrency, 1)
-	cs := make([]*client, workers)
-	bufSize := 64 << 10
-	for i := range cs {
-		c := &client{buf: make([]byte, bufSize), h: sha256.New()}
-		for j := range c.hist {
-			c.hist[j] = latency.New()
-		}
-		cs[i] = c
-	}
-	// A cancelled step must not wait out a request's timeout.
-	stopWatch := context.AfterFunc(ctx, func() {
-		for _, c := range cs {
-			c.mu.Lock()
-			if c.conn != nil {
-				_ = c.conn.SetDeadline(time.Now())
-			}
-			c.mu.Unlock()
-		}
-	})
-	defer stopWatch()
-	defer func() {
-		for _, c := range cs {
-			c.drop()
-		}
-	}()
-	cfg := runner.Config{Workers: workers, Ops: int64(p.Requests)}
+	cfg := runner.Config{Ops: int64(p.Requests)}
 	total := int64(p.Requests)
 	if d := time.Duration(p.Duration); d > 0 || st.Duration > 0 {
 		if st.Duration > 0 {
@@ -503,16 +541,29 @@ func (HTTP) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*
 		}
 		cfg.Ops, cfg.Duration, total = 0, d, 0
 	}
-	res, err := workload.Measure(ctx, env, cfg, total, func(ctx context.Context, w int, _ int64) error {
-		return r.do(ctx, cs[w])
-	})
+	var (
+		tallies []*tally
+		res     *results.Step
+		err     error
+		client  string
+	)
+	if ev := newEvents(r, workers, p.Loops); ev != nil {
+		// The event-loop client (Linux, plain HTTP): a few loops own
+		// the connections and read only readable sockets.
+		tallies, client = ev.tallies, fmt.Sprintf("epoll, %d loops", ev.loops)
+		cfg.Drive, cfg.Loops = ev.drive, ev.loops
+		res, err = workload.Measure(ctx, env, cfg, total, nil)
+	} else {
+		client = "goroutines"
+		tallies, res, err = r.measureGoroutines(ctx, env, cfg, total, workers)
+	}
 	if res == nil {
 		return nil, err
 	}
 	var n counts
 	hists := [4]*hdr.Histogram{latency.New(), latency.New(), latency.New(), latency.New()}
 	first := ""
-	for _, c := range cs {
+	for _, c := range tallies {
 		n.ok += c.n.ok
 		n.connect += c.n.connect
 		n.receive += c.n.receive
@@ -544,7 +595,7 @@ func (HTTP) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*
 	if res.Seconds > 0 {
 		res.Metrics[MRPS] = float64(res.Ops) / res.Seconds
 	}
-	res.Facts = map[string]string{}
+	res.Facts = map[string]string{FactClient: client}
 	for j, name := range Timings {
 		res.Facts[FactHist+name], _ = latency.Encode(hists[j])
 	}

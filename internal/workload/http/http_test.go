@@ -39,7 +39,12 @@ func open(t *testing.T, name, uri string, extra map[string]string) io.Closer {
 
 func step(t *testing.T, h io.Closer, phase string, conc, requests int) (*results.Step, error) {
 	t.Helper()
-	raw, _ := json.Marshal(httpwl.Params{Requests: study.Count(requests), Timeout: study.Duration(10 * time.Second)})
+	return stepP(t, h, phase, conc, httpwl.Params{Requests: study.Count(requests), Timeout: study.Duration(10 * time.Second)})
+}
+
+func stepP(t *testing.T, h io.Closer, phase string, conc int, p httpwl.Params) (*results.Step, error) {
+	t.Helper()
+	raw, _ := json.Marshal(p)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	st := workload.Step{Workload: "http", Phase: phase, N: 1, Concurrency: conc, Params: raw}
