@@ -57,9 +57,13 @@ func TestWebOLTPRunsEachWorkloadAtTheSeedsLevels(t *testing.T) {
 			t.Fatal(err)
 		}
 		levels := map[string]map[int]bool{}
+		abRuns := map[string]bool{}
 		for _, st := range p.Steps {
 			if st.Phase == "prepare" {
 				continue
+			}
+			if st.Workload == "http" {
+				abRuns[st.Labels["requests"]] = true
 			}
 			if levels[st.Workload] == nil {
 				levels[st.Workload] = map[int]bool{}
@@ -74,6 +78,10 @@ func TestWebOLTPRunsEachWorkloadAtTheSeedsLevels(t *testing.T) {
 		}
 		if scale == "seed" && s.Largest() != 1_000_000 {
 			t.Errorf("--scale seed: ladder %v", s.Ladder)
+		}
+		// The seed ran ab -n 500; its scale adds a longer run beside it.
+		if scale == "seed" && (len(abRuns) != 2 || !abRuns["500"]) {
+			t.Errorf("--scale seed: ab runs of %v requests, want 500 and a longer one", abRuns)
 		}
 	}
 }

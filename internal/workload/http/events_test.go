@@ -30,7 +30,7 @@ func TestEventClientCountsExactly(t *testing.T) {
 	const n, c = 1001, 7
 	for _, loops := range []int{0, 2} {
 		for _, phase := range []string{httpwl.PhaseClose, httpwl.PhaseKeepAlive} {
-			s, err := stepP(t, h, phase, c, httpwl.Params{Requests: n, Timeout: study.Duration(10 * time.Second), Loops: loops})
+			s, err := stepP(t, h, phase, c, httpwl.Params{Requests: httpwl.Requests{n}, Timeout: study.Duration(10 * time.Second), Loops: loops})
 			if err != nil {
 				t.Fatalf("loops %d %s: %v", loops, phase, err)
 			}
@@ -232,7 +232,7 @@ func TestEventClientTimeout(t *testing.T) {
 	uri := rawServer(t, func(net.Conn, int64) bool { return true })
 	h := open(t, "nginx", uri, nil)
 	t0 := time.Now()
-	s, err := stepP(t, h, httpwl.PhaseKeepAlive, 3, httpwl.Params{Requests: 6, Timeout: study.Duration(200 * time.Millisecond)})
+	s, err := stepP(t, h, httpwl.PhaseKeepAlive, 3, httpwl.Params{Requests: httpwl.Requests{6}, Timeout: study.Duration(200 * time.Millisecond)})
 	if err == nil || s.Ops != 6 || s.Metrics[httpwl.MReceive] != 6 || !strings.Contains(s.Verify.First, "timed out after 200ms") {
 		t.Fatalf("error %v, ops %d, metrics %v, first %q", err, s.Ops, stepMetrics(s), s.Verify.First)
 	}

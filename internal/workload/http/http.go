@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"hash"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -99,9 +100,42 @@ func (k *KeepAlive) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
+// Requests is the requests param: a count, or a list of counts, each a
+// step of its own (seed 003 ran ab at -n 500, and a longer run beside it
+// says whether 500 requests were enough to tell anything).
+type Requests []study.Count
+
+func (r *Requests) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		var one study.Count
+		if err := n.Decode(&one); err != nil {
+			return err
+		}
+		*r = Requests{one}
+		return nil
+	}
+	var list []study.Count
+	if err := n.Decode(&list); err != nil || len(list) == 0 {
+		return fmt.Errorf("want a count (5000, 20k) or a list of them")
+	}
+	seen := map[study.Count]bool{}
+	for _, c := range list {
+		if seen[c] {
+			return fmt.Errorf("%d is listed twice", c)
+		}
+		seen[c] = true
+	}
+	*r = list
+	return nil
+}
+
+// LRequests labels a step with its request count when the requests param
+// lists several.
+const LRequests = "requests"
+
 // Params of the workload (ab's flags in brackets).
 type Params struct {
-	Requests  study.Count    `yaml:"requests" json:"requests"`     // -n
+	Requests  Requests       `yaml:"requests" json:"requests"`     // -n
 	Duration  study.Duration `yaml:"duration" json:"duration"`     // -t (then requests is ignored)
 	KeepAlive KeepAlive      `yaml:"keep_alive" json:"keep_alive"` // -k
 	Timeout   study.Duration `yaml:"timeout" json:"timeout"`       // -s
@@ -120,7 +154,7 @@ func (HTTP) Describe() string {
 }
 
 func (HTTP) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error) {
-	p := Params{Requests: 5000, KeepAlive: KeepAlive{false}, Timeout: study.Duration(30 * time.Second)}
+	p := Params{Requests: Requests{5000}, KeepAlive: KeepAlive{false}, Timeout: study.Duration(30 * time.Second)}
 	if err := study.DecodeParams(s.File, e.Params, "workloads.http.params", &p); err != nil {
 		return nil, err
 	}
@@ -130,8 +164,10 @@ func (HTTP) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error)
 	switch {
 	case p.Duration < 0:
 		return nil, field("duration", "must not be negative")
-	case p.Duration == 0 && p.Requests < 1:
+	case p.Duration == 0 && slices.Min(p.Requests) < 1:
 		return nil, field("requests", "want at least 1 (or a duration)")
+	case p.Duration > 0 && len(p.Requests) > 1:
+		return nil, field("requests", "a list of request counts needs no duration (a duration bounds every step)")
 	case p.Timeout <= 0:
 		return nil, field("timeout", "want a positive duration")
 	case p.Loops < 0 || p.Loops > 1024:
@@ -151,8 +187,14 @@ func (HTTP) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error) {
 		if k {
 			phase = PhaseKeepAlive
 		}
-		steps = append(steps, workload.Step{Workload: "http", Phase: phase, N: s.Largest(), Seed: s.Seed, Concurrency: s.Concurrency,
-			Params: raw, Largest: s.Largest(), Requires: target.Caps{target.HTTP}})
+		for _, n := range p.Requests {
+			st := workload.Step{Workload: "http", Phase: phase, N: s.Largest(), Seed: s.Seed, Concurrency: s.Concurrency,
+				Params: raw, Largest: s.Largest(), Requires: target.Caps{target.HTTP}}
+			if len(p.Requests) > 1 {
+				st.Labels = results.Labels{LRequests: strconv.FormatInt(int64(n), 10)}
+			}
+			steps = append(steps, st)
+		}
 	}
 	return steps, nil
 }
@@ -533,8 +575,15 @@ func (HTTP) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*
 	}
 	r.req = []byte("GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\nUser-Agent: storebench\r\nAccept: */*\r\nConnection: " + conn + "\r\n\r\n")
 	workers := max(st.Concurrency, 1)
-	cfg := runner.Config{Ops: int64(p.Requests)}
-	total := int64(p.Requests)
+	var requests int64
+	if len(p.Requests) > 0 {
+		requests = int64(p.Requests[0])
+	}
+	if v := st.Labels.Int(LRequests); v > 0 {
+		requests = v
+	}
+	cfg := runner.Config{Ops: requests}
+	total := requests
 	if d := time.Duration(p.Duration); d > 0 || st.Duration > 0 {
 		if st.Duration > 0 {
 			d = st.Duration

@@ -39,7 +39,7 @@ func open(t *testing.T, name, uri string, extra map[string]string) io.Closer {
 
 func step(t *testing.T, h io.Closer, phase string, conc, requests int) (*results.Step, error) {
 	t.Helper()
-	return stepP(t, h, phase, conc, httpwl.Params{Requests: study.Count(requests), Timeout: study.Duration(10 * time.Second)})
+	return stepP(t, h, phase, conc, httpwl.Params{Requests: httpwl.Requests{study.Count(requests)}, Timeout: study.Duration(10 * time.Second)})
 }
 
 func stepP(t *testing.T, h io.Closer, phase string, conc int, p httpwl.Params) (*results.Step, error) {

@@ -157,7 +157,7 @@ func render(b *strings.Builder, run *results.Run) {
 		return
 	}
 	b.WriteString("## HTTP (ab shaped)\n\nGETs of one page; every response is checked (status 200, length, SHA-256 of the body). Times are from HdrHistograms: connect, processing (connected to last byte), waiting (request written to first byte) and total are separate timings.\n\n")
-	tab := section.Table{Head: []string{"Target", "Connections", "Concurrency", "Requests/s", "Time per request (mean)", "Failed", "Total p50", "Total p99", "Page"}}
+	tab := section.Table{Head: []string{"Target", "Connections", "Concurrency", "Requests", "Requests/s", "Time per request (mean)", "Failed", "Total p50", "Total p99", "Page"}}
 	type block struct {
 		title string
 		ab    AB
@@ -176,7 +176,7 @@ func render(b *strings.Builder, run *results.Run) {
 				if s.Error != "" {
 					why = "failed: " + s.Error
 				}
-				tab.Rows = append(tab.Rows, []string{t.Title, phaseTitle[s.Phase], strconv.Itoa(int(s.Metrics[MConcurrency])), why, "", "", "", "", ""})
+				tab.Rows = append(tab.Rows, []string{t.Title, phaseTitle[s.Phase], strconv.Itoa(int(s.Metrics[MConcurrency])), s.Labels[LRequests], why, "", "", "", "", ""})
 				continue
 			}
 			page := section.Bytes(int64(s.Metrics[MPageBytes]))
@@ -184,9 +184,13 @@ func render(b *strings.Builder, run *results.Run) {
 			if s.Error != "" {
 				failed += " (step failed: " + section.Cell(s.Error) + ")"
 			}
-			tab.Rows = append(tab.Rows, []string{t.Title, phaseTitle[s.Phase], strconv.Itoa(a.Concurrency), fmt.Sprintf("%.2f", a.RPS),
+			tab.Rows = append(tab.Rows, []string{t.Title, phaseTitle[s.Phase], strconv.Itoa(a.Concurrency), strconv.FormatInt(a.Complete, 10), fmt.Sprintf("%.2f", a.RPS),
 				fmt.Sprintf("%.3f ms", a.TimePerRequest), failed, section.Latency(a.P50), section.Latency(a.P99), page})
-			blocks = append(blocks, block{fmt.Sprintf("%s, %s, concurrency %d", t.Title, phaseTitle[s.Phase], a.Concurrency), a})
+			title := fmt.Sprintf("%s, %s, concurrency %d", t.Title, phaseTitle[s.Phase], a.Concurrency)
+			if n := s.Labels[LRequests]; n != "" {
+				title += ", " + n + " requests"
+			}
+			blocks = append(blocks, block{title, a})
 		}
 		if !any {
 			tab.Rows = append(tab.Rows, section.NARow(t.Title, t.NotApplicable("http", "", -1), len(tab.Head)-1))
