@@ -15,7 +15,7 @@ func TestOverheadAtConcurrency(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	round := regexp.MustCompile(`(?m)^(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)$`)
+	round := regexp.MustCompile(`(?m)^(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)$`)
 	rows := map[string]int{}
 	for _, m := range round.FindAllStringSubmatch(out, -1) {
 		rows[m[1]]++
@@ -25,7 +25,7 @@ func TestOverheadAtConcurrency(t *testing.T) {
 			}
 		}
 	}
-	median := regexp.MustCompile(`(?m)^goroutines (\d+): median runner/bare = ([\d.]+)`)
+	median := regexp.MustCompile(`(?m)^goroutines (\d+): median runner/bare = ([\d.]+) \(target <= 1.03\); CPU time ([\d.]+)`)
 	meds := median.FindAllStringSubmatch(out, -1)
 	if len(meds) != 3 {
 		t.Fatalf("want a median for 1, 2 and 4 goroutines:\n%s", out)
