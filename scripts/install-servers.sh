@@ -12,7 +12,7 @@ declare -A pkgs=(
   [redis]="redis-server redis-tools"
   [postgres]="postgresql-15 postgresql-contrib"
   [mariadb]="mariadb-server mariadb-client sysbench" # sysbench: make bench-native and the oltp tests
-  [memcached]="memcached"
+  [memcached]="memcached libmemcached-tools" # libmemcached-tools: memcslap, for make bench-native
   [apache]="apache2 apache2-utils" [nginx]="nginx wrk" [node]="nodejs"
 )
 order=(redis postgres mariadb memcached apache nginx node)

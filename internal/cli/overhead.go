@@ -3,10 +3,15 @@ package cli
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"storebench/internal/kv"
@@ -19,10 +24,18 @@ Usage: storebench overhead [flags]
 Measures what storebench's runner costs per operation: the same random
 gets on Pebble, once through a bare loop and once through the runner with
 its per-goroutine HdrHistograms and ticks, in alternating rounds of one
-run. Prints each round and the median ratio runner/bare (target ≤ 1.03).
+run. Prints each round and the median ratio runner/bare (target ≤ 1.03),
+of the wall time and of the process's CPU time (the steadier figure on a
+machine shared with other work).
 
-Example:
+With --concurrency N (or a list, 1,2,4,8) both run at N goroutines on the
+same keys: the gets are split the same way (goroutine g does get g, g+N,
+g+2N, ...), so a ratio above 1 at N goroutines and not at 1 is the
+harness serializing its goroutines, not the engine.
+
+Examples:
   storebench overhead --keys 100000 --gets 500000 --rounds 7
+  storebench overhead --concurrency 1,2,4,8
 `
 
 func cmdOverhead(args []string, stdout, stderr io.Writer) int {
@@ -31,8 +44,20 @@ func cmdOverhead(args []string, stdout, stderr io.Writer) int {
 	gets := fs.Int("gets", 500000, "random gets per round")
 	rounds := fs.Int("rounds", 7, "rounds of each (alternating)")
 	target := fs.String("target", "pebble", "target to read from")
+	conc := fs.String("concurrency", "1", "goroutines of both the bare loop and the runner, comma-separated (e.g. 1,2,4,8), each 1..4096")
 	if code, stop := parse(fs, args, stdout); stop {
 		return code
+	}
+	var levels []int
+	for _, f := range strings.Split(*conc, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 4096 {
+			return fail(stderr, usagef("--concurrency %q: %q is not a number of goroutines from 1 to 4096", *conc, f))
+		}
+		levels = append(levels, n)
+	}
+	if *keys < 1 || *gets < 1 || *rounds < 1 {
+		return fail(stderr, usagef("--keys, --gets and --rounds must be at least 1"))
 	}
 	eng, err := kv.Lookup(*target)
 	if err != nil {
@@ -83,52 +108,101 @@ func cmdOverhead(args []string, stdout, stderr io.Writer) int {
 		return err
 	}
 
-	bare := func() (time.Duration, error) {
-		k := make([]byte, 16)
-		t0 := time.Now()
-		for i := 0; i < *gets; i++ {
-			if err := get(k, uint64(i)); err != nil {
-				return 0, err
-			}
+	// bare is the loop without the harness: n goroutines, the gets split
+	// as the runner splits them, no clock read, no histogram.
+	bare := func(n int) (cost, error) {
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		t0 := begin()
+		for g := 0; g < n; g++ {
+			wg.Add(1)
+			go func(g int) {
+				defer wg.Done()
+				k := make([]byte, 16)
+				for i := g; i < *gets; i += n {
+					if err := get(k, uint64(i)); err != nil {
+						errs[g] = err
+						return
+					}
+				}
+			}(g)
 		}
-		return time.Since(t0), nil
+		wg.Wait()
+		return t0.done(), errors.Join(errs...)
 	}
-	viaRunner := func() (time.Duration, error) {
-		k := make([]byte, 16)
-		t0 := time.Now()
-		_, err := runner.Run(context.Background(), runner.Config{Workers: 1, Ops: int64(*gets)}, func(ctx context.Context, _ int, seq int64) error {
-			return get(k, uint64(seq))
+	viaRunner := func(n int) (cost, error) {
+		ks := make([][]byte, n)
+		for i := range ks {
+			ks[i] = make([]byte, 16)
+		}
+		t0 := begin()
+		_, err := runner.Run(context.Background(), runner.Config{Workers: n, Ops: int64(*gets)}, func(ctx context.Context, w int, seq int64) error {
+			return get(ks[w], uint64(seq))
 		})
-		return time.Since(t0), err
+		return t0.done(), err
 	}
 	// Warm the cache and the code paths once before measuring.
-	if _, err := bare(); err != nil {
+	if _, err := bare(1); err != nil {
 		return fail(stderr, err)
 	}
-	var ratios []float64
 	fmt.Fprintf(stdout, "random gets on %s, %d keys, %d gets per round\n", eng.Title, *keys, *gets)
-	fmt.Fprintf(stdout, "%-6s %14s %14s %8s\n", "round", "bare ns/op", "runner ns/op", "ratio")
-	for r := 1; r <= *rounds; r++ {
-		// Alternate which goes first, so drift over time favours neither.
-		var db, dr time.Duration
-		if r%2 == 1 {
-			if db, err = bare(); err == nil {
-				dr, err = viaRunner()
+	fmt.Fprintf(stdout, "%-10s %-6s %14s %14s %8s %14s %14s %8s\n", "goroutines", "round", "bare ns/op", "runner ns/op", "ratio", "bare cpu/op", "runner cpu/op", "cpu")
+	medians := make([]float64, len(levels))
+	cpuMedians := make([]float64, len(levels))
+	for li, n := range levels {
+		var ratios, cpuRatios []float64
+		for r := 1; r <= *rounds; r++ {
+			// Alternate which goes first, so drift over time favours neither.
+			var db, dr cost
+			if r%2 == 1 {
+				if db, err = bare(n); err == nil {
+					dr, err = viaRunner(n)
+				}
+			} else {
+				if dr, err = viaRunner(n); err == nil {
+					db, err = bare(n)
+				}
 			}
-		} else {
-			if dr, err = viaRunner(); err == nil {
-				db, err = bare()
+			if err != nil {
+				return fail(stderr, err)
 			}
+			nb := float64(db.wall.Nanoseconds()) / float64(*gets)
+			nr := float64(dr.wall.Nanoseconds()) / float64(*gets)
+			cb := float64(db.cpu.Nanoseconds()) / float64(*gets)
+			cr := float64(dr.cpu.Nanoseconds()) / float64(*gets)
+			ratios = append(ratios, nr/nb)
+			cpuRatios = append(cpuRatios, cr/cb)
+			fmt.Fprintf(stdout, "%-10d %-6d %14.1f %14.1f %8.3f %14.1f %14.1f %8.3f\n", n, r, nb, nr, nr/nb, cb, cr, cr/cb)
 		}
-		if err != nil {
-			return fail(stderr, err)
-		}
-		nb := float64(db.Nanoseconds()) / float64(*gets)
-		nr := float64(dr.Nanoseconds()) / float64(*gets)
-		ratios = append(ratios, nr/nb)
-		fmt.Fprintf(stdout, "%-6d %14.1f %14.1f %8.3f\n", r, nb, nr, nr/nb)
+		sort.Float64s(ratios)
+		sort.Float64s(cpuRatios)
+		medians[li] = ratios[len(ratios)/2]
+		cpuMedians[li] = cpuRatios[len(cpuRatios)/2]
 	}
-	sort.Float64s(ratios)
-	fmt.Fprintf(stdout, "median runner/bare = %.3f (target <= 1.03)\n", ratios[len(ratios)/2])
+	for li, n := range levels {
+		fmt.Fprintf(stdout, "goroutines %d: median runner/bare = %.3f (target <= 1.03); CPU time %.3f\n", n, medians[li], cpuMedians[li])
+	}
 	return exitOK
+}
+
+// cost is what one round took: wall time, and the process's CPU time
+// (user and system, from the kernel's accounting), which a machine shared
+// with other work disturbs far less than the wall time.
+type cost struct{ wall, cpu time.Duration }
+
+type mark struct {
+	at  time.Time
+	cpu time.Duration
+}
+
+func begin() mark { return mark{time.Now(), processCPU()} }
+
+func (m mark) done() cost { return cost{time.Since(m.at), processCPU() - m.cpu} }
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -17,6 +18,7 @@ import (
 	"storebench/internal/progress"
 	"storebench/internal/report"
 	"storebench/internal/study"
+	"storebench/internal/wire"
 )
 
 const runUsage = `
@@ -28,6 +30,7 @@ results go to results/<study>-<time>/: results.json (machine-readable),
 report.md (also printed here) with its charts in charts/, report.html (the
 same report with every chart, one file that works offline), hdr/
 (HdrHistogram interval logs per phase), logs/ (each worker's log),
+profiles/ (with --profile: pprof profiles per target and step),
 study.yaml (the study as run, overrides applied: run it again with
 "storebench run RUN/study.yaml") and study.original.yaml (the text given).
 
@@ -53,6 +56,15 @@ Examples:
   storebench run ledger --durability async --set ledger.stress.rate=5000
   storebench run tokens --scale seed --targets moeingads
   storebench run ./my-study.yaml --out /data/results
+  storebench run ycsb --targets pebble --concurrency 8 --profile cpu,mutex,block
+
+Profiles (--profile cpu,mutex,block, any of them): each worker profiles
+every step it runs and the coordinator writes
+profiles/<target>/<step>.<kind>.pprof (go tool pprof -top FILE). Mutex and
+block sampling is switched on only when asked, and only while a step runs:
+it costs the load goroutines time. A mutex or block profile covers the
+worker's profiled steps up to the end of its step; go tool pprof -base
+PREVIOUS FILE gives one step's share. The CPU profile is the step's alone.
 `
 
 type multiFlag []string
@@ -78,8 +90,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "results", "directory under which the run's results directory is created")
 	keep := fs.Bool("keep-data", false, "keep the engines' data directories after the run")
 	quiet := fs.Bool("quiet", false, "do not print the report at the end (it is still written)")
+	profile := fs.String("profile", "", "write pprof profiles of each worker's steps, comma-separated kinds of cpu,mutex,block, to profiles/<target>/<step>.<kind>.pprof (read them with go tool pprof)")
 	if code, stop := parse(fs, args, stdout); stop {
 		return code
+	}
+	kinds, err := parseProfile(*profile)
+	if err != nil {
+		return fail(stderr, err)
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintln(stderr, "storebench: run needs exactly one study name or file (try `storebench run --help`)")
@@ -91,7 +108,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	// Only the flags given override the study, and every one given is
 	// checked, empty or zero included: --targets '' is not "the study's".
-	var badScale bool
+	var badScale, badProfile bool
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "ladder":
@@ -108,8 +125,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			o.TimeLimit = &timeLimit
 		case "scale":
 			badScale = o.Scale == ""
+		case "profile":
+			badProfile = *profile == ""
 		}
 	})
+	if badProfile {
+		return fail(stderr, usagef("--profile: empty: name kinds of %s", strings.Join(wire.ProfileKinds, ",")))
+	}
 	if badScale {
 		return fail(stderr, usagef("--scale: empty: name one of the study's scales (%s)", strings.Join(s.ScaleNames(), ", ")))
 	}
@@ -142,7 +164,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 
 	run, dir, err := coordinator.Run(ctx, coordinator.Options{
 		Study: s, OutDir: *out, Exe: exe, Version: Version, Command: append([]string{"storebench", "run"}, args...),
-		Bar: bar, KeepData: *keep,
+		Bar: bar, KeepData: *keep, Profile: kinds,
 	}, plan)
 	if run == nil {
 		return fail(stderr, err)
@@ -204,4 +226,24 @@ func checkOut(out string) error {
 		return usagef("--out %s: %v", out, err)
 	}
 	return nil
+}
+
+// parseProfile checks --profile: comma-separated kinds of
+// wire.ProfileKinds, each at most once; "" is none.
+func parseProfile(v string) ([]string, error) {
+	if v == "" {
+		return nil, nil
+	}
+	var kinds []string
+	for _, k := range strings.Split(v, ",") {
+		k = strings.TrimSpace(k)
+		if !slices.Contains(wire.ProfileKinds, k) {
+			return nil, usagef("--profile %q: %q is not one of %s", v, k, strings.Join(wire.ProfileKinds, ","))
+		}
+		if slices.Contains(kinds, k) {
+			return nil, usagef("--profile %q: %s given twice", v, k)
+		}
+		kinds = append(kinds, k)
+	}
+	return kinds, nil
 }

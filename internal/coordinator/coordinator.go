@@ -37,6 +37,9 @@ type Options struct {
 	Command  []string
 	Bar      *progress.Bar
 	KeepData bool
+	// Profile asks every worker for these pprof profiles of each step
+	// (wire.ProfileKinds); they go to profiles/<target>/<step>.<kind>.pprof.
+	Profile []string
 }
 
 // Plan is the checked, expanded form of a study: what will run.
@@ -566,7 +569,7 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 		if local {
 			stopWatch = watchDisk(stepCtx, cancelStep, space, &progress)
 		}
-		ev, err := w.callCtx(stepCtx, wire.Request{Cmd: wire.CmdStep, Step: &stCopy}, func(p wire.Progress) {
+		ev, err := w.callCtx(stepCtx, wire.Request{Cmd: wire.CmdStep, Step: &stCopy, Profile: o.Profile}, func(p wire.Progress) {
 			progress.Store(p.Done)
 			bar.Update(p.Done, p.Total)
 		})
@@ -603,6 +606,9 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 			sizes[st.Workload] = record(sizes[st.Workload], st.N, diskUsed)
 			if herr := writeHlog(runDir, t.Name, res); herr != nil {
 				bar.Println("warning: " + herr.Error())
+			}
+			if perr := writeProfiles(runDir, t.Name, res, ev.Profiles); perr != nil {
+				bar.Println("warning: " + perr.Error())
 			}
 		}
 		if err != nil {

@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"time"
 
 	"storebench/internal/measure/latency"
 	"storebench/internal/report"
 	"storebench/internal/results"
+	"storebench/internal/wire"
 )
 
 // IntendedTag tags the intervals of the latency from the intended start
@@ -80,4 +83,31 @@ func writeRun(run *results.Run, runDir string, final bool) error {
 		return nil
 	}
 	return report.WriteAll(runDir, run)
+}
+
+// writeProfiles writes a step's pprof profiles (kind -> bytes, from the
+// worker) to profiles/<target>/<step>.<kind>.pprof.
+func writeProfiles(runDir, target string, st *results.Step, profiles map[string][]byte) error {
+	if len(profiles) == 0 {
+		return nil
+	}
+	dir := filepath.Join(runDir, "profiles", target)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("profiles: %w", err)
+	}
+	kinds := make([]string, 0, len(profiles))
+	for k := range profiles {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		if !slices.Contains(wire.ProfileKinds, k) {
+			return fmt.Errorf("profiles: the worker sent an unknown kind %q", clip([]byte(k), 20))
+		}
+		path := filepath.Join(dir, st.Name()+"."+k+".pprof")
+		if err := os.WriteFile(path, profiles[k], 0o644); err != nil {
+			return fmt.Errorf("profiles: %w", err)
+		}
+	}
+	return nil
 }

@@ -57,7 +57,15 @@ type Request struct {
 	Cmd  string         `json:"cmd"`
 	Open *OpenArgs      `json:"open,omitempty"`
 	Step *workload.Step `json:"step,omitempty"`
+	// Profile, on a step, asks the worker for pprof profiles of the step
+	// (ProfileKinds); they come back in the step's done or error event.
+	Profile []string `json:"profile,omitempty"`
 }
+
+// ProfileKinds are the profiles a step can ask for. Mutex and block
+// sampling is switched on only while a step that asks for it runs: it
+// costs the load goroutines time of their own.
+var ProfileKinds = []string{"cpu", "mutex", "block"}
 
 // OpenArgs says which target to open and how.
 type OpenArgs struct {
@@ -80,7 +88,10 @@ type Event struct {
 	Opened   *Opened       `json:"opened,omitempty"`
 	Step     *results.Step `json:"step,omitempty"`
 	Sample   *Sample       `json:"sample,omitempty"`
-	Error    string        `json:"error,omitempty"`
+	// Profiles of a step that asked for them: kind -> the profile in
+	// pprof's format (gzipped protobuf), as go tool pprof reads it.
+	Profiles map[string][]byte `json:"profiles,omitempty"`
+	Error    string            `json:"error,omitempty"`
 }
 
 // Hello introduces the worker.

@@ -222,17 +222,29 @@ func (w *server) handle(r wire.Request) {
 			w.fail(r.ID, fmt.Errorf("step: no arguments"))
 			return
 		}
+		var prof *profiler
+		if len(r.Profile) > 0 {
+			var err error
+			if prof, err = startProfile(r.Profile); err != nil {
+				w.fail(r.ID, err)
+				return
+			}
+		}
 		st, err := w.runStep(r.ID, *r.Step)
+		var profiles map[string][]byte
+		if prof != nil {
+			profiles = prof.stop()
+		}
 		if err != nil {
 			if st != nil {
 				st.Error = err.Error()
-				w.send(wire.Event{ID: r.ID, Type: wire.EvError, Error: err.Error(), Step: st})
+				w.send(wire.Event{ID: r.ID, Type: wire.EvError, Error: err.Error(), Step: st, Profiles: profiles})
 				return
 			}
 			w.fail(r.ID, err)
 			return
 		}
-		w.send(wire.Event{ID: r.ID, Type: wire.EvDone, Step: st})
+		w.send(wire.Event{ID: r.ID, Type: wire.EvDone, Step: st, Profiles: profiles})
 	case wire.CmdSample:
 		s, err := w.sample()
 		if err != nil {

@@ -51,7 +51,7 @@ func init() {
 		OptionNames: optionNames,
 		Server:      "memcached",
 		Schemes:     []string{"memcached"},
-		Provides:    target.Caps{target.KeyValue},
+		Provides:    target.Caps{target.KeyValue, target.Pipeline},
 		Open: func(o target.Options) (io.Closer, error) {
 			s, err := Open(o)
 			if err != nil {
@@ -68,6 +68,7 @@ func init() {
 // Scanner) and is safe for concurrent use.
 type Store struct {
 	c        *memcache.Client
+	addr     string // host:port, for the setget sessions
 	watch    *targetkit.ConnWatch
 	settings map[string]string
 	fields   int // YCSB fields per record, set by Init (ycsb.go)
@@ -125,13 +126,14 @@ func open(o target.Options) (*Store, error) {
 	if isSync {
 		durability += " (the study's sync class cannot apply)"
 	}
-	return &Store{c: c, watch: watch, settings: map[string]string{
+	return &Store{c: c, addr: addr, watch: watch, settings: map[string]string{
 		"server":      target.RedactURI(o.URI),
 		"client":      "gomemcache " + moduleVersion + " (text protocol)",
 		"durability":  durability,
 		"pool":        fmt.Sprintf("up to %d idle connections kept (gomemcache dials more on demand)", pool),
 		"layout.ycsb": "one item per record: fields length-prefixed (uvarint); update = gets + cas, retried on conflict; no scan",
 		"timeout":     timeout.String() + " dial and per-operation I/O",
+		"setget":      "one connection per load goroutine, text protocol set/get pipelines without allocation (not gomemcache)",
 	}}, nil
 }
 

@@ -35,6 +35,9 @@ func TestWithServer(t *testing.T) {
 		}
 		servers.YCSB(t, h, false)
 	})
+	t.Run("SetGet", func(t *testing.T) {
+		servers.SetGet(t, open(t, kv.Async))
+	})
 	// memcached keeps no order: it must not offer the ledger layout.
 	t.Run("NoLedger", func(t *testing.T) {
 		if _, ok := open(t, kv.Async).(ledger.Store); ok {

@@ -309,7 +309,9 @@ func (r *run) mode(ctx context.Context, env *workload.Env) (*results.Step, error
 	}
 	threads := make([]perThread, r.threads)
 	docs := make([]Doc, r.threads)
-	var verified, drained atomic.Int64
+	verified := workload.NewTally(r.threads)
+	// drained[w] is 1 + the collection goroutine w found empty.
+	drained := workload.NewTally(r.threads)
 	pick := func(seq int64) (int, int64) {
 		h := gen.Mix(r.seed, uint64(len(r.phase)), uint64(seq))
 		c := int(h % uint64(C))
@@ -341,7 +343,7 @@ func (r *run) mode(ctx context.Context, env *workload.Env) (*results.Step, error
 			if n != 1 {
 				return &workload.VerifyError{Phase: r.phase, Key: []byte(r.colls[c] + "/" + strconv.FormatInt(id, 10)), What: fmt.Sprintf("find by _id returned %d documents", n)}
 			}
-			verified.Add(1)
+			verified.Add(w, 1)
 			return nil
 		}
 	case ModeUpdate:
@@ -354,7 +356,7 @@ func (r *run) mode(ctx context.Context, env *workload.Env) (*results.Step, error
 			if n != 1 {
 				return &workload.VerifyError{Phase: r.phase, Key: []byte(r.colls[c] + "/" + strconv.FormatInt(id, 10)), What: fmt.Sprintf("updateOne modified %d documents", n)}
 			}
-			verified.Add(1)
+			verified.Add(w, 1)
 			return nil
 		}
 	case ModeDelete:
@@ -363,7 +365,7 @@ func (r *run) mode(ctx context.Context, env *workload.Env) (*results.Step, error
 			id := top[c].Add(-1) + 1
 			if id < 1 {
 				top[c].Add(1)
-				drained.Store(int64(c + 1))
+				drained.Add(w, int64(c+1))
 				return errDrained
 			}
 			n, err := r.store.DeleteDocument(ctx, r.colls[c], id)
@@ -373,22 +375,28 @@ func (r *run) mode(ctx context.Context, env *workload.Env) (*results.Step, error
 			if n != 1 {
 				return &workload.VerifyError{Phase: r.phase, Key: []byte(r.colls[c] + "/" + strconv.FormatInt(id, 10)), What: fmt.Sprintf("deleteOne deleted %d documents", n)}
 			}
-			verified.Add(1)
+			verified.Add(w, 1)
 			return nil
 		}
 	default:
 		return nil, fmt.Errorf("documents: unknown mode %q", r.phase)
 	}
-	rv := newReservoir(r.seed)
+	rvs := newReservoirs(r.seed, r.threads)
 	res, err := workload.Measure(ctx, env, cfg, total, func(ctx context.Context, w int, seq int64) error {
 		t := time.Now()
 		err := op(ctx, w, seq)
-		rv.update(time.Since(t), t)
+		rvs[w].update(time.Since(t), t)
 		return err
 	})
 	if errors.Is(err, errDrained) {
 		err = nil
-		res.Facts = map[string]string{"stopped": fmt.Sprintf("%s was empty: every document of it deleted before the operations or the duration ran out", r.colls[drained.Load()-1])}
+		empty := ""
+		for w := range r.threads {
+			if c := drained.Of(w); c > 0 {
+				empty = r.colls[c-1]
+			}
+		}
+		res.Facts = map[string]string{"stopped": fmt.Sprintf("%s was empty: every document of it deleted before the operations or the duration ran out", empty)}
 	}
 	if err != nil {
 		return res, err
@@ -400,8 +408,8 @@ func (r *run) mode(ctx context.Context, env *workload.Env) (*results.Step, error
 	if err != nil {
 		return res, err
 	}
-	res.Verify = results.Verify{Checked: verified.Load() + checked}
-	res.Metrics = timerMetrics(res, rv)
+	res.Verify = results.Verify{Checked: verified.Sum() + checked}
+	res.Metrics = timerMetrics(res, mergeReservoirs(rvs))
 	res.Metrics["threads"] = float64(r.threads)
 	res.Metrics["collections"] = float64(C)
 	return res, nil

@@ -4,7 +4,6 @@ import (
 	"container/heap"
 	"math"
 	"sort"
-	"sync"
 	"time"
 
 	"storebench/internal/results"
@@ -100,9 +99,12 @@ func (h *sampleHeap) Pop() any {
 }
 
 // reservoir is a forward-decaying priority sample of durations, as the
-// library keeps it (priority = weight / u, the 1028 highest kept).
+// library keeps it (priority = weight / u, the 1028 highest kept). Each
+// load goroutine keeps one of its own (the library's one reservoir has a
+// lock that every operation takes); mergeReservoirs joins them after the
+// run. The highest priorities of the union are the highest of each
+// part's, so the merged sample is the one a single reservoir would keep.
 type reservoir struct {
-	mu          sync.Mutex
 	items       sampleHeap
 	start       time.Time // landmark, in whole seconds
 	nextRescale time.Time
@@ -115,8 +117,6 @@ func newReservoir(seed uint64) *reservoir {
 }
 
 func (r *reservoir) update(d time.Duration, at time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	if at.After(r.nextRescale) {
 		r.rescale(at)
 	}
@@ -157,9 +157,7 @@ type snapshot struct {
 }
 
 func (r *reservoir) snapshot() snapshot {
-	r.mu.Lock()
 	items := append([]sampleItem(nil), r.items...)
-	r.mu.Unlock()
 	sort.Slice(items, func(i, j int) bool { return items[i].value < items[j].value })
 	var s snapshot
 	sum := 0.0
@@ -244,4 +242,39 @@ func timerMetrics(st *results.Step, rv *reservoir) map[string]float64 {
 		out["p999_ns"] = s.value(0.999)
 	}
 	return out
+}
+
+// newReservoirs has one reservoir per load goroutine, each with a random
+// stream of its own.
+func newReservoirs(seed uint64, workers int) []*reservoir {
+	rs := make([]*reservoir, workers)
+	for w := range rs {
+		rs[w] = newReservoir(gen.Mix(seed, uint64(w)))
+	}
+	return rs
+}
+
+// mergeReservoirs joins per-goroutine reservoirs into one: priorities and
+// weights brought to the latest landmark, the reservoirSize highest kept.
+func mergeReservoirs(rs []*reservoir) *reservoir {
+	m := &reservoir{}
+	for _, r := range rs {
+		if r.start.After(m.start) {
+			m.start, m.nextRescale = r.start, r.nextRescale
+		}
+	}
+	for _, r := range rs {
+		f := math.Exp(-reservoirAlpha * m.start.Sub(r.start).Seconds())
+		for _, it := range r.items {
+			it.priority *= f
+			it.weight *= f
+			if len(m.items) < reservoirSize {
+				heap.Push(&m.items, it)
+			} else if m.items[0].priority < it.priority {
+				m.items[0] = it
+				heap.Fix(&m.items, 0)
+			}
+		}
+	}
+	return m
 }

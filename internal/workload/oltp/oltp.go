@@ -227,6 +227,7 @@ func (r *run) prepare(ctx context.Context, env *workload.Env) (*results.Step, er
 type counters struct {
 	reads, writes, other, errors, reconnects, events atomic.Int64
 	busy                                             atomic.Int64 // ns in events
+	verified                                         int64        // read after the run only
 	_                                                [64]byte
 }
 
@@ -293,12 +294,11 @@ func (r *run) run(ctx context.Context, env *workload.Env, phase string) (*result
 			env.Progress(done, total)
 		}
 	}
-	var verified atomic.Int64
 	salt := uint64(1)
 	if write {
 		salt = 2
 	}
-	ev := &event{r: r, phase: phase, verified: &verified}
+	ev := &event{r: r, phase: phase}
 	bufs := make([][]byte, r.threads)
 	for i := range bufs {
 		bufs[i] = make([]byte, CLen+PadLen)
@@ -341,7 +341,11 @@ func (r *run) run(ctx context.Context, env *workload.Env, phase string) (*result
 		return nil
 	})
 	res.Unit = "transaction (" + phase + ")"
-	res.Verify = results.Verify{Checked: verified.Load()}
+	var verified int64
+	for i := range cs {
+		verified += cs[i].verified
+	}
+	res.Verify = results.Verify{Checked: verified}
 	mu.Lock()
 	for i := range res.Series {
 		if len(snaps) == 0 {
@@ -438,9 +442,8 @@ func (g *rand) next() uint64 {
 func (g *rand) intn(n int64) int64 { return 1 + int64(g.next()%uint64(n)) }
 
 type event struct {
-	r        *run
-	phase    string
-	verified *atomic.Int64
+	r     *run
+	phase string
 }
 
 func (e *event) fail(table int, id int64, format string, args ...any) error {
@@ -479,7 +482,7 @@ func (e *event) readOnly(ctx context.Context, c Conn, n *counters, g *rand) erro
 		if why != "" {
 			return e.fail(table, id, "%s", why)
 		}
-		e.verified.Add(1)
+		n.verified++
 	}
 	size := int64(r.p.RangeSize)
 	for _, k := range []Kind{SimpleRange, SumRange, OrderRange, DistinctRange} {
@@ -525,7 +528,7 @@ func (e *event) readOnly(ctx context.Context, c Conn, n *counters, g *rand) erro
 		case (k == SimpleRange || k == OrderRange) && count != want:
 			return e.fail(table, lo, "range %d..%d returned %d rows, want %d", lo, hi, count, want)
 		}
-		e.verified.Add(1)
+		n.verified++
 	}
 	if err := c.Commit(ctx); err != nil {
 		return err

@@ -156,7 +156,7 @@ func (SetGet) Execute(ctx context.Context, env *workload.Env, st workload.Step) 
 	// The value of a key is "x"*size; a GET checks it, and a GET of a key
 	// that was never SET (possible only with a keyspace) is a failure.
 	pipelines := (int64(p.Requests) + int64(p.Pipeline) - 1) / int64(p.Pipeline)
-	verified := make([]int64, conns)
+	verified := workload.NewTally(conns)
 	res, err := workload.Measure(ctx, env, runner.Config{Workers: conns, Ops: pipelines}, pipelines, func(ctx context.Context, w int, seq int64) error {
 		c := &cs[w]
 		c.kbuf = c.kbuf[:0]
@@ -178,14 +178,11 @@ func (SetGet) Execute(ctx context.Context, env *workload.Env, st workload.Step) 
 			if !bytes.Equal(v, value) {
 				return &workload.VerifyError{Phase: "get", Key: c.keys[i], What: fmt.Sprintf("got %d bytes, not the value set", len(v))}
 			}
-			verified[w]++
+			verified.Add(w, 1)
 			return nil
 		})
 	})
-	var n int64
-	for _, v := range verified {
-		n += v
-	}
+	n := verified.Sum()
 	res.Unit = fmt.Sprintf("pipeline of %d %s requests", p.Pipeline, st.Phase)
 	res.Verify = results.Verify{Checked: n}
 	requests := res.Ops * int64(p.Pipeline)

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"storebench/internal/workload/gen"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"storebench/internal/kv"
@@ -318,7 +317,7 @@ func (r *run) workload(ctx context.Context, env *workload.Env, name string) (*re
 		return opRMW
 	}
 	ws := r.states()
-	var verified atomic.Int64
+	verified := workload.NewTally(r.workers)
 	W := int64(r.workers)
 	// pick chooses an existing record for goroutine w.
 	pick := func(w int, s *wstate, seq int64) uint64 {
@@ -374,7 +373,7 @@ func (r *run) workload(ctx context.Context, env *workload.Env, name string) (*re
 			if err := r.checkFields(name, s.key, fields, s.scratch); err != nil {
 				return err
 			}
-			verified.Add(1)
+			verified.Add(w, 1)
 			if op == opRead {
 				return nil
 			}
@@ -396,7 +395,7 @@ func (r *run) workload(ctx context.Context, env *workload.Env, name string) (*re
 				if failure = r.checkFields(name, k, fields, s.scratch); failure != nil {
 					return false
 				}
-				verified.Add(1)
+				verified.Add(w, 1)
 				return true
 			})
 			if err == nil {
@@ -407,7 +406,7 @@ func (r *run) workload(ctx context.Context, env *workload.Env, name string) (*re
 		return nil
 	})
 	res.Unit = "operation"
-	res.Verify = results.Verify{Checked: verified.Load()}
+	res.Verify = results.Verify{Checked: verified.Sum()}
 	res.Metrics = map[string]float64{"records": float64(r.n), "read": m.read, "update": m.update, "insert": m.insert, "scan": m.scan, "rmw": m.rmw}
 	return res, err
 }

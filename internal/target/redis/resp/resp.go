@@ -2,44 +2,38 @@
 // and GET pipelines with no allocation per request. On 2 cores shared by
 // client and server, every nanosecond of client CPU is taken from Redis;
 // a general client (go-redis) allocates a command object per request.
+// Requests go out with the read of their replies (rtconn): one write and
+// one read system call per round trip.
 package resp
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"strconv"
 	"time"
+
+	"storebench/internal/target/internal/rtconn"
 )
 
 // Conn is one connection; not safe for concurrent use.
 type Conn struct {
-	nc   net.Conn
-	w    *bufio.Writer
-	r    *bufio.Reader
-	num  []byte
-	val  []byte
-	stop func() bool // unregisters the context watch
+	c   *rtconn.Conn
+	val []byte
 }
 
 // Dial connects to addr (host:port), selects db, and checks the server
 // answers, within timeout. When ctx ends, the connection's pending and
-// later reads and writes fail at once: one watch per connection, so the
-// pipelines pay nothing per request for being cancellable.
+// later reads and writes fail at once.
 func Dial(ctx context.Context, addr string, db int, password string, timeout time.Duration) (*Conn, error) {
-	d := net.Dialer{Timeout: timeout}
-	nc, err := d.DialContext(ctx, "tcp", addr)
+	rc, err := rtconn.Dial(ctx, addr, timeout)
 	if err != nil {
 		return nil, err
 	}
-	c := &Conn{nc: nc, w: bufio.NewWriterSize(nc, 64<<10), r: bufio.NewReaderSize(nc, 64<<10)}
-	_ = nc.SetDeadline(time.Now().Add(timeout))
+	c := &Conn{c: rc}
 	fail := func(err error) (*Conn, error) {
-		nc.Close()
+		rc.Close()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -58,59 +52,51 @@ func Dial(ctx context.Context, addr string, db int, password string, timeout tim
 	if err := c.simple([]byte("PING")); err != nil {
 		return fail(err)
 	}
-	_ = nc.SetDeadline(time.Time{})
-	// A deadline in the past fails every pending and later I/O on the
-	// connection (a plain Close would race with a read in progress).
-	c.stop = context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Unix(1, 0)) })
+	rc.Ready(ctx)
 	return c, nil
 }
 
 func (c *Conn) simple(args ...[]byte) error {
-	c.command(args...)
-	if err := c.w.Flush(); err != nil {
+	c.header('*', len(args))
+	for _, a := range args {
+		c.bulkArg(a)
+	}
+	if err := c.c.Sent(); err != nil {
 		return err
 	}
 	_, err := c.status()
 	return err
 }
 
-// command appends one request in RESP array form.
-func (c *Conn) command(args ...[]byte) {
-	c.header('*', len(args))
-	for _, a := range args {
-		c.header('$', len(a))
-		c.w.Write(a)
-		c.w.WriteString("\r\n")
-	}
+func (c *Conn) header(kind byte, n int) {
+	c.c.Room(24)
+	c.c.W = append(c.c.W, kind)
+	c.c.W = strconv.AppendInt(c.c.W, int64(n), 10)
+	c.c.W = append(c.c.W, '\r', '\n')
 }
 
-func (c *Conn) header(kind byte, n int) {
-	c.num = append(c.num[:0], kind)
-	c.num = strconv.AppendInt(c.num, int64(n), 10)
-	c.num = append(c.num, '\r', '\n')
-	c.w.Write(c.num)
+// bulkArg appends one $bulk argument.
+func (c *Conn) bulkArg(a []byte) {
+	c.header('$', len(a))
+	c.c.Big(a)
+	c.c.Room(2)
+	c.c.W = append(c.c.W, '\r', '\n')
 }
 
 var (
-	cmdSet = []byte("SET")
-	cmdGet = []byte("GET")
+	cmdSet = []byte("*3\r\n$3\r\nSET\r\n")
+	cmdGet = []byte("*2\r\n$3\r\nGET\r\n")
 )
 
 // Set pipelines SET keys[i] vals[i] and checks every reply is +OK.
 func (c *Conn) Set(keys, vals [][]byte) error {
 	for i := range keys {
-		c.header('*', 3)
-		c.header('$', 3)
-		c.w.Write(cmdSet)
-		c.w.WriteString("\r\n")
-		c.header('$', len(keys[i]))
-		c.w.Write(keys[i])
-		c.w.WriteString("\r\n")
-		c.header('$', len(vals[i]))
-		c.w.Write(vals[i])
-		c.w.WriteString("\r\n")
+		c.c.Room(len(cmdSet))
+		c.c.W = append(c.c.W, cmdSet...)
+		c.bulkArg(keys[i])
+		c.bulkArg(vals[i])
 	}
-	if err := c.w.Flush(); err != nil {
+	if err := c.c.Sent(); err != nil {
 		return err
 	}
 	for range keys {
@@ -128,15 +114,11 @@ func (c *Conn) Set(keys, vals [][]byte) error {
 // Get pipelines GET keys and calls fn with each value (nil if absent).
 func (c *Conn) Get(keys [][]byte, fn func(i int, v []byte) error) error {
 	for _, k := range keys {
-		c.header('*', 2)
-		c.header('$', 3)
-		c.w.Write(cmdGet)
-		c.w.WriteString("\r\n")
-		c.header('$', len(k))
-		c.w.Write(k)
-		c.w.WriteString("\r\n")
+		c.c.Room(len(cmdGet))
+		c.c.W = append(c.c.W, cmdGet...)
+		c.bulkArg(k)
 	}
-	if err := c.w.Flush(); err != nil {
+	if err := c.c.Sent(); err != nil {
 		return err
 	}
 	var firstErr error
@@ -193,40 +175,20 @@ func (c *Conn) bulk() ([]byte, error) {
 	if n < 0 {
 		return nil, nil
 	}
-	if n+2 <= c.r.Size() {
-		// Zero copy: the value stays in the reader's buffer.
-		b, err := c.r.Peek(n + 2)
-		if err != nil {
-			return nil, err
-		}
-		_, _ = c.r.Discard(n + 2)
-		return b[:n], nil
-	}
-	if cap(c.val) < n+2 {
-		c.val = make([]byte, n+2)
-	}
-	if _, err := io.ReadFull(c.r, c.val[:n+2]); err != nil {
-		return nil, err
-	}
-	return c.val[:n], nil
+	return c.c.Payload(n, &c.val)
 }
 
-// line reads one CRLF-terminated line without the CRLF.
+// line reads one non-empty reply line without the CRLF.
 func (c *Conn) line() ([]byte, error) {
-	line, err := c.r.ReadSlice('\n')
+	line, err := c.c.Line()
 	if err != nil {
 		return nil, err
 	}
-	if len(line) < 3 || line[len(line)-2] != '\r' {
-		return nil, fmt.Errorf("malformed reply %q", line)
+	if len(line) == 0 {
+		return nil, fmt.Errorf("empty reply line")
 	}
-	return line[:len(line)-2], nil
+	return line, nil
 }
 
 // Close closes the connection.
-func (c *Conn) Close() error {
-	if c.stop != nil {
-		c.stop()
-	}
-	return c.nc.Close()
-}
+func (c *Conn) Close() error { return c.c.Close() }
