@@ -33,7 +33,7 @@ import urllib.parse
 
 BIN = os.environ.get("BIN", "bin/storebench")
 ROUNDS = int(os.environ.get("ROUNDS", "5"))
-PAIRS = [p for p in os.environ.get("PAIRS", "redis,pgbench,http,sysbench").split(",") if p]
+PAIRS = [p for p in os.environ.get("PAIRS", "redis,pgbench,http,sysbench,memcached").split(",") if p]
 OUT = tempfile.mkdtemp(prefix="bench-native-")
 rows = []  # one per pair: name, native[(rate, cpu_s, ops)], ours[...]
 started = []
@@ -127,7 +127,7 @@ def pair_redis():
     print("== Redis: redis-benchmark -c 50 -n 200000 -P 1|16, SET and GET, vs storebench setget (same server, appendfsync no)", flush=True)
     uri = start("redis", "--durability", "async")
     u = urllib.parse.urlparse(uri)
-    base = ["redis-benchmark", "-h", u.hostname, "-p", str(u.port), "-a", urllib.parse.unquote(u.password or ""), "--no-auth-warning", "-c", "50", "-n", "200000", "-q", "--csv"]
+    base = ["redis-benchmark", "-h", u.hostname, "-p", str(u.port), "-a", urllib.parse.unquote(u.password or ""), "-c", "50", "-n", "200000", "-q", "--csv"]
     for P in (1, 16):
         def nat():
             out = {}
@@ -211,6 +211,27 @@ def pair_sysbench():
         stop(srv)
 
 
+def pair_memcached():
+    print("== memcached: memcaslap -T 2 -c 50 -X 100 -x 200000 (gets and sets 9:1) vs storebench setget SETs then GETs, combined 9:1", flush=True)
+    uri = start("memcached")
+    u = urllib.parse.urlparse(uri)
+    name = "memcached 9:1 get/set"
+
+    def parse(out):
+        m = re.search(r"Run time: [\d.]+s Ops: (\d+) TPS: (\d+)", out)
+        return float(m.group(2)), int(m.group(1))
+
+    def our():
+        ph = ours("native-memcached", uri, [], ("set", "get"), "requests_per_s")
+        (sr, sc, sn), (gr, gc, gn) = ph["set"], ph["get"]
+        # memaslap's TPS over its 9:1 mix: the time 180000 GETs and 20000
+        # SETs take at the rates measured, and the CPU they cost.
+        rate = 200000 / (180000 / gr + 20000 / sr)
+        return {name: (rate, 180000 * gc / gn + 20000 * sc / sn, 200000)}
+    rounds([name], lambda: {name: native(["memcaslap", "-s", f"{u.hostname}:{u.port}", "-T", "2", "-c", "50", "-X", "100", "-x", "200000"], parse)}, our)
+    stop("memcached")
+
+
 def med(xs):
     return statistics.median(xs)
 
@@ -231,7 +252,7 @@ def report():
 
 
 def main():
-    fns = {"redis": pair_redis, "pgbench": pair_pgbench, "http": pair_http, "sysbench": pair_sysbench}
+    fns = {"redis": pair_redis, "pgbench": pair_pgbench, "http": pair_http, "sysbench": pair_sysbench, "memcached": pair_memcached}
     try:
         for p in PAIRS:
             if p not in fns:
