@@ -125,8 +125,8 @@ func (Workload) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, er
 		return nil, bad("ingest.duration", "must be positive")
 	case !(p.Ingest.Last > 0 && p.Ingest.Last <= 1):
 		return nil, bad("ingest.last", "%v: want a fraction in (0, 1]", p.Ingest.Last)
-	case time.Duration(p.GC.Retention) < time.Hour || time.Duration(p.GC.Retention)%(time.Duration(BlockSeconds)*time.Second) != 0:
-		return nil, bad("gc.retention", "%v: want at least 1h, a whole number of %d s time blocks", time.Duration(p.GC.Retention), BlockSeconds)
+	case time.Duration(p.GC.Retention) < time.Hour:
+		return nil, bad("gc.retention", "%v: want at least 1h", time.Duration(p.GC.Retention))
 	case p.GC.Every < 0:
 		return nil, bad("gc.every", "must not be negative")
 	case p.Timeline.Queries < 2:
@@ -231,6 +231,7 @@ type pass struct {
 	start, end time.Time
 	cutoff     int64
 	deleted    int64
+	cut        bool // the load ended during the pass
 }
 
 // cutoffAt is the GC cutoff when the newest ingested minute is last: the
@@ -265,6 +266,12 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 		}
 		t0 := time.Now()
 		n, err := r.store.DeleteBefore(ctx, cutoff)
+		if err != nil && ctx.Err() != nil {
+			// The load ended during the pass: it is cut short (the final
+			// pass after the load finishes the work) and still counted.
+			passes = append(passes, pass{start: t0, end: time.Now(), cutoff: cutoff, deleted: n, cut: true})
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("geo: GC pass deleting points before %d: %w", cutoff, err)
 		}
@@ -284,9 +291,15 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 			return gcPass(ctx, r.cutoffAt(last))
 		}}}
 	}
-	res, err := workload.Measure(ctx, r.env, cfg, 0, func(ctx context.Context, w int, seq int64) error {
+	// Batches are claimed in order from one counter (the runner's
+	// sequence numbers are partitioned per goroutine, so a duration-bound
+	// run would leave holes): when the load stops, every claimed batch
+	// has been committed and the points ingested are exactly 0..P-1.
+	var claimed atomic.Int64
+	res, err := workload.Measure(ctx, r.env, cfg, 0, func(ctx context.Context, w int, _ int64) error {
+		batch := claimed.Add(1) - 1
 		pts := bufs[w][:0]
-		for i := seq * B; i < (seq+1)*B; i++ {
+		for i := batch * B; i < (batch+1)*B; i++ {
 			pts = append(pts, r.sim.Index(i))
 		}
 		bufs[w] = pts
@@ -301,8 +314,8 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 	}
 	res.Unit = fmt.Sprintf("insert of a batch of %d points", B)
 	P := res.Ops * B
-	if done.Load() != res.Ops {
-		return res, fmt.Errorf("geo: %d batches committed, the runner counted %d", done.Load(), res.Ops)
+	if done.Load() != res.Ops || claimed.Load() != res.Ops {
+		return res, fmt.Errorf("geo: %d batches claimed, %d committed, the runner counted %d", claimed.Load(), done.Load(), res.Ops)
 	}
 	// The final pass: everything older than the retention behind the
 	// newest point goes, so the checks below are exact.
@@ -342,12 +355,15 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 	}
 	var deleted int64
 	var busy, longest float64
-	var gcPasses int
+	var gcPasses, cut int
 	for _, ps := range passes {
 		if ps.cutoff == final && ps.start.After(res.Started.Add(time.Duration(res.Seconds*float64(time.Second)))) {
 			continue // the final pass, after the load: not a pass "during ingest"
 		}
 		gcPasses++
+		if ps.cut {
+			cut++
+		}
 		d := ps.end.Sub(ps.start).Seconds()
 		busy += d
 		longest = max(longest, d)
@@ -356,6 +372,7 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 		}
 	}
 	m["gc_passes"] = float64(gcPasses)
+	m["gc_passes_cut"] = float64(cut)
 	if gcPasses > 0 {
 		m["gc_pass_mean_s"] = busy / float64(gcPasses)
 		m["gc_pass_max_s"] = longest
@@ -404,7 +421,7 @@ func (r *run) checkHeld(ctx context.Context, h Held) (int64, error) {
 }
 
 // lastPartRate is the operations per second over the last fraction of a
-// series (whole ticks).
+// series: the ticks that end after its start (at least the last tick).
 func lastPartRate(ts []results.Tick, frac float64) (float64, bool) {
 	if len(ts) == 0 {
 		return 0, false
@@ -412,16 +429,17 @@ func lastPartRate(ts []results.Tick, frac float64) (float64, bool) {
 	end := ts[len(ts)-1].T
 	from := end * (1 - frac)
 	var ops int64
-	var t0 = end
-	for i, t := range ts {
+	t0 := end
+	for i := len(ts) - 1; i >= 0; i-- {
 		start := 0.0
 		if i > 0 {
 			start = ts[i-1].T
 		}
-		if start >= from-1e-9 {
-			ops += t.Ops
-			t0 = min(t0, start)
+		if i < len(ts)-1 && ts[i].T <= from+1e-9 {
+			break
 		}
+		ops += ts[i].Ops
+		t0 = start
 	}
 	if end-t0 <= 0 {
 		return 0, false
