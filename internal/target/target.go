@@ -112,7 +112,7 @@ var capText = map[Cap]string{
 	AuthRoots:   "authenticated roots",
 	HTTP:        "HTTP",
 	Compaction:  "compaction",
-	Geo:         "a layout for GPS points",
+	Geo:         "GPS point layout",
 }
 
 // AllCaps lists every capability, in the order `storebench list` shows them.
