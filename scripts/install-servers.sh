@@ -10,7 +10,7 @@ set -u
 
 declare -A pkgs=(
   [redis]="redis-server redis-tools"
-  [postgres]="postgresql-15 postgresql-contrib"
+  [postgres]="postgresql-15 postgresql-contrib postgresql-15-postgis-3" # PostGIS: the postgis target (workload geo)
   [mariadb]="mariadb-server mariadb-client sysbench" # sysbench: make bench-native and the oltp tests
   [memcached]="memcached libmemcached-tools" # libmemcached-tools: memcslap, for make bench-native
   [apache]="apache2 apache2-utils" [nginx]="nginx wrk" [node]="nodejs"

@@ -486,9 +486,11 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 		return
 	}
 	tr.Title, tr.Version, tr.Settings = ev.Opened.Title, ev.Opened.Version, ev.Opened.Settings
-	if srv != nil {
+	if srv != nil && !strings.Contains(tr.Title, srv.title) {
 		// Name the column after the server that was measured: the mongodb
-		// target on FerretDB is FerretDB, never MongoDB.
+		// target on FerretDB is FerretDB, never MongoDB. A title that
+		// already names its server stays (PostGIS on PostgreSQL is not the
+		// postgres target's column).
 		tr.Title = srv.title
 	}
 

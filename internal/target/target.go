@@ -95,6 +95,10 @@ const (
 	// Compaction: a full compaction of its own on demand (kv.Compacter),
 	// e.g. as a background task beside a load.
 	Compaction Cap = "compaction"
+	// Geo: GPS points by place and time, timelines by user, deletion of
+	// old points (workload geo): a layout of its own (geo.Store) or the
+	// seed's layout on ordered keys.
+	Geo Cap = "geo"
 )
 
 var capText = map[Cap]string{
@@ -108,10 +112,11 @@ var capText = map[Cap]string{
 	AuthRoots:   "authenticated roots",
 	HTTP:        "HTTP",
 	Compaction:  "compaction",
+	Geo:         "GPS point layout",
 }
 
 // AllCaps lists every capability, in the order `storebench list` shows them.
-var AllCaps = []Cap{KeyValue, OrderedScan, Batch, Secondary, Pipeline, SQL, Documents, AuthRoots, HTTP, Compaction}
+var AllCaps = []Cap{KeyValue, OrderedScan, Batch, Secondary, Pipeline, SQL, Documents, AuthRoots, HTTP, Compaction, Geo}
 
 // String is the capability in words, for reasons and `storebench list`.
 func (c Cap) String() string {
@@ -172,8 +177,9 @@ func (cs Caps) Lack() string {
 
 // EngineCaps is what every embedded key-value engine (kv.Store) provides:
 // the workloads build secondary indexes, views and blocks on ordered
-// keys and atomic batches, and an in-process call needs no pipelining.
-var EngineCaps = Caps{KeyValue, OrderedScan, Batch, Secondary, Pipeline}
+// keys and atomic batches (the geo workload its seed's layout), and an
+// in-process call needs no pipelining.
+var EngineCaps = Caps{KeyValue, OrderedScan, Batch, Secondary, Pipeline, Geo}
 
 // Embedded reports whether the target runs inside the worker process.
 func (i Info) Embedded() bool { return i.Kind != "server" }

@@ -56,7 +56,7 @@ func init() {
 		OptionNames: optionNames,
 		Server:      "postgres",
 		Schemes:     []string{"postgres", "postgresql"},
-		Provides:    target.Caps{target.KeyValue, target.OrderedScan, target.Secondary, target.SQL, target.Documents},
+		Provides:    target.Caps{target.KeyValue, target.OrderedScan, target.Secondary, target.SQL, target.Documents, target.Geo},
 		Open: func(o target.Options) (io.Closer, error) {
 			s, err := Open(o)
 			if err != nil {
@@ -143,6 +143,7 @@ func open(o target.Options) (*Store, error) {
 		"pool":           fmt.Sprintf("%d connections (pgxpool)", pool),
 		"layout.ledger":  "txs(addr bytea PK, prev, genesis, idx bigint, ts bigint, type smallint, payload bytea) + index (genesis, idx); balances(addr bytea PK, amount bigint, uint64 bits)",
 		"layout.ycsb":    `usertable(ycsb_key varchar COLLATE "C" PK, field0..fieldN-1 bytea)`,
+		"layout.geo":     geoLayoutBTree,
 		"batch":          "PutTxs, PutBalances: one INSERT ... SELECT FROM unnest(arrays) ON CONFLICT DO UPDATE (one atomic statement, one round trip)",
 		"chain_read":     "SELECT ... WHERE genesis = $1 ORDER BY idx (index txs_chain)",
 		"pointselect":    "one connection per load goroutine, the SELECT prepared once, executed through pgconn with binary parameters and results (no allocation per select)",

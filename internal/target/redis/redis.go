@@ -60,7 +60,7 @@ func init() {
 		OptionNames: optionNames,
 		Server:      "redis",
 		Schemes:     []string{"redis"},
-		Provides:    target.Caps{target.KeyValue, target.Secondary, target.Pipeline},
+		Provides:    target.Caps{target.KeyValue, target.Secondary, target.Pipeline, target.Geo},
 		Open: func(o target.Options) (io.Closer, error) {
 			s, err := Open(o)
 			if err != nil {
@@ -150,6 +150,7 @@ func open(o target.Options) (*Store, error) {
 		"pool":           fmt.Sprintf("%d connections (and up to %d for pipelines)", pool, pool),
 		"layout.ledger":  "tx:<addr> string (canonical encoding); chain:<genesis> sorted set (score index, member address); bal:<addr> decimal string",
 		"layout.ycsb":    "usertable:<key> hash field0..fieldN-1 (no scan index: workload E unsupported)",
+		"layout.geo":     geoLayout,
 		"batch":          "PutTxs: one MULTI/EXEC pipeline (SET + ZADD per transaction); PutBalances: one MSET",
 		"chain_read":     fmt.Sprintf("ZRANGE pages of %d members, each read with one MGET", chainPage),
 		"setget":         "one connection per load goroutine with the allocation-free RESP2 pipeline client (internal/target/redis/resp)",

@@ -19,6 +19,7 @@ import (
 	"storebench/internal/ads"
 	"storebench/internal/kv"
 	"storebench/internal/target"
+	"storebench/internal/workload/geo"
 	"storebench/internal/workload/http"
 	"storebench/internal/workload/ledger"
 	"storebench/internal/workload/oltp"
@@ -82,6 +83,7 @@ func CheckCaps(t T, info target.Info, h any) {
 	isSQL := isSelecter && isOLTP
 	_, isHTTP := h.(http.Site)
 	_, isCompacter := h.(kv.Compacter)
+	_, isGeo := h.(geo.Store)
 	for _, c := range []struct {
 		cap target.Cap
 		has bool
@@ -95,6 +97,7 @@ func CheckCaps(t T, info target.Info, h any) {
 		{target.AuthRoots, isADS && ads.Authenticated(adsStore)},
 		{target.HTTP, isHTTP},
 		{target.Compaction, isCompacter},
+		{target.Geo, isKV || isGeo},
 	} {
 		if info.Provides.Has(c.cap) != c.has {
 			t.Errorf("%s declares %s: %v, but its handle %T implements it: %v", info.Name, c.cap, info.Provides.Has(c.cap), h, c.has)

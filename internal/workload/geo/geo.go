@@ -1,0 +1,646 @@
+// Package geo is the workload of seed 002 (geo-backtracer, a contact
+// tracing store): GPS points of simulated users ingested in batches for a
+// duration while a garbage collector drops points older than a retention
+// window, then timelines of users who exist and who do not, then
+// correlations: the users who were within D meters of a chosen user for
+// 15 consecutive minutes or more. The points come from a deterministic
+// simulation (sim.go) and every answer is checked against a brute-force
+// reference (reference.go).
+//
+// The ladder is the number of simulated users U. Each user emits one
+// point per simulated minute, so simulated time advances by one minute
+// every U points ingested: with few users, days of simulated time pass
+// in a minute of ingest, and the GC has old points to drop. The seed's
+// "moving users" is its insert rate × 60 (one point per user per real
+// minute); the report derives it the same way from the measured rate.
+package geo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"storebench/internal/kv"
+	"storebench/internal/results"
+	"storebench/internal/runner"
+	"storebench/internal/study"
+	"storebench/internal/target"
+	"storebench/internal/workload"
+	"storebench/internal/workload/gen"
+)
+
+// Name of the workload.
+const Name = "geo"
+
+// Phases.
+const (
+	PhaseIngest    = "ingest"
+	PhaseTimeline  = "timeline"
+	PhaseCorrelate = "correlate"
+)
+
+// Phases in order.
+var Phases = []string{PhaseIngest, PhaseTimeline, PhaseCorrelate}
+
+func init() { workload.Register(Workload{}) }
+
+// Params of the geo workload (see studies/geo.yaml).
+type Params struct {
+	// Batch is the points per insert request (the seed's API advised 1,000).
+	Batch int `yaml:"batch" json:"batch"`
+	// GroupSize is the users per group that meets (correlations).
+	GroupSize int `yaml:"group_size" json:"group_size"`
+	Ingest    struct {
+		Duration study.Duration `yaml:"duration" json:"duration"`
+		// Last is the part of the ingest, at its end, the average insert
+		// rate is taken over (the seed: the last hour of three).
+		Last float64 `yaml:"last" json:"last"`
+	} `yaml:"ingest" json:"ingest"`
+	GC struct {
+		// Retention is simulated time: points older than this behind
+		// the newest are deleted.
+		Retention study.Duration `yaml:"retention" json:"retention"`
+		// Every is the wall-clock interval between GC passes (0: no GC
+		// during ingest; the final pass still runs).
+		Every study.Duration `yaml:"every" json:"every"`
+	} `yaml:"gc" json:"gc"`
+	Timeline struct {
+		// Queries: timelines asked, alternately of a user who exists and
+		// of one who does not.
+		Queries study.Count `yaml:"queries" json:"queries"`
+	} `yaml:"timeline" json:"timeline"`
+	Correlate struct {
+		Users   int            `yaml:"users" json:"users"`
+		Window  study.Duration `yaml:"window" json:"window"`
+		Meters  float64        `yaml:"meters" json:"meters"`
+		Minutes int            `yaml:"minutes" json:"minutes"`
+	} `yaml:"correlate" json:"correlate"`
+}
+
+func defaults() Params {
+	var p Params
+	p.Batch = 1000
+	p.GroupSize = 4
+	p.Ingest.Duration = study.Duration(60 * time.Second)
+	p.Ingest.Last = 1.0 / 3
+	p.GC.Retention = study.Duration(24 * time.Hour)
+	p.GC.Every = study.Duration(5 * time.Second)
+	p.Timeline.Queries = 400
+	p.Correlate.Users = 20
+	p.Correlate.Window = study.Duration(14 * 24 * time.Hour)
+	p.Correlate.Meters = 100
+	p.Correlate.Minutes = 15
+	return p
+}
+
+// Workload implements workload.Workload.
+type Workload struct{}
+
+func (Workload) Name() string { return Name }
+func (Workload) Describe() string {
+	return "seed 002 (geo-backtracer): GPS points ingested in batches with a retention GC beside, timelines of users, correlations within 100 m for 15 minutes, all checked"
+}
+
+func (Workload) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error) {
+	p := defaults()
+	if err := study.DecodeParams(s.File, e.Params, "workloads."+Name+".params", &p); err != nil {
+		return nil, err
+	}
+	bad := func(field, format string, args ...any) error {
+		return &study.Error{File: s.File, Line: study.FieldLine(e.Params, field), Field: "workloads." + Name + ".params." + field, Msg: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case p.Batch < 1 || p.Batch > 100000:
+		return nil, bad("batch", "%d: want 1..100000", p.Batch)
+	case p.GroupSize < 1 || p.GroupSize > 1000:
+		return nil, bad("group_size", "%d: want 1..1000", p.GroupSize)
+	case p.Ingest.Duration <= 0:
+		return nil, bad("ingest.duration", "must be positive")
+	case !(p.Ingest.Last > 0 && p.Ingest.Last <= 1):
+		return nil, bad("ingest.last", "%v: want a fraction in (0, 1]", p.Ingest.Last)
+	case time.Duration(p.GC.Retention) < time.Hour:
+		return nil, bad("gc.retention", "%v: want at least 1h", time.Duration(p.GC.Retention))
+	case p.GC.Every < 0:
+		return nil, bad("gc.every", "must not be negative")
+	case p.Timeline.Queries < 2:
+		return nil, bad("timeline.queries", "%d: want at least 2 (one user who exists, one who does not)", p.Timeline.Queries)
+	case p.Correlate.Users < 1 || p.Correlate.Users > 100000:
+		return nil, bad("correlate.users", "%d: want 1..100000", p.Correlate.Users)
+	case time.Duration(p.Correlate.Window) < time.Hour:
+		return nil, bad("correlate.window", "%v: want at least 1h", time.Duration(p.Correlate.Window))
+	case !(p.Correlate.Meters > 0 && p.Correlate.Meters <= 1000):
+		return nil, bad("correlate.meters", "%v: want (0, 1000]", p.Correlate.Meters)
+	case p.Correlate.Minutes < 1 || p.Correlate.Minutes > 24*60:
+		return nil, bad("correlate.minutes", "%d: want 1..1440", p.Correlate.Minutes)
+	}
+	return json.Marshal(p)
+}
+
+// Requires is what every step needs of a target: a geo layout of its
+// own (Store) or an ordered key-value store for the seed's layout.
+var Requires = target.Caps{target.Geo}
+
+// pointBytes is a point's raw size: user, timestamp, latitude, longitude.
+const pointBytes = 32
+
+func (Workload) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error) {
+	var steps []workload.Step
+	for _, n := range s.Ladder {
+		for _, ph := range Phases {
+			st := workload.Step{Workload: Name, Phase: ph, N: int64(n), Seed: s.Seed, Concurrency: s.Concurrency,
+				Params: raw, Largest: s.Largest(), Requires: Requires}
+			if ph == PhaseIngest {
+				st.Fresh = true
+			}
+			steps = append(steps, st)
+		}
+	}
+	return steps, nil
+}
+
+// StoreOf finds the geo layout of a target's handle: its own, or the
+// seed's layout on an ordered key-value store.
+func StoreOf(h io.Closer) (Store, error) {
+	if s, ok := h.(Store); ok {
+		return s, nil
+	}
+	if s, ok := h.(kv.Store); ok {
+		return KVLayout{S: s}, nil
+	}
+	return nil, fmt.Errorf("geo: this target has no layout for GPS points")
+}
+
+// held is what the ingest left in a target's store, for the phases after
+// it (they run in the same worker, on the same handle).
+var (
+	heldMu sync.Mutex
+	heldBy = map[io.Closer]Held{}
+)
+
+func (Workload) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*results.Step, error) {
+	var p Params
+	if err := json.Unmarshal(st.Params, &p); err != nil {
+		return nil, fmt.Errorf("geo: bad step params: %w", err)
+	}
+	store, err := StoreOf(env.Target)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{env: env, st: st, p: p, store: store, threads: max(st.Concurrency, 1),
+		sim: Sim{Seed: uint64(st.Seed), Users: st.N, GroupSize: int64(p.GroupSize)}}
+	r.rule = Rule{Meters: p.Correlate.Meters, MinMinutes: p.Correlate.Minutes}
+	if st.Phase == PhaseIngest {
+		return r.ingest(ctx)
+	}
+	heldMu.Lock()
+	h, ok := heldBy[env.Target]
+	heldMu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("geo: %s needs the ingest phase first (it ran on no store of this worker)", st.Phase)
+	}
+	r.held = h
+	switch st.Phase {
+	case PhaseTimeline:
+		return r.timeline(ctx)
+	case PhaseCorrelate:
+		return r.correlate(ctx)
+	}
+	return nil, fmt.Errorf("geo: unknown phase %q", st.Phase)
+}
+
+type run struct {
+	env     *workload.Env
+	st      workload.Step
+	p       Params
+	store   Store
+	sim     Sim
+	rule    Rule
+	threads int
+	held    Held
+}
+
+// pass is one GC pass.
+type pass struct {
+	start, end time.Time
+	cutoff     int64
+	deleted    int64
+	cut        bool // the load ended during the pass
+}
+
+// cutoffAt is the GC cutoff when the newest ingested minute is last: the
+// start of the time block that holds "newest - retention" (the GC drops
+// whole blocks, as the seed's layout does).
+func (r *run) cutoffAt(last int64) int64 {
+	c := TS(last+1) - int64(time.Duration(r.p.GC.Retention)/time.Second)
+	if c <= 0 {
+		return 0
+	}
+	return c / BlockSeconds * BlockSeconds
+}
+
+func (r *run) ingest(ctx context.Context) (*results.Step, error) {
+	layout, err := r.store.PrepareGeo(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("geo: preparing the layout: %w", err)
+	}
+	B := int64(r.p.Batch)
+	bufs := make([][]Point, r.threads)
+	var done atomic.Int64 // batches committed
+	var (
+		passMu     sync.Mutex
+		passes     []pass
+		lastCutoff int64
+	)
+	gcPass := func(ctx context.Context, cutoff int64) error {
+		passMu.Lock()
+		defer passMu.Unlock()
+		if cutoff <= lastCutoff {
+			return nil
+		}
+		t0 := time.Now()
+		n, err := r.store.DeleteBefore(ctx, cutoff)
+		if err != nil && ctx.Err() != nil {
+			// The load ended during the pass: it is cut short (the final
+			// pass after the load finishes the work) and still counted.
+			passes = append(passes, pass{start: t0, end: time.Now(), cutoff: cutoff, deleted: n, cut: true})
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("geo: GC pass deleting points before %d: %w", cutoff, err)
+		}
+		passes = append(passes, pass{start: t0, end: time.Now(), cutoff: cutoff, deleted: n})
+		lastCutoff = cutoff
+		return nil
+	}
+	cfg := runner.Config{Workers: r.threads, Duration: time.Duration(r.p.Ingest.Duration)}
+	if r.st.Duration > 0 {
+		cfg.Duration = r.st.Duration
+	}
+	if r.p.GC.Every > 0 {
+		cfg.Background = []runner.Task{{Name: "gc", Every: time.Duration(r.p.GC.Every), Run: func(ctx context.Context, _ int64) error {
+			// Minutes before the committed batches' are complete but for
+			// the few batches in flight, which are far newer than the cutoff.
+			last := (done.Load()*B)/r.sim.Users - 1
+			return gcPass(ctx, r.cutoffAt(last))
+		}}}
+	}
+	// Batches are claimed in order from one counter (the runner's
+	// sequence numbers are partitioned per goroutine, so a duration-bound
+	// run would leave holes): when the load stops, every claimed batch
+	// has been committed and the points ingested are exactly 0..P-1.
+	var claimed atomic.Int64
+	res, err := workload.Measure(ctx, r.env, cfg, 0, func(ctx context.Context, w int, _ int64) error {
+		batch := claimed.Add(1) - 1
+		pts := bufs[w][:0]
+		for i := batch * B; i < (batch+1)*B; i++ {
+			pts = append(pts, r.sim.Index(i))
+		}
+		bufs[w] = pts
+		if err := r.store.InsertPoints(ctx, pts); err != nil {
+			return err
+		}
+		done.Add(1)
+		return nil
+	})
+	if err != nil {
+		return res, err
+	}
+	res.Unit = fmt.Sprintf("insert of a batch of %d points", B)
+	P := res.Ops * B
+	if done.Load() != res.Ops || claimed.Load() != res.Ops {
+		return res, fmt.Errorf("geo: %d batches claimed, %d committed, the runner counted %d", claimed.Load(), done.Load(), res.Ops)
+	}
+	// The final pass: everything older than the retention behind the
+	// newest point goes, so the checks below are exact.
+	last := (P - 1) / r.sim.Users
+	final := r.cutoffAt(last)
+	t0 := time.Now()
+	if err := gcPass(ctx, final); err != nil {
+		return res, err
+	}
+	finalSeconds := time.Since(t0).Seconds()
+	h := Held{Points: P, Cutoff: max(final, lastCutoff)}
+	checked, err := r.checkHeld(ctx, h)
+	if err != nil {
+		return res, err
+	}
+	heldMu.Lock()
+	heldBy[r.env.Target] = h
+	heldMu.Unlock()
+
+	res.Verify = results.Verify{Checked: checked}
+	m := map[string]float64{
+		"users":               float64(r.sim.Users),
+		"batch":               float64(B),
+		"points":              float64(P),
+		"points_held":         float64(r.sim.Count(h)),
+		"simulated_days":      float64(last+1) / (24 * 60),
+		"retention_hours":     time.Duration(r.p.GC.Retention).Hours(),
+		"final_gc_seconds":    finalSeconds,
+		"raw_bytes_per_point": pointBytes,
+	}
+	if res.Seconds > 0 {
+		m["qps"] = float64(P) / res.Seconds
+	}
+	if q, ok := lastPartRate(res.Series, r.p.Ingest.Last); ok {
+		m["qps_last"] = q * float64(B)
+		m["moving_users"] = m["qps_last"] * 60
+	}
+	var deleted int64
+	var busy, longest float64
+	var gcPasses, cut int
+	for _, ps := range passes {
+		if ps.cutoff == final && ps.start.After(res.Started.Add(time.Duration(res.Seconds*float64(time.Second)))) {
+			continue // the final pass, after the load: not a pass "during ingest"
+		}
+		gcPasses++
+		if ps.cut {
+			cut++
+		}
+		d := ps.end.Sub(ps.start).Seconds()
+		busy += d
+		longest = max(longest, d)
+		if ps.deleted > 0 {
+			deleted += ps.deleted
+		}
+	}
+	m["gc_passes"] = float64(gcPasses)
+	m["gc_passes_cut"] = float64(cut)
+	if gcPasses > 0 {
+		m["gc_pass_mean_s"] = busy / float64(gcPasses)
+		m["gc_pass_max_s"] = longest
+		m["gc_deleted"] = float64(deleted)
+	}
+	during, outside := splitRate(res.Series, res.Started, passes)
+	if during >= 0 {
+		m["qps_during_gc"] = during * float64(B)
+	}
+	if outside >= 0 {
+		m["qps_outside_gc"] = outside * float64(B)
+	}
+	res.Metrics = m
+	var iv []string
+	for _, ps := range passes {
+		iv = append(iv, fmt.Sprintf("%.1f-%.1f", ps.start.Sub(res.Started).Seconds(), ps.end.Sub(res.Started).Seconds()))
+	}
+	res.Facts = map[string]string{
+		"layout":    layout,
+		"gc_passes": strings.Join(iv, " "),
+		"held":      fmt.Sprintf("points of minutes %d..%d (%d users), cutoff %s", FirstMinute(h), last, r.sim.Users, time.Unix(h.Cutoff, 0).UTC().Format(time.RFC3339)),
+	}
+	return res, nil
+}
+
+// checkHeld checks that the store holds exactly the points it should
+// after the GC: none older than the cutoff, every younger one (the count
+// and the oldest and newest timestamps).
+func (r *run) checkHeld(ctx context.Context, h Held) (int64, error) {
+	count, oldest, newest, err := r.store.GeoStats(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("geo: counting the points held: %w", err)
+	}
+	want := r.sim.Count(h)
+	wantOldest, wantNewest := TS(FirstMinute(h)), TS(r.sim.LastMinute(h))
+	key := []byte("points")
+	switch {
+	case want > 0 && oldest < h.Cutoff:
+		return 0, &workload.VerifyError{Phase: r.st.Phase, Key: key, What: fmt.Sprintf("the GC left a point of %d, before its cutoff %d", oldest, h.Cutoff)}
+	case count != want:
+		return 0, &workload.VerifyError{Phase: r.st.Phase, Key: key, What: fmt.Sprintf("the store holds %d points, %d were ingested and not older than the retention (GC cutoff %d)", count, want, h.Cutoff)}
+	case want > 0 && (oldest != wantOldest || newest != wantNewest):
+		return 0, &workload.VerifyError{Phase: r.st.Phase, Key: key, What: fmt.Sprintf("points held span %d..%d, want %d..%d", oldest, newest, wantOldest, wantNewest)}
+	}
+	return count, nil
+}
+
+// lastPartRate is the operations per second over the last fraction of a
+// series: the ticks that end after its start (at least the last tick).
+func lastPartRate(ts []results.Tick, frac float64) (float64, bool) {
+	if len(ts) == 0 {
+		return 0, false
+	}
+	end := ts[len(ts)-1].T
+	from := end * (1 - frac)
+	var ops int64
+	t0 := end
+	for i := len(ts) - 1; i >= 0; i-- {
+		start := 0.0
+		if i > 0 {
+			start = ts[i-1].T
+		}
+		if i < len(ts)-1 && ts[i].T <= from+1e-9 {
+			break
+		}
+		ops += ts[i].Ops
+		t0 = start
+	}
+	if end-t0 <= 0 {
+		return 0, false
+	}
+	return float64(ops) / (end - t0), true
+}
+
+// splitRate is the operations per second of the ticks mostly inside a GC
+// pass and of the others (-1: no such tick).
+func splitRate(ts []results.Tick, started time.Time, passes []pass) (during, outside float64) {
+	var opsIn, opsOut int64
+	var secIn, secOut float64
+	for i, t := range ts {
+		start := 0.0
+		if i > 0 {
+			start = ts[i-1].T
+		}
+		overlap := 0.0
+		for _, p := range passes {
+			a := max(start, p.start.Sub(started).Seconds())
+			b := min(t.T, p.end.Sub(started).Seconds())
+			overlap += max(0, b-a)
+		}
+		if overlap*2 >= t.T-start {
+			opsIn += t.Ops
+			secIn += t.T - start
+		} else {
+			opsOut += t.Ops
+			secOut += t.T - start
+		}
+	}
+	during, outside = -1, -1
+	if secIn > 0 {
+		during = float64(opsIn) / secIn
+	}
+	if secOut > 0 {
+		outside = float64(opsOut) / secOut
+	}
+	return during, outside
+}
+
+// window is the span the timelines read: the retained points, up to the
+// newest minute.
+func (r *run) window() (from, to int64) {
+	return r.held.Cutoff, TS(r.sim.LastMinute(r.held) + 1)
+}
+
+func (r *run) timeline(ctx context.Context) (*results.Step, error) {
+	from, to := r.window()
+	var verified, points atomic.Int64
+	cfg := runner.Config{Workers: r.threads, Ops: int64(r.p.Timeline.Queries),
+		Classes: []string{"existing", "missing"}, ClassOf: func(seq int64) int { return int(seq % 2) }}
+	res, err := workload.Measure(ctx, r.env, cfg, int64(r.p.Timeline.Queries), func(ctx context.Context, w int, seq int64) error {
+		pick := int64(gen.Mix(uint64(r.st.Seed), 0x746c, uint64(seq)) % uint64(r.sim.Users))
+		user := pick
+		if seq%2 == 1 {
+			user = r.sim.Users + pick // no such user: ids past the last
+		}
+		m := FirstMinute(r.held)
+		n := 0
+		err := r.store.Timeline(ctx, user, from, to, func(p Point) error {
+			for ; !r.sim.Has(r.held, user, m) && m <= r.sim.LastMinute(r.held); m++ {
+			}
+			if want := r.sim.At(user, m); !r.sim.Has(r.held, user, m) || p != want {
+				return &workload.VerifyError{Phase: PhaseTimeline, Key: []byte("user/" + strconv.FormatInt(user, 10)),
+					What: fmt.Sprintf("timeline point %d is %+v, want %+v", n, p, want)}
+			}
+			m++
+			n++
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		want := 0
+		for m := FirstMinute(r.held); m <= r.sim.LastMinute(r.held); m++ {
+			if r.sim.Has(r.held, user, m) {
+				want++
+			}
+		}
+		if n != want {
+			return &workload.VerifyError{Phase: PhaseTimeline, Key: []byte("user/" + strconv.FormatInt(user, 10)),
+				What: fmt.Sprintf("timeline has %d points, want %d", n, want)}
+		}
+		points.Add(int64(n))
+		verified.Add(1)
+		return nil
+	})
+	if err != nil {
+		return res, err
+	}
+	res.Unit = "timeline of one user over the retained window"
+	res.Verify = results.Verify{Checked: verified.Load()}
+	res.Metrics = map[string]float64{
+		"users":                 float64(r.sim.Users),
+		"window_hours":          float64(to-from) / 3600,
+		"points_per_timeline":   float64(points.Load()) / float64(max(res.Ops-res.Ops/2, 1)),
+		"threads":               float64(r.threads),
+		"timelines":             float64(res.Ops),
+		"timelines_existing":    float64(res.Ops - res.Ops/2),
+		"timelines_nonexisting": float64(res.Ops / 2),
+	}
+	return res, nil
+}
+
+// correlationUsers are the users whose correlations are solved: spread
+// over the population, deterministic.
+func (r *run) correlationUsers() []int64 {
+	k := min(int64(r.p.Correlate.Users), r.sim.Users)
+	out := make([]int64, k)
+	for i := range out {
+		out[i] = int64(i) * r.sim.Users / k
+	}
+	return out
+}
+
+func (r *run) correlate(ctx context.Context) (*results.Step, error) {
+	from, to := r.window()
+	from = max(from, to-int64(time.Duration(r.p.Correlate.Window)/time.Second))
+	users := r.correlationUsers()
+	// The reference answers, by brute force, before the timed part.
+	want := make([][]Contact, len(users))
+	for i, u := range users {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		want[i] = r.sim.Correlations(r.held, u, from, to, r.rule)
+	}
+	got := make([][]Contact, len(users))
+	var nearPoints atomic.Int64
+	cfg := runner.Config{Workers: min(r.threads, len(users)), Ops: int64(len(users))}
+	res, err := workload.Measure(ctx, r.env, cfg, int64(len(users)), func(ctx context.Context, w int, seq int64) error {
+		u := users[seq]
+		key := []byte("user/" + strconv.FormatInt(u, 10))
+		var track, near []Point
+		if err := r.store.Timeline(ctx, u, from, to, func(p Point) error { track = append(track, p); return nil }); err != nil {
+			return err
+		}
+		if err := r.store.Near(ctx, track, r.rule.Meters, func(p Point) error { near = append(near, p); return nil }); err != nil {
+			return err
+		}
+		got[seq] = Correlate(track, near, r.rule)
+		// Every point the store returned must be one it holds.
+		for _, q := range near {
+			m := Minute(q.TS)
+			if TS(m) != q.TS || !r.sim.Has(r.held, q.User, m) || r.sim.At(q.User, m) != q {
+				return &workload.VerifyError{Phase: PhaseCorrelate, Key: key, What: fmt.Sprintf("a nearby point %+v was never ingested or is older than the retention", q)}
+			}
+		}
+		nearPoints.Add(int64(len(near)))
+		return nil
+	})
+	if err != nil {
+		return res, err
+	}
+	contacts := 0
+	var answers []string
+	for i, u := range users {
+		if !equalContacts(got[i], want[i]) {
+			return res, &workload.VerifyError{Phase: PhaseCorrelate, Key: []byte("user/" + strconv.FormatInt(u, 10)),
+				What: fmt.Sprintf("correlations %s, the reference has %s", formatContacts(got[i]), formatContacts(want[i]))}
+		}
+		contacts += len(got[i])
+		answers = append(answers, fmt.Sprintf("%d: %s", u, formatContacts(got[i])))
+	}
+	res.Unit = "correlations of one user (timeline, nearby points, runs of 15 minutes)"
+	res.Verify = results.Verify{Checked: int64(len(users))}
+	res.Metrics = map[string]float64{
+		"correlations":     float64(len(users)),
+		"contacts":         float64(contacts),
+		"window_hours":     float64(to-from) / 3600,
+		"near_points":      float64(nearPoints.Load()),
+		"threads":          float64(cfg.Workers),
+		"meters":           r.rule.Meters,
+		"minutes":          float64(r.rule.MinMinutes),
+		"seconds_per_corr": res.Latency.Mean / 1e9,
+	}
+	res.Facts = map[string]string{"answers": strings.Join(answers, "; ")}
+	return res, nil
+}
+
+func equalContacts(a, b []Contact) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	sort.Slice(a, func(i, j int) bool { return a[i].User < a[j].User })
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func formatContacts(cs []Contact) string {
+	if len(cs) == 0 {
+		return "none"
+	}
+	var w []string
+	for _, c := range cs {
+		w = append(w, fmt.Sprintf("%d (%d min)", c.User, c.Minutes))
+	}
+	return strings.Join(w, ", ")
+}

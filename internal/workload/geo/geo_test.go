@@ -1,0 +1,169 @@
+package geo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"storebench/internal/kv"
+	"storebench/internal/results"
+	_ "storebench/internal/target/all"
+	"storebench/internal/target/targettest"
+	"storebench/internal/workload"
+	"storebench/internal/workload/worktest"
+)
+
+// smallStudy: 40 users, 3 s of ingest with a GC pass every 300 ms and a
+// retention of 6 simulated hours, so that the GC deletes during the
+// ingest; 10 correlations over the retained window.
+func smallStudy(seed int64) string {
+	return fmt.Sprintf(`
+name: t
+seed: %d
+ladder: [40]
+concurrency: 2
+targets: [pebble]
+workloads:
+  - name: geo
+    params:
+      batch: 500
+      ingest: {duration: 3s}
+      gc: {retention: 6h, every: 300ms}
+      timeline: {queries: 40}
+      correlate: {users: 10}
+`, seed)
+}
+
+func execute(t *testing.T, h io.Closer, steps []workload.Step) []*results.Step {
+	t.Helper()
+	var out []*results.Step
+	for _, st := range steps {
+		res, err := Workload{}.Execute(context.Background(), &workload.Env{Target: h}, st)
+		if err != nil {
+			t.Fatalf("%s: %v", st.Phase, err)
+		}
+		out = append(out, res)
+	}
+	return out
+}
+
+// checkRun checks what a run of the small study measured and found.
+func checkRun(t *testing.T, res []*results.Step) {
+	t.Helper()
+	ing, tl, co := res[0].Metrics, res[1], res[2]
+	if ing["points"] <= 0 || ing["qps"] <= 0 || ing["moving_users"] <= 0 {
+		t.Errorf("ingest metrics %v", ing)
+	}
+	// The GC must have had old points to delete during the ingest.
+	if ing["simulated_days"] < 0.2 || ing["gc_passes"] < 1 || ing["gc_deleted"] <= 0 {
+		t.Errorf("the GC deleted nothing during the ingest: %v", ing)
+	}
+	if ing["points_held"] >= ing["points"] || ing["points_held"] <= 0 {
+		t.Errorf("held %v of %v points", ing["points_held"], ing["points"])
+	}
+	if res[0].Verify.Checked != int64(ing["points_held"]) {
+		t.Errorf("ingest verified %d points, holds %v", res[0].Verify.Checked, ing["points_held"])
+	}
+	if tl.Verify.Checked != 40 || tl.ByOp["existing"].Count != 20 || tl.ByOp["missing"].Count != 20 || tl.Metrics["points_per_timeline"] < 60 {
+		t.Errorf("timeline: checked %d, by op %v, metrics %v", tl.Verify.Checked, tl.ByOp, tl.Metrics)
+	}
+	if co.Verify.Checked != 10 || co.Metrics["contacts"] < 1 {
+		t.Errorf("correlate: checked %d, metrics %v", co.Verify.Checked, co.Metrics)
+	}
+}
+
+// The whole workload on the embedded engines of the study: every
+// timeline and correlation equals the reference and the GC left exactly
+// the points younger than its cutoff.
+func TestWorkloadOnEngines(t *testing.T) {
+	steps := worktest.Plan(t, Workload{}, smallStudy(2))
+	var phases []string
+	for _, st := range steps {
+		phases = append(phases, st.Phase)
+	}
+	if got := strings.Join(phases, ","); got != "ingest,timeline,correlate" || !steps[0].Fresh || steps[1].Fresh {
+		t.Fatalf("plan = %s", got)
+	}
+	for _, name := range []string{"pebble", "rocksdb"} {
+		t.Run(name, func(t *testing.T) {
+			h := targettest.Open(t, name, kv.Async)
+			res := execute(t, h, steps)
+			checkRun(t, res)
+		})
+	}
+}
+
+// faulty wraps a layout with one fault, to show the checks catch it.
+type faulty struct {
+	Store
+	fault string
+}
+
+func (f faulty) Close() error { return nil }
+
+func (f faulty) DeleteBefore(ctx context.Context, before int64) (int64, error) {
+	if f.fault == "gc-too-much" {
+		before += BlockSeconds
+	}
+	if f.fault == "gc-nothing" {
+		return 0, nil
+	}
+	return f.Store.DeleteBefore(ctx, before)
+}
+
+func (f faulty) Timeline(ctx context.Context, user, from, to int64, fn func(Point) error) error {
+	n := 0
+	return f.Store.Timeline(ctx, user, from, to, func(p Point) error {
+		n++
+		if f.fault == "timeline-drop" && n == 7 {
+			return nil
+		}
+		if f.fault == "timeline-move" && n == 7 {
+			p.Lat += 1e-7
+		}
+		return fn(p)
+	})
+}
+
+func (f faulty) Near(ctx context.Context, track []Point, meters float64, fn func(Point) error) error {
+	return f.Store.Near(ctx, track, meters, func(p Point) error {
+		if f.fault == "near-miss" && p.User%2 == 0 {
+			return nil
+		}
+		return fn(p)
+	})
+}
+
+// A store that deletes too much or too little, loses or moves a timeline
+// point, or misses nearby points fails the phase with a verification
+// error naming it.
+func TestChecksCatchFaults(t *testing.T) {
+	steps := worktest.Plan(t, Workload{}, strings.Replace(smallStudy(4), "duration: 3s", "duration: 1s", 1))
+	for _, c := range []struct{ fault, phase, what string }{
+		{"gc-too-much", "ingest", "points"},
+		{"gc-nothing", "ingest", "before its cutoff"},
+		{"timeline-drop", "timeline", "timeline"},
+		{"timeline-move", "timeline", "timeline point"},
+		{"near-miss", "correlate", "correlations"},
+	} {
+		t.Run(c.fault, func(t *testing.T) {
+			h := targettest.Open(t, "pebble", kv.Async)
+			f := faulty{Store: KVLayout{S: h.(kv.Store)}, fault: c.fault}
+			var err error
+			var phase string
+			for _, st := range steps {
+				phase = st.Phase
+				if _, err = (Workload{}).Execute(context.Background(), &workload.Env{Target: f}, st); err != nil {
+					break
+				}
+			}
+			var ve *workload.VerifyError
+			if !errors.As(err, &ve) || phase != c.phase || !strings.Contains(err.Error(), c.what) {
+				t.Fatalf("phase %s: error %v; want a verification error in %s about %q", phase, err, c.phase, c.what)
+			}
+		})
+	}
+}

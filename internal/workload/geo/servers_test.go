@@ -1,0 +1,42 @@
+package geo_test
+
+import (
+	"strings"
+	"testing"
+
+	"storebench/internal/kv"
+	"storebench/internal/server/servertest"
+	"storebench/internal/target"
+	_ "storebench/internal/target/all"
+	"storebench/internal/target/servers"
+	"storebench/internal/workload/geo"
+	"storebench/internal/workload/worktest"
+)
+
+// The whole workload on the server targets with a geo layout of their
+// own: PostgreSQL (B-tree), PostGIS (GiST) and Redis (sorted sets), on
+// the servers of STOREBENCH_TEST_*_URI (make test starts them) or on one
+// started for the test.
+func TestWorkloadOnServers(t *testing.T) {
+	steps := worktest.Plan(t, geo.Workload{}, geo.SmallStudy(5))
+	for _, name := range []string{"postgres", "postgis", "redis"} {
+		t.Run(name, func(t *testing.T) {
+			info, err := target.Lookup(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := servers.Open(t, name, target.Options{URI: servertest.URI(t, info.Server), Durability: kv.Async})
+			defer h.Close()
+			res := geo.Execute(t, h, steps)
+			geo.CheckRun(t, res)
+			if !strings.Contains(res[0].Facts["layout"], map[string]string{"postgres": "B-tree", "postgis": "GiST", "redis": "sorted sets"}[name]) {
+				t.Errorf("layout %q", res[0].Facts["layout"])
+			}
+			// A second run on the same server starts from an empty layout.
+			res = geo.Execute(t, h, steps[:1])
+			if res[0].Verify.Checked != int64(res[0].Metrics["points_held"]) {
+				t.Errorf("second run: %v", res[0].Metrics)
+			}
+		})
+	}
+}
