@@ -273,7 +273,11 @@ func exprString(e ast.Expr) string {
 // next (or take the highest) _id, so that _id stays exactly 1..max, as
 // the tool's one counter per collection does; a partition by goroutine
 // would leave gaps when a duration ends the mode.
-var sharedByDesign = map[string]bool{"documents.top[c]": true}
+// geo: ingest batches (1,000 points each) are claimed in order from one
+// counter, so that when a duration ends the load the points ingested are
+// exactly 0..P-1 and the GC's cutoff is exact; done tells the GC how far
+// the committed batches reach. One atomic add per 1,000 points.
+var sharedByDesign = map[string]bool{"documents.top[c]": true, "geo.claimed": true, "geo.done": true}
 
 // perGoroutine are the receiver types of which each load goroutine has
 // its own: http's client, one connection slot (its mutex guards it against the goroutine that

@@ -489,7 +489,7 @@ func (r *run) window() (from, to int64) {
 
 func (r *run) timeline(ctx context.Context) (*results.Step, error) {
 	from, to := r.window()
-	var verified, points atomic.Int64
+	verified, points := workload.NewTally(r.threads), workload.NewTally(r.threads)
 	cfg := runner.Config{Workers: r.threads, Ops: int64(r.p.Timeline.Queries),
 		Classes: []string{"existing", "missing"}, ClassOf: func(seq int64) int { return int(seq % 2) }}
 	res, err := workload.Measure(ctx, r.env, cfg, int64(r.p.Timeline.Queries), func(ctx context.Context, w int, seq int64) error {
@@ -524,19 +524,19 @@ func (r *run) timeline(ctx context.Context) (*results.Step, error) {
 			return &workload.VerifyError{Phase: PhaseTimeline, Key: []byte("user/" + strconv.FormatInt(user, 10)),
 				What: fmt.Sprintf("timeline has %d points, want %d", n, want)}
 		}
-		points.Add(int64(n))
-		verified.Add(1)
+		points.Add(w, int64(n))
+		verified.Add(w, 1)
 		return nil
 	})
 	if err != nil {
 		return res, err
 	}
 	res.Unit = "timeline of one user over the retained window"
-	res.Verify = results.Verify{Checked: verified.Load()}
+	res.Verify = results.Verify{Checked: verified.Sum()}
 	res.Metrics = map[string]float64{
 		"users":                 float64(r.sim.Users),
 		"window_hours":          float64(to-from) / 3600,
-		"points_per_timeline":   float64(points.Load()) / float64(max(res.Ops-res.Ops/2, 1)),
+		"points_per_timeline":   float64(points.Sum()) / float64(max(res.Ops-res.Ops/2, 1)),
 		"threads":               float64(r.threads),
 		"timelines":             float64(res.Ops),
 		"timelines_existing":    float64(res.Ops - res.Ops/2),
@@ -569,8 +569,8 @@ func (r *run) correlate(ctx context.Context) (*results.Step, error) {
 		want[i] = r.sim.Correlations(r.held, u, from, to, r.rule)
 	}
 	got := make([][]Contact, len(users))
-	var nearPoints atomic.Int64
 	cfg := runner.Config{Workers: min(r.threads, len(users)), Ops: int64(len(users))}
+	nearPoints := workload.NewTally(cfg.Workers)
 	res, err := workload.Measure(ctx, r.env, cfg, int64(len(users)), func(ctx context.Context, w int, seq int64) error {
 		u := users[seq]
 		key := []byte("user/" + strconv.FormatInt(u, 10))
@@ -589,7 +589,7 @@ func (r *run) correlate(ctx context.Context) (*results.Step, error) {
 				return &workload.VerifyError{Phase: PhaseCorrelate, Key: key, What: fmt.Sprintf("a nearby point %+v was never ingested or is older than the retention", q)}
 			}
 		}
-		nearPoints.Add(int64(len(near)))
+		nearPoints.Add(w, int64(len(near)))
 		return nil
 	})
 	if err != nil {
@@ -611,7 +611,7 @@ func (r *run) correlate(ctx context.Context) (*results.Step, error) {
 		"correlations":     float64(len(users)),
 		"contacts":         float64(contacts),
 		"window_hours":     float64(to-from) / 3600,
-		"near_points":      float64(nearPoints.Load()),
+		"near_points":      float64(nearPoints.Sum()),
 		"threads":          float64(cfg.Workers),
 		"meters":           r.rule.Meters,
 		"minutes":          float64(r.rule.MinMinutes),
