@@ -10,7 +10,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 for ladder in "$small" "$small,$large"; do
   "$bin" run ledger --targets "$target" --ladder "$ladder" --durability async \
-    --set ledger.chains.samples=0 --set ledger.stress.duration=0s --set ledger.balance.addresses=0 \
+    --set ledger.chains.samples=0 --set ledger.stress.duration=1s --set ledger.balance.addresses=0 \
     --out "$out/$ladder" --quiet >/dev/null 2>&1 &
   pid=$!; peak=0
   while kill -0 $pid 2>/dev/null; do
