@@ -139,7 +139,7 @@ type Step struct {
 	// step (stop, kill, pause, resume, restart), in time order.
 	Events  []Event `json:"events,omitempty"`
 	Partial bool    `json:"partial,omitempty"`
-	Error           string     `json:"error,omitempty"`
+	Error   string  `json:"error,omitempty"`
 	// Intervals are per-tick encoded histograms; they cross the wire from
 	// the worker and go to the .hlog files, not to results.json (the
 	// coordinator clears them before writing it).
