@@ -11,7 +11,7 @@ LDFLAGS := -X storebench/internal/cli.Version=$(VERSION)
 STUDY   ?= ledger
 ARGS    ?=
 
-.PHONY: all build run test vet deps deps-strict bench-overhead bench-memory bench-native list clean
+.PHONY: test-cluster all build run test vet deps deps-strict bench-overhead bench-memory bench-native list clean
 
 all: build
 
@@ -38,6 +38,13 @@ vet: deps-strict
 # or started fails the run rather than silently skipping its tests.
 test:
 	scripts/test.sh
+
+# Real clusters with nodes that fail (3 Cassandra JVMs: minutes on 2
+# cores, so apart from make test): a node killed mid-insert, nothing lost.
+test-cluster:
+	scripts/install-cassandra.sh
+	$(GO) build -tags '$(TAGS)' -o $(BIN) ./cmd/storebench
+	$(GO) test -tags '$(TAGS) cluster' -p 1 -timeout 40m -run 'Cluster' ./internal/server/cassandra/ ./cmd/storebench/
 
 # The runner's own cost, side by side with a bare loop at 1, 2, 4 and 8
 # goroutines (target <= 1.03).

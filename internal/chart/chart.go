@@ -79,6 +79,15 @@ type Chart struct {
 	// Key charts are worth a picture in report.md; the others appear only
 	// in report.html.
 	Key bool
+	// Markers are events drawn as vertical lines on every panel (a fault
+	// action on a cluster node at that x), labelled on the top panel.
+	Markers []Marker
+}
+
+// Marker is a labelled vertical line at X.
+type Marker struct {
+	X     float64
+	Label string
 }
 
 // Points counts the points of all series.

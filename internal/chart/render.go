@@ -327,10 +327,36 @@ func (c *Chart) panel(i int, xr [2]float64) (*plot.Plot, error) {
 	// Grid first so the data is drawn over it.
 	p.Add(grid{xs: majors(c.X, p.X.Min, p.X.Max), ys: majors(pn.Y, p.Y.Min, p.Y.Max)})
 	p.Add(data...)
+	if len(c.Markers) > 0 {
+		p.Add(markers{ms: c.Markers, labels: i == 0})
+	}
 	// Add widened the ranges to the data; put the round bounds back.
 	p.X.Min, p.X.Max = bounds(c.X, xr[0], xr[1])
 	p.Y.Min, p.Y.Max = bounds(pn.Y, yr[0], yr[1])
 	return p, nil
+}
+
+// markers draws events as red vertical lines over the whole panel.
+type markers struct {
+	ms     []Marker
+	labels bool
+}
+
+func (m markers) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, _ := p.Transforms(&c)
+	ls := draw.LineStyle{Color: color.RGBA{R: 200, A: 255}, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(4), vg.Points(2)}}
+	st := style(sans, 9)
+	st.Color = ls.Color
+	for _, mk := range m.ms {
+		if mk.X < p.X.Min || mk.X > p.X.Max {
+			continue
+		}
+		x := trX(mk.X)
+		c.StrokeLine2(ls, x, c.Min.Y, x, c.Max.Y)
+		if m.labels && mk.Label != "" {
+			c.FillText(st, vg.Point{X: x + vg.Points(2), Y: c.Max.Y - vg.Points(10)}, mk.Label)
+		}
+	}
 }
 
 // grid draws light lines at the labelled ticks. gonum's own grid follows

@@ -127,6 +127,9 @@ func planSteps(s *study.Study) (out []workload.Step, search []*sweep.RateSpec, e
 		if err != nil {
 			return nil, nil, err
 		}
+		if err := attachFaults(s, e, steps); err != nil {
+			return nil, nil, err
+		}
 		out = append(out, steps...)
 		search = append(search, marks...)
 	}
@@ -465,6 +468,11 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 		}
 		dir = ""
 	}
+	if err := checkFaultTargets(srv, steps); err != nil {
+		tr.Status, tr.Reason = "failed", err.Error()
+		bar.Println(fmt.Sprintf("%-10s FAILED: %s", t.Name, tr.Reason))
+		return
+	}
 	logPath := filepath.Join(runDir, "logs", t.Name+".log")
 	tr.Log = filepath.Join("logs", t.Name+".log")
 	w, err := startWorker(o.Exe, logPath)
@@ -565,7 +573,9 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 		bar.Begin(label)
 		stCopy := st
 		before := srv.snapshot()
+		beforeNodes := srv.nodeSnapshots()
 		stepCtx, cancelStep := context.WithCancelCause(ctx)
+		faults := startFaults(stepCtx, srv, st.Faults, bar, t.Name)
 		var progress atomic.Int64
 		stopWatch := func() {}
 		if local {
@@ -576,6 +586,7 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 			bar.Update(p.Done, p.Total)
 		})
 		stopWatch()
+		events := faults.finish()
 		var noSpace *NoSpaceError
 		if c := context.Cause(stepCtx); ctx.Err() == nil && errors.As(c, &noSpace) {
 			// The step was stopped because the disk is full: that fails
@@ -595,9 +606,23 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 		res := ev.Step
 		if res != nil && srv != nil {
 			res.ServerResources = srv.resources(before)
+			if len(beforeNodes) > 0 && res.ServerResources != nil {
+				clusterResources(res, srv, beforeNodes)
+			}
 			if res.ServerResources != nil {
 				diskUsed = res.ServerResources.DiskAllocated
 			}
+		}
+		if res != nil {
+			res.Events = eventsOf(events, res.Started)
+		}
+		if len(st.Faults) > 0 && ctx.Err() == nil {
+			// A step cut short may have left a node down or paused.
+			rctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+			if rerr := restoreNodes(rctx, srv); rerr != nil && err == nil {
+				err = fmt.Errorf("bringing the cluster back after the faults: %w", rerr)
+			}
+			cancel()
 		}
 		if res != nil {
 			last = res

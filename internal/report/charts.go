@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"storebench/internal/chart"
@@ -501,6 +502,14 @@ func timeSeries(run *results.Run, w, phase string) *chart.Chart {
 		X:     chart.Axis{Label: "time into the phase", Unit: chart.Seconds},
 		Notes: []string{"One point per tick (1 s); CPU 100% = one core busy. Memory (RSS) and CPU are the worker process's: the engine itself for an embedded engine, the client for a server.",
 			"Service time p99: the 99th percentile of the time from each operation's actual start to its end, in that tick."},
+	}
+	for _, x := range ts {
+		for _, ev := range x.st.Events {
+			c.Markers = append(c.Markers, chart.Marker{X: ev.OffsetS, Label: ev.Action + " node " + strconv.Itoa(ev.Node)})
+		}
+	}
+	if len(c.Markers) > 0 {
+		c.Notes = append(c.Notes, "Red dashed lines: fault actions on cluster nodes (stop, kill, pause, resume, restart), at the time each began.")
 	}
 	for _, x := range ts {
 		if x.st.Intended != nil {

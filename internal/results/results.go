@@ -132,8 +132,14 @@ type Step struct {
 	// ServerResources are a managed server's own (process tree, data
 	// directory), so a report can tell whose CPU ran out.
 	ServerResources *Resources `json:"server_resources,omitempty"`
-	Partial         bool       `json:"partial,omitempty"`
-	Error           string     `json:"error,omitempty"`
+	// Nodes are a cluster's nodes' own resources at the end of the step
+	// (ServerResources is their sum).
+	Nodes []NodeResources `json:"nodes,omitempty"`
+	// Events are the fault actions taken on a cluster's nodes during the
+	// step (stop, kill, pause, resume, restart), in time order.
+	Events  []Event `json:"events,omitempty"`
+	Partial bool    `json:"partial,omitempty"`
+	Error   string  `json:"error,omitempty"`
 	// Intervals are per-tick encoded histograms; they cross the wire from
 	// the worker and go to the .hlog files, not to results.json (the
 	// coordinator clears them before writing it).
@@ -193,6 +199,33 @@ type Tick struct {
 	// Counts are a workload's own counts over the tick, by name (oltp:
 	// reads, writes, other statements, ignored errors, reconnects).
 	Counts map[string]int64 `json:"counts,omitempty"`
+}
+
+// Event is one fault action on a cluster node during a step.
+type Event struct {
+	// Time is when the action began; TookSeconds how long it took (a
+	// restart: until the node was back in the cluster).
+	Time        time.Time `json:"time"`
+	OffsetS     float64   `json:"offset_s"` // from the step's Started
+	TookSeconds float64   `json:"took_s,omitempty"`
+	Action      string    `json:"action"`
+	Node        int       `json:"node"`
+	NodeName    string    `json:"node_name"`
+	Error       string    `json:"error,omitempty"`
+}
+
+// NodeResources is one cluster node's process and data at the end of a
+// step, with its CPU over the step.
+type NodeResources struct {
+	Name          string  `json:"name"`
+	Addr          string  `json:"addr"`
+	Role          string  `json:"role,omitempty"`
+	PID           int     `json:"pid"`
+	RSSBytes      int64   `json:"rss_bytes"`
+	PeakRSSBytes  int64   `json:"peak_rss_bytes"`
+	CPUPercent    float64 `json:"cpu_percent"`
+	DiskAllocated int64   `json:"disk_allocated_bytes"`
+	DiskApparent  int64   `json:"disk_apparent_bytes"`
 }
 
 // Verify says how much of what a phase read was checked against what was

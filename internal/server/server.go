@@ -64,6 +64,9 @@ type Instance struct {
 	// StopFunc shuts the server down cleanly, killing it if it does not
 	// stop in time. Set by the server package.
 	StopFunc func(ctx context.Context) error
+	// Nodes are a cluster's processes (see cluster.go), nil for a single
+	// server.
+	Nodes []*Node
 }
 
 // Stop shuts the instance down.

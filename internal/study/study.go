@@ -119,6 +119,9 @@ type Entry struct {
 	// loads differ by orders of magnitude (100 HTTP connections, 8 SQL
 	// threads) without running each at the others' levels.
 	Concurrency int `yaml:"concurrency"`
+	// Faults are actions on a cluster target's nodes during a phase
+	// (stop, kill, pause, restart); package fault decodes them.
+	Faults yaml.Node `yaml:"faults"`
 }
 
 // Load reads a study by built-in name or by file path.

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"time"
 
+	"storebench/internal/fault"
 	"storebench/internal/results"
 	"storebench/internal/study"
 	"storebench/internal/target"
@@ -55,6 +56,11 @@ type Step struct {
 	// Duration, when set, bounds the timed part of a phase that can run
 	// for a duration (the rate search's trials); 0: the phase's own bound.
 	Duration time.Duration `json:"duration,omitempty"`
+	// Faults are the node actions the coordinator takes during this step
+	// (package fault), at offsets from its start. A workload that sees
+	// them retries and counts the errors they cause instead of failing,
+	// and checks afterwards that no acknowledged write was lost.
+	Faults []fault.Action `json:"faults,omitempty"`
 }
 
 // Env is what a step runs against inside the worker.

@@ -28,7 +28,28 @@ type instanceConfig struct {
 	heapBytes   int64
 	// heapFromCache: heapBytes is the study target's cache, not the default.
 	heapFromCache bool
+	// addr is the node's listen and RPC address ("" is 127.0.0.1), seed
+	// the address of the cluster's seed node ("" is addr): set for the
+	// nodes of a cassandra-cluster (cluster.go).
+	addr, seed string
 }
+
+func (c instanceConfig) address() string {
+	if c.addr == "" {
+		return "127.0.0.1"
+	}
+	return c.addr
+}
+
+func (c instanceConfig) seedAddress() string {
+	if c.seed == "" {
+		return c.address()
+	}
+	return c.seed
+}
+
+// clustered reports whether the node is one of several.
+func (c instanceConfig) clustered() bool { return c.addr != "" }
 
 func (c instanceConfig) dataDir() string  { return filepath.Join(c.dir, "data") }
 func (c instanceConfig) yamlPath() string { return filepath.Join(c.dir, "cassandra.yaml") }
@@ -81,7 +102,11 @@ func (c instanceConfig) yaml() string {
 	d := c.dataDir()
 	q := strconv.Quote
 	var b strings.Builder
-	fmt.Fprintf(&b, `# Written by storebench for one single-node instance.
+	what := "one single-node instance"
+	if c.clustered() {
+		what = "one node of a cluster on loopback addresses"
+	}
+	fmt.Fprintf(&b, `# Written by storebench for %s.
 cluster_name: storebench
 num_tokens: 16
 partitioner: org.apache.cassandra.dht.Murmur3Partitioner
@@ -89,9 +114,9 @@ endpoint_snitch: SimpleSnitch
 seed_provider:
   - class_name: org.apache.cassandra.locator.SimpleSeedProvider
     parameters:
-      - seeds: "127.0.0.1:%d"
-listen_address: 127.0.0.1
-rpc_address: 127.0.0.1
+      - seeds: "%s:%d"
+listen_address: %s
+rpc_address: %s
 storage_port: %d
 start_native_transport: true
 native_transport_port: %d
@@ -107,7 +132,7 @@ commitlog_directory: %s
 saved_caches_directory: %s
 hints_directory: %s
 cdc_raw_directory: %s
-`, c.storagePort, c.storagePort, c.nativePort,
+`, what, c.seedAddress(), c.storagePort, c.address(), c.address(), c.storagePort, c.nativePort,
 		q(filepath.Join(d, "data")), q(filepath.Join(d, "commitlog")),
 		q(filepath.Join(d, "saved_caches")), q(filepath.Join(d, "hints")),
 		q(filepath.Join(d, "cdc_raw")))
@@ -174,6 +199,13 @@ var jdkModuleFlags = []string{
 	"--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
 }
 
+func (c instanceConfig) ringDelayMs() string {
+	if c.clustered() {
+		return "2000"
+	}
+	return "100"
+}
+
 // jvmArgs is the java command line (after the executable).
 func (c instanceConfig) jvmArgs(lib, jamm string) []string {
 	heap := strconv.FormatInt(c.heapMiB(), 10) + "m"
@@ -199,9 +231,11 @@ func (c instanceConfig) jvmArgs(lib, jamm string) []string {
 		"-Dcassandra.logdir="+c.dir,
 		"-Dcassandra.triggers_dir="+c.triggersDir(),
 		"-Dlogback.configurationFile=file://"+c.logback(),
-		// A lone node: nothing to wait for or to tell.
+		// A lone node: nothing to wait for or to tell. A cluster's node
+		// waits a little for gossip to learn the ring and the schema (the
+		// nodes start one after another, each once the last is up).
 		"-Dcassandra.skip_wait_for_gossip_to_settle=0",
-		"-Dcassandra.ring_delay_ms=100",
+		"-Dcassandra.ring_delay_ms="+c.ringDelayMs(),
 		"-Dcassandra.shutdown_announce_in_ms=0",
 		"-cp", filepath.Join(lib, "*"),
 		"org.apache.cassandra.service.CassandraDaemon",

@@ -57,7 +57,11 @@ const (
 	chainPage       = 1000
 )
 
-var optionNames = []string{"pool"}
+var optionNames = []string{"pool", "consistency"}
+
+// clusterOptionNames: a managed cassandra-cluster is shaped by nodes and
+// replication_factor (read by the server, stated here).
+var clusterOptionNames = []string{"pool", "consistency", "nodes", "replication_factor"}
 
 var identifier = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,47}$`)
 
@@ -78,6 +82,52 @@ func init() {
 			return s, nil
 		},
 	})
+	// The same client on a cluster storebench starts itself: N nodes on
+	// 127.0.0.1..127.0.0.N (internal/server/cassandra, cluster.go). An
+	// external cluster is named by URI: cassandra://host1:port,host2:port/ks.
+	target.Register(target.Info{
+		Name:        "cassandra-cluster",
+		Title:       "Apache Cassandra cluster",
+		Version:     "gocql " + moduleVersion,
+		OptionNames: clusterOptionNames,
+		Server:      "cassandra-cluster",
+		Provides:    target.Caps{target.KeyValue, target.Secondary},
+		Open: func(o target.Options) (io.Closer, error) {
+			s, err := openNamed(o, clusterOptionNames)
+			if err != nil {
+				return nil, target.OpenError("cassandra-cluster", o.URI, err)
+			}
+			return s, nil
+		},
+	})
+}
+
+// consistencyOf parses the consistency option (default ONE for one node,
+// QUORUM for a cluster: what survives one node down with RF 3).
+func consistencyOf(v string, hosts int) (gocql.Consistency, error) {
+	if v == "" {
+		if hosts > 1 {
+			return gocql.Quorum, nil
+		}
+		return gocql.One, nil
+	}
+	switch strings.ToUpper(v) {
+	case "ONE":
+		return gocql.One, nil
+	case "TWO":
+		return gocql.Two, nil
+	case "THREE":
+		return gocql.Three, nil
+	case "QUORUM":
+		return gocql.Quorum, nil
+	case "ALL":
+		return gocql.All, nil
+	case "LOCAL_QUORUM":
+		return gocql.LocalQuorum, nil
+	case "LOCAL_ONE":
+		return gocql.LocalOne, nil
+	}
+	return 0, fmt.Errorf("option consistency: %q: want ONE, TWO, THREE, QUORUM, ALL, LOCAL_ONE or LOCAL_QUORUM", v)
 }
 
 // Store is an open session. It implements ledger.Store and ycsb.DB
@@ -94,21 +144,34 @@ type Store struct {
 	// ycsb layout (ycsb.go): the statements of the table Init made
 	mu   sync.RWMutex
 	ycsb *ycsbCQL
+
+	// cons is the consistency of every read and write; hosts how many
+	// nodes the URI named.
+	cons  gocql.Consistency
+	hosts int
 }
 
 // Open connects to o.URI (cassandra://[user:password@]host:port/keyspace),
 // creating the keyspace (SimpleStrategy, replication factor 1) and the
 // ledger tables if they are missing.
 func Open(o target.Options) (*Store, error) {
-	s, err := open(o)
+	s, err := openNamed(o, optionNames)
 	if err != nil {
 		return nil, target.OpenError(name, o.URI, err)
 	}
 	return s, nil
 }
 
-func open(o target.Options) (*Store, error) {
-	sv, err := targetkit.ServerOptions(o.Durability, o.Extra, o.URI, optionNames, max(defaultPool, o.Concurrency), "cassandra://host:port/keyspace")
+func openNamed(o target.Options, known []string) (*Store, error) {
+	s, err := open(o, known)
+	if err != nil && len(known) == len(optionNames) {
+		return nil, target.OpenError(name, o.URI, err)
+	}
+	return s, err
+}
+
+func open(o target.Options, known []string) (*Store, error) {
+	sv, err := targetkit.ServerOptions(o.Durability, o.Extra, o.URI, known, max(defaultPool, o.Concurrency), "cassandra://host:port[,host:port...]/keyspace")
 	if err != nil {
 		return nil, err
 	}
@@ -127,17 +190,28 @@ func open(o target.Options) (*Store, error) {
 	if !identifier.MatchString(ks) {
 		return nil, fmt.Errorf("keyspace %q: want a CQL identifier (letters, digits, _)", ks)
 	}
-	host, port := u.Hostname(), 9042
-	if host == "" {
-		host = "127.0.0.1"
-	}
-	if p := u.Port(); p != "" {
-		if port, err = strconv.Atoi(p); err != nil {
-			return nil, fmt.Errorf("bad port %q", p)
+	// Several hosts (a cluster) are listed comma-separated; the driver
+	// learns the rest of the ring from any of them.
+	var hosts []string
+	for _, hp := range strings.Split(u.Host, ",") {
+		host, port := hp, "9042"
+		if h, p, err := net.SplitHostPort(hp); err == nil {
+			host, port = h, p
 		}
+		if host == "" {
+			host = "127.0.0.1"
+		}
+		if _, err := strconv.Atoi(port); err != nil {
+			return nil, fmt.Errorf("bad port %q", port)
+		}
+		hosts = append(hosts, net.JoinHostPort(host, port))
 	}
-	c := gocql.NewCluster(net.JoinHostPort(host, strconv.Itoa(port)))
-	c.Consistency = gocql.One
+	cons, err := consistencyOf(sv.Extra["consistency"], len(hosts))
+	if err != nil {
+		return nil, err
+	}
+	c := gocql.NewCluster(hosts...)
+	c.Consistency = cons
 	c.ConnectTimeout = connectTimeout
 	c.Timeout = queryTimeout
 	c.NumConns = pool
@@ -154,7 +228,7 @@ func open(o target.Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{s: sess, ks: ks}
+	s := &Store{s: sess, ks: ks, cons: cons, hosts: len(hosts)}
 	if err := s.init(isSync, pool, o.URI); err != nil {
 		sess.Close()
 		return nil, err
@@ -193,7 +267,7 @@ func (s *Store) init(isSync bool, pool int, uri string) error {
 		"server_version": version,
 		"client":         "gocql " + moduleVersion + " (statements prepared and cached by the driver)",
 		"durability":     durability,
-		"consistency":    "ONE for reads and writes",
+		"consistency":    s.cons.String() + " for reads and writes",
 		"pool":           fmt.Sprintf("%d connections per node (NumConns; each multiplexes many requests)", pool),
 		"keyspace":       ks,
 		"layout.ledger":  "txs_by_addr (addr PK) and txs_by_chain (partition genesis, clustering idx ASC) both hold the whole transaction; balances (addr PK, amount bigint)",

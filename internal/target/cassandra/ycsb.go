@@ -130,6 +130,10 @@ func (s *Store) Update(ctx context.Context, key []byte, fields [][]byte) error {
 
 // Read implements ycsb.DB.
 func (s *Store) Read(ctx context.Context, key []byte) ([][]byte, error) {
+	return s.readAt(ctx, key, s.cons)
+}
+
+func (s *Store) readAt(ctx context.Context, key []byte, cons gocql.Consistency) ([][]byte, error) {
 	q, err := s.statements()
 	if err != nil {
 		return nil, err
@@ -139,7 +143,7 @@ func (s *Store) Read(ctx context.Context, key []byte) ([][]byte, error) {
 	for i := range out {
 		dest[i] = &out[i]
 	}
-	err = s.s.Query(q.read, string(key)).ScanContext(ctx, dest...)
+	err = s.s.Query(q.read, string(key)).Consistency(cons).ScanContext(ctx, dest...)
 	if errors.Is(err, gocql.ErrNotFound) {
 		return nil, fmt.Errorf("record %q: %w", key, kv.ErrNotFound)
 	}
@@ -152,4 +156,18 @@ func (s *Store) Read(ctx context.Context, key []byte) ([][]byte, error) {
 		}
 	}
 	return out, nil
+}
+
+// ReadDurable implements ycsb.DurableReader: a read at consistency ALL,
+// which asks every replica and returns the newest value any of them
+// holds (resolving differences before answering), so it must see every
+// write that any replica acknowledged, whatever consistency it was written
+// at. It fails while a replica is down.
+func (s *Store) ReadDurable(ctx context.Context, key []byte) ([][]byte, error) {
+	return s.readAt(ctx, key, gocql.All)
+}
+
+// DurableRead implements ycsb.DurableReader.
+func (s *Store) DurableRead() string {
+	return "consistency ALL (every replica answers; the newest value any of them holds is returned)"
 }

@@ -102,3 +102,20 @@ func decodeFields(v []byte) ([][]byte, error) {
 	}
 	return out, nil
 }
+
+// DurableReader is a DB whose reads can be made at a level that must see
+// every acknowledged write (Cassandra: consistency ALL). After a phase
+// with faults, every acknowledged write is read back this way.
+type DurableReader interface {
+	ReadDurable(ctx context.Context, key []byte) ([][]byte, error)
+	// DurableRead names the level, for the report.
+	DurableRead() string
+}
+
+// AsyncReplication is a DB whose replication is asynchronous (Redis
+// Cluster): a failover can lose writes it acknowledged, so lost writes
+// after faults are a measured figure there, not a failure. The string
+// says why.
+type AsyncReplication interface {
+	AsyncReplication() string
+}

@@ -20,6 +20,12 @@ func init() {
 			{Name: "insert", Agg: section.Mean, What: "share of inserts in the mix"},
 			{Name: "scan", Agg: section.Mean, What: "share of scans in the mix"},
 			{Name: "rmw", Agg: section.Mean, What: "share of read-modify-writes in the mix"},
+			{Name: "acknowledged", Agg: section.Max, What: "inserts the store acknowledged while nodes failed"},
+			{Name: "errors", Agg: section.Max, What: "insert attempts that failed while nodes failed"},
+			{Name: "retries", Agg: section.Max, What: "insert attempts repeated after an error"},
+			{Name: "unacknowledged", Agg: section.Max, What: "inserts never acknowledged (not checked)"},
+			{Name: "lost_acknowledged", Agg: section.Max, What: "acknowledged inserts missing when read back after the faults"},
+			{Name: "verify_seconds", Agg: section.Max, What: "seconds the read-back of acknowledged inserts took"},
 		},
 	})
 }
@@ -83,4 +89,86 @@ func ycsb(b *strings.Builder, run *results.Run) {
 		}
 		tab.Write(b)
 	}
+	faultsReport(b, run)
 }
+
+// faultsReport renders, for each step with fault actions, the events, the
+// throughput before, during and after them, the errors and retries, the
+// acknowledged writes lost, and each node's resources.
+func faultsReport(b *strings.Builder, run *results.Run) {
+	for _, t := range run.Targets {
+		for _, s := range t.Steps {
+			if s.Workload != "ycsb" || len(s.Events) == 0 {
+				continue
+			}
+			fmt.Fprintf(b, "## Faults: %s, %s, %s records\n\n", t.Title, ycsbTitles[s.Phase], section.Count(s.N))
+			if f := s.Facts["faults"]; f != "" {
+				fmt.Fprintf(b, "Asked: %s. ", f)
+			}
+			if v := s.Facts["verify_read"]; v != "" {
+				fmt.Fprintf(b, "Then %s.", v)
+			}
+			b.WriteString("\n\n")
+			ev := section.Table{Head: []string{"Time into the phase", "Action", "Node", "Took", "Error"}}
+			for _, e := range s.Events {
+				ev.Rows = append(ev.Rows, []string{fmt.Sprintf("%.1f s", e.OffsetS), e.Action, e.NodeName, fmt.Sprintf("%.1f s", e.TookSeconds), e.Error})
+			}
+			ev.Write(b)
+			// Windows: before the first action, from it until the last
+			// action is over (a restart: the node back), and after.
+			first := s.Events[0].OffsetS
+			last := first
+			for _, e := range s.Events {
+				last = max(last, e.OffsetS+e.TookSeconds)
+			}
+			type win struct {
+				ops, errs int64
+				secs      float64
+			}
+			var w [3]win
+			prev := 0.0
+			for _, k := range s.Series {
+				i := 1
+				switch {
+				case k.T <= first:
+					i = 0
+				case k.T-1 >= last:
+					i = 2
+				}
+				w[i].ops += k.Ops
+				w[i].errs += k.Counts["errors"]
+				w[i].secs += k.T - prev
+				prev = k.T
+			}
+			tab := section.Table{Head: []string{"Window", "Seconds", "Throughput", "Errors"}}
+			for i, name := range []string{fmt.Sprintf("before (0–%.0f s)", first), fmt.Sprintf("during (%.0f–%.0f s)", first, last), fmt.Sprintf("after (%.0f s–end)", last)} {
+				if w[i].secs <= 0 {
+					tab.Rows = append(tab.Rows, []string{name, "0", "— (the phase had ended)", "—"})
+					continue
+				}
+				tab.Rows = append(tab.Rows, []string{name, fmt.Sprintf("%.0f", w[i].secs), fmt.Sprintf("%.0f ops/s", float64(w[i].ops)/w[i].secs), fmt.Sprint(w[i].errs)})
+			}
+			tab.Write(b)
+			m := s.Metrics
+			fmt.Fprintf(b, "Inserts acknowledged: %.0f of %.0f; failed attempts (errors): %.0f; retries: %.0f; never acknowledged (not checked): %.0f; "+
+				"**acknowledged writes lost: %.0f** (of %d read back in %.1f s).\n\n",
+				m["acknowledged"], m["records"], m["errors"], m["retries"], m["unacknowledged"], m["lost_acknowledged"], s.Verify.Checked, m["verify_seconds"])
+			if l := s.Facts["lost_writes"]; l != "" {
+				fmt.Fprintf(b, "Lost writes are %s\n\n", l)
+			}
+			if len(s.Nodes) > 0 {
+				nt := section.Table{Head: []string{"Node", "Role", "RSS", "Peak RSS", "CPU over the step", "Disk"}}
+				var rss, peak, disk int64
+				var cpu float64
+				for _, n := range s.Nodes {
+					nt.Rows = append(nt.Rows, []string{n.Name + " " + n.Addr, n.Role, mib(n.RSSBytes), mib(n.PeakRSSBytes), fmt.Sprintf("%.0f%%", n.CPUPercent), mib(n.DiskAllocated)})
+					rss, peak, disk, cpu = rss+n.RSSBytes, peak+n.PeakRSSBytes, disk+n.DiskAllocated, cpu+n.CPUPercent
+				}
+				nt.Rows = append(nt.Rows, []string{"**total**", "", mib(rss), mib(peak), fmt.Sprintf("%.0f%%", cpu), mib(disk)})
+				nt.Write(b)
+			}
+		}
+	}
+}
+
+func mib(n int64) string { return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20)) }

@@ -175,6 +175,9 @@ func (YCSB) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*
 		return nil, fmt.Errorf("ycsb: this target %v", err)
 	}
 	r := &run{db: db, p: p, seed: uint64(st.Seed), n: st.N, workers: max(st.Concurrency, 1), rate: st.Rate, duration: st.Duration}
+	if st.Phase == "load" && len(st.Faults) > 0 {
+		return r.loadUnderFaults(ctx, env, st)
+	}
 	if st.Phase == "load" {
 		return r.load(ctx, env)
 	}

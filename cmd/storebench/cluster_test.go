@@ -1,0 +1,77 @@
+//go:build cluster
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"storebench/internal/results"
+)
+
+// TestClusterKillNodeMidInsert runs studies/ycsb-cluster.yaml: a 3-node
+// Cassandra cluster (RF 2, writes at ONE), node 2 killed with SIGKILL
+// during the load and restarted; every acknowledged insert is then read
+// back at ALL and none may be lost. It runs in `make test-cluster` (the
+// three JVMs take minutes to start on 2 cores).
+func TestClusterKillNodeMidInsert(t *testing.T) {
+	out := t.TempDir()
+	stdout, stderr, code := runCLIWithin(t, 25*time.Minute, "run", "ycsb-cluster", "--ladder", "3000", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	dir := onlyDir(t, out)
+	run, err := results.Read(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := run.Targets[0]
+	if tr.Status != "ok" || len(tr.Steps) != 1 {
+		t.Fatalf("target %s: %s %s, %d steps", tr.Name, tr.Status, tr.Reason, len(tr.Steps))
+	}
+	s := tr.Steps[0]
+	var kill, restart *results.Event
+	for i, e := range s.Events {
+		switch e.Action {
+		case "kill":
+			kill = &s.Events[i]
+		case "restart":
+			restart = &s.Events[i]
+		}
+		if e.Error != "" {
+			t.Errorf("event %s: %s", e.Action, e.Error)
+		}
+	}
+	if kill == nil || restart == nil || kill.Node != 2 || restart.Node != 2 || !restart.Time.After(kill.Time) {
+		t.Fatalf("events %+v: want node 2 killed, then restarted", s.Events)
+	}
+	if kill.OffsetS <= 0 || kill.OffsetS >= s.Seconds {
+		t.Errorf("the kill at %.1fs is not within the load (%.1fs): nothing was inserted while the node was down", kill.OffsetS, s.Seconds)
+	}
+	m := s.Metrics
+	if m["lost_acknowledged"] != 0 || s.Verify.Failed != 0 {
+		t.Errorf("acknowledged writes lost: %v (%s)", m["lost_acknowledged"], s.Verify.First)
+	}
+	if m["acknowledged"] < 1 || float64(s.Verify.Checked) != m["acknowledged"] || m["acknowledged"]+m["unacknowledged"] != 3000 {
+		t.Errorf("read back %d records, acknowledged %v, unacknowledged %v of 3000", s.Verify.Checked, m["acknowledged"], m["unacknowledged"])
+	}
+	if len(s.Nodes) != 3 || s.Nodes[1].PID == 0 {
+		t.Errorf("node resources %+v: want 3 nodes, node 2 back", s.Nodes)
+	}
+	if !strings.Contains(tr.Server.Settings["keyspace"], "replication_factor 2") || !strings.Contains(tr.Settings["consistency"], "ONE") {
+		t.Errorf("settings: keyspace %q, consistency %q", tr.Server.Settings["keyspace"], tr.Settings["consistency"])
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## Faults: ", "acknowledged writes lost: 0", "before (0–", "during (", "node2 127.0.0.2"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	t.Logf("events: %+v\nmetrics: %v", s.Events, m)
+}

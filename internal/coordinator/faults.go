@@ -1,0 +1,271 @@
+package coordinator
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"storebench/internal/fault"
+	"storebench/internal/measure/procstat"
+	"storebench/internal/progress"
+	"storebench/internal/results"
+	"storebench/internal/server"
+	"storebench/internal/study"
+	"storebench/internal/workload"
+)
+
+// attachFaults decodes entry e's fault actions and gives each step the
+// actions of its phase. A phase that is not one of the workload's is the
+// study's error.
+func attachFaults(s *study.Study, e study.Entry, steps []workload.Step) error {
+	actions, err := fault.Decode(s, e)
+	if err != nil || len(actions) == 0 {
+		return err
+	}
+	phases := map[string]bool{}
+	for _, st := range steps {
+		phases[st.Phase] = true
+	}
+	for i, a := range actions {
+		if !phases[a.Phase] {
+			var known []string
+			for _, st := range steps {
+				if !contains(known, st.Phase) {
+					known = append(known, st.Phase)
+				}
+			}
+			return &study.Error{File: s.File, Line: study.FieldLine(*e.Faults.Content[i], "phase"), Field: fmt.Sprintf("workloads.%s.faults[%d].phase", e.Name, i),
+				Msg: fmt.Sprintf("%q is not a phase of %s (phases: %v)", a.Phase, e.Name, known)}
+		}
+	}
+	for j := range steps {
+		steps[j].Faults = fault.Of(actions, steps[j].Phase)
+	}
+	return nil
+}
+
+// checkFaultTargets refuses, before anything runs, faults on a target
+// that is not a cluster storebench runs, or on a node it does not have.
+func checkFaultTargets(srv *managed, steps []workload.Step) error {
+	for _, st := range steps {
+		for _, a := range st.Faults {
+			if srv == nil || len(srv.inst.Nodes) == 0 {
+				return fmt.Errorf("phase %s has fault actions, which need a cluster storebench starts itself (cassandra-cluster, redis-cluster), not this target", st.Phase)
+			}
+			if a.Node > len(srv.inst.Nodes) {
+				return fmt.Errorf("phase %s: %s: the cluster has %d nodes", st.Phase, a, len(srv.inst.Nodes))
+			}
+		}
+	}
+	return nil
+}
+
+// faultRun carries out one step's actions on the cluster's nodes while
+// the worker runs the step.
+type faultRun struct {
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	events []results.Event
+}
+
+// startFaults schedules the actions from now (the step's start as the
+// coordinator sees it).
+func startFaults(ctx context.Context, srv *managed, actions []fault.Action, bar *progress.Bar, name string) *faultRun {
+	fr := &faultRun{}
+	if len(actions) == 0 {
+		fr.cancel = func() {}
+		return fr
+	}
+	ctx, fr.cancel = context.WithCancel(ctx)
+	t0 := time.Now()
+	// One goroutine per node, so that a node's actions keep their order
+	// (a kill, then its restart) while nodes act independently.
+	byNode := map[int][]fault.Action{}
+	for _, a := range actions {
+		byNode[a.Node] = append(byNode[a.Node], a)
+	}
+	for idx, acts := range byNode {
+		node := srv.inst.Nodes[idx-1]
+		fr.wg.Add(1)
+		go func() {
+			defer fr.wg.Done()
+			for _, a := range acts {
+				wait := time.Until(t0.Add(a.Offset()))
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(wait):
+				}
+				fr.do(ctx, node, a, bar, name)
+			}
+		}()
+	}
+	return fr
+}
+
+func (fr *faultRun) do(ctx context.Context, node *server.Node, a fault.Action, bar *progress.Bar, name string) {
+	ev := results.Event{Time: time.Now(), Action: a.Action, Node: a.Node, NodeName: node.Name + " " + node.Addr}
+	var err error
+	switch a.Action {
+	case fault.Stop:
+		err = node.Stop(ctx, server.DefaultStopTimeout)
+	case fault.Kill:
+		err = node.Kill()
+	case fault.Pause:
+		if err = node.Pause(); err == nil {
+			fr.record(ev, nil, bar, name)
+			select {
+			case <-ctx.Done():
+			case <-time.After(a.PauseFor()):
+			}
+			// Resumed even when the step ended first: a stopped process
+			// must not stay frozen.
+			ev = results.Event{Time: time.Now(), Action: "resume", Node: a.Node, NodeName: ev.NodeName}
+			err = node.Resume()
+		}
+	case fault.Restart:
+		err = node.Restart(ctx)
+	}
+	ev.TookSeconds = time.Since(ev.Time).Seconds()
+	fr.record(ev, err, bar, name)
+}
+
+func (fr *faultRun) record(ev results.Event, err error, bar *progress.Bar, name string) {
+	if err != nil {
+		ev.Error = err.Error()
+	}
+	fr.mu.Lock()
+	fr.events = append(fr.events, ev)
+	fr.mu.Unlock()
+	msg := fmt.Sprintf("%-10s fault: %s %s", name, ev.Action, ev.NodeName)
+	if ev.TookSeconds > 0.05 {
+		msg += fmt.Sprintf(" (took %.1fs)", ev.TookSeconds)
+	}
+	if err != nil {
+		msg += ": " + err.Error()
+	}
+	bar.Println(msg)
+}
+
+// finish cancels what has not happened yet (a step that ended early),
+// waits for the actions under way, continues paused nodes, and returns
+// the events in time order.
+func (fr *faultRun) finish() []results.Event {
+	fr.cancel()
+	fr.wg.Wait()
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	out := append([]results.Event(nil), fr.events...)
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j].Time.Before(out[j-1].Time); j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+// restoreNodes brings back every node that is down or paused after a
+// step whose faults were cut short, so that the next step starts on the
+// whole cluster.
+func restoreNodes(ctx context.Context, srv *managed) error {
+	if srv == nil {
+		return nil
+	}
+	for _, n := range srv.inst.Nodes {
+		if n.PID() == 0 {
+			if err := n.Restart(ctx); err != nil {
+				return err
+			}
+		} else {
+			_ = n.Resume()
+		}
+	}
+	return nil
+}
+
+// nodeSnapshots samples every node's process tree (a node that is down
+// samples as zero).
+func (m *managed) nodeSnapshots() []nodeSample {
+	if m == nil || len(m.inst.Nodes) == 0 {
+		return nil
+	}
+	out := make([]nodeSample, len(m.inst.Nodes))
+	for i, n := range m.inst.Nodes {
+		out[i].pid = n.PID()
+		if out[i].pid != 0 {
+			out[i].snap, _ = procstat.Tree(out[i].pid)
+		} else {
+			out[i].snap = procstat.Snapshot{At: time.Now()}
+		}
+	}
+	return out
+}
+
+type nodeSample struct {
+	pid  int
+	snap procstat.Snapshot
+}
+
+// nodeResources is each node's RSS, CPU and disk over a step, and their
+// sum. A node restarted during the step is a new process: its CPU counts
+// from its start.
+func (m *managed) nodeResources(before []nodeSample) (per []results.NodeResources, total procstat.Snapshot, totalBefore procstat.Snapshot) {
+	after := m.nodeSnapshots()
+	for i, n := range m.inst.Nodes {
+		if i >= len(before) || i >= len(after) {
+			break
+		}
+		b, a := before[i].snap, after[i].snap
+		if before[i].pid != after[i].pid {
+			b = procstat.Snapshot{At: b.At}
+		}
+		r := results.NodeResources{Name: n.Name, Addr: n.Addr, Role: n.Role, PID: after[i].pid,
+			RSSBytes: a.RSSBytes, PeakRSSBytes: a.PeakRSSBytes, CPUPercent: procstat.CPUPercent(b, a)}
+		r.DiskAllocated, r.DiskApparent, _ = procstat.DiskUsage(n.DataDir)
+		per = append(per, r)
+		total = addSnap(total, a)
+		totalBefore = addSnap(totalBefore, b)
+	}
+	return per, total, totalBefore
+}
+
+func addSnap(x, y procstat.Snapshot) procstat.Snapshot {
+	if x.At.IsZero() || y.At.After(x.At) {
+		x.At = y.At
+	}
+	x.RSSBytes += y.RSSBytes
+	x.PeakRSSBytes += y.PeakRSSBytes
+	x.CPUUserNs += y.CPUUserNs
+	x.CPUSysNs += y.CPUSysNs
+	x.ReadBytes += y.ReadBytes
+	x.WriteBytes += y.WriteBytes
+	x.ReadChars += y.ReadChars
+	x.WriteChars += y.WriteChars
+	x.IOAvailable = x.IOAvailable || y.IOAvailable
+	x.Threads += y.Threads
+	x.PSSBytes += y.PSSBytes
+	x.Processes += y.Processes
+	return x
+}
+
+// clusterResources puts each node's resources on the step and makes the
+// server's figures the nodes' sum (the process tree of node 1 alone is
+// what managed.resources sampled).
+func clusterResources(res *results.Step, srv *managed, before []nodeSample) {
+	per, after, b := srv.nodeResources(before)
+	res.Nodes = per
+	r := res.ServerResources
+	r.Before, r.After = b, after
+	r.Before.At = before[0].snap.At
+	r.CPUPercent = procstat.CPUPercent(r.Before, r.After)
+}
+
+// eventsOf dates the events from the step's start.
+func eventsOf(events []results.Event, started time.Time) []results.Event {
+	for i := range events {
+		events[i].OffsetS = events[i].Time.Sub(started).Seconds()
+	}
+	return events
+}

@@ -1,0 +1,153 @@
+// Package fault is the fault actions a study can ask for on a cluster
+// target's nodes during a phase: stop (clean shutdown), kill (SIGKILL: a
+// crash), pause (SIGSTOP, then SIGCONT after a while: a node that hangs)
+// and restart. The coordinator carries them out at their offsets while
+// the worker runs the phase, and records each as an event with its time.
+package fault
+
+import (
+	"fmt"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"storebench/internal/study"
+)
+
+// Actions a fault can take.
+const (
+	Stop    = "stop"
+	Kill    = "kill"
+	Pause   = "pause"
+	Restart = "restart"
+)
+
+// DefaultPause is how long a pause lasts when `for` is not given.
+const DefaultPause = 10 * time.Second
+
+// Action is one entry of a workload's `faults:` list, e.g.
+//
+//	faults:
+//	  - {at: 10s, action: kill, node: 2, phase: load}
+//	  - {at: 25s, action: restart, node: 2}
+//
+// At is the offset from the start of the phase; Node counts from 1;
+// Phase defaults to the previous entry's, the first to "load"; For is a
+// pause's length.
+type Action struct {
+	At     study.Duration `yaml:"at" json:"at"`
+	Action string         `yaml:"action" json:"action"`
+	Node   int            `yaml:"node" json:"node"`
+	Phase  string         `yaml:"phase" json:"phase"`
+	For    study.Duration `yaml:"for" json:"for,omitempty"`
+}
+
+// Offset is At as a time.Duration.
+func (a Action) Offset() time.Duration { return time.Duration(a.At) }
+
+// PauseFor is how long a pause lasts.
+func (a Action) PauseFor() time.Duration {
+	if a.For > 0 {
+		return time.Duration(a.For)
+	}
+	return DefaultPause
+}
+
+func (a Action) String() string {
+	s := fmt.Sprintf("%s node %d at %s", a.Action, a.Node, a.Offset())
+	if a.Action == Pause {
+		s += fmt.Sprintf(" for %s", a.PauseFor())
+	}
+	return s
+}
+
+// Down says whether the action leaves the node down until a restart.
+func (a Action) Down() bool { return a.Action == Stop || a.Action == Kill }
+
+// Decode reads and checks entry e's faults (none: nil). Errors name the
+// file, the line and the field. A node that a phase stops or kills must
+// be restarted later in that phase: the check of acknowledged writes
+// reads from every replica once the node is back.
+func Decode(s *study.Study, e study.Entry) ([]Action, error) {
+	n := e.Faults
+	if n.Kind == 0 {
+		return nil, nil
+	}
+	path := "workloads." + e.Name + ".faults"
+	if n.Kind != yaml.SequenceNode {
+		return nil, &study.Error{File: s.File, Line: n.Line, Field: path, Msg: "want a list of fault actions, e.g. [{at: 10s, action: kill, node: 2, phase: load}]"}
+	}
+	var out []Action
+	phase := "load"
+	for i, item := range n.Content {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		var a Action
+		if err := study.DecodeParams(s.File, *item, p, &a); err != nil {
+			return nil, err
+		}
+		bad := func(field, format string, args ...any) error {
+			return &study.Error{File: s.File, Line: study.FieldLine(*item, field), Field: p + "." + field, Msg: fmt.Sprintf(format, args...)}
+		}
+		switch a.Action {
+		case Stop, Kill, Pause, Restart:
+		case "":
+			return nil, bad("action", "missing: want stop, kill, pause or restart")
+		default:
+			return nil, bad("action", "%q: want stop, kill, pause or restart", a.Action)
+		}
+		if a.Node < 1 {
+			return nil, bad("node", "want the node's index, from 1")
+		}
+		if a.For != 0 && a.Action != Pause {
+			return nil, bad("for", "only a pause lasts for a while")
+		}
+		if a.Phase == "" {
+			a.Phase = phase
+		}
+		phase = a.Phase
+		out = append(out, a)
+	}
+	// Each node stopped or killed in a phase comes back later in it.
+	for i, a := range out {
+		if !a.Down() {
+			continue
+		}
+		back := false
+		for _, b := range out[i+1:] {
+			if b.Phase == a.Phase && b.Node == a.Node && b.Action == Restart && b.At >= a.At {
+				back = true
+				break
+			}
+		}
+		if !back {
+			return nil, &study.Error{File: s.File, Line: study.FieldLine(*n.Content[i], "action"), Field: fmt.Sprintf("%s[%d].action", path, i),
+				Msg: fmt.Sprintf("node %d is %sed in phase %s and never restarted: add {at: ..., action: restart, node: %d} after it (acknowledged writes are checked on every replica once the node is back)", a.Node, a.Action, a.Phase, a.Node)}
+		}
+	}
+	return out, nil
+}
+
+// Of returns the actions of one phase.
+func Of(actions []Action, phase string) []Action {
+	var out []Action
+	for _, a := range actions {
+		if a.Phase == phase {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Settled is when the phase's last action is over (a pause's end
+// included), from the phase's start.
+func Settled(actions []Action) time.Duration {
+	var end time.Duration
+	for _, a := range actions {
+		t := a.Offset()
+		if a.Action == Pause {
+			t += a.PauseFor()
+		}
+		end = max(end, t)
+	}
+	return end
+}

@@ -1,0 +1,374 @@
+package cassandra
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
+	"storebench/internal/server"
+	"storebench/internal/server/proc"
+)
+
+// ClusterName is the registry name of the multi-node server.
+const ClusterName = "cassandra-cluster"
+
+// Cluster defaults: three nodes (ccm's usual), a heap small enough that
+// three JVMs fit beside the benchmark on a small machine, and a
+// replication factor of 3 (capped at the node count) so that QUORUM
+// survives one node down.
+const (
+	DefaultClusterNodes     = 3
+	DefaultClusterHeapBytes = 640 << 20
+	maxClusterNodes         = 9
+)
+
+func init() { server.Register(ClusterServer{}) }
+
+// ClusterServer runs N Cassandra nodes on 127.0.0.1 … 127.0.0.N, each its
+// own JVM, directory and cassandra.yaml, every node on the same ports
+// (as Cassandra's ccm does): all of 127.0.0.0/8 reaches the loopback
+// interface with no alias to set up. The first node is the seed. Options:
+// nodes (default 3), replication_factor (default min(3, nodes)).
+type ClusterServer struct{}
+
+func (ClusterServer) Name() string { return ClusterName }
+
+func (ClusterServer) Title() string { return "Apache Cassandra " + Version + " cluster" }
+
+func (ClusterServer) Check() error { return Server{}.Check() }
+
+func (ClusterServer) Install(ctx context.Context, log io.Writer) error { return Install(ctx, log) }
+
+// ClusterOptions reads the cluster's shape from a study target's options.
+func ClusterOptions(opts map[string]string) (nodes, rf int, err error) {
+	nodes = DefaultClusterNodes
+	if v, ok := opts["nodes"]; ok {
+		if nodes, err = strconv.Atoi(v); err != nil || nodes < 1 || nodes > maxClusterNodes {
+			return 0, 0, fmt.Errorf("option nodes: %q: want 1..%d", v, maxClusterNodes)
+		}
+	}
+	rf = min(3, nodes)
+	if v, ok := opts["replication_factor"]; ok {
+		if rf, err = strconv.Atoi(v); err != nil || rf < 1 || rf > nodes {
+			return 0, 0, fmt.Errorf("option replication_factor: %q: want 1..%d (the node count)", v, nodes)
+		}
+	}
+	return nodes, rf, nil
+}
+
+// nodeAddr is node i's address (i from 1).
+func nodeAddr(i int) string { return "127.0.0." + strconv.Itoa(i) }
+
+// freeOnAll finds a port free on every node address.
+func freeOnAll(n int, avoid ...int) (int, error) {
+	for attempt := 0; attempt < 50; attempt++ {
+		p, err := proc.FreePort()
+		if err != nil {
+			return 0, err
+		}
+		ok := true
+		for _, a := range avoid {
+			ok = ok && p != a
+		}
+		for i := 2; ok && i <= n; i++ {
+			l, err := net.Listen("tcp", net.JoinHostPort(nodeAddr(i), strconv.Itoa(p)))
+			if err != nil {
+				ok = false
+				break
+			}
+			l.Close()
+		}
+		if ok {
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("no port free on all of 127.0.0.1..127.0.0.%d", n)
+}
+
+// Start starts the nodes one after another, each once the previous one is
+// up and NORMAL in the seed's gossip (two nodes joining at once may race
+// for the ring), then creates the keyspace with the replication factor.
+func (ClusterServer) Start(ctx context.Context, cfg server.Config) (*server.Instance, error) {
+	if err := installed(); err != nil {
+		return nil, err
+	}
+	nodes, rf, err := ClusterOptions(cfg.Options)
+	if err != nil {
+		return nil, fmt.Errorf("cassandra-cluster: %w", err)
+	}
+	java, javaMajorVersion, err := javaPath()
+	if err != nil {
+		return nil, err
+	}
+	lib := LibDir()
+	jamm, err := jammJar(lib)
+	if err != nil {
+		return nil, err
+	}
+	base := instanceConfig{}
+	if base.sync, err = syncOf(cfg.Durability); err != nil {
+		return nil, err
+	}
+	heap := cfg.MemoryBytes
+	if heap == 0 {
+		heap = DefaultClusterHeapBytes
+	}
+	if base.heapBytes, err = heapOf(heap); err != nil {
+		return nil, err
+	}
+	base.heapFromCache = cfg.MemoryBytes > 0
+	dir, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if base.nativePort, err = freeOnAll(nodes); err != nil {
+		return nil, fmt.Errorf("cassandra-cluster: %w", err)
+	}
+	if base.storagePort, err = freeOnAll(nodes, base.nativePort); err != nil {
+		return nil, fmt.Errorf("cassandra-cluster: %w", err)
+	}
+	base.seed = nodeAddr(1)
+
+	var started []*server.Node
+	abort := func(err error) (*server.Instance, error) {
+		sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_ = server.StopNodes(sctx, started, 5*time.Second)
+		return nil, fmt.Errorf("cassandra-cluster: %w", err)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			_, _ = abort(nil)
+			panic(r)
+		}
+	}()
+	t0 := time.Now()
+	var release string
+	for i := 1; i <= nodes; i++ {
+		ic := base
+		ic.addr = nodeAddr(i)
+		ic.dir = filepath.Join(dir, "node"+strconv.Itoa(i))
+		for _, d := range []string{ic.dataDir(), ic.triggersDir()} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return abort(err)
+			}
+		}
+		if err := os.WriteFile(ic.yamlPath(), []byte(ic.yaml()), 0o644); err != nil {
+			return abort(err)
+		}
+		if err := os.WriteFile(ic.logback(), []byte(ic.logbackXML()), 0o644); err != nil {
+			return abort(err)
+		}
+		name := fmt.Sprintf("node%d", i)
+		start := func(ctx context.Context) (*proc.Handle, error) {
+			proc.Logf(cfg.Log, "cassandra-cluster: starting %s on %s:%d (heap %d MiB), log %s", name, ic.addr, ic.nativePort, ic.heapMiB(), ic.logPath())
+			h, err := proc.Start(ctx, proc.Spec{Name: "cassandra " + name, Path: java, Args: ic.jvmArgs(lib, jamm), Dir: ic.dir, LogPath: ic.logPath(), Detach: cfg.Detach})
+			if err != nil {
+				return nil, err
+			}
+			probe := func(ctx context.Context) error {
+				// Cheap check first: no driver session while the JVM boots.
+				// (proc.Listening cannot tell the nodes apart: they share
+				// the port on different addresses.)
+				c, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", net.JoinHostPort(ic.addr, strconv.Itoa(ic.nativePort)))
+				if err != nil {
+					return err
+				}
+				c.Close()
+				s, err := sessionAt(ic.addr, ic.nativePort, "")
+				if err != nil {
+					return err
+				}
+				defer s.Close()
+				if err := s.Query("SELECT release_version FROM system.local").ScanContext(ctx, &release); err != nil {
+					return err
+				}
+				return joined(ctx, base.seed, ic.nativePort, ic.addr, nodes)
+			}
+			if err := proc.WaitReady(ctx, h, ReadyTimeout, probe); err != nil {
+				sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				_ = proc.Stop(sctx, h, syscall.SIGTERM, 5*time.Second)
+				return nil, err
+			}
+			return h, nil
+		}
+		h, err := start(ctx)
+		if err != nil {
+			return abort(err)
+		}
+		n := server.NewNode(name, net.JoinHostPort(ic.addr, strconv.Itoa(ic.nativePort)), ic.dataDir(), h, syscall.SIGTERM, start)
+		started = append(started, n)
+	}
+	if err := createClusterKeyspace(ctx, base.seed, base.nativePort, rf); err != nil {
+		return abort(fmt.Errorf("creating keyspace %s: %w", Keyspace, err))
+	}
+	topo, err := topology(ctx, base.seed, base.nativePort)
+	if err != nil {
+		return abort(fmt.Errorf("reading the ring: %w", err))
+	}
+	proc.Logf(cfg.Log, "cassandra-cluster: %d nodes of %s ready in %v, replication factor %d", nodes, release, time.Since(t0).Round(time.Millisecond), rf)
+
+	hosts := make([]string, len(started))
+	for i, n := range started {
+		hosts[i] = n.Addr
+	}
+	settings := settings(base, release, java, javaMajorVersion, false)
+	delete(settings, "mlockall")
+	settings["server"] = fmt.Sprintf("Apache Cassandra %s (org.apache.cassandra:cassandra-all %s from Maven Central), %d nodes on 127.0.0.1..127.0.0.%d, one JVM each", release, Version, nodes, nodes)
+	settings["heap"] = strings.Replace(settings["heap"], " MiB", " MiB per node", 1)
+	settings["keyspace"] = fmt.Sprintf("%s: SimpleStrategy, replication_factor %d", Keyspace, rf)
+	settings["replication_factor"] = strconv.Itoa(rf)
+	settings["nodes"] = strconv.Itoa(nodes)
+	settings["topology"] = fmt.Sprintf("%d nodes, num_tokens 16 each, Murmur3Partitioner, SimpleSnitch, seed %s, auto_snapshot false", nodes, base.seed)
+	settings["ports"] = fmt.Sprintf("native %d, storage %d on every node address", base.nativePort, base.storagePort)
+	for i, line := range topo {
+		settings[fmt.Sprintf("node%d", i+1)] = line
+	}
+	return &server.Instance{
+		Name:     ClusterName,
+		URI:      fmt.Sprintf("cassandra://%s/%s", strings.Join(hosts, ","), Keyspace),
+		PID:      started[0].PID(),
+		DataDir:  dir,
+		LogPath:  filepath.Join(dir, "node1", "cassandra.log"),
+		Version:  release,
+		Settings: settings,
+		Nodes:    started,
+		StopFunc: func(ctx context.Context) error {
+			if err := server.StopNodes(ctx, started, server.DefaultStopTimeout); err != nil {
+				return fmt.Errorf("cassandra-cluster: %w", err)
+			}
+			return nil
+		},
+	}, nil
+}
+
+// joined is nil once node addr shows as NORMAL in the seed's gossip and
+// the seed's session sees it up (the ring is formed as far as it goes).
+func joined(ctx context.Context, seed string, port int, addr string, nodes int) error {
+	s, err := sessionAt(seed, port, "")
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	// STATUS_WITH_PORT is the state of Cassandra 4 (STATUS is kept only
+	// for older peers).
+	iter := s.Query("SELECT address, status, status_with_port FROM system_views.gossip_info").IterContext(ctx)
+	var a net.IP
+	var status, withPort string
+	found := ""
+	for iter.Scan(&a, &status, &withPort) {
+		if a.String() == addr {
+			found = withPort
+			if found == "" {
+				found = status
+			}
+		}
+	}
+	if err := iter.Close(); err != nil {
+		return err
+	}
+	if !strings.HasPrefix(found, "NORMAL") {
+		return fmt.Errorf("%s is not NORMAL in the seed's gossip yet (status %q)", addr, found)
+	}
+	return nil
+}
+
+// sessionAt connects to the node at addr (keyspace may be empty).
+func sessionAt(addr string, port int, keyspace string) (*gocql.Session, error) {
+	c := gocql.NewCluster(addr)
+	c.Port = port
+	c.Keyspace = keyspace
+	c.Consistency = gocql.One
+	c.ConnectTimeout = 2 * time.Second
+	c.Timeout = 10 * time.Second
+	c.NumConns = 1
+	c.DisableInitialHostLookup = true
+	c.ReconnectionPolicy = &gocql.ConstantReconnectionPolicy{MaxRetries: 1, Interval: time.Second}
+	return c.CreateSession()
+}
+
+func createClusterKeyspace(ctx context.Context, seed string, port, rf int) error {
+	s, err := sessionAt(seed, port, "")
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return s.Query(fmt.Sprintf("CREATE KEYSPACE IF NOT EXISTS %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': %d}", Keyspace, rf)).ExecContext(ctx)
+}
+
+// topology returns one line per node (by address): its tokens and the
+// share of the ring whose primary replica it is.
+func topology(ctx context.Context, seed string, port int) ([]string, error) {
+	s, err := sessionAt(seed, port, "")
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	owner := map[string][]string{}
+	var addr net.IP
+	var tokens []string
+	if err := s.Query("SELECT listen_address, tokens FROM system.local").ScanContext(ctx, &addr, &tokens); err != nil {
+		return nil, err
+	}
+	owner[addr.String()] = tokens
+	iter := s.Query("SELECT peer, tokens FROM system.peers_v2").IterContext(ctx)
+	for iter.Scan(&addr, &tokens) {
+		owner[addr.String()] = append([]string(nil), tokens...)
+	}
+	if err := iter.Close(); err != nil {
+		return nil, err
+	}
+	type tok struct {
+		v    *big.Int
+		node string
+	}
+	var ring []tok
+	for n, ts := range owner {
+		for _, t := range ts {
+			v, ok := new(big.Int).SetString(t, 10)
+			if !ok {
+				return nil, fmt.Errorf("token %q of %s", t, n)
+			}
+			ring = append(ring, tok{v, n})
+		}
+	}
+	sort.Slice(ring, func(i, j int) bool { return ring[i].v.Cmp(ring[j].v) < 0 })
+	// Murmur3: a node owns (previous token, its token]; the first range
+	// wraps around 2^64.
+	full := new(big.Float).SetInt(new(big.Int).Lsh(big.NewInt(1), 64))
+	share := map[string]*big.Int{}
+	for i, t := range ring {
+		prev := ring[(i+len(ring)-1)%len(ring)].v
+		d := new(big.Int).Sub(t.v, prev)
+		if i == 0 {
+			d.Add(d, new(big.Int).Lsh(big.NewInt(1), 64))
+		}
+		if share[t.node] == nil {
+			share[t.node] = new(big.Int)
+		}
+		share[t.node].Add(share[t.node], d)
+	}
+	var names []string
+	for n := range owner {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var out []string
+	for _, n := range names {
+		f, _ := new(big.Float).Quo(new(big.Float).SetInt(share[n]), full).Float64()
+		out = append(out, fmt.Sprintf("%s: %d tokens, primary owner of %.1f%% of the ring", n, len(owner[n]), 100*f))
+	}
+	return out, nil
+}

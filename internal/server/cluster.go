@@ -1,0 +1,140 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"syscall"
+	"time"
+
+	"storebench/internal/server/proc"
+)
+
+// A cluster instance (cassandra-cluster, redis-cluster) is several server
+// processes on loopback addresses, one per node; Instance.PID is the
+// first node's, and Instance.Nodes lists them all so that resources are
+// measured per node and fault actions reach one node by its index.
+
+// Node is one process of a cluster instance.
+type Node struct {
+	// Name is how reports call it ("node2 127.0.0.2:9042").
+	Name string
+	// Addr is its address (host:port) as clients reach it.
+	Addr string
+	// DataDir holds its data: disk is measured here.
+	DataDir string
+	// Role says what it is in the cluster when that matters (Redis
+	// Cluster: primary or replica); may be empty.
+	Role string
+
+	h *proc.Handle
+	// start (re)starts the node's process and returns once it answers
+	// and has rejoined the cluster.
+	start func(ctx context.Context) (*proc.Handle, error)
+	// stopSignal is its clean-shutdown signal.
+	stopSignal syscall.Signal
+}
+
+// NewNode wraps a started node process. start restarts it (the same
+// configuration and data) and waits until it is back in the cluster.
+func NewNode(name, addr, dataDir string, h *proc.Handle, stopSignal syscall.Signal, start func(ctx context.Context) (*proc.Handle, error)) *Node {
+	return &Node{Name: name, Addr: addr, DataDir: dataDir, h: h, start: start, stopSignal: stopSignal}
+}
+
+// PID is the node's current process (0 when it is down).
+func (n *Node) PID() int {
+	if n.h == nil || n.h.Exited() {
+		return 0
+	}
+	return n.h.PID
+}
+
+// Handle is the node's current process handle (nil before it started).
+func (n *Node) Handle() *proc.Handle { return n.h }
+
+// Stop shuts the node down cleanly (killed after timeout).
+func (n *Node) Stop(ctx context.Context, timeout time.Duration) error {
+	if n.h == nil {
+		return nil
+	}
+	if err := proc.Stop(ctx, n.h, n.stopSignal, timeout); err != nil {
+		return fmt.Errorf("%s: %w", n.Name, err)
+	}
+	return nil
+}
+
+// Kill sends SIGKILL to the node's process group: a crash, no shutdown.
+func (n *Node) Kill() error {
+	if n.PID() == 0 {
+		return fmt.Errorf("%s is not running", n.Name)
+	}
+	if err := syscall.Kill(-n.h.PID, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("killing %s (pid %d): %w", n.Name, n.h.PID, err)
+	}
+	select {
+	case <-n.h.Done():
+		return nil
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("%s (pid %d) survived SIGKILL for 10s", n.Name, n.h.PID)
+	}
+}
+
+// Pause stops the node's process group (SIGSTOP): it holds its sockets
+// open and answers nothing, like a node in a long GC pause or a network
+// partition.
+func (n *Node) Pause() error { return n.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused node (SIGCONT).
+func (n *Node) Resume() error { return n.signal(syscall.SIGCONT) }
+
+func (n *Node) signal(sig syscall.Signal) error {
+	if n.PID() == 0 {
+		return fmt.Errorf("%s is not running", n.Name)
+	}
+	if err := syscall.Kill(-n.h.PID, sig); err != nil {
+		return fmt.Errorf("signalling %s (pid %d): %w", n.Name, n.h.PID, err)
+	}
+	return nil
+}
+
+// Restart starts the node again if it is down, or stops it cleanly and
+// starts it again if it runs; it returns once the node is back in the
+// cluster.
+func (n *Node) Restart(ctx context.Context) error {
+	if n.start == nil {
+		return errors.New(n.Name + " cannot be restarted")
+	}
+	if n.PID() != 0 {
+		_ = n.signal(syscall.SIGCONT) // a paused node cannot stop
+		if err := proc.Stop(ctx, n.h, n.stopSignal, DefaultStopTimeout); err != nil {
+			return fmt.Errorf("%s: %w", n.Name, err)
+		}
+	}
+	h, err := n.start(ctx)
+	if err != nil {
+		return fmt.Errorf("restarting %s: %w", n.Name, err)
+	}
+	n.h = h
+	return nil
+}
+
+// StopNodes stops every node at once (each cleanly, killed after the
+// timeout) and returns the first error. Paused nodes are continued first.
+func StopNodes(ctx context.Context, nodes []*Node, timeout time.Duration) error {
+	errs := make(chan error, len(nodes))
+	for _, n := range nodes {
+		go func() {
+			if n.PID() != 0 {
+				_ = n.signal(syscall.SIGCONT)
+			}
+			errs <- n.Stop(ctx, timeout)
+		}()
+	}
+	var first error
+	for range nodes {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}

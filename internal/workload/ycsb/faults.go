@@ -1,0 +1,224 @@
+package ycsb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"storebench/internal/fault"
+	"storebench/internal/kv"
+	"storebench/internal/results"
+	"storebench/internal/runner"
+	"storebench/internal/workload"
+	"storebench/internal/workload/gen"
+)
+
+// While nodes fail, an insert that errs is retried (with a growing pause)
+// until ackTimeout has passed since its first attempt; one never
+// acknowledged by then is counted and not checked afterwards.
+const (
+	ackTimeout = 90 * time.Second
+	// verifyTimeout bounds the read-back after the faults: the node may
+	// still be rejoining, and a read at ALL fails until it has.
+	verifyTimeout = 3 * time.Minute
+)
+
+// loadUnderFaults is the load while the coordinator stops, kills,
+// pauses or restarts nodes: errors are retried and counted per second,
+// not fatal; once the last fault is over, every acknowledged record is
+// read back at the level that must see it (DurableReader), and a lost one
+// fails the step unless the target's replication is asynchronous, where
+// losses are the measured figure.
+func (r *run) loadUnderFaults(ctx context.Context, env *workload.Env, st workload.Step) (*results.Step, error) {
+	stepStart := time.Now()
+	if err := retry(ctx, ackTimeout, func() error { return r.db.Init(ctx, r.p.Fields) }); err != nil {
+		return nil, fmt.Errorf("ycsb: preparing the table: %w", err)
+	}
+	var (
+		errs, retries atomic.Int64
+		mu            sync.Mutex
+		errTimes      []time.Time
+		unacked       = map[int64]bool{}
+		firstErr      string
+	)
+	ws := r.states()
+	res, err := workload.Measure(ctx, env, runner.Config{Workers: r.workers, Ops: r.n}, r.n, func(ctx context.Context, w int, seq int64) error {
+		s := &ws[w]
+		s.key = key(s.key, uint64(seq))
+		rec := r.record(s, s.key, gen.Mix(r.seed, uint64(seq)))
+		t0 := time.Now()
+		pause := 20 * time.Millisecond
+		for {
+			err := r.db.Insert(ctx, s.key, rec)
+			if err == nil || ctx.Err() != nil {
+				return err
+			}
+			errs.Add(1)
+			mu.Lock()
+			errTimes = append(errTimes, time.Now())
+			if firstErr == "" {
+				firstErr = err.Error()
+			}
+			mu.Unlock()
+			if time.Since(t0) > ackTimeout {
+				mu.Lock()
+				unacked[seq] = true
+				mu.Unlock()
+				return nil
+			}
+			retries.Add(1)
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(pause):
+			}
+			pause = min(2*pause, time.Second)
+		}
+	})
+	res.Unit = fmt.Sprintf("insert a record of %d×%d bytes", r.p.Fields, r.p.FieldLength)
+	if err != nil {
+		return res, err
+	}
+	// Errors and retries per tick, beside the throughput.
+	for _, t := range errTimes {
+		i := int(t.Sub(res.Started) / time.Second)
+		if i >= 0 && i < len(res.Series) {
+			if res.Series[i].Counts == nil {
+				res.Series[i].Counts = map[string]int64{}
+			}
+			res.Series[i].Counts["errors"]++
+		}
+	}
+	// The check waits for the last fault to be over (the node back).
+	if wait := time.Until(stepStart.Add(fault.Settled(st.Faults))); wait > 0 {
+		select {
+		case <-ctx.Done():
+			return res, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+	read, level := r.db.Read, "the target's own read"
+	if d, ok := r.db.(DurableReader); ok {
+		read, level = d.ReadDurable, d.DurableRead()
+	}
+	async, isAsync := r.db.(AsyncReplication)
+	t0 := time.Now()
+	checked, lost, firstLost, verr := r.readBack(ctx, read, unacked)
+	verifySeconds := time.Since(t0).Seconds()
+	acked := r.n - int64(len(unacked))
+	res.Verify = results.Verify{Checked: checked, Failed: lost}
+	if len(firstLost) > 0 {
+		res.Verify.First = fmt.Sprintf("key %s lost", firstLost)
+	}
+	res.Metrics = map[string]float64{"records": float64(r.n), "acknowledged": float64(acked), "errors": float64(errs.Load()),
+		"retries": float64(retries.Load()), "unacknowledged": float64(len(unacked)), "lost_acknowledged": float64(lost), "verify_seconds": verifySeconds}
+	var fs []string
+	for _, a := range st.Faults {
+		fs = append(fs, a.String())
+	}
+	res.Facts = map[string]string{
+		"faults":      strings.Join(fs, "; "),
+		"verify_read": "every acknowledged record read back after the last fault at " + level,
+		"retry":       fmt.Sprintf("an insert that fails is retried (20 ms pause, doubling to 1 s) until acknowledged or %s after its first attempt", ackTimeout),
+	}
+	if firstErr != "" {
+		res.Facts["first_error"] = firstErr
+	}
+	if isAsync {
+		res.Facts["lost_writes"] = "measured, not a failure: " + async.AsyncReplication()
+	}
+	if verr != nil {
+		return res, fmt.Errorf("ycsb: reading back the acknowledged records after the faults: %w", verr)
+	}
+	if lost > 0 && !isAsync {
+		return res, &workload.VerifyError{Phase: "load", Key: firstLost,
+			What: fmt.Sprintf("%d of %d acknowledged writes LOST after the faults (read back at %s)", lost, acked, level)}
+	}
+	return res, nil
+}
+
+// readBack reads every acknowledged record with read, retrying errors
+// (a node still rejoining) until verifyTimeout; a record that is missing
+// or not as written is lost.
+func (r *run) readBack(ctx context.Context, read func(context.Context, []byte) ([][]byte, error), unacked map[int64]bool) (checked, lost int64, firstLost []byte, err error) {
+	ctx, cancel := context.WithTimeout(ctx, verifyTimeout)
+	defer cancel()
+	var next, nChecked, nLost atomic.Int64
+	var mu sync.Mutex
+	var lostKeys []int64
+	errc := make(chan error, r.workers)
+	var wg sync.WaitGroup
+	for w := 0; w < r.workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var k []byte
+			scratch := make([]byte, r.p.FieldLength)
+			for {
+				i := next.Add(1) - 1
+				if i >= r.n {
+					return
+				}
+				if unacked[i] {
+					continue
+				}
+				k = key(k, uint64(i))
+				var fields [][]byte
+				rerr := retry(ctx, verifyTimeout, func() error {
+					var err error
+					fields, err = read(ctx, k)
+					if errors.Is(err, kv.ErrNotFound) {
+						return nil
+					}
+					return err
+				})
+				if rerr != nil {
+					errc <- fmt.Errorf("record %d: %w", i, rerr)
+					return
+				}
+				nChecked.Add(1)
+				if fields == nil || r.checkFields("load", k, fields, scratch) != nil {
+					nLost.Add(1)
+					mu.Lock()
+					lostKeys = append(lostKeys, i)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	err = <-errc
+	if len(lostKeys) > 0 {
+		sort.Slice(lostKeys, func(a, b int) bool { return lostKeys[a] < lostKeys[b] })
+		firstLost = key(nil, uint64(lostKeys[0]))
+	}
+	return nChecked.Load(), nLost.Load(), firstLost, err
+}
+
+// retry calls f until it succeeds, ctx ends or timeout passes, pausing
+// between attempts.
+func retry(ctx context.Context, timeout time.Duration, f func() error) error {
+	deadline := time.Now().Add(timeout)
+	pause := 50 * time.Millisecond
+	for {
+		err := f()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last error: %v)", ctx.Err(), err)
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, time.Second)
+	}
+}
