@@ -1,5 +1,10 @@
 package workload
 
+import (
+	"context"
+	"time"
+)
+
 // Tally counts per load goroutine, each count on a cache line of its own,
 // summed once the goroutines are done: a count that every operation adds
 // to (verified reads) must not make the goroutines wait for one shared
@@ -28,3 +33,17 @@ func (t Tally) Sum() int64 {
 
 // Of is goroutine w's count; call it after the goroutines have ended.
 func (t Tally) Of(w int) int64 { return t[w].n }
+
+// Sleep pauses the calling goroutine for d, or until ctx ends (then its
+// error): a retry's back-off on an operation's error path, private to the
+// goroutine (its own timer), never a wait on the other goroutines.
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -39,13 +39,16 @@ func (r *run) loadUnderFaults(ctx context.Context, env *workload.Env, st workloa
 	if err := retry(ctx, ackTimeout, func() error { return r.db.Init(ctx, r.p.Fields) }); err != nil {
 		return nil, fmt.Errorf("ycsb: preparing the table: %w", err)
 	}
-	var (
-		errs, retries atomic.Int64
-		mu            sync.Mutex
+	// Each goroutine keeps its own errors (only the error path writes
+	// them); they are merged once the load is over.
+	type faultLog struct {
+		errs, retries int64
 		errTimes      []time.Time
-		unacked       = map[int64]bool{}
+		unacked       []int64
 		firstErr      string
-	)
+		_             [64]byte
+	}
+	logs := make([]faultLog, r.workers)
 	ws := r.states()
 	res, err := workload.Measure(ctx, env, runner.Config{Workers: r.workers, Ops: r.n}, r.n, func(ctx context.Context, w int, seq int64) error {
 		s := &ws[w]
@@ -58,28 +61,40 @@ func (r *run) loadUnderFaults(ctx context.Context, env *workload.Env, st workloa
 			if err == nil || ctx.Err() != nil {
 				return err
 			}
-			errs.Add(1)
-			mu.Lock()
-			errTimes = append(errTimes, time.Now())
-			if firstErr == "" {
-				firstErr = err.Error()
+			l := &logs[w]
+			l.errs++
+			l.errTimes = append(l.errTimes, time.Now())
+			if l.firstErr == "" {
+				l.firstErr = err.Error()
 			}
-			mu.Unlock()
 			if time.Since(t0) > ackTimeout {
-				mu.Lock()
-				unacked[seq] = true
-				mu.Unlock()
+				l.unacked = append(l.unacked, seq)
 				return nil
 			}
-			retries.Add(1)
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(pause):
+			l.retries++
+			if err := workload.Sleep(ctx, pause); err != nil {
+				return err
 			}
 			pause = min(2*pause, time.Second)
 		}
 	})
+	var (
+		errs, retries int64
+		errTimes      []time.Time
+		unacked       = map[int64]bool{}
+		firstErr      string
+	)
+	for _, l := range logs {
+		errs += l.errs
+		retries += l.retries
+		errTimes = append(errTimes, l.errTimes...)
+		for _, seq := range l.unacked {
+			unacked[seq] = true
+		}
+		if firstErr == "" {
+			firstErr = l.firstErr
+		}
+	}
 	res.Unit = fmt.Sprintf("insert a record of %d×%d bytes", r.p.Fields, r.p.FieldLength)
 	if err != nil {
 		return res, err
@@ -115,8 +130,8 @@ func (r *run) loadUnderFaults(ctx context.Context, env *workload.Env, st workloa
 	if len(firstLost) > 0 {
 		res.Verify.First = fmt.Sprintf("key %s lost", firstLost)
 	}
-	res.Metrics = map[string]float64{"records": float64(r.n), "acknowledged": float64(acked), "errors": float64(errs.Load()),
-		"retries": float64(retries.Load()), "unacknowledged": float64(len(unacked)), "lost_acknowledged": float64(lost), "verify_seconds": verifySeconds}
+	res.Metrics = map[string]float64{"records": float64(r.n), "acknowledged": float64(acked), "errors": float64(errs),
+		"retries": float64(retries), "unacknowledged": float64(len(unacked)), "lost_acknowledged": float64(lost), "verify_seconds": verifySeconds}
 	var fs []string
 	for _, a := range st.Faults {
 		fs = append(fs, a.String())
