@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -54,26 +55,49 @@ func (t *tailBuffer) String() string {
 // storebench binary (or, in a test, the test binary, whose TestMain
 // dispatches the same command). It dies with the worker (Pdeathsig).
 func startGenerator(cfg tripgen.Config, total uint64, args ...string) (*generator, error) {
+	g, _, err := startGeneratorPipe(cfg, total, false, args...)
+	return g, err
+}
+
+// startGeneratorPiped is startGenerator with the generator's stdout
+// piped (the Kafka transport's start line comes that way).
+func startGeneratorPiped(cfg tripgen.Config, total uint64, args ...string) (*generator, io.Reader, error) {
+	return startGeneratorPipe(cfg, total, true, args...)
+}
+
+func startGeneratorPipe(cfg tripgen.Config, total uint64, pipe bool, args ...string) (*generator, io.Reader, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, fmt.Errorf("tripcache: finding storebench's executable for the generator: %w", err)
+		return nil, nil, fmt.Errorf("tripcache: finding storebench's executable for the generator: %w", err)
 	}
 	cj, err := json.Marshal(cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	all := append([]string{"server-main", tripgen.MainName, "-config", string(cj), "-total", strconv.FormatUint(total, 10)}, args...)
 	g := &generator{cmd: exec.Command(exe, all...), stderr: &tailBuffer{}, exited: make(chan struct{})}
 	g.cmd.Stderr = g.stderr
 	g.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	var out io.Reader
+	if pipe {
+		// An os.Pipe rather than cmd.StdoutPipe: Wait must not close it
+		// under a reader that is still reading the start line.
+		r, w, err := os.Pipe()
+		if err != nil {
+			return nil, nil, fmt.Errorf("tripcache: %w", err)
+		}
+		g.cmd.Stdout = w
+		defer w.Close()
+		out = r
+	}
 	if err := g.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("tripcache: starting the generator: %w", err)
+		return nil, nil, fmt.Errorf("tripcache: starting the generator: %w", err)
 	}
 	go func() {
 		g.err = g.cmd.Wait()
 		close(g.exited)
 	}()
-	return g, nil
+	return g, out, nil
 }
 
 // finish waits for the generator (stopping it first when cut) and

@@ -9,9 +9,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"storebench/internal/kv"
 	"storebench/internal/server"
+	_ "storebench/internal/server/kafka"
+	_ "storebench/internal/server/redis"
+	"storebench/internal/server/servertest"
+	"storebench/internal/target"
 	_ "storebench/internal/target/pebble"
+	_ "storebench/internal/target/redis"
 	"storebench/internal/target/targettest"
 	"storebench/internal/workload"
 	"storebench/internal/workload/tripcache/tripgen"
@@ -148,4 +156,72 @@ func TestOverloadShowsAsBacklog(t *testing.T) {
 		t.Fatal("nothing verified")
 	}
 	_ = tripgen.WireSize
+}
+
+// The Kafka transport on a real broker (STOREBENCH_TEST_KAFKA_URI, else
+// one started for the test): every tick crosses a topic of 3 partitions
+// and every completed trip verifies; the topic is dropped afterwards.
+func TestKafkaStreamBuildsVerifiedTrips(t *testing.T) {
+	uri := servertest.URI(t, "kafka")
+	src := strings.Replace(smallStudy, "rate: 3000", "rate: 3000\n      transport: kafka\n      kafka_partitions: 3\n      kafka_acks: all\n      kafka_uri: "+uri, 1)
+	steps := worktest.Plan(t, TripCache{}, src)
+	if len(steps) != 1 || steps[0].Phase != "kafka" {
+		t.Fatalf("plan: %+v", steps)
+	}
+	h := targettest.Open(t, "pebble", kv.Async)
+	res, err := TripCache{}.Execute(context.Background(), &workload.Env{Target: h}, steps[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Ops != 6000 || res.Verify.Checked < 300 || res.Verify.Failed != 0 {
+		t.Fatalf("processed %d ticks, verified %d trips", res.Ops, res.Verify.Checked)
+	}
+	if res.Facts["kafka_partitions"] != "3" || res.Facts["kafka_acks"] != "all" || !strings.Contains(res.Facts["transport"], "3 partitions") {
+		t.Fatalf("facts: %v", res.Facts)
+	}
+	// The step's topic is gone.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.TrimPrefix(uri, "kafka://")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	md, err := kmsg.NewPtrMetadataRequest().RequestWith(context.Background(), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tp := range md.Topics {
+		if tp.Topic != nil && strings.HasPrefix(*tp.Topic, fmt.Sprintf("storebench-tripcache-%d-", os.Getpid())) {
+			t.Fatalf("topic %s left behind", *tp.Topic)
+		}
+	}
+}
+
+// A server target through its YCSB record layout (Redis): the upsert
+// probe finds HSET overwrites, so an update is one write.
+func TestRedisCache(t *testing.T) {
+	uri := servertest.URI(t, "redis")
+	info, err := target.Lookup("redis")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := info.Open(target.Options{URI: uri, Durability: kv.Async})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	c, err := openCache(context.Background(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dc, ok := c.(dbCache); !ok || !dc.upsert {
+		t.Fatalf("redis cache: %#v", c)
+	}
+	steps := worktest.Plan(t, TripCache{}, smallStudy)
+	res, err := TripCache{}.Execute(context.Background(), &workload.Env{Target: h}, steps[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Ops != 6000 || res.Verify.Checked < 300 {
+		t.Fatalf("processed %d ticks, verified %d trips", res.Ops, res.Verify.Checked)
+	}
 }
