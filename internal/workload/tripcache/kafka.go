@@ -64,6 +64,12 @@ func newKafkaSink(ctx context.Context, brokers, topic string, partitions int, ac
 	if err != nil {
 		return nil, fmt.Errorf("kafka producer: %w", err)
 	}
+	// Connect and learn the partitions' leaders before the stream's
+	// start time is set, so the first ticks do not pay for it.
+	if err := waitLeaders(ctx, cl, topic, partitions); err != nil {
+		cl.Close()
+		return nil, err
+	}
 	return &kafkaSink{cl: cl, partitions: int32(partitions), ctx: ctx}, nil
 }
 
@@ -146,6 +152,11 @@ func startKafka(ctx context.Context, p Params, st workload.Step, cfg tripgen.Con
 		admin.Close()
 		return nil, 0, err
 	}
+	if err := waitLeaders(ctx, admin, topic, p.KafkaPartitions); err != nil {
+		deleteTopic(admin, topic)
+		admin.Close()
+		return nil, 0, err
+	}
 	cctx, cancel := context.WithCancel(ctx)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(100*time.Millisecond))
@@ -200,6 +211,47 @@ func startKafka(ctx context.Context, p Params, st workload.Step, cfg tripgen.Con
 		return fail(errors.New("tripcache: the generator did not start producing within 60s"))
 	case <-ctx.Done():
 		return fail(ctx.Err())
+	}
+}
+
+// waitLeaders waits until every partition of a new topic has a leader
+// (the controller assigns them shortly after the topic is created).
+func waitLeaders(ctx context.Context, cl *kgo.Client, topic string, partitions int) error {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	var last error
+	for {
+		req := kmsg.NewPtrMetadataRequest()
+		rt := kmsg.NewMetadataRequestTopic()
+		name := topic
+		rt.Topic = &name
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, cl)
+		if err == nil {
+			last = fmt.Errorf("topic %s not in the metadata yet", topic)
+			for _, t := range resp.Topics {
+				if t.Topic == nil || *t.Topic != topic {
+					continue
+				}
+				ready := 0
+				for _, p := range t.Partitions {
+					if p.ErrorCode == 0 && p.Leader >= 0 {
+						ready++
+					}
+				}
+				if ready == partitions {
+					return nil
+				}
+				last = fmt.Errorf("%d of %d partitions of %s have a leader", ready, partitions, topic)
+			}
+		} else {
+			last = err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("kafka: waiting for the leaders of %s: %v", topic, last)
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
 
