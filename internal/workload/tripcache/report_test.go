@@ -1,0 +1,58 @@
+package tripcache
+
+import (
+	"strings"
+	"testing"
+
+	"storebench/internal/measure/latency"
+	"storebench/internal/report"
+	"storebench/internal/results"
+)
+
+func trialStep(phase string, rate float64, trial string, ops int64, p99 int64, queue []int64, genCPU float64) *results.Step {
+	s := &results.Step{Workload: "tripcache", Phase: phase, N: 1000, Seconds: 6, Ops: ops, Rate: rate,
+		Intended: &latency.Summary{P50: 1e6, P99: p99},
+		Metrics:  map[string]float64{"cache_ops_per_s": 1.8 * float64(ops) / 6, "generator_cpu_s": genCPU, "queue_max": 5, "queue_capacity": 10000, "trips_verified": 100},
+		Facts:    map[string]string{"transport": phase + " transport as run"}}
+	s.Labels = results.StepLabels("tripcache", phase, 1000)
+	if trial != "" {
+		s.Labels = s.Labels.With(results.LRate, strings.TrimSuffix(strings.TrimSuffix(trial, "/1"), "/2")).With(results.LTrial, trial[len(trial)-1:])
+	}
+	for _, q := range queue {
+		s.Series = append(s.Series, results.Tick{Counts: map[string]int64{"queue": q, "backlog": q + 1}})
+	}
+	s.Resources.CPUPercent = 60
+	return s
+}
+
+// The trip-builder tables: the sustainable rate per target and
+// transport with the cache ops at it and what limited it above, the
+// seed's figure beside RocksDB's, the queue over time of the held and the
+// failed trial.
+func TestTripcacheReport(t *testing.T) {
+	own := trialStep("socket", 2000, "", 12000, 2e6, []int64{0, 1, 0}, 1)
+	held := trialStep("socket", 8000, "8000/1", 48000, 20e6, []int64{3, 4, 2}, 3)
+	failed := trialStep("socket", 16000, "16000/2", 60000, 900e6, []int64{800, 4000, 9000}, 5.4)
+	failed.Resources.CPUPercent = 120 // with the generator's 90%: the machine's 2 cores
+	rs := results.RateSearch{Workload: "tripcache", Phase: "socket", N: 1000, Sustainable: 8000, FailedAbove: 16000, Converged: true, Done: true,
+		Trials: []results.RateTrial{
+			{Step: held.Name(), Offered: 8000, Achieved: 8000, Sustained: true},
+			{Step: failed.Name(), Offered: 16000, Achieved: 10000, Why: "achieved 10000/s < 99% of 16000/s"},
+		}}
+	run := &results.Run{Study: "tripcache", Ladder: []int64{1}, Targets: []*results.Target{{Name: "rocksdb", Title: "RocksDB",
+		Steps: []*results.Step{own, held, failed}, Searches: []results.RateSearch{rs}}}}
+	run.Host.LogicalCPUs = 2
+	md := report.Markdown(run)
+	for _, want := range []string{
+		"| RocksDB | socket | **8.0K** | 14K | 20.00 ms | 16K: achieved 10000/s < 99% of 16000/s | CPU: the machine's 2 cores are used up (consumer+cache 120%, generator 90%) | 70K tps |",
+		"- RocksDB: 8.0K tps (socket) — seed: 70K tps",
+		"| RocksDB | socket | held at 8.0K/s | 3 4 2 | 4 5 3 |",
+		"| RocksDB | socket | failed at 16K/s | 800 4000 9000 | 801 4001 9001 |",
+		"| RocksDB | socket | 2.0K / 2.0K | 1.00 ms / 2.00 ms |",
+		"- socket: socket transport as run",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+}
