@@ -30,6 +30,8 @@ func init() {
 			{Name: "trips_completed", Agg: section.Sum, What: "trips completed"},
 			{Name: "trips_verified", Agg: section.Sum, What: "completed trips read back and matched"},
 			{Name: "generator_cpu_s", Unit: "s", Agg: section.Sum, What: "CPU time of the generator's process"},
+			{Name: "machine_cpu_percent", Unit: "%", Agg: section.Mean, What: "the whole machine's busy CPU over the stream (100% = one core), ours and others'"},
+			{Name: "machine_iowait_percent", Unit: "%", Agg: section.Mean, What: "the whole machine's CPU waiting on I/O over the stream (100% = one core)"},
 			{Name: "workers", Agg: section.Max, What: "processing goroutines"},
 			{Name: "sensors", Agg: section.Max, What: "sensors (trips under way at once)"},
 		},
@@ -115,9 +117,16 @@ func limit(run *results.Run, s *results.Step, why string, embedded bool) string 
 	}
 	split += fmt.Sprintf(", generator %.0f%%", g)
 	total := c + sv + g
+	machine := s.Metrics["machine_cpu_percent"]
 	switch {
 	case total >= 85*cores:
 		return fmt.Sprintf("CPU: the machine's %.0f cores are used up (%s)", cores, split)
+	case machine >= 85*cores:
+		// Busy with work that is not the study's: on a shared machine
+		// the neighbours' load is what the stream waited for.
+		return fmt.Sprintf("CPU: the machine's %.0f cores are busy (%.0f%%), %.0f%% of it other processes' (%s)", cores, machine, max(0, machine-total), split)
+	case s.Metrics["machine_iowait_percent"] >= 50:
+		return fmt.Sprintf("disk: the machine waits on I/O %.0f%% of a core (%s)", s.Metrics["machine_iowait_percent"], split)
 	case c >= 90 && !embedded:
 		return fmt.Sprintf("the consumer's CPU (%s)", split)
 	case sv >= 90:

@@ -41,6 +41,15 @@ func TestTripcacheReport(t *testing.T) {
 		}}
 	run := &results.Run{Study: "tripcache", Ladder: []int64{1}, Targets: []*results.Target{{Name: "rocksdb", Title: "RocksDB",
 		Steps: []*results.Step{own, held, failed}, Searches: []results.RateSearch{rs}}}}
+	// Pebble failed with its own processes far from the cores' limit
+	// while the machine was busy: the neighbours' load is named.
+	pheld := trialStep("socket", 8000, "8000/1", 48000, 20e6, []int64{3}, 3)
+	pfailed := trialStep("socket", 16000, "16000/2", 60000, 900e6, []int64{9000}, 0.6)
+	pfailed.Resources.CPUPercent = 40
+	pfailed.Metrics["machine_cpu_percent"] = 190
+	prs := rs
+	prs.Trials = []results.RateTrial{{Step: pheld.Name(), Offered: 8000, Sustained: true}, {Step: pfailed.Name(), Offered: 16000, Why: "p99 from intended start 900ms > 100ms"}}
+	run.Targets = append(run.Targets, &results.Target{Name: "pebble", Title: "Pebble", Steps: []*results.Step{own, pheld, pfailed}, Searches: []results.RateSearch{prs}})
 	run.Host.LogicalCPUs = 2
 	md := report.Markdown(run)
 	for _, want := range []string{
@@ -50,6 +59,7 @@ func TestTripcacheReport(t *testing.T) {
 		"| RocksDB | socket | failed at 16K/s | 800 4000 9000 | 801 4001 9001 |",
 		"| RocksDB | socket | 2.0K / 2.0K | 1.00 ms / 2.00 ms |",
 		"- socket: socket transport as run",
+		"CPU: the machine's 2 cores are busy (190%), 140% of it other processes' (consumer+cache 40%, generator 10%)",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)

@@ -119,6 +119,7 @@ func (r *run) execute(ctx context.Context) (*results.Step, error) {
 	if r.env.Window != nil {
 		r.env.Window(true)
 	}
+	cpu0, cpuOK := readCPUTimes()
 
 	// The reader: ticks into the queues, by trip, until the end of the
 	// stream or the deadline. A full queue blocks it, and with it the
@@ -303,6 +304,7 @@ func (r *run) execute(ctx context.Context) (*results.Step, error) {
 	wg.Wait()
 	close(sampleStop)
 	<-samplerDone
+	cpu1, cpuOK1 := readCPUTimes()
 	if r.env.Window != nil {
 		r.env.Window(false)
 	}
@@ -316,6 +318,9 @@ func (r *run) execute(ctx context.Context) (*results.Step, error) {
 	st.Metrics["trips_completed"] = float64(completed.Load())
 	st.Metrics["generator_cpu_s"] = genCPU.Seconds()
 	st.Metrics["ticks_read"] = float64(read.Load())
+	if cpuOK && cpuOK1 {
+		st.Metrics["machine_cpu_percent"], st.Metrics["machine_iowait_percent"] = machineCPU(cpu0, cpu1)
+	}
 	if cut.Load() {
 		st.Facts["cut"] = fmt.Sprintf("the consumer stopped reading %s after the last tick was due, with %d of %d ticks read", time.Duration(r.p.Grace), read.Load(), total)
 	}
