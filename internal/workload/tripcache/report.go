@@ -125,6 +125,12 @@ func limit(run *results.Run, s *results.Step, why string, embedded bool) string 
 		// Busy with work that is not the study's: on a shared machine
 		// the neighbours' load is what the stream waited for.
 		return fmt.Sprintf("CPU: the machine's %.0f cores are busy (%.0f%%), %.0f%% of it other processes' (%s)", cores, machine, max(0, machine-total), split)
+	case s.Metrics["workers"] > 0 && s.Latency.Mean > 0 && s.Metrics["workers"]*1e9/s.Latency.Mean < 1.25*s.Rate:
+		// Each processing goroutine does one tick at a time, its cache
+		// operations one round trip after the other: workers over the
+		// mean time per tick bounds the rate, whatever the CPU.
+		return fmt.Sprintf("the consumer's %.0f processing goroutines: a tick takes %s on average (get and put one after the other), so at most ~%s ticks/s (%s)",
+			s.Metrics["workers"], section.Latency(int64(s.Latency.Mean)), kilo(s.Metrics["workers"]*1e9/s.Latency.Mean), split)
 	case s.Metrics["machine_iowait_percent"] >= 50:
 		return fmt.Sprintf("disk: the machine waits on I/O %.0f%% of a core (%s)", s.Metrics["machine_iowait_percent"], split)
 	case c >= 90 && !embedded:

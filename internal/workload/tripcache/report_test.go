@@ -50,6 +50,16 @@ func TestTripcacheReport(t *testing.T) {
 	prs := rs
 	prs.Trials = []results.RateTrial{{Step: pheld.Name(), Offered: 8000, Sustained: true}, {Step: pfailed.Name(), Offered: 16000, Why: "p99 from intended start 900ms > 100ms"}}
 	run.Targets = append(run.Targets, &results.Target{Name: "pebble", Title: "Pebble", Steps: []*results.Step{own, pheld, pfailed}, Searches: []results.RateSearch{prs}})
+	// Redis: 4 goroutines at 2 ms a tick cannot do more than 2000/s.
+	rheld := trialStep("socket", 1000, "1000/1", 6000, 20e6, []int64{3}, 1)
+	rfailed := trialStep("socket", 2000, "2000/2", 9000, 900e6, []int64{9000}, 1)
+	rfailed.Resources.CPUPercent = 30
+	rfailed.Metrics["workers"] = 4
+	rfailed.Latency.Mean = 2e6
+	rrs := rs
+	rrs.Sustainable, rrs.FailedAbove = 1000, 2000
+	rrs.Trials = []results.RateTrial{{Step: rheld.Name(), Offered: 1000, Sustained: true}, {Step: rfailed.Name(), Offered: 2000, Why: "achieved 1500/s < 99% of 2000/s"}}
+	run.Targets = append(run.Targets, &results.Target{Name: "redis", Title: "Redis", Server: &results.Server{Name: "redis"}, Steps: []*results.Step{own, rheld, rfailed}, Searches: []results.RateSearch{rrs}})
 	run.Host.LogicalCPUs = 2
 	md := report.Markdown(run)
 	for _, want := range []string{
@@ -59,6 +69,7 @@ func TestTripcacheReport(t *testing.T) {
 		"| RocksDB | socket | failed at 16K/s | 800 4000 9000 | 801 4001 9001 |",
 		"| RocksDB | socket | 2.0K / 2.0K | 1.00 ms / 2.00 ms |",
 		"- socket: socket transport as run",
+		"the consumer's 4 processing goroutines: a tick takes 2.00 ms on average (get and put one after the other), so at most ~2.0K ticks/s (consumer 30%, cache server 0%, generator 17%)",
 		"CPU: the machine's 2 cores are busy (190%), 140% of it other processes' (consumer+cache 40%, generator 10%)",
 	} {
 		if !strings.Contains(md, want) {
