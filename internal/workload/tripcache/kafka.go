@@ -120,26 +120,29 @@ func (s *kafkaSink) Close() error {
 
 // kafkaSource consumes the step's topic.
 type kafkaSource struct {
-	cl       *kgo.Client
-	admin    *kgo.Client
-	topic    string
-	p        Params
-	total    uint64
-	gen      *generator
-	ctx      context.Context
-	cancel   context.CancelFunc
-	read     uint64
-	buf      []*kgo.Record
-	last     map[int32]uint64 // the last tick index per partition
-	seen     map[int32]bool
-	cur      []byte
-	brokers  string
-	managed  string
-	startErr error
+	cl      *kgo.Client
+	admin   *kgo.Client
+	topic   string
+	p       Params
+	total   uint64
+	gen     *generator
+	ctx     context.Context
+	cancel  context.CancelFunc
+	read    uint64
+	buf     []*kgo.Record
+	last    map[int32]uint64 // the last tick index per partition
+	seen    map[int32]bool
+	cur     []byte
+	brokers string
+	managed string
+	// brokerPID is the managed broker's process (0: external), whose CPU
+	// over the step is the transport's.
+	brokerPID              int
+	brokerCPU0, brokerCPU1 time.Duration
 }
 
 func startKafka(ctx context.Context, p Params, st workload.Step, cfg tripgen.Config, total uint64) (source, int64, error) {
-	brokers, managed, err := kafkaBrokers(ctx, p)
+	brokers, managed, pid, err := kafkaBrokers(ctx, p)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -167,7 +170,10 @@ func startKafka(ctx context.Context, p Params, st workload.Step, cfg tripgen.Con
 		return nil, 0, fmt.Errorf("tripcache: kafka consumer: %w", err)
 	}
 	s := &kafkaSource{cl: cl, admin: admin, topic: topic, p: p, total: total, ctx: cctx, cancel: cancel,
-		last: map[int32]uint64{}, seen: map[int32]bool{}, brokers: brokers, managed: managed}
+		last: map[int32]uint64{}, seen: map[int32]bool{}, brokers: brokers, managed: managed, brokerPID: pid}
+	if pid > 0 {
+		s.brokerCPU0, _ = procCPU(pid)
+	}
 	fail := func(err error) (source, int64, error) {
 		if s.gen != nil {
 			s.gen.finish(true)
@@ -342,6 +348,9 @@ func (s *kafkaSource) ordered() bool { return false }
 func (s *kafkaSource) stop()         { s.cancel() }
 
 func (s *kafkaSource) finish(cut bool) (time.Duration, error) {
+	if s.brokerPID > 0 {
+		s.brokerCPU1, _ = procCPU(s.brokerPID)
+	}
 	s.cancel()
 	cpu, err := s.gen.finish(cut)
 	s.cl.Close()
@@ -355,6 +364,13 @@ func (s *kafkaSource) finish(cut bool) (time.Duration, error) {
 	return cpu, err
 }
 
+func (s *kafkaSource) transportCPU() time.Duration {
+	if s.brokerPID == 0 || s.brokerCPU1 < s.brokerCPU0 {
+		return 0
+	}
+	return s.brokerCPU1 - s.brokerCPU0
+}
+
 func (s *kafkaSource) facts() map[string]string {
 	where := "external Kafka at " + s.brokers
 	if s.managed != "" {
@@ -363,6 +379,7 @@ func (s *kafkaSource) facts() map[string]string {
 	return map[string]string{
 		"transport":        fmt.Sprintf("Kafka topic (%s), %d partitions (partition = trip id mod %d, so a trip's ticks stay in order), replication 1, producer acks=%s, linger 1 ms, franz-go %s; one record per tick", where, s.p.KafkaPartitions, s.p.KafkaPartitions, s.p.KafkaAcks, franzVersion),
 		"kafka_partitions": strconv.Itoa(s.p.KafkaPartitions),
+		"kafka_broker_pid": strconv.Itoa(s.brokerPID),
 		"kafka_acks":       s.p.KafkaAcks,
 	}
 }
@@ -375,35 +392,36 @@ const franzVersion = "v1.22.2"
 var managedKafka struct {
 	sync.Mutex
 	uri, desc string
+	pid       int
 }
 
 // kafkaBrokers is the study's Kafka, else $STOREBENCH_KAFKA_URI, else
 // the managed one (started now if need be).
-func kafkaBrokers(ctx context.Context, p Params) (brokers, managed string, err error) {
+func kafkaBrokers(ctx context.Context, p Params) (brokers, managed string, pid int, err error) {
 	uri := p.KafkaURI
 	if uri == "" {
 		uri = os.Getenv("STOREBENCH_KAFKA_URI")
 	}
 	if uri != "" {
-		return strings.TrimPrefix(uri, "kafka://"), "", nil
+		return strings.TrimPrefix(uri, "kafka://"), "", 0, nil
 	}
 	managedKafka.Lock()
 	defer managedKafka.Unlock()
 	if managedKafka.uri == "" {
-		uri, desc, err := startManagedKafka(ctx)
+		uri, desc, pid, err := startManagedKafka(ctx)
 		if err != nil {
-			return "", "", err
+			return "", "", 0, err
 		}
-		managedKafka.uri, managedKafka.desc = uri, desc
+		managedKafka.uri, managedKafka.desc, managedKafka.pid = uri, desc, pid
 	}
-	return strings.TrimPrefix(managedKafka.uri, "kafka://"), managedKafka.desc, nil
+	return strings.TrimPrefix(managedKafka.uri, "kafka://"), managedKafka.desc, managedKafka.pid, nil
 }
 
 // startManagedKafka starts the managed Kafka for this worker in a
 // directory named after the worker's PID under the temporary directory;
 // directories of workers that are gone are removed first (a worker's
 // Kafka dies with it, by the parent-death signal, and cannot clean up).
-func startManagedKafka(ctx context.Context) (uri, desc string, err error) {
+func startManagedKafka(ctx context.Context) (uri, desc string, pid int, err error) {
 	stale, _ := filepath.Glob(filepath.Join(os.TempDir(), "storebench-kafka-*"))
 	for _, d := range stale {
 		var pid int
@@ -413,12 +431,33 @@ func startManagedKafka(ctx context.Context) (uri, desc string, err error) {
 	}
 	dir, err := os.MkdirTemp("", fmt.Sprintf("storebench-kafka-%d-", os.Getpid()))
 	if err != nil {
-		return "", "", fmt.Errorf("tripcache: %w", err)
+		return "", "", 0, fmt.Errorf("tripcache: %w", err)
 	}
 	inst, err := kafkaserver.Server{}.Start(ctx, server.Config{Dir: dir, Durability: kv.Async, Log: os.Stderr})
 	if err != nil {
 		os.RemoveAll(dir)
-		return "", "", fmt.Errorf("tripcache: starting the managed Kafka: %w", err)
+		return "", "", 0, fmt.Errorf("tripcache: starting the managed Kafka: %w", err)
 	}
-	return inst.URI, fmt.Sprintf("managed Kafka %s, KRaft, one node on loopback, pid %d, %s", kafkaserver.Version, inst.PID, inst.Settings["durability_mapping"]), nil
+	return inst.URI, fmt.Sprintf("managed Kafka %s, KRaft, one node on loopback, %s", kafkaserver.Version, inst.Settings["durability_mapping"]), inst.PID, nil
+}
+
+// procCPU is a process's user and system CPU time so far, from
+// /proc/PID/stat (clock ticks of 10 ms).
+func procCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command may hold spaces: fields count from after its ")".
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no command field", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond, nil
 }

@@ -30,6 +30,7 @@ func init() {
 			{Name: "trips_completed", Agg: section.Sum, What: "trips completed"},
 			{Name: "trips_verified", Agg: section.Sum, What: "completed trips read back and matched"},
 			{Name: "generator_cpu_s", Unit: "s", Agg: section.Sum, What: "CPU time of the generator's process"},
+			{Name: "transport_cpu_s", Unit: "s", Agg: section.Sum, What: "CPU time of the managed Kafka broker over the step"},
 			{Name: "machine_cpu_percent", Unit: "%", Agg: section.Mean, What: "the whole machine's busy CPU over the stream (100% = one core), ours and others'"},
 			{Name: "machine_iowait_percent", Unit: "%", Agg: section.Mean, What: "the whole machine's CPU waiting on I/O over the stream (100% = one core)"},
 			{Name: "workers", Agg: section.Max, What: "processing goroutines"},
@@ -116,7 +117,14 @@ func limit(run *results.Run, s *results.Step, why string, embedded bool) string 
 		split += fmt.Sprintf(", cache server %.0f%%", sv)
 	}
 	split += fmt.Sprintf(", generator %.0f%%", g)
-	total := c + sv + g
+	var broker float64
+	if s.Seconds > 0 {
+		broker = 100 * s.Metrics["transport_cpu_s"] / s.Seconds
+	}
+	if broker > 0 {
+		split += fmt.Sprintf(", Kafka broker %.0f%%", broker)
+	}
+	total := c + sv + g + broker
 	machine := s.Metrics["machine_cpu_percent"]
 	switch {
 	case total >= 85*cores:
@@ -139,6 +147,8 @@ func limit(run *results.Run, s *results.Step, why string, embedded bool) string 
 		return fmt.Sprintf("the cache server's CPU, one core (%s)", split)
 	case g >= 90:
 		return fmt.Sprintf("the generator and transport (%s)", split)
+	case broker >= 90:
+		return fmt.Sprintf("the transport: the Kafka broker's CPU (%s)", split)
 	}
 	return fmt.Sprintf("waiting with CPU to spare (%s): %s", split, why)
 }

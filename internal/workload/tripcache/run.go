@@ -41,6 +41,9 @@ type source interface {
 	finish(cut bool) (genCPU time.Duration, err error)
 	// facts describe the transport for the report.
 	facts() map[string]string
+	// transportCPU is the CPU a managed transport (the Kafka broker)
+	// used over the step (after finish; 0: none measured).
+	transportCPU() time.Duration
 }
 
 type run struct {
@@ -317,6 +320,9 @@ func (r *run) execute(ctx context.Context) (*results.Step, error) {
 	st.Metrics["trips_created"] = float64(created.Load())
 	st.Metrics["trips_completed"] = float64(completed.Load())
 	st.Metrics["generator_cpu_s"] = genCPU.Seconds()
+	if c := src.transportCPU(); c > 0 {
+		st.Metrics["transport_cpu_s"] = c.Seconds()
+	}
 	st.Metrics["ticks_read"] = float64(read.Load())
 	if cpuOK && cpuOK1 {
 		st.Metrics["machine_cpu_percent"], st.Metrics["machine_iowait_percent"] = machineCPU(cpu0, cpu1)

@@ -193,6 +193,8 @@ func (s *socketSource) finish(cut bool) (time.Duration, error) {
 	s.conn.Close()
 	return s.gen.finish(cut)
 }
+func (s *socketSource) transportCPU() time.Duration { return 0 }
+
 func (s *socketSource) facts() map[string]string {
 	return map[string]string{"transport": "TCP socket on loopback, length-prefixed binary frames (" + strconv.Itoa(tripgen.WireSize) + "-byte ticks), generator in its own process"}
 }
