@@ -422,14 +422,14 @@ func kafkaBrokers(ctx context.Context, p Params) (brokers, managed string, pid i
 // directories of workers that are gone are removed first (a worker's
 // Kafka dies with it, by the parent-death signal, and cannot clean up).
 func startManagedKafka(ctx context.Context) (uri, desc string, pid int, err error) {
-	stale, _ := filepath.Glob(filepath.Join(os.TempDir(), "storebench-kafka-*"))
+	stale, _ := filepath.Glob(filepath.Join(os.TempDir(), "storebench-tripcache-kafka-*"))
 	for _, d := range stale {
 		var pid int
-		if _, err := fmt.Sscanf(filepath.Base(d), "storebench-kafka-%d-", &pid); err == nil && pid > 0 && !proc.Alive(pid) {
+		if _, err := fmt.Sscanf(filepath.Base(d), "storebench-tripcache-kafka-%d-", &pid); err == nil && pid > 0 && !proc.Alive(pid) {
 			os.RemoveAll(d)
 		}
 	}
-	dir, err := os.MkdirTemp("", fmt.Sprintf("storebench-kafka-%d-", os.Getpid()))
+	dir, err := os.MkdirTemp("", fmt.Sprintf("storebench-tripcache-kafka-%d-", os.Getpid()))
 	if err != nil {
 		return "", "", 0, fmt.Errorf("tripcache: %w", err)
 	}
