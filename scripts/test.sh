@@ -10,6 +10,7 @@ GO=${GO:-go}
 scripts/install-deps.sh --strict
 scripts/install-servers.sh
 scripts/install-cassandra.sh
+scripts/install-kafka.sh # the tripcache study's Kafka transport (internal/workload/tripcache)
 scripts/install-browser.sh # chromium: internal/report/browsertest opens report.html
 scripts/install-hdr-readers.sh # HdrHistogram_py and the Java jar read the .hlog files (cmd/storebench)
 tags=$(scripts/build-tags.sh)
@@ -20,7 +21,7 @@ fi
 $GO vet -tags "$tags" ./...
 $GO build -tags "$tags" -o bin/storebench ./cmd/storebench
 
-servers=(redis postgres mariadb memcached ferretdb ferretdb-pg cassandra apache nginx node)
+servers=(redis postgres mariadb memcached ferretdb ferretdb-pg cassandra apache nginx node kafka)
 stop_all() {
   for s in "${servers[@]}"; do bin/storebench server stop "$s" >/dev/null 2>&1 || true; done
 }

@@ -6,6 +6,7 @@ import (
 	_ "storebench/internal/server/apache"
 	_ "storebench/internal/server/cassandra"
 	_ "storebench/internal/server/ferretdb"
+	_ "storebench/internal/server/kafka"
 	_ "storebench/internal/server/mariadb"
 	_ "storebench/internal/server/memcached"
 	_ "storebench/internal/server/nginx"

@@ -15,5 +15,6 @@ import (
 	_ "storebench/internal/workload/pointselect"
 	_ "storebench/internal/workload/setget"
 	_ "storebench/internal/workload/tokens"
+	_ "storebench/internal/workload/tripcache"
 	_ "storebench/internal/workload/ycsb"
 )

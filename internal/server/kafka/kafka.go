@@ -1,0 +1,371 @@
+// Package kafka runs Apache Kafka for storebench (the tripcache study's
+// Kafka transport): the broker's jars from Maven Central
+// (org.apache.kafka:kafka_2.13, pinned), one node in KRaft mode (broker
+// and controller in one JVM) on loopback, its storage formatted by
+// kafka.tools.StorageTool before the first start, probed over the Kafka
+// protocol, stopped by PID.
+package kafka
+
+import (
+	"context"
+	"crypto/rand"
+	_ "embed"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"storebench/internal/kv"
+	"storebench/internal/server"
+	"storebench/internal/server/proc"
+)
+
+// Version is the Kafka release storebench installs and runs: pinned, as
+// a range resolves to a broken 4.4.0.
+const Version = "4.1.0"
+
+// Name of the server.
+const Name = "kafka"
+
+// ReadyTimeout bounds start-up: a cold JVM on 2 busy cores took ~35 s.
+const ReadyTimeout = 180 * time.Second
+
+//go:embed pom.xml
+var pomTemplate string
+
+const completeMarker = ".storebench-complete"
+
+func init() { server.Register(Server{}) }
+
+// Server is the managed Kafka.
+type Server struct{}
+
+func (Server) Name() string  { return Name }
+func (Server) Title() string { return "Apache Kafka " + Version + " (KRaft)" }
+
+// Home is storebench's own cache directory: $STOREBENCH_HOME, else
+// <user cache dir>/storebench.
+func Home() string {
+	if h := os.Getenv("STOREBENCH_HOME"); h != "" {
+		return h
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "storebench")
+	}
+	return filepath.Join(os.TempDir(), "storebench")
+}
+
+// InstallDir is <Home>/kafka/<Version>; LibDir holds the jars.
+func InstallDir() string { return filepath.Join(Home(), "kafka", Version) }
+func LibDir() string     { return filepath.Join(InstallDir(), "lib") }
+
+func installed() error {
+	lib := LibDir()
+	if _, err := os.Stat(filepath.Join(lib, completeMarker)); err != nil {
+		return fmt.Errorf("Kafka %s is not installed (no complete jar set in %s): run `storebench server install kafka` or scripts/install-kafka.sh", Version, lib)
+	}
+	if _, err := os.Stat(filepath.Join(lib, "kafka_2.13-"+Version+".jar")); err != nil {
+		return fmt.Errorf("Kafka %s install in %s is damaged (%v): remove it and run `storebench server install kafka`", Version, lib, err)
+	}
+	return nil
+}
+
+var javaVersionRE = regexp.MustCompile(`version "(1\.)?(\d+)`)
+
+// javaPath is a Java runtime of version 17 or later (Kafka 4's broker
+// needs 17): $JAVA_HOME's, Debian's OpenJDK 17, or `java` on PATH.
+func javaPath() (string, error) {
+	var cands []string
+	if h := os.Getenv("JAVA_HOME"); h != "" {
+		cands = append(cands, filepath.Join(h, "bin", "java"))
+	}
+	m, _ := filepath.Glob("/usr/lib/jvm/java-17-openjdk-*/bin/java")
+	cands = append(cands, m...)
+	if p, err := exec.LookPath("java"); err == nil {
+		cands = append(cands, p)
+	}
+	var seen []string
+	for _, c := range cands {
+		out, err := exec.Command(c, "-version").CombinedOutput()
+		if err != nil {
+			continue
+		}
+		mm := javaVersionRE.FindStringSubmatch(string(out))
+		if mm == nil {
+			continue
+		}
+		if major, _ := strconv.Atoi(mm[2]); major >= 17 {
+			return c, nil
+		} else {
+			seen = append(seen, fmt.Sprintf("%s is Java %d", c, major))
+		}
+	}
+	if len(seen) == 0 {
+		return "", errors.New("no Java runtime found: Kafka needs Java 17 (apt-get install -y openjdk-17-jre-headless, or `storebench server install kafka`)")
+	}
+	return "", fmt.Errorf("Kafka %s needs Java 17 or later, found: %s", Version, strings.Join(seen, "; "))
+}
+
+func (Server) Check() error {
+	if _, err := javaPath(); err != nil {
+		return err
+	}
+	return installed()
+}
+
+func (Server) Install(ctx context.Context, log io.Writer) error { return Install(ctx, log) }
+
+// Install fetches the broker's jars from Maven Central into LibDir
+// (Java 17 and Maven from apt first if missing). Idempotent.
+func Install(ctx context.Context, log io.Writer) error {
+	if log == nil {
+		log = io.Discard
+	}
+	var pkgs []string
+	if _, err := javaPath(); err != nil {
+		proc.Logf(log, "kafka: %v", err)
+		pkgs = append(pkgs, "openjdk-17-jre-headless")
+	}
+	mvn, err := exec.LookPath("mvn")
+	if err != nil && installed() != nil {
+		pkgs = append(pkgs, "maven")
+	}
+	if len(pkgs) > 0 {
+		if err := proc.AptInstall(ctx, log, pkgs...); err != nil {
+			return fmt.Errorf("kafka: %w", err)
+		}
+		if mvn == "" {
+			if mvn, err = exec.LookPath("mvn"); err != nil && installed() != nil {
+				return fmt.Errorf("kafka: mvn not found after installing maven: %w", err)
+			}
+		}
+	}
+	if _, err := javaPath(); err != nil {
+		return fmt.Errorf("kafka: %w", err)
+	}
+	lib := LibDir()
+	if installed() == nil {
+		proc.Logf(log, "kafka: %s already installed in %s", Version, lib)
+		return nil
+	}
+	dir := InstallDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("kafka: %w", err)
+	}
+	pom := filepath.Join(dir, "pom.xml")
+	if err := os.WriteFile(pom, []byte(strings.ReplaceAll(pomTemplate, "@KAFKA_VERSION@", Version)), 0o644); err != nil {
+		return fmt.Errorf("kafka: %w", err)
+	}
+	partial := filepath.Join(dir, fmt.Sprintf("lib.partial-%d", os.Getpid()))
+	if err := os.RemoveAll(partial); err != nil {
+		return fmt.Errorf("kafka: %w", err)
+	}
+	defer os.RemoveAll(partial)
+	proc.Logf(log, "kafka: fetching org.apache.kafka:kafka_2.13:%s, kafka-tools and a log4j binding from Maven Central into %s ...", Version, lib)
+	cmd := exec.CommandContext(ctx, mvn, "-B", "-ntp", "-Dstyle.color=never", "-f", pom,
+		"dependency:copy-dependencies", "-DincludeScope=runtime", "-DoutputDirectory="+partial)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("kafka: mvn dependency:copy-dependencies (%s): %w", pom, err)
+	}
+	if _, err := os.Stat(filepath.Join(partial, "kafka_2.13-"+Version+".jar")); err != nil {
+		return fmt.Errorf("kafka: maven did not produce kafka_2.13-%s.jar: %w", Version, err)
+	}
+	jars, _ := filepath.Glob(filepath.Join(partial, "*.jar"))
+	if err := os.WriteFile(filepath.Join(partial, completeMarker), []byte(fmt.Sprintf("kafka %s: %d jars\n", Version, len(jars))), 0o644); err != nil {
+		return fmt.Errorf("kafka: %w", err)
+	}
+	if err := os.RemoveAll(lib); err != nil {
+		return fmt.Errorf("kafka: %w", err)
+	}
+	if err := os.Rename(partial, lib); err != nil {
+		return fmt.Errorf("kafka: %w", err)
+	}
+	proc.Logf(log, "kafka: installed %d jars in %s", len(jars), lib)
+	return nil
+}
+
+const log4jXML = `<?xml version="1.0" encoding="UTF-8"?>
+<Configuration status="WARN">
+  <Appenders>
+    <Console name="out" target="SYSTEM_OUT">
+      <PatternLayout pattern="[%d] %p %m (%c)%n"/>
+    </Console>
+  </Appenders>
+  <Loggers>
+    <Root level="INFO"><AppenderRef ref="out"/></Root>
+    <Logger name="kafka.request.logger" level="WARN"/>
+    <Logger name="org.apache.kafka.controller" level="WARN"/>
+    <Logger name="state.change.logger" level="WARN"/>
+  </Loggers>
+</Configuration>
+`
+
+// properties is the broker's server.properties: one node, broker and
+// controller, on two loopback ports.
+func properties(dataDir string, port, ctrlPort int, d kv.Durability) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "process.roles=broker,controller\nnode.id=1\n")
+	fmt.Fprintf(&b, "controller.quorum.voters=1@127.0.0.1:%d\n", ctrlPort)
+	fmt.Fprintf(&b, "listeners=PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d\n", port, ctrlPort)
+	fmt.Fprintf(&b, "advertised.listeners=PLAINTEXT://127.0.0.1:%d\n", port)
+	b.WriteString("controller.listener.names=CONTROLLER\nlistener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\ninter.broker.listener.name=PLAINTEXT\n")
+	fmt.Fprintf(&b, "log.dirs=%s\n", dataDir)
+	b.WriteString("offsets.topic.replication.factor=1\ntransaction.state.log.replication.factor=1\ntransaction.state.log.min.isr=1\n")
+	b.WriteString("share.coordinator.state.topic.replication.factor=1\nshare.coordinator.state.topic.min.isr=1\n")
+	b.WriteString("group.initial.rebalance.delay.ms=0\nauto.create.topics.enable=false\ndelete.topic.enable=true\n")
+	if d == kv.Sync {
+		// Every message fsynced before it is acknowledged.
+		b.WriteString("log.flush.interval.messages=1\n")
+	}
+	return b.String()
+}
+
+func durabilityMapping(d kv.Durability) string {
+	if d == kv.Sync {
+		return "sync: log.flush.interval.messages=1 (each message fsynced by the broker)"
+	}
+	return "async: Kafka's default, the OS flushes the log (replication is Kafka's durability; this node has one replica)"
+}
+
+func heapMiB(memory int64) int64 {
+	if memory > 0 {
+		return max(memory>>20, 128)
+	}
+	return 512
+}
+
+// Start formats the instance's storage (once) and starts the broker.
+func (s Server) Start(ctx context.Context, cfg server.Config) (*server.Instance, error) {
+	if err := installed(); err != nil {
+		return nil, err
+	}
+	java, err := javaPath()
+	if err != nil {
+		return nil, err
+	}
+	switch cfg.Durability {
+	case kv.Sync, kv.Async, "":
+	default:
+		return nil, fmt.Errorf("kafka: unknown durability %q (want sync or async)", cfg.Durability)
+	}
+	if cfg.Durability == "" {
+		cfg.Durability = kv.Sync
+	}
+	dir, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("kafka: %w", err)
+	}
+	dataDir := filepath.Join(dir, "data")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("kafka: %w", err)
+	}
+	port := cfg.Port
+	if port == 0 {
+		if port, err = proc.FreePort(); err != nil {
+			return nil, fmt.Errorf("kafka: %w", err)
+		}
+	}
+	ctrl := port
+	for ctrl == port {
+		if ctrl, err = proc.FreePort(); err != nil {
+			return nil, fmt.Errorf("kafka: %w", err)
+		}
+	}
+	propsPath := filepath.Join(dir, "server.properties")
+	if err := os.WriteFile(propsPath, []byte(properties(dataDir, port, ctrl, cfg.Durability)), 0o644); err != nil {
+		return nil, fmt.Errorf("kafka: %w", err)
+	}
+	logCfg := filepath.Join(dir, "log4j2.xml")
+	if err := os.WriteFile(logCfg, []byte(log4jXML), 0o644); err != nil {
+		return nil, fmt.Errorf("kafka: %w", err)
+	}
+	logPath := filepath.Join(dir, "kafka.log")
+	cp := filepath.Join(LibDir(), "*")
+	heap := heapMiB(cfg.MemoryBytes)
+	jvm := []string{fmt.Sprintf("-Xms%dm", heap), fmt.Sprintf("-Xmx%dm", heap), "-XX:+UseG1GC", "-Djava.awt.headless=true",
+		// IPv4 sockets: the readiness probe finds the listener in
+		// /proc/net/tcp (a dual-stack JVM socket shows in tcp6 only).
+		"-Djava.net.preferIPv4Stack=true",
+		"-Dlog4j2.configurationFile=" + logCfg, "-cp", cp}
+	if _, err := os.Stat(filepath.Join(dataDir, "meta.properties")); err != nil {
+		// A fresh node: format its storage with a new cluster id.
+		var id [16]byte
+		if _, err := rand.Read(id[:]); err != nil {
+			return nil, fmt.Errorf("kafka: %w", err)
+		}
+		cluster := base64.RawURLEncoding.EncodeToString(id[:])
+		proc.Logf(cfg.Log, "kafka: formatting %s (cluster %s)", dataDir, cluster)
+		fctx, cancel := context.WithTimeout(ctx, ReadyTimeout)
+		err := proc.Run(fctx, proc.Spec{Name: "kafka-storage-format", Path: java,
+			Args: append(append([]string{}, jvm...), "kafka.tools.StorageTool", "format", "-t", cluster, "-c", propsPath),
+			Dir:  dir, LogPath: logPath})
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("kafka: formatting storage: %w; log:\n%s", err, proc.LogTail(logPath, proc.TailLines))
+		}
+	}
+	proc.Logf(cfg.Log, "kafka: starting %s (KRaft, broker+controller) on 127.0.0.1:%d, heap %d MiB, log %s", Version, port, heap, logPath)
+	t0 := time.Now()
+	h, err := proc.Start(ctx, proc.Spec{Name: "kafka", Path: java, Args: append(jvm, "kafka.Kafka", propsPath),
+		Dir: dir, LogPath: logPath, Detach: cfg.Detach})
+	if err != nil {
+		return nil, fmt.Errorf("kafka: %w", err)
+	}
+	broker := fmt.Sprintf("127.0.0.1:%d", port)
+	probe := func(ctx context.Context) error {
+		if err := proc.Listening(h.PID, port); err != nil {
+			return err
+		}
+		return Ping(ctx, broker)
+	}
+	if err := proc.WaitReady(ctx, h, ReadyTimeout, probe); err != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_ = proc.Stop(sctx, h, syscall.SIGTERM, 10*time.Second)
+		return nil, fmt.Errorf("kafka: %w", err)
+	}
+	proc.Logf(cfg.Log, "kafka: ready in %s (pid %d)", time.Since(t0).Round(time.Millisecond), h.PID)
+	return &server.Instance{
+		Name: Name, URI: "kafka://" + broker, PID: h.PID, DataDir: dataDir, LogPath: logPath, Version: Version,
+		Settings: map[string]string{
+			"version":            Version + " (org.apache.kafka:kafka_2.13, KRaft: one node, broker and controller)",
+			"port":               strconv.Itoa(port),
+			"durability":         string(cfg.Durability),
+			"durability_mapping": durabilityMapping(cfg.Durability),
+			"heap":               fmt.Sprintf("%d MiB", heap),
+			"java":               java,
+		},
+		StopFunc: func(ctx context.Context) error {
+			// A clean shutdown closes the log segments; killed after
+			// the stop timeout.
+			if err := proc.Stop(ctx, h, syscall.SIGTERM, server.DefaultStopTimeout); err != nil {
+				return fmt.Errorf("kafka: %w", err)
+			}
+			return nil
+		},
+	}, nil
+}
+
+// Ping asks the broker for its API versions over the Kafka protocol.
+func Ping(ctx context.Context, broker string) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(broker), kgo.RetryTimeout(2*time.Second))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return cl.Ping(pctx)
+}

@@ -1,0 +1,463 @@
+package tripcache
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"storebench/internal/kv"
+	"storebench/internal/server"
+	kafkaserver "storebench/internal/server/kafka"
+	"storebench/internal/server/proc"
+	"storebench/internal/workload"
+	"storebench/internal/workload/tripcache/tripgen"
+)
+
+func init() { tripgen.KafkaSinkFactory = newKafkaSink }
+
+// The Kafka transport: the generator produces each tick as one record,
+// keyed and partitioned by trip (partition = trip mod partitions), so a
+// trip's ticks stay in order; the consumer reads every partition from
+// the start of a topic made for the step and dropped after it.
+
+// kafkaAcks maps the study's acks onto the producer's; acks other than
+// all cannot be idempotent.
+func kafkaAcks(acks string) []kgo.Opt {
+	switch acks {
+	case "all":
+		return []kgo.Opt{kgo.RequiredAcks(kgo.AllISRAcks())}
+	case "none":
+		return []kgo.Opt{kgo.RequiredAcks(kgo.NoAck()), kgo.DisableIdempotentWrite()}
+	}
+	return []kgo.Opt{kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite()}
+}
+
+// kafkaSink produces ticks; the client batches them itself (linger 1 ms)
+// and blocks Produce when its buffer is full, which is the generator's
+// backpressure.
+type kafkaSink struct {
+	cl         *kgo.Client
+	partitions int32
+	mu         sync.Mutex
+	err        error
+	ctx        context.Context
+}
+
+func newKafkaSink(ctx context.Context, brokers, topic string, partitions int, acks string) (tripgen.Sink, error) {
+	opts := append([]kgo.Opt{kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.DefaultProduceTopic(topic),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(time.Millisecond),
+		kgo.MaxBufferedRecords(20000)}, kafkaAcks(acks)...)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka producer: %w", err)
+	}
+	// Connect and learn the partitions' leaders before the stream's
+	// start time is set, so the first ticks do not pay for it.
+	if err := waitLeaders(ctx, cl, topic, partitions); err != nil {
+		cl.Close()
+		return nil, err
+	}
+	return &kafkaSink{cl: cl, partitions: int32(partitions), ctx: ctx}, nil
+}
+
+// Hello goes to stdout: Kafka has no one ordered channel to carry it
+// ahead of every partition's ticks.
+func (s *kafkaSink) Hello(startNs int64) error {
+	_, err := fmt.Fprintf(os.Stdout, "start %d\n", startNs)
+	return err
+}
+
+func (s *kafkaSink) Send(t *tripgen.Tick, enc []byte) error {
+	s.mu.Lock()
+	err := s.err
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	r := &kgo.Record{Partition: int32(t.Trip % uint64(s.partitions)), Value: append([]byte(nil), enc...)}
+	r.Key = binary.BigEndian.AppendUint64(nil, t.Trip)
+	s.cl.Produce(s.ctx, r, func(_ *kgo.Record, err error) {
+		if err != nil {
+			s.mu.Lock()
+			if s.err == nil {
+				s.err = err
+			}
+			s.mu.Unlock()
+		}
+	})
+	return nil
+}
+
+// Flush is a no-op while sending: the client lingers and batches; a
+// flush per wake-up (every millisecond) would defeat its batching.
+func (s *kafkaSink) Flush() error { return nil }
+
+func (s *kafkaSink) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := s.cl.Flush(ctx)
+	s.cl.Close()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	return err
+}
+
+// kafkaSource consumes the step's topic.
+type kafkaSource struct {
+	cl      *kgo.Client
+	admin   *kgo.Client
+	topic   string
+	p       Params
+	total   uint64
+	gen     *generator
+	ctx     context.Context
+	cancel  context.CancelFunc
+	read    uint64
+	buf     []*kgo.Record
+	last    map[int32]uint64 // the last tick index per partition
+	seen    map[int32]bool
+	cur     []byte
+	brokers string
+	managed string
+	// brokerPID is the managed broker's process (0: external), whose CPU
+	// over the step is the transport's.
+	brokerPID              int
+	brokerCPU0, brokerCPU1 time.Duration
+}
+
+func startKafka(ctx context.Context, p Params, st workload.Step, cfg tripgen.Config, total uint64) (source, int64, error) {
+	brokers, managed, pid, err := kafkaBrokers(ctx, p)
+	if err != nil {
+		return nil, 0, err
+	}
+	admin, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...))
+	if err != nil {
+		return nil, 0, fmt.Errorf("tripcache: kafka client: %w", err)
+	}
+	topic := fmt.Sprintf("storebench-tripcache-%d-%d", os.Getpid(), time.Now().UnixNano())
+	if err := createTopic(ctx, admin, topic, p.KafkaPartitions); err != nil {
+		admin.Close()
+		return nil, 0, err
+	}
+	if err := waitLeaders(ctx, admin, topic, p.KafkaPartitions); err != nil {
+		deleteTopic(admin, topic)
+		admin.Close()
+		return nil, 0, err
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(100*time.Millisecond))
+	if err != nil {
+		cancel()
+		deleteTopic(admin, topic)
+		admin.Close()
+		return nil, 0, fmt.Errorf("tripcache: kafka consumer: %w", err)
+	}
+	s := &kafkaSource{cl: cl, admin: admin, topic: topic, p: p, total: total, ctx: cctx, cancel: cancel,
+		last: map[int32]uint64{}, seen: map[int32]bool{}, brokers: brokers, managed: managed, brokerPID: pid}
+	if pid > 0 {
+		s.brokerCPU0, _ = procCPU(pid)
+	}
+	fail := func(err error) (source, int64, error) {
+		if s.gen != nil {
+			s.gen.finish(true)
+		}
+		cancel()
+		cl.Close()
+		deleteTopic(admin, topic)
+		admin.Close()
+		return nil, 0, err
+	}
+	g, stdout, err := startGeneratorPiped(cfg, total, "-kafka", brokers, "-topic", topic,
+		"-partitions", strconv.Itoa(p.KafkaPartitions), "-acks", p.KafkaAcks)
+	if err != nil {
+		return fail(err)
+	}
+	s.gen = g
+	type hello struct {
+		ns  int64
+		err error
+	}
+	ch := make(chan hello, 1)
+	go func() {
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		if err != nil {
+			ch <- hello{err: err}
+			return
+		}
+		ns, err := strconv.ParseInt(strings.TrimPrefix(strings.TrimSpace(line), "start "), 10, 64)
+		ch <- hello{ns, err}
+		io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case h := <-ch:
+		if h.err != nil {
+			return fail(fmt.Errorf("tripcache: the generator's start line: %v: %s", h.err, g.stderr.String()))
+		}
+		return s, h.ns, nil
+	case <-g.exited:
+		return fail(fmt.Errorf("tripcache: the generator exited before starting: %v: %s", g.err, g.stderr.String()))
+	case <-time.After(60 * time.Second):
+		return fail(errors.New("tripcache: the generator did not start producing within 60s"))
+	case <-ctx.Done():
+		return fail(ctx.Err())
+	}
+}
+
+// waitLeaders waits until every partition of a new topic has a leader
+// (the controller assigns them shortly after the topic is created).
+func waitLeaders(ctx context.Context, cl *kgo.Client, topic string, partitions int) error {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	var last error
+	for {
+		req := kmsg.NewPtrMetadataRequest()
+		rt := kmsg.NewMetadataRequestTopic()
+		name := topic
+		rt.Topic = &name
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, cl)
+		if err == nil {
+			last = fmt.Errorf("topic %s not in the metadata yet", topic)
+			for _, t := range resp.Topics {
+				if t.Topic == nil || *t.Topic != topic {
+					continue
+				}
+				ready := 0
+				for _, p := range t.Partitions {
+					if p.ErrorCode == 0 && p.Leader >= 0 {
+						ready++
+					}
+				}
+				if ready == partitions {
+					return nil
+				}
+				last = fmt.Errorf("%d of %d partitions of %s have a leader", ready, partitions, topic)
+			}
+		} else {
+			last = err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("kafka: waiting for the leaders of %s: %v", topic, last)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func createTopic(ctx context.Context, cl *kgo.Client, topic string, partitions int) error {
+	req := kmsg.NewPtrCreateTopicsRequest()
+	t := kmsg.NewCreateTopicsRequestTopic()
+	t.Topic, t.NumPartitions, t.ReplicationFactor = topic, int32(partitions), 1
+	req.Topics = append(req.Topics, t)
+	req.TimeoutMillis = 30000
+	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(cctx, cl)
+	if err != nil {
+		return fmt.Errorf("tripcache: creating kafka topic %s: %w", topic, err)
+	}
+	for _, rt := range resp.Topics {
+		if err := kerr.ErrorForCode(rt.ErrorCode); err != nil {
+			return fmt.Errorf("tripcache: creating kafka topic %s: %w", topic, err)
+		}
+	}
+	return nil
+}
+
+// deleteTopic drops the step's topic so its segments do not pile up on
+// disk across trials.
+func deleteTopic(cl *kgo.Client, topic string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req := kmsg.NewPtrDeleteTopicsRequest()
+	req.TopicNames = []string{topic}
+	name := topic
+	rt := kmsg.NewDeleteTopicsRequestTopic()
+	rt.Topic = &name
+	req.Topics = append(req.Topics, rt)
+	req.TimeoutMillis = 30000
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return err
+	}
+	for _, t := range resp.Topics {
+		if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *kafkaSource) next() ([]byte, error) {
+	for len(s.buf) == 0 {
+		if s.read >= s.total {
+			return nil, io.EOF
+		}
+		fs := s.cl.PollFetches(s.ctx)
+		if s.ctx.Err() != nil {
+			return nil, s.ctx.Err()
+		}
+		var ferr error
+		fs.EachError(func(t string, p int32, err error) {
+			if ferr == nil && !errors.Is(err, context.Canceled) {
+				ferr = fmt.Errorf("fetching %s/%d: %w", t, p, err)
+			}
+		})
+		if ferr != nil {
+			return nil, ferr
+		}
+		fs.EachRecord(func(r *kgo.Record) { s.buf = append(s.buf, r) })
+	}
+	r := s.buf[0]
+	s.buf = s.buf[1:]
+	if len(r.Value) != tripgen.WireSize {
+		return nil, fmt.Errorf("record of %d bytes at %s/%d offset %d", len(r.Value), r.Topic, r.Partition, r.Offset)
+	}
+	// Kafka keeps order per partition only: within one, tick indices
+	// must increase; a repeat is a duplicate, and a tick missing shows
+	// as a trip's gap (the consumer) and as a short count.
+	idx := binary.LittleEndian.Uint64(r.Value)
+	if s.seen[r.Partition] && idx <= s.last[r.Partition] {
+		return nil, &workload.VerifyError{Phase: tripgen.TransportKafka, Key: r.Key,
+			What: fmt.Sprintf("tick %d after tick %d in partition %d: duplicated or reordered in transport", idx, s.last[r.Partition], r.Partition)}
+	}
+	s.seen[r.Partition], s.last[r.Partition] = true, idx
+	s.read++
+	s.cur = r.Value
+	return s.cur, nil
+}
+
+func (s *kafkaSource) ordered() bool { return false }
+func (s *kafkaSource) stop()         { s.cancel() }
+
+func (s *kafkaSource) finish(cut bool) (time.Duration, error) {
+	if s.brokerPID > 0 {
+		s.brokerCPU1, _ = procCPU(s.brokerPID)
+	}
+	s.cancel()
+	cpu, err := s.gen.finish(cut)
+	s.cl.Close()
+	if derr := deleteTopic(s.admin, s.topic); derr != nil {
+		fmt.Fprintf(os.Stderr, "tripcache: deleting kafka topic %s: %v\n", s.topic, derr)
+	}
+	s.admin.Close()
+	if err == nil && !cut && s.read != s.total {
+		err = fmt.Errorf("read %d of %d ticks: ticks lost in transport", s.read, s.total)
+	}
+	return cpu, err
+}
+
+func (s *kafkaSource) transportCPU() time.Duration {
+	if s.brokerPID == 0 || s.brokerCPU1 < s.brokerCPU0 {
+		return 0
+	}
+	return s.brokerCPU1 - s.brokerCPU0
+}
+
+func (s *kafkaSource) facts() map[string]string {
+	where := "external Kafka at " + s.brokers
+	if s.managed != "" {
+		where = s.managed
+	}
+	return map[string]string{
+		"transport":        fmt.Sprintf("Kafka topic (%s), %d partitions (partition = trip id mod %d, so a trip's ticks stay in order), replication 1, producer acks=%s, linger 1 ms, franz-go %s; one record per tick", where, s.p.KafkaPartitions, s.p.KafkaPartitions, s.p.KafkaAcks, franzVersion),
+		"kafka_partitions": strconv.Itoa(s.p.KafkaPartitions),
+		"kafka_broker_pid": strconv.Itoa(s.brokerPID),
+		"kafka_acks":       s.p.KafkaAcks,
+	}
+}
+
+const franzVersion = "v1.22.2"
+
+// The managed Kafka of this worker process: started at the first Kafka
+// step (~5 s or more: a JVM), kept for the target's later steps and
+// trials, and gone with the worker (a tied child process).
+var managedKafka struct {
+	sync.Mutex
+	uri, desc string
+	pid       int
+}
+
+// kafkaBrokers is the study's Kafka, else $STOREBENCH_KAFKA_URI, else
+// the managed one (started now if need be).
+func kafkaBrokers(ctx context.Context, p Params) (brokers, managed string, pid int, err error) {
+	uri := p.KafkaURI
+	if uri == "" {
+		uri = os.Getenv("STOREBENCH_KAFKA_URI")
+	}
+	if uri != "" {
+		return strings.TrimPrefix(uri, "kafka://"), "", 0, nil
+	}
+	managedKafka.Lock()
+	defer managedKafka.Unlock()
+	if managedKafka.uri == "" {
+		uri, desc, pid, err := startManagedKafka(ctx)
+		if err != nil {
+			return "", "", 0, err
+		}
+		managedKafka.uri, managedKafka.desc, managedKafka.pid = uri, desc, pid
+	}
+	return strings.TrimPrefix(managedKafka.uri, "kafka://"), managedKafka.desc, managedKafka.pid, nil
+}
+
+// startManagedKafka starts the managed Kafka for this worker in a
+// directory named after the worker's PID under the temporary directory;
+// directories of workers that are gone are removed first (a worker's
+// Kafka dies with it, by the parent-death signal, and cannot clean up).
+func startManagedKafka(ctx context.Context) (uri, desc string, pid int, err error) {
+	stale, _ := filepath.Glob(filepath.Join(os.TempDir(), "storebench-tripcache-kafka-*"))
+	for _, d := range stale {
+		var pid int
+		if _, err := fmt.Sscanf(filepath.Base(d), "storebench-tripcache-kafka-%d-", &pid); err == nil && pid > 0 && !proc.Alive(pid) {
+			os.RemoveAll(d)
+		}
+	}
+	dir, err := os.MkdirTemp("", fmt.Sprintf("storebench-tripcache-kafka-%d-", os.Getpid()))
+	if err != nil {
+		return "", "", 0, fmt.Errorf("tripcache: %w", err)
+	}
+	inst, err := kafkaserver.Server{}.Start(ctx, server.Config{Dir: dir, Durability: kv.Async, Log: os.Stderr})
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", "", 0, fmt.Errorf("tripcache: starting the managed Kafka: %w", err)
+	}
+	return inst.URI, fmt.Sprintf("managed Kafka %s, KRaft, one node on loopback, %s", kafkaserver.Version, inst.Settings["durability_mapping"]), inst.PID, nil
+}
+
+// procCPU is a process's user and system CPU time so far, from
+// /proc/PID/stat (clock ticks of 10 ms).
+func procCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command may hold spaces: fields count from after its ")".
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no command field", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond, nil
+}

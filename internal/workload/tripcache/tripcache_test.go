@@ -1,0 +1,227 @@
+package tripcache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"storebench/internal/kv"
+	"storebench/internal/server"
+	_ "storebench/internal/server/kafka"
+	_ "storebench/internal/server/redis"
+	"storebench/internal/server/servertest"
+	"storebench/internal/target"
+	_ "storebench/internal/target/pebble"
+	_ "storebench/internal/target/redis"
+	"storebench/internal/target/targettest"
+	"storebench/internal/workload"
+	"storebench/internal/workload/tripcache/tripgen"
+	"storebench/internal/workload/worktest"
+)
+
+// TestMain lets the test binary stand in for storebench: the workload
+// starts the generator as `<executable> server-main tripgen ...`, which
+// in a test is this binary.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 2 && os.Args[1] == "server-main" {
+		fn, ok := server.Main(os.Args[2])
+		if !ok {
+			fmt.Fprintf(os.Stderr, "no server main %q\n", os.Args[2])
+			os.Exit(2)
+		}
+		os.Exit(fn(os.Args[3:]))
+	}
+	os.Exit(m.Run())
+}
+
+const smallStudy = `
+name: t
+ladder: [1]
+concurrency: 4
+targets: [pebble]
+workloads:
+  - name: tripcache
+    params:
+      rate: 3000
+      duration: 2s
+      sensors: 200
+      multiplier: 3
+      min_ticks: 3
+      max_ticks: 12
+`
+
+// A small stream through a real generator process and a real engine:
+// every tick is processed, every trip completed in the stream is read
+// back and matches the generator's, and the figures are filled.
+func TestSocketStreamBuildsVerifiedTrips(t *testing.T) {
+	steps := worktest.Plan(t, TripCache{}, smallStudy)
+	if len(steps) != 1 || steps[0].Phase != "socket" || !steps[0].OpenLoop || !steps[0].Fresh {
+		t.Fatalf("plan: %+v", steps)
+	}
+	h := targettest.Open(t, "pebble", kv.Async)
+	res, err := TripCache{}.Execute(context.Background(), &workload.Env{Target: h}, steps[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Ops != 6000 || res.Metrics["ticks_offered"] != 6000 {
+		t.Fatalf("processed %d ticks of %v", res.Ops, res.Metrics["ticks_offered"])
+	}
+	// 600 sensors' trips of 3..12 ticks over 10 rounds each: hundreds
+	// complete.
+	if res.Verify.Checked < 300 || res.Verify.Failed != 0 || int64(res.Metrics["trips_verified"]) != res.Verify.Checked {
+		t.Fatalf("verified %d trips (failed %d)", res.Verify.Checked, res.Verify.Failed)
+	}
+	if res.ByOp["get"].Count == 0 || res.ByOp["put"].Count != 6000 || res.ByOp["create"].Count == 0 || res.ByOp["complete"].Count == 0 {
+		t.Fatalf("by op: %+v", res.ByOp)
+	}
+	if res.ByOp["get"].Count+res.ByOp["create"].Count != 6000 {
+		t.Fatalf("gets %d + creates %d != 6000 ticks", res.ByOp["get"].Count, res.ByOp["create"].Count)
+	}
+	if res.Intended == nil || res.Intended.P99 <= 0 || len(res.Series) < 2 || res.Series[0].Counts == nil {
+		t.Fatalf("e2e %+v series %+v", res.Intended, res.Series)
+	}
+	if res.Metrics["generator_cpu_s"] <= 0 {
+		t.Fatalf("generator CPU not measured: %v", res.Metrics)
+	}
+}
+
+// lossyCache drops one write: the trip it belongs to then misses a tick,
+// which must fail the run as a lost tick, naming it.
+type lossyCache struct {
+	kv.Store
+	n, drop int
+}
+
+func (c *lossyCache) Put(k, v []byte) error {
+	c.n++
+	if c.n == c.drop {
+		return nil
+	}
+	return c.Store.Put(k, v)
+}
+
+func TestLostTickFailsTheRun(t *testing.T) {
+	steps := worktest.Plan(t, TripCache{}, strings.Replace(smallStudy, "concurrency: 4", "concurrency: 1", 1))
+	h := targettest.Open(t, "pebble", kv.Async).(kv.Store)
+	_, err := TripCache{}.Execute(context.Background(), &workload.Env{Target: &lossyCache{Store: h, drop: 1500}}, steps[0])
+	var ve *workload.VerifyError
+	if !errors.As(err, &ve) || !strings.Contains(err.Error(), "was lost") && !strings.Contains(err.Error(), "duplicated") && !strings.Contains(err.Error(), "generator made") {
+		t.Fatalf("a dropped write gave %v", err)
+	}
+}
+
+// A consumer slower than the stream: achieved falls behind the offered
+// rate, the backlog shows in the series, and the run still ends near
+// its deadline (grace) rather than when the backlog would drain.
+type slowCache struct{ kv.Store }
+
+func (c slowCache) Put(k, v []byte) error {
+	time.Sleep(2 * time.Millisecond)
+	return c.Store.Put(k, v)
+}
+
+func TestOverloadShowsAsBacklog(t *testing.T) {
+	src := strings.Replace(smallStudy, "concurrency: 4", "concurrency: 1", 1)
+	src = strings.Replace(src, "max_ticks: 12", "max_ticks: 12\n      grace: 1s\n      queue: 100", 1)
+	steps := worktest.Plan(t, TripCache{}, src)
+	h := targettest.Open(t, "pebble", kv.Async).(kv.Store)
+	start := time.Now()
+	res, err := TripCache{}.Execute(context.Background(), &workload.Env{Target: slowCache{h}}, steps[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el > 15*time.Second {
+		t.Fatalf("an overloaded trial took %s", el)
+	}
+	achieved := float64(res.Ops) / res.Seconds
+	if achieved > 0.9*3000 || res.Facts["cut"] == "" {
+		t.Fatalf("achieved %.0f/s of 3000 (cut: %q)", achieved, res.Facts["cut"])
+	}
+	var backlog int64
+	for _, tk := range res.Series {
+		backlog = max(backlog, tk.Counts["backlog"])
+	}
+	if backlog < 1000 || res.Metrics["queue_max"] < 50 || res.Metrics["backlog_end"] < 1000 {
+		t.Fatalf("backlog %d (at the end %v), queue max %v", backlog, res.Metrics["backlog_end"], res.Metrics["queue_max"])
+	}
+	// What was read was verified all the same.
+	if res.Verify.Checked == 0 {
+		t.Fatal("nothing verified")
+	}
+	_ = tripgen.WireSize
+}
+
+// The Kafka transport on a real broker (STOREBENCH_TEST_KAFKA_URI, else
+// one started for the test): every tick crosses a topic of 3 partitions
+// and every completed trip verifies; the topic is dropped afterwards.
+func TestKafkaStreamBuildsVerifiedTrips(t *testing.T) {
+	uri := servertest.URI(t, "kafka")
+	src := strings.Replace(smallStudy, "rate: 3000", "rate: 3000\n      transport: kafka\n      kafka_partitions: 3\n      kafka_acks: all\n      kafka_uri: "+uri, 1)
+	steps := worktest.Plan(t, TripCache{}, src)
+	if len(steps) != 1 || steps[0].Phase != "kafka" {
+		t.Fatalf("plan: %+v", steps)
+	}
+	h := targettest.Open(t, "pebble", kv.Async)
+	res, err := TripCache{}.Execute(context.Background(), &workload.Env{Target: h}, steps[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Ops != 6000 || res.Verify.Checked < 300 || res.Verify.Failed != 0 {
+		t.Fatalf("processed %d ticks, verified %d trips", res.Ops, res.Verify.Checked)
+	}
+	if res.Facts["kafka_partitions"] != "3" || res.Facts["kafka_acks"] != "all" || !strings.Contains(res.Facts["transport"], "3 partitions") {
+		t.Fatalf("facts: %v", res.Facts)
+	}
+	// The step's topic is gone.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.TrimPrefix(uri, "kafka://")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	md, err := kmsg.NewPtrMetadataRequest().RequestWith(context.Background(), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tp := range md.Topics {
+		if tp.Topic != nil && strings.HasPrefix(*tp.Topic, fmt.Sprintf("storebench-tripcache-%d-", os.Getpid())) {
+			t.Fatalf("topic %s left behind", *tp.Topic)
+		}
+	}
+}
+
+// A server target through its YCSB record layout (Redis): the upsert
+// probe finds HSET overwrites, so an update is one write.
+func TestRedisCache(t *testing.T) {
+	uri := servertest.URI(t, "redis")
+	info, err := target.Lookup("redis")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := info.Open(target.Options{URI: uri, Durability: kv.Async})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	c, err := openCache(context.Background(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dc, ok := c.(dbCache); !ok || !dc.upsert {
+		t.Fatalf("redis cache: %#v", c)
+	}
+	steps := worktest.Plan(t, TripCache{}, smallStudy)
+	res, err := TripCache{}.Execute(context.Background(), &workload.Env{Target: h}, steps[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Ops != 6000 || res.Verify.Checked < 300 {
+		t.Fatalf("processed %d ticks, verified %d trips", res.Ops, res.Verify.Checked)
+	}
+}
