@@ -41,7 +41,9 @@ const defaultRemoteCache = ".cache/storebench"
 func sshArgs(o study.SSH, h study.Host) []string {
 	args := []string{
 		"-o", "BatchMode=yes",
-		"-o", fmt.Sprintf("ConnectTimeout=%d", int(sshConnectTimeout/time.Second)),
+		// A second under our own bound, so that ssh's reason (refused,
+		// no route, timed out) is what the user reads.
+		"-o", fmt.Sprintf("ConnectTimeout=%d", int(sshConnectTimeout/time.Second)-1),
 		// A host that goes away mid-run is noticed by ssh itself; the
 		// protocol's silence bound is the coordinator's own.
 		"-o", "ServerAliveInterval=5",
