@@ -14,8 +14,11 @@ declare -A pkgs=(
   [mariadb]="mariadb-server mariadb-client sysbench" # sysbench: make bench-native and the oltp tests
   [memcached]="memcached libmemcached-tools" # libmemcached-tools: memcslap, for make bench-native
   [apache]="apache2 apache2-utils" [nginx]="nginx wrk" [node]="nodejs"
+  # sshd: the remote-worker tests start an sshd of their own on 127.0.0.2
+  # (never the system service); openssh-client is the coordinator's ssh.
+  [sshd]="openssh-server openssh-client"
 )
-order=(redis postgres mariadb memcached apache nginx node)
+order=(redis postgres mariadb memcached apache nginx node sshd)
 
 names=("$@")
 if [ ${#names[@]} -eq 0 ] || [ "${names[0]}" = all ]; then names=("${order[@]}"); fi

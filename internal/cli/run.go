@@ -57,6 +57,8 @@ Examples:
   storebench run tokens --scale seed --targets moeingads
   storebench run ./my-study.yaml --out /data/results
   storebench run ycsb --targets pebble --concurrency 8 --profile cpu,mutex,block
+  storebench run ycsb --targets redis --workers 4          # four worker processes, merged exactly
+  storebench run ycsb --targets postgres --hosts local,ssh://bench@10.0.0.7 --ssh-identity ~/.ssh/bench
 
 Profiles (--profile cpu,mutex,block, any of them): each worker profiles
 every step it runs and the coordinator writes
@@ -77,13 +79,18 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	var o study.Override
 	var ladder, targets, durability, timeLimit string
 	var seed int64
-	var concurrency int
-	var sets multiFlag
+	var concurrency, workers int
+	var hosts, sshIdentity string
+	var sets, sshOptions multiFlag
 	fs.StringVar(&ladder, "ladder", "", "data sizes to measure, comma-separated (e.g. 10,1e3,1e5; from 1 to 1e9, at most 64 sizes)")
 	fs.StringVar(&targets, "targets", "", "targets to run, comma-separated (e.g. pebble,rocksdb); see \"storebench list\"")
 	fs.StringVar(&durability, "durability", "", "sync (each write batch fsynced on return) or async, for every target")
 	fs.Int64Var(&seed, "seed", 0, "seed of every generated key, value and choice, 0 or more (same seed, same operations; default: the study's)")
 	fs.IntVar(&concurrency, "concurrency", 0, "load goroutines where a workload runs concurrently, 1..4096 (default: the study's)")
+	fs.IntVar(&workers, "workers", 0, "worker processes driving each server target at once, 1..256, each a disjoint share of the operations (default: one per host; docs/distributed.md)")
+	fs.StringVar(&hosts, "hosts", "", "where workers run, comma-separated, round-robin: local, ssh://[user@]host[:port] (keys from ssh-agent or ~/.ssh, never a password)")
+	fs.StringVar(&sshIdentity, "ssh-identity", "", "private key file for the ssh hosts (ssh -i)")
+	fs.Var(&sshOptions, "ssh-option", "an ssh -o option for the ssh hosts, Key=value (repeatable), e.g. UserKnownHostsFile=/path")
 	fs.StringVar(&timeLimit, "time-limit", "", "stop the study after this long (e.g. 30m), keeping what was measured")
 	fs.StringVar(&o.Scale, "scale", "", "apply one of the study's named scales (e.g. seed: the seed's own sizes) before the other overrides")
 	fs.Var(&sets, "set", "override a workload parameter: workload.param=value (repeatable), e.g. ledger.selects=5000")
@@ -123,6 +130,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			o.Concurrency = &concurrency
 		case "time-limit":
 			o.TimeLimit = &timeLimit
+		case "workers":
+			o.Workers = &workers
+		case "hosts":
+			o.Hosts = &hosts
+		case "ssh-identity":
+			o.SSHIdentity = &sshIdentity
 		case "scale":
 			badScale = o.Scale == ""
 		case "profile":
@@ -136,6 +149,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, usagef("--scale: empty: name one of the study's scales (%s)", strings.Join(s.ScaleNames(), ", ")))
 	}
 	o.Set = sets
+	o.SSHOptions = sshOptions
 	if err := s.Apply(o); err != nil {
 		var se *study.Error
 		if errors.As(err, &se) {

@@ -184,6 +184,12 @@ func prepare(s *study.Study) (*Plan, error) {
 			}
 		}
 		names[info.Name]++
+		if s.Workers > 1 && info.Embedded() {
+			// An embedded engine's files are opened by one process: a
+			// second worker would open a store of its own.
+			return nil, &study.Error{File: s.File, Line: s.Line("workers"), Field: "workers",
+				Msg: fmt.Sprintf("%d: %s is an embedded engine, opened by one process; several workers need a server target", s.Workers, t.Name)}
+		}
 		// Each step's requirements are matched against what the target
 		// provides: a step it cannot run is n/a for it (its other steps
 		// run), and a target that can run nothing at all (an
@@ -473,21 +479,34 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 		bar.Println(fmt.Sprintf("%-10s FAILED: %s", t.Name, tr.Reason))
 		return
 	}
-	logPath := filepath.Join(runDir, "logs", t.Name+".log")
 	tr.Log = filepath.Join("logs", t.Name+".log")
-	w, err := startWorker(o.Exe, logPath)
+	g, err := startGroup(ctx, o, s, t.Name, runDir)
 	if err != nil {
 		tr.Status, tr.Reason = "failed", err.Error()
 		bar.Println(fmt.Sprintf("%-10s FAILED: %s", t.Name, tr.Reason))
 		return
 	}
-	tr.WorkerPID = w.hello.PID
-	defer w.quit(5 * time.Second)
+	tr.WorkerPID = g.procs[0].hello.PID
+	if len(g.procs) > 1 || g.remote[0] {
+		for _, p := range g.procs {
+			tr.Workers = append(tr.Workers, results.WorkerProc{Host: p.host, PID: p.hello.PID})
+		}
+	}
+	defer g.quit(5 * time.Second)
+	if dir != "" && g.remote[0] {
+		// An embedded engine on a remote worker keeps its data on that
+		// host, under the worker's login directory.
+		cache := s.SSH.CacheDir
+		if cache == "" {
+			cache = defaultRemoteCache
+		}
+		dir = filepath.Join(cache, "data", filepath.Base(runDir), t.Name)
+	}
 
-	ev, err := w.call(wire.Request{Cmd: wire.CmdOpen, Open: &wire.OpenArgs{
+	ev, err := g.each(wire.Request{Cmd: wire.CmdOpen, Open: &wire.OpenArgs{
 		Target: info.Name, Dir: dir, URI: uri, Durability: s.Durability, CacheBytes: int64(t.Cache), Options: t.Options,
 		Concurrency: maxConcurrency(steps),
-	}}, nil)
+	}})
 	if err != nil {
 		tr.Status, tr.Reason = "failed", err.Error()
 		bar.Println(fmt.Sprintf("%-10s FAILED to open: %s", t.Name, err))
@@ -510,7 +529,7 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 	// checked before each fresh one. External servers keep their data
 	// elsewhere.
 	space := func() (fsSpace, error) { return statSpace(dataRoot) }
-	local := info.Embedded() || srv != nil
+	local := (info.Embedded() && !g.remote[0]) || srv != nil
 	// The planner sees only the steps this target can run; a search's
 	// trials are planned from the last result.
 	var mine []workload.Step
@@ -581,9 +600,9 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 		if local {
 			stopWatch = watchDisk(stepCtx, cancelStep, space, &progress)
 		}
-		ev, err := w.callCtx(stepCtx, wire.Request{Cmd: wire.CmdStep, Step: &stCopy, Profile: o.Profile}, func(p wire.Progress) {
-			progress.Store(p.Done)
-			bar.Update(p.Done, p.Total)
+		res, profiles, err := g.step(stepCtx, stCopy, o.Profile, func(done, total int64) {
+			progress.Store(done)
+			bar.Update(done, total)
 		})
 		stopWatch()
 		events := faults.finish()
@@ -603,7 +622,6 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 			}
 		}
 		cancelStep(nil)
-		res := ev.Step
 		if res != nil && srv != nil {
 			res.ServerResources = srv.resources(before)
 			if len(beforeNodes) > 0 && res.ServerResources != nil {
@@ -634,7 +652,7 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 			if herr := writeHlog(runDir, t.Name, res); herr != nil {
 				bar.Println("warning: " + herr.Error())
 			}
-			if perr := writeProfiles(runDir, t.Name, res, ev.Profiles); perr != nil {
+			if perr := writeProfiles(runDir, t.Name, res, profiles); perr != nil {
 				bar.Println("warning: " + perr.Error())
 			}
 		}
@@ -655,7 +673,7 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 		}
 		bar.End(fmt.Sprintf("%s  %s", label, summary(res)))
 	}
-	if _, err := w.call(wire.Request{Cmd: wire.CmdDestroy}, nil); err != nil {
+	if _, err := g.each(wire.Request{Cmd: wire.CmdDestroy}); err != nil {
 		bar.Println(fmt.Sprintf("%-10s could not remove its data: %v", t.Name, err))
 	}
 }

@@ -225,29 +225,10 @@ func (m *managed) nodeResources(before []nodeSample) (per []results.NodeResource
 			RSSBytes: a.RSSBytes, PeakRSSBytes: a.PeakRSSBytes, CPUPercent: procstat.CPUPercent(b, a)}
 		r.DiskAllocated, r.DiskApparent, _ = procstat.DiskUsage(n.DataDir)
 		per = append(per, r)
-		total = addSnap(total, a)
-		totalBefore = addSnap(totalBefore, b)
+		total = addSnap(total, a, false)
+		totalBefore = addSnap(totalBefore, b, false)
 	}
 	return per, total, totalBefore
-}
-
-func addSnap(x, y procstat.Snapshot) procstat.Snapshot {
-	if x.At.IsZero() || y.At.After(x.At) {
-		x.At = y.At
-	}
-	x.RSSBytes += y.RSSBytes
-	x.PeakRSSBytes += y.PeakRSSBytes
-	x.CPUUserNs += y.CPUUserNs
-	x.CPUSysNs += y.CPUSysNs
-	x.ReadBytes += y.ReadBytes
-	x.WriteBytes += y.WriteBytes
-	x.ReadChars += y.ReadChars
-	x.WriteChars += y.WriteChars
-	x.IOAvailable = x.IOAvailable || y.IOAvailable
-	x.Threads += y.Threads
-	x.PSSBytes += y.PSSBytes
-	x.Processes += y.Processes
-	return x
 }
 
 // clusterResources puts each node's resources on the step and makes the

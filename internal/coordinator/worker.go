@@ -31,6 +31,9 @@ type proc struct {
 	// not a protocol event (see fault).
 	garbageMu sync.Mutex
 	garbage   error
+	writeMu   sync.Mutex
+	// host is where the worker runs ("local" or the ssh destination).
+	host string
 }
 
 func (p *proc) setFault(err error) {
@@ -87,11 +90,20 @@ var limits = bounds{
 
 // startWorker runs `exe worker` with its stderr going to logPath.
 func startWorker(exe, logPath string) (*proc, error) {
+	p, err := startCmd(exec.Command(exe, "worker"), logPath)
+	if p != nil {
+		p.host = "local"
+	}
+	return p, err
+}
+
+// startCmd starts cmd, which runs a worker (here or through ssh), with
+// its stderr going to logPath, and waits for its hello.
+func startCmd(cmd *exec.Cmd, logPath string) (*proc, error) {
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return nil, fmt.Errorf("worker log: %w", err)
 	}
-	cmd := exec.Command(exe, "worker")
 	cmd.Stderr = logFile
 	// Its own process group: a Ctrl-C at the terminal reaches only the
 	// coordinator, which then cancels the worker's step over the protocol
@@ -178,6 +190,10 @@ func (p *proc) send(r wire.Request) (int64, error) {
 	b = append(b, '\n')
 	written := make(chan error, 1)
 	go func() {
+		// Requests go whole, one after another: a start or cancel sent
+		// from the barrier's goroutine must not split another's line.
+		p.writeMu.Lock()
+		defer p.writeMu.Unlock()
 		_, err := p.stdin.Write(b)
 		written <- err
 	}()
@@ -208,6 +224,13 @@ func (p *proc) call(r wire.Request, onProgress func(wire.Progress)) (wire.Event,
 // request it could not read), when it is silent for limits.silence, or
 // when the request outlasts its bound in limits.perCmd.
 func (p *proc) callCtx(ctx context.Context, r wire.Request, onProgress func(wire.Progress)) (wire.Event, error) {
+	return p.callStep(ctx, r, onProgress, nil)
+}
+
+// callStep is callCtx for a step shared with other workers: onReady is
+// called for each ready event (the worker waits at the step's barrier).
+// Without onReady a ready event breaks the protocol.
+func (p *proc) callStep(ctx context.Context, r wire.Request, onProgress func(wire.Progress), onReady func()) (wire.Event, error) {
 	id, err := p.send(r)
 	if err != nil {
 		return wire.Event{}, err
@@ -254,6 +277,12 @@ func (p *proc) callCtx(ctx context.Context, r wire.Request, onProgress func(wire
 					onProgress(*e.Progress)
 				}
 			case wire.EvHeartbeat:
+			case wire.EvReady:
+				if onReady == nil {
+					p.kill()
+					return wire.Event{}, fmt.Errorf("worker broke the protocol: ready for a %s that is not shared", r.Cmd)
+				}
+				onReady()
 			case wire.EvDone:
 				return e, nil
 			case wire.EvError:

@@ -77,6 +77,16 @@ type Target struct {
 	// WorkerPID and Log locate the worker process and its stderr log.
 	WorkerPID int    `json:"worker_pid,omitempty"`
 	Log       string `json:"log,omitempty"`
+	// Workers are the worker processes that drove the target when there
+	// were several or one ran on another host (worker i's log is
+	// logs/<target>.w<i>.log, the first's Log).
+	Workers []WorkerProc `json:"workers,omitempty"`
+}
+
+// WorkerProc is one worker process of a target: where it ran.
+type WorkerProc struct {
+	Host string `json:"host"`
+	PID  int    `json:"pid"`
 }
 
 // Step is one phase at one ladder size on one target.
@@ -140,10 +150,39 @@ type Step struct {
 	Events  []Event `json:"events,omitempty"`
 	Partial bool    `json:"partial,omitempty"`
 	Error   string  `json:"error,omitempty"`
+	// ByOpHist are ByOp's histograms, encoded as Hist: what lets the
+	// steps of several workers merge exactly per operation type.
+	ByOpHist map[string]string `json:"by_op_hist,omitempty"`
+	// Workers, when several worker processes shared the step, is what
+	// each did (its share of Ops, its own resources, where it ran); the
+	// figures above are all of them merged (histograms exactly, per
+	// interval by absolute time) and Resources their sum.
+	Workers []WorkerPart `json:"workers,omitempty"`
+	// Unsplit says why a step of a study with several workers ran on one
+	// of them alone (its workload does not split).
+	Unsplit string `json:"unsplit,omitempty"`
 	// Intervals are per-tick encoded histograms; they cross the wire from
 	// the worker and go to the .hlog files, not to results.json (the
 	// coordinator clears them before writing it).
 	Intervals []Interval `json:"intervals,omitempty"`
+}
+
+// WorkerPart is one worker process's share of a step it shared.
+type WorkerPart struct {
+	Index   int             `json:"index"`
+	Host    string          `json:"host"`
+	PID     int             `json:"pid,omitempty"`
+	Ops     int64           `json:"ops"`
+	Seconds float64         `json:"seconds"`
+	OpsPerS float64         `json:"ops_per_s"`
+	Late    int64           `json:"late,omitempty"`
+	Latency latency.Summary `json:"latency"`
+	// Hist and HistIntended are this worker's own histograms: merging
+	// the workers' gives the step's.
+	Hist         string    `json:"hist,omitempty"`
+	HistIntended string    `json:"hist_intended,omitempty"`
+	Verified     int64     `json:"verified,omitempty"`
+	Resources    Resources `json:"resources"`
 }
 
 // Server is the server behind a server target.

@@ -120,6 +120,21 @@ type Config struct {
 	Streams []Stream
 	// Background tasks run beside the load until it ends.
 	Background []Task
+
+	// Part and Parts extend the static partition across processes: when
+	// Parts > 1 this run is process Part of Parts sharing one load, each
+	// with the same goroutines per stream (G). Goroutine g of this process
+	// is then global goroutine Part*G+g of Parts*G and takes sequence
+	// numbers Part*G+g, +Parts*G, ...; Ops bounds all processes together
+	// and Rate is the total of all of them, each operation's intended start
+	// being Start plus seq/Rate. The processes' shares are disjoint and
+	// their union is exactly what one process would do with Parts*G
+	// goroutines.
+	Part, Parts int
+	// Start, when set, is the instant the run begins (shared by the
+	// processes of a split run): Run waits for it, and the open loop's
+	// intended start times count from it.
+	Start time.Time
 }
 
 // Stream is one concurrent load of a run: its own operation, goroutines,
@@ -230,6 +245,12 @@ func Run(ctx context.Context, cfg Config, op Op) (Result, error) {
 	if cfg.LateAfter <= 0 {
 		cfg.LateAfter = time.Millisecond
 	}
+	if cfg.Parts <= 0 {
+		cfg.Parts = 1
+	}
+	if cfg.Part < 0 || cfg.Part >= cfg.Parts {
+		return Result{}, fmt.Errorf("runner: part %d of %d", cfg.Part, cfg.Parts)
+	}
 	specs := cfg.Streams
 	switch {
 	case (op != nil || cfg.Drive != nil) && len(specs) > 0:
@@ -300,6 +321,18 @@ func Run(ctx context.Context, cfg Config, op Op) (Result, error) {
 	}
 
 	start := time.Now()
+	if !cfg.Start.IsZero() {
+		if d := time.Until(cfg.Start); d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return Result{Cancelled: true}, ctx.Err()
+			case <-t.C:
+			}
+		}
+		start = cfg.Start
+	}
 	// The ticker drives the time series and the stop conditions that are
 	// not per-operation (deadline, cancellation).
 	tickDone := make(chan struct{})
@@ -354,7 +387,7 @@ func Run(ctx context.Context, cfg Config, op Op) (Result, error) {
 			s.wg.Add(1)
 			go func(s *stream, w int) {
 				defer s.wg.Done()
-				s.work(ctx, w, &clock, &stop, start, cfg.LateAfter, fail)
+				s.work(ctx, w, cfg.Part, cfg.Parts, &clock, &stop, start, cfg.LateAfter, fail)
 			}(s, w)
 		}
 		all.Add(1)
@@ -449,18 +482,20 @@ func mergeStreams(res *Result) {
 }
 
 // work is load goroutine w of stream s.
-func (s *stream) work(ctx context.Context, w int, clock *latency.Clock, stop *atomic.Bool, start time.Time, lateAfter time.Duration, fail func(error)) {
+func (s *stream) work(ctx context.Context, w, part, parts int, clock *latency.Clock, stop *atomic.Bool, start time.Time, lateAfter time.Duration, fail func(error)) {
 	rec := s.coll.NewRecorder(clock)
 	defer rec.Flush()
+	// This goroutine's first sequence number and stride: its global
+	// index among all processes' goroutines, and their number.
+	first, W := int64(part*s.Workers+w), int64(parts*s.Workers)
 	if s.Drive != nil {
-		l := &Loop{ID: w, next: int64(w), step: int64(s.Workers), bound: s.Ops, stop: stop, rec: rec, classOf: s.ClassOf}
+		l := &Loop{ID: w, next: first, step: W, bound: s.Ops, stop: stop, rec: rec, classOf: s.ClassOf}
 		if err := s.Drive(ctx, l); err != nil {
 			fail(err)
 		}
 		return
 	}
 	op, classOf, ops := s.Op, s.ClassOf, s.Ops // nil classOf: no call on the hot path
-	W := int64(s.Workers)
 	// Operations are partitioned statically (w, w+W, w+2W, ...) so the
 	// goroutines share no counter on the hot path.
 	if s.Rate <= 0 {
@@ -469,7 +504,7 @@ func (s *stream) work(ctx context.Context, w int, clock *latency.Clock, stop *at
 		// bookkeeping between them are counted in the service time rather
 		// than paying a second read.
 		last := mono()
-		for seq := int64(w); ops <= 0 || seq < ops; seq += W {
+		for seq := first; ops <= 0 || seq < ops; seq += W {
 			if stop.Load() {
 				return
 			}
@@ -489,7 +524,7 @@ func (s *stream) work(ctx context.Context, w int, clock *latency.Clock, stop *at
 	}
 	rate := s.Rate
 	startMono := mono() - time.Since(start)
-	for seq := int64(w); ops <= 0 || seq < ops; seq += W {
+	for seq := first; ops <= 0 || seq < ops; seq += W {
 		if stop.Load() {
 			return
 		}

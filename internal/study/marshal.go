@@ -28,6 +28,33 @@ func (s *Study) Effective(redact func(string) string) ([]byte, error) {
 	add("seed", scalar(strconv.FormatInt(s.Seed, 10)))
 	add("durability", scalar(s.Durability))
 	add("concurrency", scalar(strconv.Itoa(s.Concurrency)))
+	if s.Workers > 1 || len(s.Hosts) > 0 {
+		add("workers", scalar(strconv.Itoa(s.Workers)))
+	}
+	if len(s.Hosts) > 0 {
+		hosts := &yaml.Node{Kind: yaml.SequenceNode}
+		for _, h := range s.Hosts {
+			hosts.Content = append(hosts.Content, scalar(h))
+		}
+		add("hosts", hosts)
+	}
+	if s.SSH.Identity != "" || len(s.SSH.Options) > 0 || s.SSH.CacheDir != "" {
+		sn := &yaml.Node{Kind: yaml.MappingNode}
+		if s.SSH.Identity != "" {
+			sn.Content = append(sn.Content, scalar("identity"), scalar(s.SSH.Identity))
+		}
+		if s.SSH.CacheDir != "" {
+			sn.Content = append(sn.Content, scalar("cache_dir"), scalar(s.SSH.CacheDir))
+		}
+		if len(s.SSH.Options) > 0 {
+			opts := &yaml.Node{Kind: yaml.SequenceNode}
+			for _, o := range s.SSH.Options {
+				opts.Content = append(opts.Content, scalar(o))
+			}
+			sn.Content = append(sn.Content, scalar("options"), opts)
+		}
+		add("ssh", sn)
+	}
 	ladder := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
 	for _, n := range s.Ladder {
 		ladder.Content = append(ladder.Content, scalar(FormatCount(int64(n))))

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -22,16 +23,26 @@ import (
 
 // Study is one parsed study file.
 type Study struct {
-	Name        string   `yaml:"name"`
-	Title       string   `yaml:"title"`
-	Description string   `yaml:"description"`
-	Seed        int64    `yaml:"seed"`
-	Durability  string   `yaml:"durability"`
-	Concurrency int      `yaml:"concurrency"`
-	Ladder      []Count  `yaml:"ladder"`
-	Limits      Limits   `yaml:"limits"`
-	Targets     []Target `yaml:"targets"`
-	Workloads   []Entry  `yaml:"workloads"`
+	Name        string `yaml:"name"`
+	Title       string `yaml:"title"`
+	Description string `yaml:"description"`
+	Seed        int64  `yaml:"seed"`
+	Durability  string `yaml:"durability"`
+	Concurrency int    `yaml:"concurrency"`
+	// Workers is the number of worker processes that drive each target
+	// at once (default 1), placed round-robin on Hosts (default: this
+	// machine): see docs/distributed.md.
+	Workers int `yaml:"workers"`
+	// Hosts are where workers run: "local" (this machine) or
+	// ssh://[user@]host[:port].
+	Hosts []string `yaml:"hosts"`
+	// SSH is how remote hosts are reached (keys from ssh-agent or ~/.ssh
+	// unless Identity names one; never a password).
+	SSH       SSH      `yaml:"ssh"`
+	Ladder    []Count  `yaml:"ladder"`
+	Limits    Limits   `yaml:"limits"`
+	Targets   []Target `yaml:"targets"`
+	Workloads []Entry  `yaml:"workloads"`
 	// Constraints the report judges the targets by (see constraints.go).
 	Constraints *Constraints `yaml:"constraints"`
 	// Scales are named sets of overrides chosen with --scale (see scale.go).
@@ -48,6 +59,96 @@ type Study struct {
 	// instead (see Locate).
 	root      *yaml.Node
 	overrides []override
+}
+
+// SSH options for remote workers.
+type SSH struct {
+	// Identity is a private key file (ssh -i).
+	Identity string `yaml:"identity"`
+	// Options are ssh -o options, "Key=value" each (e.g.
+	// UserKnownHostsFile=/path).
+	Options []string `yaml:"options"`
+	// CacheDir is where storebench keeps its binary on a remote host
+	// (default .cache/storebench, relative to the login directory).
+	CacheDir string `yaml:"cache_dir"`
+}
+
+// MaxWorkers bounds the worker processes per target.
+const MaxWorkers = 256
+
+// Host is one place a worker runs: this machine (Local) or an SSH
+// destination.
+type Host struct {
+	Local bool
+	User  string
+	Host  string
+	Port  int // 0: ssh's default
+	// Raw is how the study wrote it.
+	Raw string
+}
+
+// Dest is the host as ssh takes it ([user@]host).
+func (h Host) Dest() string {
+	if h.User != "" {
+		return h.User + "@" + h.Host
+	}
+	return h.Host
+}
+
+// ParseHost reads "local" or ssh://[user@]host[:port].
+func ParseHost(s string) (Host, error) {
+	if s == "local" || s == "localhost-process" {
+		return Host{Local: true, Raw: s}, nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "ssh" {
+		return Host{}, fmt.Errorf("%q: want local or ssh://[user@]host[:port]", s)
+	}
+	if _, set := u.User.Password(); set {
+		return Host{}, fmt.Errorf("%q: no password in a host: keys come from ssh-agent, ~/.ssh or ssh.identity", redactHostPassword(u))
+	}
+	if u.Hostname() == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		return Host{}, fmt.Errorf("%q: want ssh://[user@]host[:port] and nothing after it", s)
+	}
+	h := Host{Host: u.Hostname(), User: u.User.Username(), Raw: s}
+	if p := u.Port(); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 65535 {
+			return Host{}, fmt.Errorf("%q: port %q: want 1..65535", s, p)
+		}
+		h.Port = n
+	}
+	if strings.HasPrefix(h.Host, "-") || strings.HasPrefix(h.User, "-") {
+		return Host{}, fmt.Errorf("%q: a host or user may not start with '-'", s)
+	}
+	return h, nil
+}
+
+func redactHostPassword(u *url.URL) string {
+	c := *u
+	c.User = url.User(u.User.Username())
+	return c.String() + " (password removed)"
+}
+
+// Placement is where each of the study's workers runs: worker i on
+// host i mod len(hosts).
+func (s *Study) Placement() []Host {
+	n := max(s.Workers, 1)
+	var hosts []Host
+	for _, raw := range s.Hosts {
+		h, err := ParseHost(raw)
+		if err == nil {
+			hosts = append(hosts, h)
+		}
+	}
+	if len(hosts) == 0 {
+		hosts = []Host{{Local: true, Raw: "local"}}
+	}
+	out := make([]Host, n)
+	for i := range out {
+		out[i] = hosts[i%len(hosts)]
+	}
+	return out
 }
 
 // Limits on what a study may be: a study is a few KiB of text naming a
@@ -331,6 +432,9 @@ func (s *Study) check(root *yaml.Node) error {
 	if s.Concurrency < 1 || s.Concurrency > 4096 {
 		return fail("concurrency", "%d: want 1..4096", s.Concurrency)
 	}
+	if err := s.checkWorkers(root); err != nil {
+		return err
+	}
 	if len(s.Targets) == 0 {
 		return fail("targets", "missing: name at least one target (see `storebench list`)")
 	}
@@ -456,6 +560,60 @@ func ParseLadder(list string) ([]Count, error) {
 // Largest is the top of the ladder.
 func (s *Study) Largest() int64 { return int64(s.Ladder[len(s.Ladder)-1]) }
 
+// checkWorkers checks workers, hosts and ssh; an absent workers is one
+// per host (one when no host is named).
+func (s *Study) checkWorkers(root *yaml.Node) error {
+	fail := func(field string, line int, format string, args ...any) error {
+		if line == 0 {
+			line = lineOf(root, strings.Split(field, "[")[0])
+		}
+		return &Error{File: s.File, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)}
+	}
+	if s.Workers == 0 && !s.has("workers") {
+		s.Workers = max(len(s.Hosts), 1)
+	}
+	if s.Workers < 1 || s.Workers > MaxWorkers {
+		return fail("workers", 0, "%d: want 1..%d worker processes per target", s.Workers, MaxWorkers)
+	}
+	hostsNode := s.topNode(root, "hosts")
+	if hostsNode != nil && len(s.Hosts) == 0 {
+		return fail("hosts", 0, "empty: name local or ssh://[user@]host[:port] hosts, or leave hosts out")
+	}
+	for i, raw := range s.Hosts {
+		line := 0
+		if hostsNode != nil && i < len(hostsNode.Content) {
+			line = hostsNode.Content[i].Line
+		}
+		if _, err := ParseHost(raw); err != nil {
+			return fail(fmt.Sprintf("hosts[%d]", i), line, "%v", err)
+		}
+	}
+	for i, o := range s.SSH.Options {
+		k, _, ok := strings.Cut(o, "=")
+		if !ok || k == "" || strings.ContainsAny(k, " \t") || strings.HasPrefix(k, "-") {
+			return fail(fmt.Sprintf("ssh.options[%d]", i), 0, "%q: want Key=value, as ssh -o takes it", o)
+		}
+		if strings.EqualFold(k, "PasswordAuthentication") || strings.EqualFold(k, "BatchMode") {
+			return fail(fmt.Sprintf("ssh.options[%d]", i), 0, "%q: storebench runs ssh in batch mode, with keys only", o)
+		}
+	}
+	return nil
+}
+
+// topNode is the value node of a top-level field of the file, or nil.
+func (s *Study) topNode(root *yaml.Node, field string) *yaml.Node {
+	if root == nil || len(root.Content) == 0 {
+		return nil
+	}
+	m := root.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == field {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
 // Override holds command-line changes to a study. A nil field was not
 // given; a given one is checked even when it is empty or zero, so that
 // --targets ” or --concurrency 0 is refused rather than read as "the
@@ -467,6 +625,12 @@ type Override struct {
 	Seed        *int64
 	Concurrency *int
 	TimeLimit   *string
+	// Workers, Hosts (comma-separated), SSHIdentity and SSHOptions set the
+	// study's workers, hosts and ssh.
+	Workers     *int
+	Hosts       *string
+	SSHIdentity *string
+	SSHOptions  []string
 	// Scale names one of the study's scales, applied before the other
 	// overrides so that the command line still wins.
 	Scale string
@@ -525,6 +689,43 @@ func (s *Study) Apply(o Override) error {
 		}
 		s.Concurrency = *o.Concurrency
 		s.overrides = append(s.overrides, override{field: "concurrency", flag: fmt.Sprintf("--concurrency %d", *o.Concurrency)})
+	}
+	if o.Hosts != nil {
+		s.Hosts = nil
+		for _, h := range strings.Split(*o.Hosts, ",") {
+			h = strings.TrimSpace(h)
+			if _, err := ParseHost(h); err != nil {
+				return fmt.Errorf("--hosts: %v", err)
+			}
+			s.Hosts = append(s.Hosts, h)
+		}
+		s.overrides = append(s.overrides, override{field: "hosts", flag: "--hosts " + *o.Hosts})
+		if o.Workers == nil && !s.has("workers") {
+			s.Workers = len(s.Hosts)
+		}
+	}
+	if o.Workers != nil {
+		if *o.Workers < 1 || *o.Workers > MaxWorkers {
+			return fmt.Errorf("--workers %d: want 1..%d", *o.Workers, MaxWorkers)
+		}
+		s.Workers = *o.Workers
+		s.overrides = append(s.overrides, override{field: "workers", flag: fmt.Sprintf("--workers %d", *o.Workers)})
+	}
+	if o.SSHIdentity != nil {
+		if *o.SSHIdentity == "" {
+			return fmt.Errorf("--ssh-identity '': name a private key file")
+		}
+		s.SSH.Identity = *o.SSHIdentity
+	}
+	for _, opt := range o.SSHOptions {
+		k, _, ok := strings.Cut(opt, "=")
+		if !ok || k == "" || strings.HasPrefix(k, "-") {
+			return fmt.Errorf("--ssh-option %q: want Key=value, as ssh -o takes it", opt)
+		}
+		if strings.EqualFold(k, "PasswordAuthentication") || strings.EqualFold(k, "BatchMode") {
+			return fmt.Errorf("--ssh-option %q: storebench runs ssh in batch mode, with keys only", opt)
+		}
+		s.SSH.Options = append(s.SSH.Options, opt)
 	}
 	if o.TimeLimit != nil {
 		var d Duration

@@ -16,8 +16,9 @@ import (
 
 // Version of the protocol; the worker states it in its hello. Version 2
 // added heartbeats (a coordinator fails a worker that falls silent) and
-// protocol errors.
-const Version = 2
+// protocol errors; version 3 the barrier (ready, start) of a step shared
+// by several workers.
+const Version = 3
 
 // HeartbeatEvery is how often a worker that is handling a request says it
 // is alive; the coordinator fails a worker it has not heard from for much
@@ -33,6 +34,10 @@ const (
 	CmdDestroy = "destroy" // close the store and delete its data directory
 	CmdCancel  = "cancel"  // cancel the running step (it ends with Partial)
 	CmdQuit    = "quit"    // close everything and exit 0
+	// CmdStart releases a step's barrier: every worker of a target said
+	// it is ready (EvReady) and all begin at Request.Start. Like cancel
+	// it is handled beside the running step, not queued behind it.
+	CmdStart = "start"
 )
 
 // Event types.
@@ -49,6 +54,10 @@ const (
 	// at all, not even its ID: the request in flight will never be
 	// answered, so the coordinator fails the worker.
 	EvProtocolError = "protocol_error"
+	// EvReady (with the step's ID) says a worker that shares its step with
+	// others (Step.Parts > 1) reached a barrier: its setup is done and it
+	// waits for a start request.
+	EvReady = "ready"
 )
 
 // Request is one command.
@@ -60,6 +69,9 @@ type Request struct {
 	// Profile, on a step, asks the worker for pprof profiles of the step
 	// (ProfileKinds); they come back in the step's done or error event.
 	Profile []string `json:"profile,omitempty"`
+	// Start, on a start request, is the instant every worker of the
+	// step begins (wall clock; hosts must keep their clocks in step).
+	Start time.Time `json:"start,omitempty"`
 }
 
 // ProfileKinds are the profiles a step can ask for. Mutex and block

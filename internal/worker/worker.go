@@ -32,7 +32,7 @@ import (
 // answer that will not come. An event that cannot be written ends the
 // process (see fatal): a worker nobody hears must not go on working.
 func Serve(in io.Reader, out io.Writer, version string) error {
-	w := &server{out: out, version: version}
+	w := &server{out: out, version: version, starts: make(chan time.Time, 1)}
 	w.send(wire.Event{Type: wire.EvHello, Hello: &wire.Hello{Protocol: wire.Version, PID: os.Getpid(), Version: version, GoVersion: runtime.Version()}})
 
 	reqs := make(chan wire.Request)
@@ -54,6 +54,17 @@ func Serve(in io.Reader, out io.Writer, version string) error {
 			// that is running.
 			if r.Cmd == wire.CmdCancel {
 				w.cancelStep()
+				continue
+			}
+			// So is start: it releases a step waiting at its barrier. A
+			// start nobody waits for is a coordinator's fault, said
+			// rather than kept for a later barrier.
+			if r.Cmd == wire.CmdStart {
+				select {
+				case w.starts <- r.Start:
+				default:
+					w.send(wire.Event{Type: wire.EvProtocolError, Error: "start request while no step waits at a barrier"})
+				}
 				continue
 			}
 			reqs <- r
@@ -150,6 +161,9 @@ type server struct {
 
 	cancelMu sync.Mutex
 	cancel   context.CancelFunc
+	// starts carries the start time of a start request to the step that
+	// waits at its barrier.
+	starts chan time.Time
 
 	open *wire.OpenArgs
 	info target.Info
@@ -351,11 +365,17 @@ func (w *server) runStep(id int64, st workload.Step) (*results.Step, error) {
 		w.cancelMu.Unlock()
 		cancel()
 	}()
+	if st.Parts > 1 && w.open.Dir != "" {
+		return nil, fmt.Errorf("%s keeps its data in this worker's own directory: several workers cannot share it (an embedded engine has one process; use --workers with a server target)", w.info.Name)
+	}
 	if st.Fresh || w.h == nil {
 		if _, err := w.openStore(*w.open, st.Fresh); err != nil {
 			return nil, err
 		}
-		if r, ok := w.h.(target.Resetter); ok && st.Fresh {
+		// A shared step empties the server once, in its first part; the
+		// barrier the workload crosses before writing keeps the others'
+		// writes after that.
+		if r, ok := w.h.(target.Resetter); ok && st.Fresh && st.Part == 0 {
 			if err := r.Reset(ctx); err != nil {
 				return nil, fmt.Errorf("emptying %s for a fresh step: %w", w.info.Name, err)
 			}
@@ -399,6 +419,8 @@ func (w *server) runStep(id int64, st workload.Step) (*results.Step, error) {
 			last = now
 			return now.RSSBytes, cpu
 		},
+		Part:  st.Part,
+		Parts: st.Parts,
 		Window: func(begin bool) {
 			snap, err := procstat.Self()
 			dev := sampleDev()
@@ -413,6 +435,23 @@ func (w *server) runStep(id int64, st workload.Step) (*results.Step, error) {
 				timed = results.NewWindow(winBefore, snap, winDev, dev)
 			}
 		},
+	}
+	if st.Parts > 1 {
+		env.Sync = func(ctx context.Context) (time.Time, error) {
+			// A start left over from a barrier this step never reached
+			// (the coordinator's fault) must not release this one.
+			select {
+			case <-w.starts:
+			default:
+			}
+			w.send(wire.Event{ID: id, Type: wire.EvReady})
+			select {
+			case at := <-w.starts:
+				return at, nil
+			case <-ctx.Done():
+				return time.Time{}, ctx.Err()
+			}
+		}
 	}
 	res, runErr := wl.Execute(ctx, env, st)
 	if res == nil {

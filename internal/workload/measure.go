@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -35,10 +36,39 @@ func Measure(ctx context.Context, env *Env, cfg runner.Config, total int64, op r
 			mu.Unlock()
 		}
 	}
+	if env.Parts > 1 {
+		// A step shared by several processes: each takes its share of
+		// the operations, and all begin at one instant, so their
+		// intervals line up and the intended start times of an open loop
+		// are one schedule.
+		cfg.Part, cfg.Parts = env.Part, env.Parts
+		if env.Sync == nil {
+			return &results.Step{}, fmt.Errorf("a step split in %d parts has no barrier", env.Parts)
+		}
+		at, err := env.Sync(ctx)
+		if err != nil {
+			return &results.Step{Partial: ctx.Err() != nil}, err
+		}
+		// Wait here rather than in the runner, so that the timed
+		// window below does not count the wait.
+		if d := time.Until(at); d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return &results.Step{Partial: true}, ctx.Err()
+			case <-t.C:
+			}
+		}
+		cfg.Start = at
+	}
 	if env.Window != nil {
 		env.Window(true)
 	}
 	start := time.Now()
+	if !cfg.Start.IsZero() {
+		start = cfg.Start
+	}
 	res, err := runner.Run(ctx, cfg, op)
 	if env.Window != nil {
 		env.Window(false)
@@ -67,6 +97,7 @@ func Measure(ctx context.Context, env *Env, cfg runner.Config, total int64, op r
 	}
 	st.Hist, _ = latency.Encode(res.Service)
 	st.ByOp = byOp(res.ByClass)
+	st.ByOpHist = byOpHist(res.ByClass)
 	if res.Intended != nil {
 		s := latency.Summarize(res.Intended)
 		st.Intended = &s
@@ -102,6 +133,20 @@ func Measure(ctx context.Context, env *Env, cfg runner.Config, total int64, op r
 		st.Background = append(st.Background, b)
 	}
 	return st, err
+}
+
+func byOpHist(classes map[string]*hdr.Histogram) map[string]string {
+	var out map[string]string
+	for name, h := range classes {
+		if h.TotalCount() == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[name], _ = latency.Encode(h)
+	}
+	return out
 }
 
 type sample struct {

@@ -61,6 +61,34 @@ type Step struct {
 	// them retries and counts the errors they cause instead of failing,
 	// and checks afterwards that no acknowledged write was lost.
 	Faults []fault.Action `json:"faults,omitempty"`
+	// Part and Parts split the step across worker processes (Parts > 1:
+	// this worker is number Part of Parts driving one target at once).
+	// Only a workload that implements Splitter gets them; each process
+	// then takes a disjoint, deterministic share of the operations (see
+	// runner.Config.Part).
+	Part  int `json:"part,omitempty"`
+	Parts int `json:"parts,omitempty"`
+}
+
+// Splitter is implemented by a workload whose steps several worker
+// processes can share. Split says whether step st can be split (nil) or
+// why not; a step that cannot runs on one worker alone.
+type Splitter interface {
+	Split(st Step) error
+}
+
+// CanSplit says whether step st can be shared by several worker
+// processes, and if not why.
+func CanSplit(st Step) error {
+	w, err := Lookup(st.Workload)
+	if err != nil {
+		return err
+	}
+	sp, ok := w.(Splitter)
+	if !ok {
+		return fmt.Errorf("workload %s runs in one worker process (its operations are not split across processes)", st.Workload)
+	}
+	return sp.Split(st)
 }
 
 // Env is what a step runs against inside the worker.
@@ -77,6 +105,16 @@ type Env struct {
 	// after the timed part of a step, so the worker can count CPU and I/O
 	// over that part alone, apart from the step's setup.
 	Window func(begin bool)
+	// Part and Parts are the step's (Parts > 1: shared with other
+	// worker processes); Measure hands them to the runner.
+	Part, Parts int
+	// Sync, set when Parts > 1, is the barrier between the processes
+	// sharing the step: it returns when every one of them has called it
+	// (the same number of times), with the instant all of them start the
+	// next part at. A workload calls it where every process must have
+	// finished something before any goes on (the table exists); Measure
+	// calls it before every timed part.
+	Sync func(ctx context.Context) (time.Time, error)
 }
 
 // Workload is one registered workload.

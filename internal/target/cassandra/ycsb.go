@@ -50,15 +50,33 @@ func (s *Store) Init(ctx context.Context, fieldCount int) error {
 			return err
 		}
 	}
-	c := cols.String()[2:]
+	s.prepareYCSB(fieldCount, cols.String()[2:], marks.String())
+	return nil
+}
+
+// Attach implements ycsb.Attacher: usertable, which another worker
+// process's Init created, is kept; this handle prepares its statements.
+func (s *Store) Attach(ctx context.Context, fieldCount int) error {
+	if fieldCount < 1 || fieldCount > 1000 {
+		return fmt.Errorf("ycsb: %d fields: want 1..1000", fieldCount)
+	}
+	var cols, marks strings.Builder
+	for i := 0; i < fieldCount; i++ {
+		fmt.Fprintf(&cols, ", field%d", i)
+		marks.WriteString(", ?")
+	}
+	s.prepareYCSB(fieldCount, cols.String()[2:], marks.String())
+	return nil
+}
+
+func (s *Store) prepareYCSB(fieldCount int, c, marks string) {
 	s.mu.Lock()
 	s.ycsb = &ycsbCQL{
 		n:      fieldCount,
-		insert: "INSERT INTO " + s.ks + ".usertable (y_id, " + c + ") VALUES (?" + marks.String() + ")",
+		insert: "INSERT INTO " + s.ks + ".usertable (y_id, " + c + ") VALUES (?" + marks + ")",
 		read:   "SELECT " + c + " FROM " + s.ks + ".usertable WHERE y_id = ?",
 	}
 	s.mu.Unlock()
-	return nil
 }
 
 // Insert implements ycsb.DB.

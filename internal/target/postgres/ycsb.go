@@ -112,6 +112,18 @@ func (s *Store) Init(ctx context.Context, fieldCount int) error {
 	return nil
 }
 
+// Attach implements ycsb.Attacher: usertable, which another worker
+// process's Init created, is kept; this handle prepares its statements.
+func (s *Store) Attach(ctx context.Context, fieldCount int) error {
+	if fieldCount < 1 || fieldCount > 1000 {
+		return fmt.Errorf("ycsb: %d fields: want 1..1000", fieldCount)
+	}
+	s.mu.Lock()
+	s.ycsb = newYCSBSQL(fieldCount)
+	s.mu.Unlock()
+	return nil
+}
+
 // Insert implements ycsb.DB.
 func (s *Store) Insert(ctx context.Context, key []byte, fields [][]byte) error {
 	q, err := s.statements()

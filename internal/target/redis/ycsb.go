@@ -48,6 +48,22 @@ func (s *Store) Init(ctx context.Context, fieldCount int) error {
 	return nil
 }
 
+// Attach implements ycsb.Attacher: the records another worker process's
+// Init prepared are kept; this handle only learns the field names.
+func (s *Store) Attach(ctx context.Context, fieldCount int) error {
+	if fieldCount < 1 {
+		return fmt.Errorf("ycsb: %d fields", fieldCount)
+	}
+	names := make([]any, fieldCount)
+	for i := range names {
+		names[i] = "field" + strconv.Itoa(i)
+	}
+	s.fieldsMu.Lock()
+	s.fields = names
+	s.fieldsMu.Unlock()
+	return nil
+}
+
 func (s *Store) fieldNames() ([]any, error) {
 	s.fieldsMu.RLock()
 	f := s.fields

@@ -26,6 +26,16 @@ type DB interface {
 	Read(ctx context.Context, key []byte) ([][]byte, error)
 }
 
+// Attacher is optional: a DB that several worker processes can share
+// attaches to the table another process's Init created, without emptying
+// it (a step split across processes: see YCSB.Split).
+type Attacher interface {
+	Attach(ctx context.Context, fieldCount int) error
+}
+
+// Attach implements Attacher: an ordered store has no table to prepare.
+func (d KVDB) Attach(context.Context, int) error { return nil }
+
 // Scanner is optional: an ordered scan of count records from start
 // (workload E). Targets without it cannot run workload E.
 type Scanner interface {

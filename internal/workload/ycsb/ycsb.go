@@ -174,7 +174,8 @@ func (YCSB) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*
 	if err := CanRun(env.Target, st.Phase); err != nil {
 		return nil, fmt.Errorf("ycsb: this target %v", err)
 	}
-	r := &run{db: db, p: p, seed: uint64(st.Seed), n: st.N, workers: max(st.Concurrency, 1), rate: st.Rate, duration: st.Duration}
+	r := &run{db: db, p: p, seed: uint64(st.Seed), n: st.N, workers: max(st.Concurrency, 1), rate: st.Rate, duration: st.Duration,
+		part: st.Part, parts: max(st.Parts, 1)}
 	if st.Phase == "load" && len(st.Faults) > 0 {
 		return r.loadUnderFaults(ctx, env, st)
 	}
@@ -194,6 +195,23 @@ type run struct {
 	// time instead of by Operations.
 	rate     float64
 	duration time.Duration
+	// part of parts: the worker processes sharing the step (see Split).
+	part, parts int
+}
+
+// Split implements workload.Splitter: every YCSB step can be shared by
+// several worker processes. The operations are split as the runner splits
+// them among goroutines (see runner.Config.Part), so records 0..N-1 are
+// loaded once whatever the number of processes, and a core workload does
+// the same operations; the records workloads D and E insert are numbered
+// by global goroutine, so they are the same data for the same total
+// number of goroutines (processes × concurrency).
+func (YCSB) Split(workload.Step) error { return nil }
+
+// global is load goroutine w's index among every process's goroutines,
+// and G their number.
+func (r *run) global(w int) (g, G int64) {
+	return int64(r.part*r.workers + w), int64(r.parts * r.workers)
 }
 
 // key of record i: "user" + a scattered number, as YCSB's hashed order.
@@ -284,8 +302,26 @@ func (r *run) record(s *wstate, k []byte, nonce uint64) [][]byte {
 
 // load inserts records 0..N-1 with every goroutine, into a fresh table.
 func (r *run) load(ctx context.Context, env *workload.Env) (*results.Step, error) {
-	if err := r.db.Init(ctx, r.p.Fields); err != nil {
-		return nil, fmt.Errorf("ycsb: preparing the table: %w", err)
+	// Shared by several processes, the first prepares the table and the
+	// others attach to it once it exists: Init empties the table.
+	if r.part == 0 {
+		if err := r.db.Init(ctx, r.p.Fields); err != nil {
+			return nil, fmt.Errorf("ycsb: preparing the table: %w", err)
+		}
+	}
+	if r.parts > 1 {
+		if _, err := env.Sync(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if r.part > 0 {
+		a, ok := r.db.(Attacher)
+		if !ok {
+			return nil, fmt.Errorf("ycsb: this target cannot share its table with other worker processes (no Attach)")
+		}
+		if err := a.Attach(ctx, r.p.Fields); err != nil {
+			return nil, fmt.Errorf("ycsb: attaching to the table: %w", err)
+		}
 	}
 	ws := r.states()
 	res, err := workload.Measure(ctx, env, runner.Config{Workers: r.workers, Ops: r.n}, r.n, func(ctx context.Context, w int, seq int64) error {
@@ -321,7 +357,6 @@ func (r *run) workload(ctx context.Context, env *workload.Env, name string) (*re
 	}
 	ws := r.states()
 	verified := workload.NewTally(r.workers)
-	W := int64(r.workers)
 	// pick chooses an existing record for goroutine w.
 	pick := func(w int, s *wstate, seq int64) uint64 {
 		u := uniform01(gen.Mix(r.seed, salt, uint64(seq), 1))
@@ -333,7 +368,8 @@ func (r *run) workload(ctx context.Context, env *workload.Env, name string) (*re
 			// (known to be complete), then the loaded ones from the end.
 			rank := z.rank(u)
 			if rank < s.inserted {
-				return uint64(r.n + int64(w) + (s.inserted-1-rank)*W)
+				g, G := r.global(w)
+				return uint64(r.n + g + (s.inserted-1-rank)*G)
 			}
 			rank -= s.inserted
 			if rank >= r.n {
@@ -355,7 +391,8 @@ func (r *run) workload(ctx context.Context, env *workload.Env, name string) (*re
 		s := &ws[w]
 		op := classOf(seq)
 		if op == opInsert {
-			i := uint64(r.n + int64(w) + s.inserted*W)
+			g, G := r.global(w)
+			i := uint64(r.n + g + s.inserted*G)
 			s.key = key(s.key, i)
 			if err := r.db.Insert(ctx, s.key, r.record(s, s.key, gen.Mix(r.seed, i))); err != nil {
 				return err

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"storebench/internal/measure/latency"
+	"storebench/internal/results"
+	"storebench/internal/server/servertest"
+)
+
+// ycsbWorkers: a load, a closed-loop mix (A) and an open-loop one (C at
+// 1500 ops/s over 1500 operations: about one second).
+const ycsbWorkers = `name: ycsb-workers
+ladder: [2000]
+concurrency: 2
+seed: 7
+targets: [%URI%]
+workloads:
+  - name: ycsb
+    params: {workloads: [a], operations: 2000, fields: 4, field_length: 50}
+  - name: ycsb
+    params: {workloads: [c], operations: 1500, fields: 4, field_length: 50, rate: 1500}
+`
+
+func runWorkers(t *testing.T, uri string, args ...string) *results.Target {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "ycsb-workers.yaml")
+	os.WriteFile(p, []byte(strings.ReplaceAll(ycsbWorkers, "%URI%", uri)), 0o644)
+	out := t.TempDir()
+	stdout, stderr, code := runCLI(t, append([]string{"run", p, "--out", out, "--quiet"}, args...)...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	run, err := results.Read(filepath.Join(onlyDir(t, out), "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != "complete" || run.Targets[0].Status != "ok" {
+		t.Fatalf("run %s: %s", run.Status, run.Reason)
+	}
+	return run.Targets[0]
+}
+
+func decode(t *testing.T, enc string) *hdr.Histogram {
+	t.Helper()
+	h, err := latency.Decode(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// Three workers drive one Redis: the merged histogram of every step is
+// the histogram of all its operations (the workers' own raw histograms,
+// merged here, give the same count and the same percentiles; the merged
+// intervals add up to it), the open-loop rate split over three workers is
+// still the total rate, and the operations are the same as one worker's:
+// one worker and three verify the same reads.
+func TestWorkersMergeExactly(t *testing.T) {
+	uri := servertest.URI(t, "redis")
+	three := runWorkers(t, uri, "--workers", "3")
+	one := runWorkers(t, uri, "--workers", "1")
+	if len(three.Workers) != 3 {
+		t.Fatalf("target's workers: %+v", three.Workers)
+	}
+	for _, st := range three.Steps {
+		name := st.Phase
+		if len(st.Workers) != 3 {
+			t.Fatalf("%s: %d worker parts, want 3", name, len(st.Workers))
+		}
+		merged := decode(t, st.Hist)
+		mine := latency.New()
+		var ops, verified int64
+		var cpuNs int64
+		for _, w := range st.Workers {
+			mine.Merge(decode(t, w.Hist))
+			ops += w.Ops
+			verified += w.Verified
+			cpuNs += w.Resources.After.CPUUserNs + w.Resources.After.CPUSysNs - w.Resources.Before.CPUUserNs - w.Resources.Before.CPUSysNs
+			if w.Ops == 0 || w.Host != "local" || w.PID == 0 {
+				t.Errorf("%s: worker %d: %+v", name, w.Index, w)
+			}
+		}
+		if merged.TotalCount() != st.Ops || mine.TotalCount() != st.Ops || ops != st.Ops {
+			t.Fatalf("%s: merged histogram counts %d, the workers' merged here %d, their ops %d, the step's ops %d",
+				name, merged.TotalCount(), mine.TotalCount(), ops, st.Ops)
+		}
+		for _, q := range []float64{50, 90, 99, 99.9, 100} {
+			if a, b := merged.ValueAtQuantile(q), mine.ValueAtQuantile(q); a != b {
+				t.Fatalf("%s: p%v %d in the step, %d from the workers' histograms", name, q, a, b)
+			}
+		}
+		if st.Latency.P99 != mine.ValueAtQuantile(99) {
+			t.Fatalf("%s: summary p99 %d, histogram's %d", name, st.Latency.P99, mine.ValueAtQuantile(99))
+		}
+		var inIntervals int64
+		for _, iv := range st.Intervals {
+			inIntervals += decode(t, iv.Hist).TotalCount()
+		}
+		var inSeries int64
+		for _, tk := range st.Series {
+			inSeries += tk.Ops
+		}
+		if inSeries != st.Ops || inIntervals != st.Ops {
+			t.Fatalf("%s: series counts %d operations, intervals' histograms %d, step %d", name, inSeries, inIntervals, st.Ops)
+		}
+		if verified != st.Verify.Checked {
+			t.Fatalf("%s: workers verified %d, step says %d", name, verified, st.Verify.Checked)
+		}
+		sum := st.Resources.After.CPUUserNs + st.Resources.After.CPUSysNs - st.Resources.Before.CPUUserNs - st.Resources.Before.CPUSysNs
+		if sum != cpuNs {
+			t.Fatalf("%s: step's CPU %d ns, workers' sum %d ns", name, sum, cpuNs)
+		}
+		t.Logf("%s: %d ops, p50 %v p99 %v max %v, per worker %v", name, st.Ops, merged.ValueAtQuantile(50), merged.ValueAtQuantile(99), merged.Max(), opsOf(st.Workers))
+		// The same operations as one worker's: the same number of reads
+		// verified (which reads is fixed by the seed and the sequence
+		// numbers, whoever does them).
+		o := one.Find("ycsb", st.Phase, st.N)
+		if o == nil || o.Ops != st.Ops || o.Verify.Checked != st.Verify.Checked {
+			t.Fatalf("%s: one worker did %+v, three %d ops verifying %d", name, o, st.Ops, st.Verify.Checked)
+		}
+		if st.Phase == "c" {
+			// Open loop at 1500 ops/s in total: each worker a third.
+			rate := float64(st.Ops) / st.Seconds
+			if rate < 1500*0.85 || rate > 1500*1.1 || st.Intended == nil || st.Rate != 1500 {
+				t.Fatalf("c: %.0f ops/s in total over %.2fs (offered %v), want about 1500", rate, st.Seconds, st.Rate)
+			}
+			for _, w := range st.Workers {
+				if w.OpsPerS < 500*0.85 || w.OpsPerS > 500*1.15 {
+					t.Fatalf("c: worker %d ran at %.0f ops/s, want about 500", w.Index, w.OpsPerS)
+				}
+			}
+			t.Logf("c: %.0f ops/s in total, intended-start p99 %v", rate, st.Intended.P99)
+		}
+	}
+}
+
+func opsOf(ws []results.WorkerPart) []int64 {
+	var out []int64
+	for _, w := range ws {
+		out = append(out, w.Ops)
+	}
+	return out
+}
+
+// An embedded engine is opened by one process: several workers on it are
+// refused before anything runs, in one line, exit 2.
+func TestWorkersOnAnEmbeddedEngineAreRefused(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "ycsb-small.yaml")
+	os.WriteFile(p, []byte(ycsbSmall), 0o644)
+	_, stderr, code := runCLI(t, "run", p, "--out", t.TempDir(), "--workers", "2")
+	if code != 2 || !strings.Contains(stderr, "--workers 2") || !strings.Contains(stderr, "pebble is an embedded engine") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Fatalf("exit %d: %q", code, stderr)
+	}
+}
