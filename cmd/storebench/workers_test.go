@@ -177,3 +177,30 @@ func TestWorkersOnAnEmbeddedEngineAreRefused(t *testing.T) {
 		t.Fatalf("exit %d: %q", code, stderr)
 	}
 }
+
+// client_cpus bounds the worker's GOMAXPROCS: the worker says so in the
+// target's settings; a bad value names the file, line and field.
+func TestClientCPUs(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "s.yaml")
+	os.WriteFile(p, []byte("name: cpus\nladder: [200]\nclient_cpus: 1\ntargets: [pebble]\nworkloads:\n  - name: ycsb\n    params: {workloads: [c], operations: 300}\n"), 0o644)
+	out := t.TempDir()
+	if stdout, stderr, code := runCLI(t, "run", p, "--out", out, "--quiet"); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	run, err := results.Read(filepath.Join(onlyDir(t, out), "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := run.Targets[0].Settings["client_cpus"]; !strings.HasPrefix(got, "1 ") {
+		t.Errorf("settings client_cpus %q, want 1", got)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("name: cpus\nladder: [200]\nclient_cpus: -2\ntargets: [pebble]\nworkloads:\n  - name: ycsb\n"), 0o644)
+	if _, stderr, code := runCLI(t, "run", bad, "--out", t.TempDir()); code != 2 || !strings.Contains(stderr, "bad.yaml:3") || !strings.Contains(stderr, "client_cpus") {
+		t.Errorf("client_cpus -2: exit %d, %s", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, "run", p, "--client-cpus", "-1", "--out", t.TempDir()); code != 2 || !strings.Contains(stderr, "--client-cpus -1") {
+		t.Errorf("--client-cpus -1: exit %d, %s", code, stderr)
+	}
+}

@@ -79,7 +79,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	var o study.Override
 	var ladder, targets, durability, timeLimit string
 	var seed int64
-	var concurrency, workers int
+	var concurrency, workers, clientCPUs int
 	var hosts, sshIdentity string
 	var sets, sshOptions multiFlag
 	fs.StringVar(&ladder, "ladder", "", "data sizes to measure, comma-separated (e.g. 10,1e3,1e5; from 1 to 1e9, at most 64 sizes)")
@@ -88,6 +88,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs.Int64Var(&seed, "seed", 0, "seed of every generated key, value and choice, 0 or more (same seed, same operations; default: the study's)")
 	fs.IntVar(&concurrency, "concurrency", 0, "load goroutines where a workload runs concurrently, 1..4096 (default: the study's)")
 	fs.IntVar(&workers, "workers", 0, "worker processes driving each server target at once, 1..256, each a disjoint share of the operations (default: one per host; docs/distributed.md)")
+	fs.IntVar(&clientCPUs, "client-cpus", 0, "CPUs each worker's load goroutines run on (GOMAXPROCS; 0: every core); side by side with a native tool, give both the same threads")
 	fs.StringVar(&hosts, "hosts", "", "where workers run, comma-separated, round-robin: local, ssh://[user@]host[:port] (keys from ssh-agent or ~/.ssh, never a password)")
 	fs.StringVar(&sshIdentity, "ssh-identity", "", "private key file for the ssh hosts (ssh -i)")
 	fs.Var(&sshOptions, "ssh-option", "an ssh -o option for the ssh hosts, Key=value (repeatable), e.g. UserKnownHostsFile=/path")
@@ -132,6 +133,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			o.TimeLimit = &timeLimit
 		case "workers":
 			o.Workers = &workers
+		case "client-cpus":
+			o.ClientCPUs = &clientCPUs
 		case "hosts":
 			o.Hosts = &hosts
 		case "ssh-identity":

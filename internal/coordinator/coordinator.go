@@ -505,7 +505,7 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 
 	ev, err := g.each(wire.Request{Cmd: wire.CmdOpen, Open: &wire.OpenArgs{
 		Target: info.Name, Dir: dir, URI: uri, Durability: s.Durability, CacheBytes: int64(t.Cache), Options: t.Options,
-		Concurrency: maxConcurrency(steps),
+		Concurrency: maxConcurrency(steps), ClientCPUs: s.ClientCPUs,
 	}})
 	if err != nil {
 		tr.Status, tr.Reason = "failed", err.Error()

@@ -28,6 +28,9 @@ func (s *Study) Effective(redact func(string) string) ([]byte, error) {
 	add("seed", scalar(strconv.FormatInt(s.Seed, 10)))
 	add("durability", scalar(s.Durability))
 	add("concurrency", scalar(strconv.Itoa(s.Concurrency)))
+	if s.ClientCPUs > 0 {
+		add("client_cpus", scalar(strconv.Itoa(s.ClientCPUs)))
+	}
 	if s.Workers > 1 || len(s.Hosts) > 0 {
 		add("workers", scalar(strconv.Itoa(s.Workers)))
 	}

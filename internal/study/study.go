@@ -33,6 +33,12 @@ type Study struct {
 	// at once (default 1), placed round-robin on Hosts (default: this
 	// machine): see docs/distributed.md.
 	Workers int `yaml:"workers"`
+	// ClientCPUs bounds the CPUs each worker process's load goroutines
+	// run on (GOMAXPROCS; 0: every core). On a machine whose cores the
+	// server shares, a client spread over every core takes them from the
+	// server: a side-by-side run with a native tool gives each the same
+	// number of threads (redis-benchmark runs one).
+	ClientCPUs int `yaml:"client_cpus"`
 	// Hosts are where workers run: "local" (this machine) or
 	// ssh://[user@]host[:port].
 	Hosts []string `yaml:"hosts"`
@@ -575,6 +581,9 @@ func (s *Study) checkWorkers(root *yaml.Node) error {
 	if s.Workers < 1 || s.Workers > MaxWorkers {
 		return fail("workers", 0, "%d: want 1..%d worker processes per target", s.Workers, MaxWorkers)
 	}
+	if s.ClientCPUs < 0 || s.ClientCPUs > 1024 {
+		return fail("client_cpus", 0, "%d: want 1..1024 CPUs for each worker's load, or 0 for every core", s.ClientCPUs)
+	}
 	hostsNode := s.topNode(root, "hosts")
 	if hostsNode != nil && len(s.Hosts) == 0 {
 		return fail("hosts", 0, "empty: name local or ssh://[user@]host[:port] hosts, or leave hosts out")
@@ -628,6 +637,7 @@ type Override struct {
 	// Workers, Hosts (comma-separated), SSHIdentity and SSHOptions set the
 	// study's workers, hosts and ssh.
 	Workers     *int
+	ClientCPUs  *int
 	Hosts       *string
 	SSHIdentity *string
 	SSHOptions  []string
@@ -710,6 +720,13 @@ func (s *Study) Apply(o Override) error {
 		}
 		s.Workers = *o.Workers
 		s.overrides = append(s.overrides, override{field: "workers", flag: fmt.Sprintf("--workers %d", *o.Workers)})
+	}
+	if o.ClientCPUs != nil {
+		if *o.ClientCPUs < 0 || *o.ClientCPUs > 1024 {
+			return fmt.Errorf("--client-cpus %d: want 1..1024, or 0 for every core", *o.ClientCPUs)
+		}
+		s.ClientCPUs = *o.ClientCPUs
+		s.overrides = append(s.overrides, override{field: "client_cpus", flag: fmt.Sprintf("--client-cpus %d", *o.ClientCPUs)})
 	}
 	if o.SSHIdentity != nil {
 		if *o.SSHIdentity == "" {

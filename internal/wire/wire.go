@@ -89,6 +89,9 @@ type OpenArgs struct {
 	Options    map[string]string `json:"options,omitempty"`
 	// Concurrency is the most load goroutines any step will drive.
 	Concurrency int `json:"concurrency,omitempty"`
+	// ClientCPUs > 0 sets the worker's GOMAXPROCS (the study's
+	// client_cpus).
+	ClientCPUs int `json:"client_cpus,omitempty"`
 }
 
 // Event is one message from the worker.

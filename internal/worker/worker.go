@@ -315,6 +315,13 @@ func (w *server) openStore(a wire.OpenArgs, fresh bool) (*wire.Opened, error) {
 	if d, ok := h.(kv.Describer); ok {
 		o.Settings = d.Settings()
 	}
+	if a.ClientCPUs > 0 {
+		runtime.GOMAXPROCS(a.ClientCPUs)
+		if o.Settings == nil {
+			o.Settings = map[string]string{}
+		}
+		o.Settings["client_cpus"] = fmt.Sprintf("%d (the load generator's GOMAXPROCS)", a.ClientCPUs)
+	}
 	return o, nil
 }
 
