@@ -49,7 +49,7 @@ func (o Objective) Judge(t *Trial) {
 		t.Sustained, t.Why = false, fmt.Sprintf("achieved %.0f/s < %.0f%% of %.0f/s", t.Achieved, o.MinAchieved*100, t.Offered)
 	case t.P99Intended > o.SLO:
 		t.Sustained, t.Why = false, fmt.Sprintf("p99 from intended start %s > %s", t.P99Intended.Round(10*time.Microsecond), o.SLO)
-	case Growing(t.LatePerTick):
+	case Growing(t.LatePerTick, t.Offered): // the series ticks each second
 		t.Sustained, t.Why = false, "late operations keep growing"
 	default:
 		t.Sustained, t.Why = true, ""
@@ -70,8 +70,12 @@ func (o Objective) withDefaults() Objective {
 // growing: the last third of the ticks has clearly more late operations
 // than the first third. A constant trickle of late operations (a
 // scheduler hiccup per second) is not a backlog; a queue that builds is.
-// Fewer than 3 ticks cannot show a trend.
-func Growing(perTick []int64) bool {
+// Nor is a handful: the growth must pass 10 operations a tick and 1% of
+// the operations offered over those ticks (offeredPerTick each), so that
+// a hundred late operations out of 12,000 at 4,000/s, with a p99 of 5 ms,
+// do not fail a rate the target plainly keeps up with. Fewer than 3 ticks
+// cannot show a trend.
+func Growing(perTick []int64, offeredPerTick float64) bool {
 	n := len(perTick)
 	if n < 3 {
 		return false
@@ -85,7 +89,8 @@ func Growing(perTick []int64) bool {
 		last += v
 	}
 	// Clearly more: twice as many, and not just a handful.
-	return last > 2*first && last-first > int64(10*third)
+	handful := max(float64(10*third), 0.01*offeredPerTick*float64(third))
+	return last > 2*first && float64(last-first) > handful
 }
 
 // RateSearch steps the rate up geometrically from Start until a rate is
