@@ -603,7 +603,7 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 		res, profiles, err := g.step(stepCtx, stCopy, o.Profile, func(done, total int64) {
 			progress.Store(done)
 			bar.Update(done, total)
-		})
+		}, faults.begin)
 		stopWatch()
 		events := faults.finish()
 		var noSpace *NoSpaceError

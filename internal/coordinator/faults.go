@@ -62,50 +62,89 @@ func checkFaultTargets(srv *managed, steps []workload.Step) error {
 }
 
 // faultRun carries out one step's actions on the cluster's nodes while
-// the worker runs the step.
+// the worker runs the step. The actions' offsets count from the start of
+// the step's timed part, which the worker reaches behind a barrier
+// (begin); until then nothing happens.
 type faultRun struct {
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	events []results.Event
+	// schedule ends the waits for actions still to come (the step is
+	// over); act is what an action under way runs on: the run's own
+	// context, so that a restart half done when the step ends is
+	// finished, not abandoned with the node half up.
+	schedule context.Context
+	cancel   context.CancelFunc
+	act      context.Context
+	start    chan time.Time
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	events   []results.Event
 }
 
-// startFaults schedules the actions from now (the step's start as the
-// coordinator sees it).
+// startFaults prepares the step's actions; they are timed from the
+// instant given to begin.
 func startFaults(ctx context.Context, srv *managed, actions []fault.Action, bar *progress.Bar, name string) *faultRun {
-	fr := &faultRun{}
+	fr := &faultRun{act: ctx, start: make(chan time.Time, 1)}
+	fr.schedule, fr.cancel = context.WithCancel(ctx)
 	if len(actions) == 0 {
-		fr.cancel = func() {}
 		return fr
 	}
-	ctx, fr.cancel = context.WithCancel(ctx)
-	t0 := time.Now()
 	// One goroutine per node, so that a node's actions keep their order
 	// (a kill, then its restart) while nodes act independently.
 	byNode := map[int][]fault.Action{}
 	for _, a := range actions {
 		byNode[a.Node] = append(byNode[a.Node], a)
 	}
+	t0 := make(chan struct{})
+	var at time.Time
+	go func() {
+		select {
+		case at = <-fr.start:
+			close(t0)
+		case <-fr.schedule.Done():
+		}
+	}()
 	for idx, acts := range byNode {
 		node := srv.inst.Nodes[idx-1]
 		fr.wg.Add(1)
 		go func() {
 			defer fr.wg.Done()
-			for _, a := range acts {
-				wait := time.Until(t0.Add(a.Offset()))
+			select {
+			case <-t0:
+			case <-fr.schedule.Done():
+				return
+			}
+			for i, a := range acts {
+				t := time.NewTimer(time.Until(at.Add(a.Offset())))
 				select {
-				case <-ctx.Done():
+				case <-fr.schedule.Done():
+					t.Stop()
+					// The step ended first: a node this step took down
+					// is still brought back by its restart, now.
+					for _, b := range acts[i:] {
+						if b.Action == fault.Restart && node.PID() == 0 {
+							fr.do(node, b, bar, name)
+							break
+						}
+					}
 					return
-				case <-time.After(wait):
+				case <-t.C:
 				}
-				fr.do(ctx, node, a, bar, name)
+				fr.do(node, a, bar, name)
 			}
 		}()
 	}
 	return fr
 }
 
-func (fr *faultRun) do(ctx context.Context, node *server.Node, a fault.Action, bar *progress.Bar, name string) {
+// begin starts the clock of the actions (the first call counts).
+func (fr *faultRun) begin(at time.Time) {
+	select {
+	case fr.start <- at:
+	default:
+	}
+}
+
+func (fr *faultRun) do(node *server.Node, a fault.Action, bar *progress.Bar, name string) {
+	ctx := fr.act
 	ev := results.Event{Time: time.Now(), Action: a.Action, Node: a.Node, NodeName: node.Name + " " + node.Addr}
 	var err error
 	switch a.Action {
@@ -116,10 +155,12 @@ func (fr *faultRun) do(ctx context.Context, node *server.Node, a fault.Action, b
 	case fault.Pause:
 		if err = node.Pause(); err == nil {
 			fr.record(ev, nil, bar, name)
+			t := time.NewTimer(a.PauseFor())
 			select {
-			case <-ctx.Done():
-			case <-time.After(a.PauseFor()):
+			case <-fr.schedule.Done():
+			case <-t.C:
 			}
+			t.Stop()
 			// Resumed even when the step ended first: a stopped process
 			// must not stay frozen.
 			ev = results.Event{Time: time.Now(), Action: "resume", Node: a.Node, NodeName: ev.NodeName}
@@ -149,9 +190,9 @@ func (fr *faultRun) record(ev results.Event, err error, bar *progress.Bar, name 
 	bar.Println(msg)
 }
 
-// finish cancels what has not happened yet (a step that ended early),
-// waits for the actions under way, continues paused nodes, and returns
-// the events in time order.
+// finish drops the actions whose time has not come (a step that ended
+// early), except the restarts of nodes still down, waits for the actions
+// under way to complete, and returns the events in time order.
 func (fr *faultRun) finish() []results.Event {
 	fr.cancel()
 	fr.wg.Wait()

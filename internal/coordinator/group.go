@@ -96,12 +96,33 @@ func (g *group) each(r wire.Request) (wire.Event, error) {
 // runs on all of them at once, each with its part, behind a barrier, and
 // their results are merged (mergeParts); one that does not split runs on
 // the first worker alone and says why (Step.Unsplit). Profiles are the
-// first worker's.
-func (g *group) step(ctx context.Context, st workload.Step, profile []string, onProgress func(done, total int64)) (*results.Step, map[string][]byte, error) {
-	single := func(why string) (*results.Step, map[string][]byte, error) {
-		ev, err := g.procs[0].callCtx(ctx, wire.Request{Cmd: wire.CmdStep, Step: &st, Profile: profile}, func(p wire.Progress) {
-			onProgress(p.Done, p.Total)
+// first worker's. A step with fault actions also waits at the barrier,
+// alone or not, so that onStart learns the instant its timed part
+// begins: the faults' offsets count from there.
+func (g *group) step(ctx context.Context, st workload.Step, profile []string, onProgress func(done, total int64), onStart func(at time.Time)) (*results.Step, map[string][]byte, error) {
+	var started sync.Once
+	begin := func(at time.Time) {
+		started.Do(func() {
+			if onStart != nil {
+				onStart(at)
+			}
 		})
+	}
+	single := func(why string) (*results.Step, map[string][]byte, error) {
+		var onReady func(bool)
+		if len(st.Faults) > 0 {
+			onReady = func(timed bool) {
+				at := time.Now().Add(g.lead)
+				if timed {
+					begin(at)
+				}
+				// A send that fails is a broken pipe: the step fails on it.
+				_, _ = g.procs[0].send(wire.Request{Cmd: wire.CmdStart, Start: at})
+			}
+		}
+		ev, err := g.procs[0].callStep(ctx, wire.Request{Cmd: wire.CmdStep, Step: &st, Profile: profile}, func(p wire.Progress) {
+			onProgress(p.Done, p.Total)
+		}, onReady)
 		if ev.Step != nil && why != "" {
 			ev.Step.Unsplit = why
 		}
@@ -137,8 +158,11 @@ func (g *group) step(ctx context.Context, st workload.Step, profile []string, on
 			cancel(barrierErr)
 		}
 	}
-	release := func() {
+	release := func(timed bool) {
 		at := time.Now().Add(g.lead)
+		if timed {
+			begin(at)
+		}
 		for i, p := range g.procs {
 			if _, err := p.send(wire.Request{Cmd: wire.CmdStart, Start: at}); err != nil {
 				cancel(fmt.Errorf("worker %d (%s): %w", i, p.host, err))
@@ -163,7 +187,7 @@ func (g *group) step(ctx context.Context, st workload.Step, profile []string, on
 					mu.Unlock()
 					onProgress(sum, t)
 				},
-				func() {
+				func(timed bool) {
 					mu.Lock()
 					ready++
 					all := ready == n
@@ -172,7 +196,7 @@ func (g *group) step(ctx context.Context, st workload.Step, profile []string, on
 					}
 					mu.Unlock()
 					if all {
-						release()
+						release(timed)
 					}
 				})
 			mu.Lock()

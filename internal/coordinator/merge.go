@@ -10,6 +10,7 @@ import (
 	"storebench/internal/measure/latency"
 	"storebench/internal/measure/procstat"
 	"storebench/internal/results"
+	"storebench/internal/workload"
 )
 
 // mergeParts merges the results of the worker processes that shared one
@@ -38,7 +39,10 @@ func mergeParts(parts []*results.Step, hosts []string, pids []int) (*results.Ste
 	m.Workers = nil
 	m.Partial = false
 	m.Error = ""
-	m.Metrics = mergeMetrics(parts)
+	var err error
+	if m.Metrics, err = mergeMetrics(parts); err != nil {
+		return nil, err
+	}
 
 	service, intended := latency.New(), (*hdr.Histogram)(nil)
 	byOp := map[string]*hdr.Histogram{}
@@ -108,7 +112,6 @@ func mergeParts(parts []*results.Step, hosts []string, pids []int) (*results.Ste
 		m.ByOp[name] = latency.Summarize(h)
 		m.ByOpHist[name], _ = latency.Encode(h)
 	}
-	var err error
 	if m.Series, m.Intervals, err = mergeIntervals(parts); err != nil {
 		return nil, err
 	}
@@ -116,27 +119,43 @@ func mergeParts(parts []*results.Step, hosts []string, pids []int) (*results.Ste
 	return &m, nil
 }
 
-// mergeMetrics keeps a workload figure that every part reports alike (a
-// record count, a mix's proportions) and sums one that differs (a count
-// of the part's own).
-func mergeMetrics(parts []*results.Step) map[string]float64 {
+// mergeMetrics combines the parts' workload figures as the workload
+// says (a record count is the whole's, a count of errors the parts' sum).
+func mergeMetrics(parts []*results.Step) (map[string]float64, error) {
 	if parts[0].Metrics == nil {
-		return nil
+		return nil, nil
+	}
+	w, err := workload.Lookup(parts[0].Workload)
+	if err != nil {
+		return nil, err
+	}
+	sp, ok := w.(workload.Splitter)
+	if !ok {
+		return nil, fmt.Errorf("workload %s does not split, yet %d parts came back", parts[0].Workload, len(parts))
 	}
 	out := map[string]float64{}
 	for k, v := range parts[0].Metrics {
-		same, sum := true, 0.0
-		for _, p := range parts {
-			same = same && p.Metrics[k] == v
-			sum += p.Metrics[k]
-		}
-		if same {
+		switch how := sp.MergeMetric(k); how {
+		case workload.Same:
+			for i, p := range parts {
+				if p.Metrics[k] != v {
+					return nil, fmt.Errorf("metric %s: worker 0 says %v, worker %d %v (a figure of the whole must agree)", k, v, i, p.Metrics[k])
+				}
+			}
 			out[k] = v
-		} else {
-			out[k] = sum
+		default:
+			x := 0.0
+			for _, p := range parts {
+				if how == workload.Max {
+					x = max(x, p.Metrics[k])
+				} else {
+					x += p.Metrics[k]
+				}
+			}
+			out[k] = x
 		}
 	}
-	return out
+	return out, nil
 }
 
 func mergeEncoded(into *hdr.Histogram, enc string) error {

@@ -230,7 +230,7 @@ func (p *proc) callCtx(ctx context.Context, r wire.Request, onProgress func(wire
 // callStep is callCtx for a step shared with other workers: onReady is
 // called for each ready event (the worker waits at the step's barrier).
 // Without onReady a ready event breaks the protocol.
-func (p *proc) callStep(ctx context.Context, r wire.Request, onProgress func(wire.Progress), onReady func()) (wire.Event, error) {
+func (p *proc) callStep(ctx context.Context, r wire.Request, onProgress func(wire.Progress), onReady func(timed bool)) (wire.Event, error) {
 	id, err := p.send(r)
 	if err != nil {
 		return wire.Event{}, err
@@ -282,7 +282,7 @@ func (p *proc) callStep(ctx context.Context, r wire.Request, onProgress func(wir
 					p.kill()
 					return wire.Event{}, fmt.Errorf("worker broke the protocol: ready for a %s that is not shared", r.Cmd)
 				}
-				onReady()
+				onReady(e.Timed)
 			case wire.EvDone:
 				return e, nil
 			case wire.EvError:

@@ -107,6 +107,9 @@ type Event struct {
 	// pprof's format (gzipped protobuf), as go tool pprof reads it.
 	Profiles map[string][]byte `json:"profiles,omitempty"`
 	Error    string            `json:"error,omitempty"`
+	// Timed, on a ready event, says the barrier is the one right before
+	// a timed part (the coordinator times fault actions from its start).
+	Timed bool `json:"timed,omitempty"`
 }
 
 // Hello introduces the worker.

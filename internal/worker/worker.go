@@ -443,15 +443,18 @@ func (w *server) runStep(id int64, st workload.Step) (*results.Step, error) {
 			}
 		},
 	}
-	if st.Parts > 1 {
-		env.Sync = func(ctx context.Context) (time.Time, error) {
+	// A step shared by several workers starts behind a barrier; so does
+	// one with fault actions, whose offsets the coordinator counts from
+	// the start it releases.
+	if st.Parts > 1 || len(st.Faults) > 0 {
+		env.Sync = func(ctx context.Context, timed bool) (time.Time, error) {
 			// A start left over from a barrier this step never reached
 			// (the coordinator's fault) must not release this one.
 			select {
 			case <-w.starts:
 			default:
 			}
-			w.send(wire.Event{ID: id, Type: wire.EvReady})
+			w.send(wire.Event{ID: id, Type: wire.EvReady, Timed: timed})
 			select {
 			case at := <-w.starts:
 				return at, nil

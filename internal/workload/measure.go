@@ -45,7 +45,11 @@ func Measure(ctx context.Context, env *Env, cfg runner.Config, total int64, op r
 		if env.Sync == nil {
 			return &results.Step{}, fmt.Errorf("a step split in %d parts has no barrier", env.Parts)
 		}
-		at, err := env.Sync(ctx)
+	}
+	if env.Sync != nil {
+		// Behind a barrier (several processes, or fault actions timed
+		// from the start) the timed part begins at the released instant.
+		at, err := env.Sync(ctx, true)
 		if err != nil {
 			return &results.Step{Partial: ctx.Err() != nil}, err
 		}

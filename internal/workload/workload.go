@@ -75,7 +75,23 @@ type Step struct {
 // why not; a step that cannot runs on one worker alone.
 type Splitter interface {
 	Split(st Step) error
+	// MergeMetric says how the parts' figures of one of the step's
+	// metrics combine into the whole's.
+	MergeMetric(name string) Merge
 }
+
+// Merge is how the parts of a split step combine one metric.
+type Merge int
+
+const (
+	// Sum adds the parts' figures (a count of each part's own).
+	Sum Merge = iota
+	// Same is a figure of the whole that every part reports alike (the
+	// record count, a mix's proportions); parts that differ are an error.
+	Same
+	// Max keeps the largest (a duration the parts spent side by side).
+	Max
+)
 
 // CanSplit says whether step st can be shared by several worker
 // processes, and if not why.
@@ -114,7 +130,8 @@ type Env struct {
 	// next part at. A workload calls it where every process must have
 	// finished something before any goes on (the table exists); Measure
 	// calls it before every timed part.
-	Sync func(ctx context.Context) (time.Time, error)
+	// timed says the barrier is the one right before a timed part.
+	Sync func(ctx context.Context, timed bool) (time.Time, error)
 }
 
 // Workload is one registered workload.

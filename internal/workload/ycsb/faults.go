@@ -35,9 +35,8 @@ const (
 // fails the step unless the target's replication is asynchronous, where
 // losses are the measured figure.
 func (r *run) loadUnderFaults(ctx context.Context, env *workload.Env, st workload.Step) (*results.Step, error) {
-	stepStart := time.Now()
-	if err := retry(ctx, ackTimeout, func() error { return r.db.Init(ctx, r.p.Fields) }); err != nil {
-		return nil, fmt.Errorf("ycsb: preparing the table: %w", err)
+	if err := r.prepareTable(ctx, env, func(f func() error) error { return retry(ctx, ackTimeout, f) }); err != nil {
+		return nil, err
 	}
 	// Each goroutine keeps its own errors (only the error path writes
 	// them); they are merged once the load is over.
@@ -50,7 +49,7 @@ func (r *run) loadUnderFaults(ctx context.Context, env *workload.Env, st workloa
 	}
 	logs := make([]faultLog, r.workers)
 	ws := r.states()
-	res, err := workload.Measure(ctx, env, runner.Config{Workers: r.workers, Ops: r.n}, r.n, func(ctx context.Context, w int, seq int64) error {
+	res, err := workload.Measure(ctx, env, runner.Config{Workers: r.workers, Ops: r.n, Rate: r.p.LoadRate}, r.n, func(ctx context.Context, w int, seq int64) error {
 		s := &ws[w]
 		s.key = key(s.key, uint64(seq))
 		rec := r.record(s, s.key, gen.Mix(r.seed, uint64(seq)))
@@ -109,8 +108,9 @@ func (r *run) loadUnderFaults(ctx context.Context, env *workload.Env, st workloa
 			res.Series[i].Counts["errors"]++
 		}
 	}
-	// The check waits for the last fault to be over (the node back).
-	if wait := time.Until(stepStart.Add(fault.Settled(st.Faults))); wait > 0 {
+	// The check waits for the last fault to be over (the node back):
+	// the coordinator times the faults from the timed start.
+	if wait := time.Until(res.Started.Add(fault.Settled(st.Faults))); wait > 0 {
 		select {
 		case <-ctx.Done():
 			return res, ctx.Err()
@@ -125,7 +125,7 @@ func (r *run) loadUnderFaults(ctx context.Context, env *workload.Env, st workloa
 	t0 := time.Now()
 	checked, lost, firstLost, verr := r.readBack(ctx, read, unacked)
 	verifySeconds := time.Since(t0).Seconds()
-	acked := r.n - int64(len(unacked))
+	acked := r.share() - int64(len(unacked))
 	res.Verify = results.Verify{Checked: checked, Failed: lost}
 	if len(firstLost) > 0 {
 		res.Verify.First = fmt.Sprintf("key %s lost", firstLost)
@@ -179,7 +179,7 @@ func (r *run) readBack(ctx context.Context, read func(context.Context, []byte) (
 				if i >= r.n {
 					return
 				}
-				if unacked[i] {
+				if unacked[i] || !r.owns(i) {
 					continue
 				}
 				k = key(k, uint64(i))
@@ -214,6 +214,25 @@ func (r *run) readBack(ctx context.Context, read func(context.Context, []byte) (
 		firstLost = key(nil, uint64(lostKeys[0]))
 	}
 	return nChecked.Load(), nLost.Load(), firstLost, err
+}
+
+// owns says whether record i is this process's to insert and check
+// (the runner's static partition: global goroutine i mod parts×workers).
+func (r *run) owns(i int64) bool {
+	G := int64(r.parts * r.workers)
+	return (i%G)/int64(r.workers) == int64(r.part)
+}
+
+// share is how many of the N records this process inserts.
+func (r *run) share() int64 {
+	var n int64
+	G := int64(r.parts * r.workers)
+	for g := int64(r.part * r.workers); g < int64((r.part+1)*r.workers); g++ {
+		if g < r.n {
+			n += (r.n-1-g)/G + 1
+		}
+	}
+	return n
 }
 
 // retry calls f until it succeeds, ctx ends or timeout passes, pausing

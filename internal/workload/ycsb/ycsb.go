@@ -62,6 +62,10 @@ type Params struct {
 	MaxScanLength int `yaml:"max_scan_length" json:"max_scan_length"`
 	// Rate > 0 runs the workloads open-loop at this many operations/s.
 	Rate float64 `yaml:"rate" json:"rate"`
+	// LoadRate > 0 runs the load open-loop at this many inserts/s, e.g.
+	// so that a load under fault actions lasts past them whatever the
+	// machine's speed.
+	LoadRate float64 `yaml:"load_rate" json:"load_rate"`
 }
 
 func defaults() Params {
@@ -102,6 +106,8 @@ func (YCSB) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error)
 		return nil, bad("max_scan_length", "want at least 1")
 	case p.Rate < 0:
 		return nil, bad("rate", "must not be negative")
+	case p.LoadRate < 0:
+		return nil, bad("load_rate", "must not be negative")
 	}
 	return json.Marshal(p)
 }
@@ -208,6 +214,18 @@ type run struct {
 // number of goroutines (processes × concurrency).
 func (YCSB) Split(workload.Step) error { return nil }
 
+// MergeMetric: the record count and the mix are the whole's; the load
+// under faults counts each part's own inserts, errors and losses.
+func (YCSB) MergeMetric(name string) workload.Merge {
+	switch name {
+	case "records", "read", "update", "insert", "scan", "rmw":
+		return workload.Same
+	case "verify_seconds":
+		return workload.Max
+	}
+	return workload.Sum
+}
+
 // global is load goroutine w's index among every process's goroutines,
 // and G their number.
 func (r *run) global(w int) (g, G int64) {
@@ -302,29 +320,11 @@ func (r *run) record(s *wstate, k []byte, nonce uint64) [][]byte {
 
 // load inserts records 0..N-1 with every goroutine, into a fresh table.
 func (r *run) load(ctx context.Context, env *workload.Env) (*results.Step, error) {
-	// Shared by several processes, the first prepares the table and the
-	// others attach to it once it exists: Init empties the table.
-	if r.part == 0 {
-		if err := r.db.Init(ctx, r.p.Fields); err != nil {
-			return nil, fmt.Errorf("ycsb: preparing the table: %w", err)
-		}
-	}
-	if r.parts > 1 {
-		if _, err := env.Sync(ctx); err != nil {
-			return nil, err
-		}
-	}
-	if r.part > 0 {
-		a, ok := r.db.(Attacher)
-		if !ok {
-			return nil, fmt.Errorf("ycsb: this target cannot share its table with other worker processes (no Attach)")
-		}
-		if err := a.Attach(ctx, r.p.Fields); err != nil {
-			return nil, fmt.Errorf("ycsb: attaching to the table: %w", err)
-		}
+	if err := r.prepareTable(ctx, env, func(f func() error) error { return f() }); err != nil {
+		return nil, err
 	}
 	ws := r.states()
-	res, err := workload.Measure(ctx, env, runner.Config{Workers: r.workers, Ops: r.n}, r.n, func(ctx context.Context, w int, seq int64) error {
+	res, err := workload.Measure(ctx, env, runner.Config{Workers: r.workers, Ops: r.n, Rate: r.p.LoadRate}, r.n, func(ctx context.Context, w int, seq int64) error {
 		s := &ws[w]
 		s.key = key(s.key, uint64(seq))
 		return r.db.Insert(ctx, s.key, r.record(s, s.key, gen.Mix(r.seed, uint64(seq))))
@@ -332,6 +332,33 @@ func (r *run) load(ctx context.Context, env *workload.Env) (*results.Step, error
 	res.Unit = fmt.Sprintf("insert a record of %d×%d bytes", r.p.Fields, r.p.FieldLength)
 	res.Metrics = map[string]float64{"records": float64(r.n)}
 	return res, err
+}
+
+// prepareTable makes the load's fresh table. Shared by several
+// processes, the first prepares it and the others attach to it once it
+// exists (Init empties the table). try runs each statement (with retries
+// while nodes fail).
+func (r *run) prepareTable(ctx context.Context, env *workload.Env, try func(func() error) error) error {
+	if r.part == 0 {
+		if err := try(func() error { return r.db.Init(ctx, r.p.Fields) }); err != nil {
+			return fmt.Errorf("ycsb: preparing the table: %w", err)
+		}
+	}
+	if r.parts > 1 {
+		if _, err := env.Sync(ctx, false); err != nil {
+			return err
+		}
+	}
+	if r.part > 0 {
+		a, ok := r.db.(Attacher)
+		if !ok {
+			return fmt.Errorf("ycsb: this target cannot share its table with other worker processes (no Attach)")
+		}
+		if err := try(func() error { return a.Attach(ctx, r.p.Fields) }); err != nil {
+			return fmt.Errorf("ycsb: attaching to the table: %w", err)
+		}
+	}
+	return nil
 }
 
 func (r *run) workload(ctx context.Context, env *workload.Env, name string) (*results.Step, error) {
