@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,8 +90,26 @@ func TestWorkersMergeExactly(t *testing.T) {
 	if len(three.Workers) != 3 {
 		t.Fatalf("target's workers: %+v", three.Workers)
 	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := string(md)
+	if !strings.Contains(report, "## Load workers") {
+		t.Fatalf("report.md has no Load workers section")
+	}
 	for _, st := range three.Steps {
 		name := st.Phase
+		// The report's row of each worker and the merged row.
+		for _, w := range st.Workers {
+			row := fmt.Sprintf("| %d | local (%d) | %d | %.0f |", w.Index, w.PID, w.Ops, w.OpsPerS)
+			if !strings.Contains(report, row) {
+				t.Errorf("%s: report.md lacks worker row %q", name, row)
+			}
+		}
+		if row := fmt.Sprintf("| **merged** |  | %d |", st.Ops); !strings.Contains(report, row) {
+			t.Errorf("%s: report.md lacks the merged row %q", name, row)
+		}
 		if len(st.Workers) != 3 {
 			t.Fatalf("%s: %d worker parts, want 3", name, len(st.Workers))
 		}

@@ -92,6 +92,7 @@ func document(run *results.Run) string {
 		}
 	}
 	streams(&b, run)
+	workersAndNodes(&b, run)
 	bottlenecks(&b, run)
 	verification(&b, run)
 	discussion(&b, run)

@@ -94,7 +94,7 @@ func ycsb(b *strings.Builder, run *results.Run) {
 
 // faultsReport renders, for each step with fault actions, the events, the
 // throughput before, during and after them, the errors and retries, the
-// acknowledged writes lost, and each node's resources.
+// acknowledged writes lost.
 func faultsReport(b *strings.Builder, run *results.Run) {
 	for _, t := range run.Targets {
 		for _, s := range t.Steps {
@@ -156,19 +156,7 @@ func faultsReport(b *strings.Builder, run *results.Run) {
 			if l := s.Facts["lost_writes"]; l != "" {
 				fmt.Fprintf(b, "Lost writes are %s\n\n", l)
 			}
-			if len(s.Nodes) > 0 {
-				nt := section.Table{Head: []string{"Node", "Role", "RSS", "Peak RSS", "CPU over the step", "Disk"}}
-				var rss, peak, disk int64
-				var cpu float64
-				for _, n := range s.Nodes {
-					nt.Rows = append(nt.Rows, []string{n.Name + " " + n.Addr, n.Role, mib(n.RSSBytes), mib(n.PeakRSSBytes), fmt.Sprintf("%.0f%%", n.CPUPercent), mib(n.DiskAllocated)})
-					rss, peak, disk, cpu = rss+n.RSSBytes, peak+n.PeakRSSBytes, disk+n.DiskAllocated, cpu+n.CPUPercent
-				}
-				nt.Rows = append(nt.Rows, []string{"**total**", "", mib(rss), mib(peak), fmt.Sprintf("%.0f%%", cpu), mib(disk)})
-				nt.Write(b)
-			}
+			// Each node's resources are in the report's generic "Cluster nodes" section.
 		}
 	}
 }
-
-func mib(n int64) string { return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20)) }
