@@ -9,6 +9,7 @@
 //	                      PRIMARY KEY ((genesis), idx)) clustered by idx ascending
 //	        balances     (addr blob PRIMARY KEY, amount bigint: the uint64's bits)
 //	ycsb    usertable    (y_id text PRIMARY KEY, field0 blob, …)
+//	geo     geo_zone, geo_user, geo_blocks (geo.go)
 //
 // Both transaction tables hold the whole transaction, so GetTx and Chain
 // each read one partition. PutTxs writes the txs_by_chain rows of a chain
@@ -73,7 +74,7 @@ func init() {
 		OptionNames: optionNames,
 		Server:      "cassandra",
 		Schemes:     []string{"cassandra"},
-		Provides:    target.Caps{target.KeyValue, target.Secondary},
+		Provides:    target.Caps{target.KeyValue, target.Secondary, target.Geo},
 		Open: func(o target.Options) (io.Closer, error) {
 			s, err := Open(o)
 			if err != nil {
@@ -91,7 +92,7 @@ func init() {
 		Version:     "gocql " + moduleVersion,
 		OptionNames: clusterOptionNames,
 		Server:      "cassandra-cluster",
-		Provides:    target.Caps{target.KeyValue, target.Secondary},
+		Provides:    target.Caps{target.KeyValue, target.Secondary, target.Geo},
 		Open: func(o target.Options) (io.Closer, error) {
 			s, err := openNamed(o, clusterOptionNames)
 			if err != nil {
@@ -149,6 +150,9 @@ type Store struct {
 	// nodes the URI named.
 	cons  gocql.Consistency
 	hosts int
+
+	// geo layout (geo.go)
+	geo geoState
 }
 
 // Open connects to o.URI (cassandra://[user:password@]host:port/keyspace),

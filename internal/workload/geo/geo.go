@@ -246,6 +246,9 @@ func (r *run) cutoffAt(last int64) int64 {
 }
 
 func (r *run) ingest(ctx context.Context) (*results.Step, error) {
+	if rt, ok := r.store.(Retainer); ok {
+		rt.SetRetention(time.Duration(r.p.GC.Retention))
+	}
 	layout, err := r.store.PrepareGeo(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("geo: preparing the layout: %w", err)
@@ -356,6 +359,7 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 	var deleted int64
 	var busy, longest float64
 	var gcPasses, cut int
+	uncounted := false // a store that cannot count its deletes cheaply
 	for _, ps := range passes {
 		if ps.cutoff == final && ps.start.After(res.Started.Add(time.Duration(res.Seconds*float64(time.Second)))) {
 			continue // the final pass, after the load: not a pass "during ingest"
@@ -370,13 +374,18 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 		if ps.deleted > 0 {
 			deleted += ps.deleted
 		}
+		if ps.deleted < 0 {
+			uncounted = true
+		}
 	}
 	m["gc_passes"] = float64(gcPasses)
 	m["gc_passes_cut"] = float64(cut)
 	if gcPasses > 0 {
 		m["gc_pass_mean_s"] = busy / float64(gcPasses)
 		m["gc_pass_max_s"] = longest
-		m["gc_deleted"] = float64(deleted)
+		if !uncounted {
+			m["gc_deleted"] = float64(deleted)
+		}
 	}
 	during, outside := splitRate(res.Series, res.Started, passes)
 	if during >= 0 {
