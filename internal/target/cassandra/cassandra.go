@@ -58,11 +58,11 @@ const (
 	chainPage       = 1000
 )
 
-var optionNames = []string{"pool", "consistency"}
+var optionNames = []string{"pool", "consistency", "read_consistency"}
 
 // clusterOptionNames: a managed cassandra-cluster is shaped by nodes and
 // replication_factor (read by the server, stated here).
-var clusterOptionNames = []string{"pool", "consistency", "nodes", "replication_factor"}
+var clusterOptionNames = []string{"pool", "consistency", "read_consistency", "nodes", "replication_factor"}
 
 var identifier = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,47}$`)
 
@@ -150,6 +150,8 @@ type Store struct {
 	// nodes the URI named.
 	cons  gocql.Consistency
 	hosts int
+	// readCons is the geo layout's read consistency (read_consistency).
+	readCons gocql.Consistency
 
 	// geo layout (geo.go)
 	geo geoState
@@ -214,6 +216,15 @@ func open(o target.Options, known []string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The geo layout's reads may ask more replicas than its writes: writes
+	// at ONE and reads at ALL see every acknowledged write (R + W > RF)
+	// while a node down only holds up the reads.
+	readCons := cons
+	if v := sv.Extra["read_consistency"]; v != "" {
+		if readCons, err = consistencyOf(v, len(hosts)); err != nil {
+			return nil, fmt.Errorf("option read_consistency: %w", err)
+		}
+	}
 	c := gocql.NewCluster(hosts...)
 	c.Consistency = cons
 	c.ConnectTimeout = connectTimeout
@@ -232,7 +243,7 @@ func open(o target.Options, known []string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{s: sess, ks: ks, cons: cons, hosts: len(hosts)}
+	s := &Store{s: sess, ks: ks, cons: cons, readCons: readCons, hosts: len(hosts)}
 	if err := s.init(isSync, pool, o.URI); err != nil {
 		sess.Close()
 		return nil, err
@@ -271,7 +282,7 @@ func (s *Store) init(isSync bool, pool int, uri string) error {
 		"server_version": version,
 		"client":         "gocql " + moduleVersion + " (statements prepared and cached by the driver)",
 		"durability":     durability,
-		"consistency":    s.cons.String() + " for reads and writes",
+		"consistency":    s.cons.String() + " for reads and writes (geo reads: " + s.readCons.String() + ")",
 		"pool":           fmt.Sprintf("%d connections per node (NumConns; each multiplexes many requests)", pool),
 		"keyspace":       ks,
 		"layout.ledger":  "txs_by_addr (addr PK) and txs_by_chain (partition genesis, clustering idx ASC) both hold the whole transaction; balances (addr PK, amount bigint)",

@@ -60,7 +60,7 @@ func (s *Store) geoLayout() string {
 	ttl := s.geo.ttl
 	s.geo.mu.Unlock()
 	return fmt.Sprintf("tables geo_zone ((block, zx, zy), ts, user) and geo_user ((user, day), ts), TWCS with default_time_to_live %d s (the retention); "+
-		"the simulated clock outruns the TTL's wall clock, so the GC pass deletes the blocks before its cutoff by partition (listed in geo_blocks); consistency %s", ttl, s.cons)
+		"the simulated clock outruns the TTL's wall clock, so the GC pass deletes the blocks before its cutoff by partition (listed in geo_blocks); writes at %s, reads at %s", ttl, s.cons, s.readCons)
 }
 
 // PrepareGeo implements geo.Store: the tables are dropped and recreated.
@@ -222,7 +222,7 @@ func (s *Store) Timeline(ctx context.Context, user, from, to int64, fn func(geo.
 		return nil
 	}
 	for day := from / geoDaySeconds; day <= (to-1)/geoDaySeconds; day++ {
-		it := s.s.Query("SELECT ts, lat, lon FROM "+s.ks+".geo_user WHERE user = ? AND day = ? AND ts >= ? AND ts < ?", user, day, from, to).WithContext(ctx).Iter()
+		it := s.s.Query("SELECT ts, lat, lon FROM "+s.ks+".geo_user WHERE user = ? AND day = ? AND ts >= ? AND ts < ?", user, day, from, to).Consistency(s.readCons).WithContext(ctx).Iter()
 		var p geo.Point
 		p.User = user
 		for it.Scan(&p.TS, &p.Lat, &p.Lon) {
@@ -272,7 +272,7 @@ func (s *Store) Near(ctx context.Context, track []geo.Point, meters float64, fn 
 		c := order[i]
 		sp := span[c]
 		it := s.s.Query("SELECT ts, user, lat, lon FROM "+s.ks+".geo_zone WHERE block = ? AND zx = ? AND zy = ? AND ts >= ? AND ts <= ?",
-			c.block, int(c.zx), int(c.zy), sp[0], sp[1]).WithContext(ctx).Iter()
+			c.block, int(c.zx), int(c.zy), sp[0], sp[1]).Consistency(s.readCons).WithContext(ctx).Iter()
 		var p geo.Point
 		for it.Scan(&p.TS, &p.User, &p.Lat, &p.Lon) {
 			if u, ok := want[p.TS]; ok && u != p.User {
@@ -341,7 +341,7 @@ func (s *Store) DeleteBefore(ctx context.Context, before int64) (int64, error) {
 
 // GeoStats implements geo.Store: a scan of the timeline table.
 func (s *Store) GeoStats(ctx context.Context) (count, oldest, newest int64, err error) {
-	return s.geoStatsAt(ctx, s.cons)
+	return s.geoStatsAt(ctx, s.readCons)
 }
 
 func (s *Store) geoStatsAt(ctx context.Context, cons gocql.Consistency) (count, oldest, newest int64, err error) {
