@@ -97,6 +97,13 @@ type Compacter interface {
 	Compact() error
 }
 
+// RangeDeleter is an optional capability: delete every key in
+// [start, end) in one write (a range tombstone), whatever the number of
+// keys, instead of finding and deleting them one by one.
+type RangeDeleter interface {
+	DeleteRange(start, end []byte) error
+}
+
 // View reads key through the Viewer capability when the store has it and
 // falls back to Get otherwise.
 func View(s Store, key []byte, fn func(value []byte) error) error {

@@ -9,6 +9,7 @@
 //	                      PRIMARY KEY ((genesis), idx)) clustered by idx ascending
 //	        balances     (addr blob PRIMARY KEY, amount bigint: the uint64's bits)
 //	ycsb    usertable    (y_id text PRIMARY KEY, field0 blob, …)
+//	geo     geo_zone, geo_user, geo_blocks (geo.go)
 //
 // Both transaction tables hold the whole transaction, so GetTx and Chain
 // each read one partition. PutTxs writes the txs_by_chain rows of a chain
@@ -57,11 +58,11 @@ const (
 	chainPage       = 1000
 )
 
-var optionNames = []string{"pool", "consistency"}
+var optionNames = []string{"pool", "consistency", "read_consistency"}
 
 // clusterOptionNames: a managed cassandra-cluster is shaped by nodes and
 // replication_factor (read by the server, stated here).
-var clusterOptionNames = []string{"pool", "consistency", "nodes", "replication_factor"}
+var clusterOptionNames = []string{"pool", "consistency", "read_consistency", "nodes", "replication_factor"}
 
 var identifier = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,47}$`)
 
@@ -73,7 +74,7 @@ func init() {
 		OptionNames: optionNames,
 		Server:      "cassandra",
 		Schemes:     []string{"cassandra"},
-		Provides:    target.Caps{target.KeyValue, target.Secondary},
+		Provides:    target.Caps{target.KeyValue, target.Secondary, target.Geo},
 		Open: func(o target.Options) (io.Closer, error) {
 			s, err := Open(o)
 			if err != nil {
@@ -91,7 +92,7 @@ func init() {
 		Version:     "gocql " + moduleVersion,
 		OptionNames: clusterOptionNames,
 		Server:      "cassandra-cluster",
-		Provides:    target.Caps{target.KeyValue, target.Secondary},
+		Provides:    target.Caps{target.KeyValue, target.Secondary, target.Geo},
 		Open: func(o target.Options) (io.Closer, error) {
 			s, err := openNamed(o, clusterOptionNames)
 			if err != nil {
@@ -149,6 +150,11 @@ type Store struct {
 	// nodes the URI named.
 	cons  gocql.Consistency
 	hosts int
+	// readCons is the geo layout's read consistency (read_consistency).
+	readCons gocql.Consistency
+
+	// geo layout (geo.go)
+	geo geoState
 }
 
 // Open connects to o.URI (cassandra://[user:password@]host:port/keyspace),
@@ -210,6 +216,15 @@ func open(o target.Options, known []string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The geo layout's reads may ask more replicas than its writes: writes
+	// at ONE and reads at ALL see every acknowledged write (R + W > RF)
+	// while a node down only holds up the reads.
+	readCons := cons
+	if v := sv.Extra["read_consistency"]; v != "" {
+		if readCons, err = consistencyOf(v, len(hosts)); err != nil {
+			return nil, fmt.Errorf("option read_consistency: %w", err)
+		}
+	}
 	c := gocql.NewCluster(hosts...)
 	c.Consistency = cons
 	c.ConnectTimeout = connectTimeout
@@ -228,7 +243,7 @@ func open(o target.Options, known []string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{s: sess, ks: ks, cons: cons, hosts: len(hosts)}
+	s := &Store{s: sess, ks: ks, cons: cons, readCons: readCons, hosts: len(hosts)}
 	if err := s.init(isSync, pool, o.URI); err != nil {
 		sess.Close()
 		return nil, err
@@ -267,7 +282,7 @@ func (s *Store) init(isSync bool, pool int, uri string) error {
 		"server_version": version,
 		"client":         "gocql " + moduleVersion + " (statements prepared and cached by the driver)",
 		"durability":     durability,
-		"consistency":    s.cons.String() + " for reads and writes",
+		"consistency":    s.cons.String() + " for reads and writes (geo reads: " + s.readCons.String() + ")",
 		"pool":           fmt.Sprintf("%d connections per node (NumConns; each multiplexes many requests)", pool),
 		"keyspace":       ks,
 		"layout.ledger":  "txs_by_addr (addr PK) and txs_by_chain (partition genesis, clustering idx ASC) both hold the whole transaction; balances (addr PK, amount bigint)",

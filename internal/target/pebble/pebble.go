@@ -186,6 +186,14 @@ func (s *Store) Delete(key []byte) error {
 	return nil
 }
 
+// DeleteRange implements kv.RangeDeleter: one range tombstone.
+func (s *Store) DeleteRange(start, end []byte) error {
+	if err := s.db.DeleteRange(start, end, s.wo); err != nil {
+		return fmt.Errorf("pebble: delete range: %w", err)
+	}
+	return nil
+}
+
 // NewBatch starts a Pebble write batch (it copies keys and values).
 func (s *Store) NewBatch() kv.Batch {
 	return &batch{s: s, b: s.db.NewBatch()}

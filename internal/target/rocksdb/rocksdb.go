@@ -199,6 +199,19 @@ func (s *Store) Delete(key []byte) error {
 	return nil
 }
 
+// DeleteRange implements kv.RangeDeleter: one range tombstone, written
+// through a WriteBatch (the binding's only DeleteRange on the default
+// column family).
+func (s *Store) DeleteRange(start, end []byte) error {
+	wb := grocksdb.NewWriteBatch()
+	defer wb.Destroy()
+	wb.DeleteRange(start, end)
+	if err := s.db.Write(s.wo, wb); err != nil {
+		return fmt.Errorf("rocksdb: delete range: %w", err)
+	}
+	return nil
+}
+
 // NewBatch buffers writes in Go; the C WriteBatch is built only in Commit,
 // so a batch dropped without Commit leaks no C memory.
 func (s *Store) NewBatch() kv.Batch { return &batch{s: s} }

@@ -246,6 +246,9 @@ func (r *run) cutoffAt(last int64) int64 {
 }
 
 func (r *run) ingest(ctx context.Context) (*results.Step, error) {
+	if rt, ok := r.store.(Retainer); ok {
+		rt.SetRetention(time.Duration(r.p.GC.Retention))
+	}
 	layout, err := r.store.PrepareGeo(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("geo: preparing the layout: %w", err)
@@ -296,6 +299,8 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 	// run would leave holes): when the load stops, every claimed batch
 	// has been committed and the points ingested are exactly 0..P-1.
 	var claimed atomic.Int64
+	faulted := len(r.st.Faults) > 0
+	logs := make([]faultLog, r.threads)
 	res, err := workload.Measure(ctx, r.env, cfg, 0, func(ctx context.Context, w int, _ int64) error {
 		batch := claimed.Add(1) - 1
 		pts := bufs[w][:0]
@@ -303,7 +308,11 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 			pts = append(pts, r.sim.Index(i))
 		}
 		bufs[w] = pts
-		if err := r.store.InsertPoints(ctx, pts); err != nil {
+		insert := r.store.InsertPoints
+		if faulted {
+			insert = func(ctx context.Context, pts []Point) error { return r.insertRetrying(ctx, &logs[w], pts) }
+		}
+		if err := insert(ctx, pts); err != nil {
 			return err
 		}
 		done.Add(1)
@@ -327,6 +336,13 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 	}
 	finalSeconds := time.Since(t0).Seconds()
 	h := Held{Points: P, Cutoff: max(final, lastCutoff)}
+	res.Metrics = map[string]float64{}
+	res.Facts = map[string]string{}
+	if faulted {
+		if err := r.afterFaults(ctx, res, logs, h); err != nil {
+			return res, err
+		}
+	}
 	checked, err := r.checkHeld(ctx, h)
 	if err != nil {
 		return res, err
@@ -336,7 +352,8 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 	heldMu.Unlock()
 
 	res.Verify = results.Verify{Checked: checked}
-	m := map[string]float64{
+	m := res.Metrics
+	for k, v := range map[string]float64{
 		"users":               float64(r.sim.Users),
 		"batch":               float64(B),
 		"points":              float64(P),
@@ -345,6 +362,8 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 		"retention_hours":     time.Duration(r.p.GC.Retention).Hours(),
 		"final_gc_seconds":    finalSeconds,
 		"raw_bytes_per_point": pointBytes,
+	} {
+		m[k] = v
 	}
 	if res.Seconds > 0 {
 		m["qps"] = float64(P) / res.Seconds
@@ -356,6 +375,7 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 	var deleted int64
 	var busy, longest float64
 	var gcPasses, cut int
+	uncounted := false // a store that cannot count its deletes cheaply
 	for _, ps := range passes {
 		if ps.cutoff == final && ps.start.After(res.Started.Add(time.Duration(res.Seconds*float64(time.Second)))) {
 			continue // the final pass, after the load: not a pass "during ingest"
@@ -370,13 +390,18 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 		if ps.deleted > 0 {
 			deleted += ps.deleted
 		}
+		if ps.deleted < 0 {
+			uncounted = true
+		}
 	}
 	m["gc_passes"] = float64(gcPasses)
 	m["gc_passes_cut"] = float64(cut)
 	if gcPasses > 0 {
 		m["gc_pass_mean_s"] = busy / float64(gcPasses)
 		m["gc_pass_max_s"] = longest
-		m["gc_deleted"] = float64(deleted)
+		if !uncounted {
+			m["gc_deleted"] = float64(deleted)
+		}
 	}
 	during, outside := splitRate(res.Series, res.Started, passes)
 	if during >= 0 {
@@ -385,16 +410,13 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 	if outside >= 0 {
 		m["qps_outside_gc"] = outside * float64(B)
 	}
-	res.Metrics = m
 	var iv []string
 	for _, ps := range passes {
 		iv = append(iv, fmt.Sprintf("%.1f-%.1f", ps.start.Sub(res.Started).Seconds(), ps.end.Sub(res.Started).Seconds()))
 	}
-	res.Facts = map[string]string{
-		"layout":    layout,
-		"gc_passes": strings.Join(iv, " "),
-		"held":      fmt.Sprintf("points of minutes %d..%d (%d users), cutoff %s", FirstMinute(h), last, r.sim.Users, time.Unix(h.Cutoff, 0).UTC().Format(time.RFC3339)),
-	}
+	res.Facts["layout"] = layout
+	res.Facts["gc_passes"] = strings.Join(iv, " ")
+	res.Facts["held"] = fmt.Sprintf("points of minutes %d..%d (%d users), cutoff %s", FirstMinute(h), last, r.sim.Users, time.Unix(h.Cutoff, 0).UTC().Format(time.RFC3339))
 	return res, nil
 }
 

@@ -30,7 +30,12 @@ const (
 )
 
 // KVLayout puts the geo workload on an ordered key-value store.
-type KVLayout struct{ S kv.Store }
+type KVLayout struct {
+	S kv.Store
+	// KeyByKey makes the GC delete key by key even on an engine with a
+	// range delete (kv.RangeDeleter), to compare the two.
+	KeyByKey bool
+}
 
 func be64(b []byte, v int64) []byte   { return binary.BigEndian.AppendUint64(b, uint64(v)) }
 func zone32(b []byte, z int32) []byte { return binary.BigEndian.AppendUint32(b, uint32(z)^(1<<31)) }
@@ -66,7 +71,11 @@ func decodeLatLon(v []byte) (lat, lon float64, err error) {
 // PrepareGeo implements Store: the worker hands a fresh directory to a
 // fresh step, so there is nothing to drop.
 func (l KVLayout) PrepareGeo(ctx context.Context) (string, error) {
-	return "seed layout: Gz|block(1000 s)|zone(100x100 m)|ts|user -> lat,lon and Gu|block|user|ts -> lat,lon, big-endian (time-sorted keys)", nil
+	gc := "GC key by key in batches"
+	if _, ok := l.S.(kv.RangeDeleter); ok && !l.KeyByKey {
+		gc = "GC by range delete (one range tombstone per index)"
+	}
+	return "seed layout: Gz|block(1000 s)|zone(100x100 m)|ts|user -> lat,lon and Gu|block|user|ts -> lat,lon, big-endian (time-sorted keys); " + gc, nil
 }
 
 // InsertPoints implements Store: both indexes of the batch in one atomic batch.
@@ -178,8 +187,21 @@ func (l KVLayout) Near(ctx context.Context, track []Point, meters float64, fn fu
 }
 
 // DeleteBefore implements Store: both indexes' blocks before the cutoff
-// are a contiguous range at the head of each, deleted in batches.
+// are a contiguous range at the head of each: one range tombstone each
+// on an engine that has them (the seed's GC on RocksDB; the points are
+// then not counted: -1), else deleted key by key in batches.
 func (l KVLayout) DeleteBefore(ctx context.Context, before int64) (int64, error) {
+	if rd, ok := l.S.(kv.RangeDeleter); ok && !l.KeyByKey {
+		for _, prefix := range []string{kvZonePrefix, kvUserPrefix} {
+			if err := ctx.Err(); err != nil {
+				return -1, err
+			}
+			if err := rd.DeleteRange([]byte(prefix), be64([]byte(prefix), Block(before))); err != nil {
+				return -1, err
+			}
+		}
+		return -1, nil
+	}
 	var points int64
 	for _, prefix := range []string{kvZonePrefix, kvUserPrefix} {
 		lo := []byte(prefix)

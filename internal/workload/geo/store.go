@@ -1,6 +1,9 @@
 package geo
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Store is what a target offers the geo workload: its own layout of GPS
 // points. Every method is safe for concurrent use (the GC pass runs
@@ -26,4 +29,24 @@ type Store interface {
 	// GeoStats counts the points held and their oldest and newest
 	// timestamps (0, 0 when empty).
 	GeoStats(ctx context.Context) (count, oldest, newest int64, err error)
+}
+
+// Retainer is a store whose layout carries the retention itself (a TTL):
+// the workload tells it the retention before PrepareGeo.
+type Retainer interface {
+	SetRetention(d time.Duration)
+}
+
+// Attacher is a store that several worker processes share: one prepares
+// the layout (PrepareGeo), the others attach to it (keep what is there).
+type Attacher interface {
+	AttachGeo(ctx context.Context) (layout string, err error)
+}
+
+// DurableReader reads a timeline at the level that must see every
+// acknowledged write (Cassandra: consistency ALL), for the read-back
+// after a node failure.
+type DurableReader interface {
+	TimelineDurable(ctx context.Context, user, from, to int64, fn func(Point) error) error
+	DurableRead() string
 }

@@ -1,0 +1,179 @@
+package geo
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"storebench/internal/fault"
+	"storebench/internal/results"
+	"storebench/internal/workload"
+)
+
+// While nodes fail (the study's faults), an insert that errs is retried
+// with a growing pause until ackTimeout has passed since its first
+// attempt; a batch still unacknowledged then fails the step (the
+// timelines and correlations after the ingest are checked against every
+// point ingested, so a hole cannot be skipped). Once the last fault is
+// over, every point is read back at the level that must see every
+// acknowledged write (DurableReader): one missing fails the step.
+const (
+	ackTimeout    = 90 * time.Second
+	verifyTimeout = 3 * time.Minute
+)
+
+// faultLog is one goroutine's errors (merged after the load).
+type faultLog struct {
+	errs, retries int64
+	errTimes      []time.Time
+	firstErr      string
+	_             [64]byte
+}
+
+// insertRetrying inserts a batch, retrying errors while faults run.
+func (r *run) insertRetrying(ctx context.Context, l *faultLog, pts []Point) error {
+	t0 := time.Now()
+	pause := 20 * time.Millisecond
+	for {
+		err := r.store.InsertPoints(ctx, pts)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		l.errs++
+		l.errTimes = append(l.errTimes, time.Now())
+		if l.firstErr == "" {
+			l.firstErr = err.Error()
+		}
+		if time.Since(t0) > ackTimeout {
+			return fmt.Errorf("geo: a batch of points at %d unacknowledged after %s of retries: %w", pts[0].TS, ackTimeout, err)
+		}
+		l.retries++
+		if err := workload.Sleep(ctx, pause); err != nil {
+			return err
+		}
+		pause = min(2*pause, time.Second)
+	}
+}
+
+// afterFaults merges the goroutines' errors into the series and metrics,
+// waits for the last fault to be over and reads every user's points back
+// at the durable level: none acknowledged may be missing.
+func (r *run) afterFaults(ctx context.Context, res *results.Step, logs []faultLog, h Held) error {
+	var errs, retries int64
+	firstErr := ""
+	for _, l := range logs {
+		errs += l.errs
+		retries += l.retries
+		if firstErr == "" {
+			firstErr = l.firstErr
+		}
+		for _, t := range l.errTimes {
+			i := int(t.Sub(res.Started) / time.Second)
+			if i >= 0 && i < len(res.Series) {
+				if res.Series[i].Counts == nil {
+					res.Series[i].Counts = map[string]int64{}
+				}
+				res.Series[i].Counts["errors"]++
+			}
+		}
+	}
+	if wait := time.Until(res.Started.Add(fault.Settled(r.st.Faults))); wait > 0 {
+		if err := workload.Sleep(ctx, wait); err != nil {
+			return err
+		}
+	}
+	timeline, level := r.store.Timeline, "the target's own read"
+	if d, ok := r.store.(DurableReader); ok {
+		timeline, level = d.TimelineDurable, d.DurableRead()
+	}
+	t0 := time.Now()
+	checked, lost, first, err := r.readBack(ctx, timeline, h)
+	res.Metrics["errors"] = float64(errs)
+	res.Metrics["retries"] = float64(retries)
+	res.Metrics["acknowledged"] = float64(r.sim.Count(h))
+	res.Metrics["lost_acknowledged"] = float64(lost)
+	res.Metrics["verify_seconds"] = time.Since(t0).Seconds()
+	var fs []string
+	for _, a := range r.st.Faults {
+		fs = append(fs, a.String())
+	}
+	res.Facts["faults"] = strings.Join(fs, "; ")
+	res.Facts["verify_read"] = "every acknowledged point read back after the last fault, user by user, at " + level
+	res.Facts["retry"] = fmt.Sprintf("a batch that fails is retried (20 ms pause, doubling to 1 s) until acknowledged; unacknowledged after %s fails the step", ackTimeout)
+	if firstErr != "" {
+		res.Facts["first_error"] = firstErr
+	}
+	if err != nil {
+		return fmt.Errorf("geo: reading back the acknowledged points after the faults: %w", err)
+	}
+	if lost > 0 {
+		return &workload.VerifyError{Phase: PhaseIngest, Key: []byte(first),
+			What: fmt.Sprintf("%d of %d acknowledged points LOST after the faults (read back at %s)", lost, checked+lost, level)}
+	}
+	return nil
+}
+
+// readBack reads every user's timeline over the held window, retrying
+// errors (a node still rejoining) until verifyTimeout; a point missing or
+// not as written is lost.
+func (r *run) readBack(ctx context.Context, timeline func(context.Context, int64, int64, int64, func(Point) error) error, h Held) (checked, lost int64, first string, err error) {
+	ctx, cancel := context.WithTimeout(ctx, verifyTimeout)
+	defer cancel()
+	from, to := h.Cutoff, TS(r.sim.LastMinute(h)+1)
+	var next, nChecked, nLost atomic.Int64
+	var mu sync.Mutex
+	var firstErr error
+	var wg sync.WaitGroup
+	for w := 0; w < r.threads; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				u := next.Add(1) - 1
+				if u >= r.sim.Users || ctx.Err() != nil {
+					return
+				}
+				var got map[int64]Point
+				pause := 50 * time.Millisecond
+				for {
+					got = map[int64]Point{}
+					err := timeline(ctx, u, from, to, func(p Point) error { got[p.TS] = p; return nil })
+					if err == nil {
+						break
+					}
+					if ctx.Err() != nil {
+						mu.Lock()
+						if firstErr == nil {
+							firstErr = fmt.Errorf("user %d: %w", u, err)
+						}
+						mu.Unlock()
+						return
+					}
+					_ = workload.Sleep(ctx, pause)
+					pause = min(2*pause, time.Second)
+				}
+				for m := FirstMinute(h); m <= r.sim.LastMinute(h); m++ {
+					if !r.sim.Has(h, u, m) {
+						continue
+					}
+					if p, ok := got[TS(m)]; ok && p == r.sim.At(u, m) {
+						nChecked.Add(1)
+						continue
+					}
+					nLost.Add(1)
+					mu.Lock()
+					if first == "" {
+						first = "user/" + strconv.FormatInt(u, 10) + "/" + strconv.FormatInt(TS(m), 10)
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return nChecked.Load(), nLost.Load(), first, firstErr
+}

@@ -1,0 +1,94 @@
+package geo
+
+import (
+	"context"
+	"encoding/binary"
+	"strings"
+	"testing"
+
+	"storebench/internal/kv"
+	"storebench/internal/target/targettest"
+)
+
+// The GC of the seed's layout on Pebble and RocksDB, by range delete
+// (their kv.RangeDeleter) and key by key: both leave exactly the points
+// at or after the cutoff, in both indexes, whatever the cutoff.
+func TestKVLayoutGCBothPaths(t *testing.T) {
+	sim := Sim{Seed: 9, Users: 30, GroupSize: 3}
+	const minutes = 200 // about 12 blocks of 1000 s
+	for _, name := range []string{"pebble", "rocksdb"} {
+		for _, keyByKey := range []bool{false, true} {
+			path := map[bool]string{false: "range", true: "keys"}[keyByKey]
+			t.Run(name+"/"+path, func(t *testing.T) {
+				h := targettest.Open(t, name, kv.Async)
+				s, ok := h.(kv.Store)
+				if !ok {
+					t.Fatalf("%s is no kv.Store", name)
+				}
+				if _, ok := s.(kv.RangeDeleter); !ok {
+					t.Fatalf("%s has no range delete", name)
+				}
+				l := KVLayout{S: s, KeyByKey: keyByKey}
+				ctx := context.Background()
+				layout, err := l.PrepareGeo(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := map[bool]string{false: "range delete", true: "key by key"}[keyByKey]; !strings.Contains(layout, want) {
+					t.Errorf("layout %q does not say %q", layout, want)
+				}
+				var pts []Point
+				for i := int64(0); i < minutes*sim.Users; i++ {
+					pts = append(pts, sim.Index(i))
+					if len(pts) == 500 {
+						if err := l.InsertPoints(ctx, pts); err != nil {
+							t.Fatal(err)
+						}
+						pts = pts[:0]
+					}
+				}
+				if err := l.InsertPoints(ctx, pts); err != nil {
+					t.Fatal(err)
+				}
+				// Two passes, the second further on, as the GC runs them.
+				for _, cut := range []int64{(Block(TS(60)) + 1) * BlockSeconds, (Block(TS(130)) + 1) * BlockSeconds} {
+					n, err := l.DeleteBefore(ctx, cut)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var want int64
+					for m := int64(0); m < minutes; m++ {
+						if TS(m) >= cut {
+							want += sim.Users
+						}
+					}
+					count, oldest, _, err := l.GeoStats(ctx)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if count != want || oldest < cut {
+						t.Errorf("cutoff %d: %d points held (oldest %d), want %d, none before the cutoff", cut, count, oldest, want)
+					}
+					if keyByKey && n <= 0 {
+						t.Errorf("key by key counted %d deletes", n)
+					}
+					// The zone index too: nothing before the cutoff, everything after.
+					var zone int64
+					if err := s.Scan([]byte(kvZonePrefix), kv.PrefixEnd([]byte(kvZonePrefix)), func(k, _ []byte) bool {
+						if ts := int64(binary.BigEndian.Uint64(k[len(k)-16:])); ts < cut {
+							t.Errorf("cutoff %d: zone index holds a point of %d", cut, ts)
+							return false
+						}
+						zone++
+						return true
+					}); err != nil {
+						t.Fatal(err)
+					}
+					if zone != want {
+						t.Errorf("cutoff %d: zone index holds %d points, want %d", cut, zone, want)
+					}
+				}
+			})
+		}
+	}
+}
