@@ -82,3 +82,53 @@ func TestClusterKillNodeMidInsert(t *testing.T) {
 	}
 	t.Logf("events: %+v\nmetrics: %v", s.Events, m)
 }
+
+// TestClusterWorkersOverSSH is the scale-out run a user types: the
+// built-in ycsb study against a 3-node Cassandra cluster from two worker
+// processes, one local and one through an sshd of the test's own on
+// 127.0.0.2. One merged report comes back: every step's operations are
+// the two workers' sum, one of them ran on the ssh host, and every node's
+// resources are in it.
+func TestClusterWorkersOverSSH(t *testing.T) {
+	d := startSSHD(t)
+	out := t.TempDir()
+	stdout, stderr, code := runCLIWithin(t, 20*time.Minute, "run", "ycsb", "--targets", "cassandra-cluster",
+		"--workers", "2", "--hosts", "local,"+d.host, "--ssh-identity", d.key,
+		"--ssh-option", "UserKnownHostsFile="+d.knownHosts, "--ssh-option", "StrictHostKeyChecking=accept-new",
+		"--ladder", "2000", "--set", "ycsb.workloads=[a,c]", "--set", "ycsb.operations=2000", "--out", out, "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	dir := onlyDir(t, out)
+	run, err := results.Read(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := run.Targets[0]
+	if tr.Status != "ok" || len(tr.Steps) != 3 {
+		t.Fatalf("target %s: %s %s, %d steps", tr.Name, tr.Status, tr.Reason, len(tr.Steps))
+	}
+	for _, s := range tr.Steps {
+		if len(s.Workers) != 2 || s.Workers[0].Host != "local" || !strings.Contains(s.Workers[1].Host, "127.0.0.2") {
+			t.Fatalf("%s: workers %+v: want one local and one on 127.0.0.2", s.Phase, s.Workers)
+		}
+		if s.Workers[0].Ops == 0 || s.Workers[1].Ops == 0 || s.Workers[0].Ops+s.Workers[1].Ops != s.Ops {
+			t.Fatalf("%s: workers did %d + %d ops, the step %d", s.Phase, s.Workers[0].Ops, s.Workers[1].Ops, s.Ops)
+		}
+		if len(s.Nodes) != 3 {
+			t.Fatalf("%s: %d nodes' resources, want 3", s.Phase, len(s.Nodes))
+		}
+		if s.Phase != "load" && s.Verify.Checked == 0 {
+			t.Fatalf("%s: nothing verified", s.Phase)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## Load workers", "127.0.0.2", "**merged**", "## Cluster nodes", "**all nodes**"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}
