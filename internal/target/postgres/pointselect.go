@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"net"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"storebench/internal/target"
 	"storebench/internal/target/detach"
+	"storebench/internal/target/internal/rtconn"
 	"storebench/internal/workload/pointselect"
 )
 
@@ -51,7 +53,33 @@ func (s *Store) NewSelectConn(ctx context.Context, table, key, value string) (po
 		return nil, fmt.Errorf("postgres: %s.%s is of type OID %d, want an integer", table, value, sd.Fields[0].DataTypeOID)
 	}
 	c.params = [][]byte{c.param}
+	// On a plain socket the select runs on our own lean path (see
+	// leanSelect); over TLS or a Unix socket through pgx.
+	if nc := pc.Conn(); isTCP(nc) {
+		hc, err := pc.Hijack()
+		if err != nil {
+			conn.Close(context.Background())
+			return nil, fmt.Errorf("postgres: taking over the select connection: %w", err)
+		}
+		rc, err := rtconn.Wrap(hc.Conn)
+		if err != nil {
+			hc.Conn.Close()
+			return nil, fmt.Errorf("postgres: taking over the select connection: %w", err)
+		}
+		// Like the pgx path, the connection follows the context of the
+		// selects (the run's), not the one it was made under.
+		rc.Ready(context.Background())
+		l := newLeanSelect(rc, "pointselect", len(c.param))
+		l.watch.Interrupt = func() { hc.Conn.SetDeadline(interrupted) }
+		return l, nil
+	}
 	return c, nil
+}
+
+// isTCP says whether nc is a plain TCP socket (not TLS, not Unix).
+func isTCP(nc net.Conn) bool {
+	_, ok := nc.(*net.TCPConn)
+	return ok
 }
 
 var binaryFormat = []int16{1}

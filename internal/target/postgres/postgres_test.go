@@ -96,6 +96,27 @@ func TestWithServer(t *testing.T) {
 		if _, _, err := sc.Select(cctx, 3); !errors.Is(err, context.Canceled) {
 			t.Fatalf("a select after the context ended: %v", err)
 		}
+		tx.Rollback(ctx)
+
+		// The server's error is the select's error, and the connection's
+		// replies stay in step: a statement prepared for an integer
+		// column fails once the column is a bigint, each time, cleanly.
+		sc2, err := open(t, kv.Async).(pointselect.Selecter).NewSelectConn(ctx, "ps_accounts", "aid", "abalance")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sc2.Close()
+		if v, ok, err := sc2.Select(ctx, 99); v != 42 || !ok || err != nil {
+			t.Fatalf("select 99: %d %v %v", v, ok, err)
+		}
+		if _, err := conn.Exec(ctx, "ALTER TABLE ps_accounts ALTER COLUMN abalance TYPE bigint"); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 2; i++ {
+			if _, _, err := sc2.Select(ctx, 99); err == nil || !strings.Contains(err.Error(), "SQLSTATE 0A000") {
+				t.Fatalf("select after the column changed type (try %d): %v, want the server's 0A000", i, err)
+			}
+		}
 	})
 	// A role the server does not know is refused without the password
 	// showing.

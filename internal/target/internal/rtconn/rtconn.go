@@ -42,19 +42,30 @@ func Dial(ctx context.Context, addr string, timeout time.Duration) (*Conn, error
 	if err != nil {
 		return nil, err
 	}
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		nc.Close()
-		return nil, fmt.Errorf("%T has no file descriptor", nc)
-	}
-	rc, err := sc.SyscallConn()
+	c, err := Wrap(nc)
 	if err != nil {
 		nc.Close()
 		return nil, err
 	}
+	_ = nc.SetDeadline(time.Now().Add(timeout))
+	return c, nil
+}
+
+// Wrap makes a Conn of a connection already set up by another client (a
+// PostgreSQL session whose handshake and prepares a driver made); nothing
+// may be left unread on it. It fails for a connection without a file
+// descriptor of its own (TLS), which the caller then keeps as it was.
+func Wrap(nc net.Conn) (*Conn, error) {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return nil, fmt.Errorf("%T has no file descriptor", nc)
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
 	c := &Conn{nc: nc, rc: rc, W: make([]byte, 0, BufSize)}
 	c.R = bufio.NewReaderSize((*sock)(c), BufSize)
-	_ = nc.SetDeadline(time.Now().Add(timeout))
 	return c, nil
 }
 
@@ -102,6 +113,12 @@ func (c *Conn) send() {
 		_, c.werr = c.nc.Write(c.W)
 	}
 	c.W = c.W[:0]
+}
+
+// Flush writes the pending requests now and returns a write error.
+func (c *Conn) Flush() error {
+	c.send()
+	return c.Sent()
 }
 
 // Sent returns (and forgets) a write error of the requests just made;
