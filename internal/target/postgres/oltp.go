@@ -75,6 +75,9 @@ type oltpConn struct {
 	cfg    *pgx.ConnConfig
 	tables int
 	conn   *pgx.Conn
+	// lean is conn's socket taken over once the statements are prepared
+	// (see leanConn; conn is then nil), on a plain TCP connection.
+	lean *leanConn
 	// watch follows the run's context once (see package detach): pgconn
 	// would register and remove a context.AfterFunc and make a channel on
 	// every statement.
@@ -121,6 +124,14 @@ func (c *oltpConn) connect(ctx context.Context) error {
 			c.names[t][k] = name
 		}
 	}
+	l, ok, err := takeOver(pc)
+	if err != nil {
+		c.Close()
+		return oltp.Lost(err)
+	}
+	if ok {
+		c.lean, c.conn = l, nil
+	}
 	return nil
 }
 
@@ -130,6 +141,13 @@ func (c *oltpConn) int4(i int, v int64) []byte {
 }
 
 func (c *oltpConn) run(ctx context.Context, name string, formats []int16, row func([][]byte)) (int64, error) {
+	if c.lean != nil {
+		n, err := c.lean.exec(ctx, name, c.params, formats, row)
+		if err != nil {
+			return 0, interruptedOr(ctx, err)
+		}
+		return n, nil
+	}
 	if err := c.watch.Check(ctx); err != nil {
 		return 0, err
 	}
@@ -172,6 +190,12 @@ func (c *oltpConn) Commit(ctx context.Context) error {
 }
 
 func (c *oltpConn) Rollback(ctx context.Context) error {
+	if c.lean != nil {
+		if err := c.lean.simple(ctx, "ROLLBACK"); err != nil {
+			return interruptedOr(ctx, err)
+		}
+		return nil
+	}
 	if err := c.watch.Check(ctx); err != nil {
 		return err
 	}
@@ -233,6 +257,11 @@ func (c *oltpConn) Reconnect(ctx context.Context) error {
 }
 
 func (c *oltpConn) Close() error {
+	if c.lean != nil {
+		err := c.lean.close()
+		c.lean = nil
+		return err
+	}
 	c.watch.Stop()
 	if c.conn == nil {
 		return nil

@@ -4,14 +4,12 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"net"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"storebench/internal/target"
 	"storebench/internal/target/detach"
-	"storebench/internal/target/internal/rtconn"
 	"storebench/internal/workload/pointselect"
 )
 
@@ -54,32 +52,16 @@ func (s *Store) NewSelectConn(ctx context.Context, table, key, value string) (po
 	}
 	c.params = [][]byte{c.param}
 	// On a plain socket the select runs on our own lean path (see
-	// leanSelect); over TLS or a Unix socket through pgx.
-	if nc := pc.Conn(); isTCP(nc) {
-		hc, err := pc.Hijack()
-		if err != nil {
-			conn.Close(context.Background())
-			return nil, fmt.Errorf("postgres: taking over the select connection: %w", err)
-		}
-		rc, err := rtconn.Wrap(hc.Conn)
-		if err != nil {
-			hc.Conn.Close()
-			return nil, fmt.Errorf("postgres: taking over the select connection: %w", err)
-		}
-		// Like the pgx path, the connection follows the context of the
-		// selects (the run's), not the one it was made under.
-		rc.Ready(context.Background())
-		l := newLeanSelect(rc, "pointselect", len(c.param))
-		l.watch.Interrupt = func() { hc.Conn.SetDeadline(interrupted) }
-		return l, nil
+	// leanConn); over TLS or a Unix socket through pgx.
+	l, ok, err := takeOver(pc)
+	if err != nil {
+		conn.Close(context.Background())
+		return nil, err
+	}
+	if ok {
+		c.lean, c.conn = l, nil
 	}
 	return c, nil
-}
-
-// isTCP says whether nc is a plain TCP socket (not TLS, not Unix).
-func isTCP(nc net.Conn) bool {
-	_, ok := nc.(*net.TCPConn)
-	return ok
 }
 
 var binaryFormat = []int16{1}
@@ -87,9 +69,15 @@ var binaryFormat = []int16{1}
 // selectConn runs the prepared point select; not safe for concurrent use.
 type selectConn struct {
 	conn   *pgx.Conn
+	lean   *leanConn    // the socket taken over from conn (then nil)
 	watch  detach.Watch // the run's context, followed once (see oltpConn)
 	param  []byte
 	params [][]byte
+	// the current select's answer (onRow)
+	v     int64
+	found bool
+	bad   error
+	row   func([][]byte)
 }
 
 // Select implements pointselect.SelectConn.
@@ -102,23 +90,26 @@ func (c *selectConn) Select(ctx context.Context, key int64) (int64, bool, error)
 	default:
 		binary.BigEndian.PutUint16(c.param, uint16(key))
 	}
+	c.v, c.found, c.bad = 0, false, nil
+	if c.row == nil {
+		c.row = c.onRow // bound once: no closure per select
+	}
+	row := c.row
+	if c.lean != nil {
+		if _, err := c.lean.exec(ctx, "pointselect", c.params, binaryFormat, row); err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return 0, false, fmt.Errorf("postgres: %w (%v)", cerr, err)
+			}
+			return 0, false, err
+		}
+		return c.v, c.found, c.bad
+	}
 	if err := c.watch.Check(ctx); err != nil {
 		return 0, false, err
 	}
 	rr := c.conn.PgConn().ExecPrepared(context.Background(), "pointselect", c.params, binaryFormat, binaryFormat)
-	var v int64
-	found := false
 	for rr.NextRow() {
-		found = true
-		b := rr.Values()[0]
-		switch len(b) {
-		case 8:
-			v = int64(binary.BigEndian.Uint64(b))
-		case 4:
-			v = int64(int32(binary.BigEndian.Uint32(b)))
-		case 2:
-			v = int64(int16(binary.BigEndian.Uint16(b)))
-		}
+		row(rr.Values())
 	}
 	if _, err := rr.Close(); err != nil {
 		if cerr := ctx.Err(); cerr != nil {
@@ -126,11 +117,32 @@ func (c *selectConn) Select(ctx context.Context, key int64) (int64, bool, error)
 		}
 		return 0, false, err
 	}
-	return v, found, nil
+	return c.v, c.found, c.bad
+}
+
+// onRow takes the select's row.
+func (c *selectConn) onRow(vals [][]byte) {
+	if c.found {
+		c.bad = fmt.Errorf("postgres: a point select returned more than one row")
+	}
+	c.found = true
+	switch b := vals[0]; len(b) {
+	case 8:
+		c.v = int64(binary.BigEndian.Uint64(b))
+	case 4:
+		c.v = int64(int32(binary.BigEndian.Uint32(b)))
+	case 2:
+		c.v = int64(int16(binary.BigEndian.Uint16(b)))
+	default:
+		c.bad = fmt.Errorf("postgres: a point select's value has %d bytes, want an integer", len(b))
+	}
 }
 
 // Close implements pointselect.SelectConn.
 func (c *selectConn) Close() error {
+	if c.lean != nil {
+		return c.lean.close()
+	}
 	c.watch.Stop()
 	return c.conn.Close(context.Background())
 }

@@ -110,7 +110,10 @@ func open(o target.Options) (*Store, error) {
 		commit = "on"
 	}
 	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = commit
-	cfg.ConnConfig.RuntimeParams["application_name"] = "storebench"
+	// Sessions say they are ours, unless the URI names them otherwise.
+	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "storebench"
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 	defer cancel()

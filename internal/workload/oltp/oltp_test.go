@@ -471,3 +471,57 @@ func TestServerRunsCatchAMisplacedValue(t *testing.T) {
 		})
 	}
 }
+
+// A session the server kills is a lost connection (counted as sysbench's
+// reconnects), not a failure of the run, and Reconnect brings the
+// connection back with its statements prepared again. PostgreSQL, whose
+// client reads the replies itself (target/postgres leanConn); only this
+// test's sessions are killed (its own application_name): other packages
+// share the server.
+func TestPostgresKilledSessionIsALostConnection(t *testing.T) {
+	uri := servertest.URI(t, "postgres")
+	db, err := sql.Open("pgx", uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	u, err := url.Parse(uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("application_name", "sbkilltest")
+	u.RawQuery = q.Encode()
+	h := open(t, "postgres", u.String())
+	st := steps(t, 50, 1)
+	if _, err := (oltp.OLTP{}).Execute(context.Background(), &workload.Env{Target: h}, st["prepare"]); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := h.(oltp.Store).OpenConn(context.Background(), 1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx := context.Background()
+	if n, err := conn.Exec(ctx, oltp.IndexUpdate, 1, &oltp.Args{ID: 8}); err != nil || n != 1 {
+		t.Fatalf("update before the kill: %d %v", n, err)
+	}
+	var killed int
+	if err := db.QueryRow("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'sbkilltest'").Scan(&killed); err != nil || killed == 0 {
+		t.Fatalf("terminating the test's sessions: %d, %v", killed, err)
+	}
+	var lost error
+	for i := 0; i < 50 && lost == nil; i++ {
+		_, lost = conn.Exec(ctx, oltp.IndexUpdate, 1, &oltp.Args{ID: 8})
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !errors.Is(lost, oltp.ErrLost) {
+		t.Fatalf("a statement on the killed session: %v, want a lost connection", lost)
+	}
+	if err := conn.Reconnect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := conn.Exec(ctx, oltp.IndexUpdate, 1, &oltp.Args{ID: 8}); err != nil || n != 1 {
+		t.Fatalf("update after the reconnect: %d %v", n, err)
+	}
+}

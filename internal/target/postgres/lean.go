@@ -1,0 +1,270 @@
+package postgres
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"storebench/internal/target/detach"
+	"storebench/internal/target/internal/rtconn"
+)
+
+// leanConn runs prepared statements over PostgreSQL's extended protocol
+// itself, on a connection pgx opened and prepared (then hijacked): a
+// statement's Bind+Execute+Sync are written and its replies read through
+// rtconn, which sends inside the read that waits for the replies, so a
+// statement costs one write and one read system call made once the
+// socket is readable — as libpq's loop in pgbench and sysbench does —
+// instead of pgx's write, a read that finds nothing yet, a park and a
+// wake-up. Everything the server answers is parsed: every row goes to
+// the caller, an ErrorResponse is a *pgconn.PgError (classify sees its
+// SQLSTATE), a broken socket a *net.OpError (a lost connection).
+// Not safe for concurrent use.
+type leanConn struct {
+	c       *rtconn.Conn
+	watch   detach.Watch // the run's context, followed once
+	vals    [][]byte
+	scratch []byte
+}
+
+// takeOver hijacks pc's socket for a leanConn; ok is false when the
+// socket is not plain TCP (TLS, a Unix socket): pc is then left as it is.
+func takeOver(pc *pgconn.PgConn) (*leanConn, bool, error) {
+	if _, tcp := pc.Conn().(*net.TCPConn); !tcp {
+		return nil, false, nil
+	}
+	hc, err := pc.Hijack()
+	if err != nil {
+		return nil, false, fmt.Errorf("postgres: taking over the connection: %w", err)
+	}
+	rc, err := rtconn.Wrap(hc.Conn)
+	if err != nil {
+		hc.Conn.Close()
+		return nil, false, fmt.Errorf("postgres: taking over the connection: %w", err)
+	}
+	// The connection follows the context of its statements (the run's),
+	// not the one it was made under.
+	rc.Ready(context.Background())
+	l := &leanConn{c: rc}
+	l.watch.Interrupt = func() { hc.Conn.SetDeadline(interrupted) }
+	return l, true, nil
+}
+
+// exec runs prepared statement name with params (their formats as
+// pgconn takes them: none, one for all, or one each) and binary results;
+// row gets each row's values, valid during the call. It returns the rows
+// the command tag counts.
+func (l *leanConn) exec(ctx context.Context, name string, params [][]byte, formats []int16, row func([][]byte)) (int64, error) {
+	if err := l.watch.Check(ctx); err != nil {
+		return 0, err
+	}
+	size := 1 + 4 + 1 + len(name) + 1 + 2 + 2*len(formats) + 2 + 2 + 2
+	for _, p := range params {
+		size += 4 + len(p)
+	}
+	l.c.Room(size + 10 + 5)
+	w := l.c.W
+	w = append(w, 'B')
+	w = binary.BigEndian.AppendUint32(w, uint32(size-1))
+	w = append(w, 0) // the unnamed portal
+	w = append(w, name...)
+	w = append(w, 0)
+	w = binary.BigEndian.AppendUint16(w, uint16(len(formats)))
+	for _, f := range formats {
+		w = binary.BigEndian.AppendUint16(w, uint16(f))
+	}
+	w = binary.BigEndian.AppendUint16(w, uint16(len(params)))
+	for _, p := range params {
+		w = binary.BigEndian.AppendUint32(w, uint32(len(p)))
+		w = append(w, p...)
+	}
+	w = append(w, 0, 1, 0, 1) // one result format for all: binary
+	w = append(w, 'E', 0, 0, 0, 9, 0, 0, 0, 0, 0)
+	w = append(w, 'S', 0, 0, 0, 4)
+	l.c.W = w
+	return l.replies(ctx, row)
+}
+
+// simple runs query with the simple protocol (no parameters, rows
+// discarded): ROLLBACK.
+func (l *leanConn) simple(ctx context.Context, query string) error {
+	if err := l.watch.Check(ctx); err != nil {
+		return err
+	}
+	l.c.Room(5 + len(query) + 1)
+	l.c.W = append(l.c.W, 'Q')
+	l.c.W = binary.BigEndian.AppendUint32(l.c.W, uint32(4+len(query)+1))
+	l.c.W = append(l.c.W, query...)
+	l.c.W = append(l.c.W, 0)
+	_, err := l.replies(ctx, nil)
+	return err
+}
+
+// replies reads up to ReadyForQuery (after an error too, so the next
+// statement starts in step).
+func (l *leanConn) replies(ctx context.Context, row func([][]byte)) (int64, error) {
+	if err := l.c.Sent(); err != nil {
+		return 0, broken("write", err)
+	}
+	var (
+		n    int64
+		qerr error
+	)
+	for {
+		typ, body, err := l.message()
+		if err != nil {
+			return 0, broken("read", err)
+		}
+		switch typ {
+		case 'D':
+			if qerr == nil && row != nil {
+				if err := l.dataRow(body); err != nil {
+					qerr = err
+					continue
+				}
+				row(l.vals)
+			}
+		case 'C':
+			n = commandRows(body)
+		case 'E':
+			qerr = pgError(body)
+		case 'Z':
+			return n, qerr
+		case '2', '1', 'N', 'S', 'A', 'n', 'I', 's':
+			// BindComplete, ParseComplete, a notice, a parameter's new
+			// value, a notification, NoData, an empty query, a portal
+			// suspended.
+		default:
+			return 0, broken("read", fmt.Errorf("unexpected message %q", typ))
+		}
+	}
+}
+
+// broken is the error of a connection that failed: a net.Error, which
+// classify takes for a lost connection (the caller names the run's end
+// instead when that is why: the watch interrupted the socket).
+func broken(op string, err error) error {
+	return &net.OpError{Op: op, Net: "tcp", Err: err}
+}
+
+// message reads one backend message: its type and body (valid until the
+// next read).
+func (l *leanConn) message() (byte, []byte, error) {
+	h, err := l.c.R.Peek(5)
+	if err != nil {
+		return 0, nil, err
+	}
+	typ := h[0]
+	n := int(binary.BigEndian.Uint32(h[1:5])) - 4
+	_, _ = l.c.R.Discard(5)
+	if n < 0 {
+		return 0, nil, fmt.Errorf("message %q of negative length", typ)
+	}
+	if n <= l.c.R.Size() {
+		b, err := l.c.R.Peek(n)
+		if err != nil {
+			return 0, nil, err
+		}
+		_, _ = l.c.R.Discard(n)
+		return typ, b, nil
+	}
+	if cap(l.scratch) < n {
+		l.scratch = make([]byte, n)
+	}
+	b := l.scratch[:n]
+	if _, err := io.ReadFull(l.c.R, b); err != nil {
+		return 0, nil, err
+	}
+	return typ, b, nil
+}
+
+// dataRow splits a DataRow into l.vals (a NULL is nil).
+func (l *leanConn) dataRow(b []byte) error {
+	if len(b) < 2 {
+		return fmt.Errorf("postgres: a DataRow of %d bytes", len(b))
+	}
+	cols := int(binary.BigEndian.Uint16(b))
+	b = b[2:]
+	l.vals = l.vals[:0]
+	for i := 0; i < cols; i++ {
+		if len(b) < 4 {
+			return fmt.Errorf("postgres: a DataRow cut short")
+		}
+		n := int32(binary.BigEndian.Uint32(b))
+		b = b[4:]
+		if n < 0 {
+			l.vals = append(l.vals, nil)
+			continue
+		}
+		if int(n) > len(b) {
+			return fmt.Errorf("postgres: a DataRow cut short")
+		}
+		l.vals = append(l.vals, b[:n:n])
+		b = b[n:]
+	}
+	return nil
+}
+
+// commandRows is the row count at the end of a command tag ("UPDATE 1",
+// "INSERT 0 1", "SELECT 100"); 0 for a tag without one ("BEGIN").
+func commandRows(tag []byte) int64 {
+	if len(tag) > 0 && tag[len(tag)-1] == 0 {
+		tag = tag[:len(tag)-1]
+	}
+	var n int64
+	i := len(tag)
+	for i > 0 && tag[i-1] >= '0' && tag[i-1] <= '9' {
+		i--
+	}
+	if i == len(tag) || i == 0 || tag[i-1] != ' ' {
+		return 0
+	}
+	for _, c := range tag[i:] {
+		n = n*10 + int64(c-'0')
+	}
+	return n
+}
+
+// pgError is the server's ErrorResponse as pgx states it.
+func pgError(b []byte) error {
+	e := &pgconn.PgError{}
+	for len(b) > 1 {
+		f := b[0]
+		end := 1
+		for end < len(b) && b[end] != 0 {
+			end++
+		}
+		v := string(b[1:end])
+		switch f {
+		case 'S':
+			e.Severity = v
+		case 'V':
+			e.SeverityUnlocalized = v
+		case 'C':
+			e.Code = v
+		case 'M':
+			e.Message = v
+		case 'D':
+			e.Detail = v
+		case 'H':
+			e.Hint = v
+		}
+		if end >= len(b) {
+			break
+		}
+		b = b[end+1:]
+	}
+	return e
+}
+
+// close says Terminate, then closes the socket.
+func (l *leanConn) close() error {
+	l.watch.Stop()
+	l.c.W = append(l.c.W[:0], 'X', 0, 0, 0, 4)
+	_ = l.c.Flush()
+	return l.c.Close()
+}
