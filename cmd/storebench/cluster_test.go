@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,4 +132,127 @@ func TestClusterWorkersOverSSH(t *testing.T) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
+}
+
+// TestClusterGeoKillNode runs studies/geo-cluster.yaml small: the geo
+// workload on a single-node Cassandra, then on a 3-node cluster (RF 2,
+// writes at ONE, reads at ALL) whose node 2 is killed 10 s into the
+// ingest and restarted at 20 s (the faults name the cluster, so the
+// single node runs without them). The events fall inside the ingest at
+// their offsets from its timed start; once the node is back every
+// acknowledged point is read back at ALL and none is lost; the report
+// has the failure's section and the scaling section, whose measured
+// rates and projection to the seed's 10 machines are recomputed here
+// from results.json's own series.
+func TestClusterGeoKillNode(t *testing.T) {
+	out := t.TempDir()
+	stdout, stderr, code := runCLIWithin(t, 20*time.Minute, "run", "geo-cluster", "--set", "geo.ingest.duration=45s",
+		"--set", "geo.timeline.queries=20", "--set", "geo.correlate.users=3", "--out", out, "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	dir := onlyDir(t, out)
+	run, err := results.Read(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(run.Targets) != 2 {
+		t.Fatalf("%d targets, want cassandra and cassandra-cluster", len(run.Targets))
+	}
+	ingest := map[string]*results.Step{}
+	for _, tr := range run.Targets {
+		if tr.Status != "ok" || len(tr.Steps) != 3 {
+			t.Fatalf("target %s: %s %s, %d steps", tr.Name, tr.Status, tr.Reason, len(tr.Steps))
+		}
+		for _, s := range tr.Steps {
+			if s.Verify.Checked == 0 || s.Verify.Failed != 0 {
+				t.Errorf("%s %s: verified %d, failed %d (%s)", tr.Name, s.Phase, s.Verify.Checked, s.Verify.Failed, s.Verify.First)
+			}
+		}
+		ingest[tr.Name] = tr.Steps[0]
+	}
+	one, cl := ingest["cassandra"], ingest["cassandra-cluster"]
+	if one == nil || cl == nil || one.Phase != "ingest" || cl.Phase != "ingest" {
+		t.Fatalf("ingest steps: %v", ingest)
+	}
+	if len(one.Events) != 0 {
+		t.Errorf("the single node had fault events %+v: the faults name the cluster", one.Events)
+	}
+	var kill, restart *results.Event
+	for i, e := range cl.Events {
+		switch e.Action {
+		case "kill":
+			kill = &cl.Events[i]
+		case "restart":
+			restart = &cl.Events[i]
+		}
+		if e.Error != "" {
+			t.Errorf("event %s: %s", e.Action, e.Error)
+		}
+	}
+	if kill == nil || restart == nil || kill.Node != 2 || restart.Node != 2 {
+		t.Fatalf("events %+v: want node 2 killed, then restarted", cl.Events)
+	}
+	if kill.OffsetS < 9.5 || kill.OffsetS > 11 || restart.OffsetS < 19.5 || restart.OffsetS > 21 || restart.OffsetS >= cl.Seconds {
+		t.Errorf("kill at %.1fs, restart at %.1fs of a %.1fs ingest: the study asks for 10s and 20s from its timed start", kill.OffsetS, restart.OffsetS, cl.Seconds)
+	}
+	m := cl.Metrics
+	if m["lost_acknowledged"] != 0 || m["acknowledged"] < 1 || m["read_back"] != m["acknowledged"] || m["acknowledged"] != m["points"] {
+		t.Errorf("points %v, acknowledged %v, read back %v, lost %v", m["points"], m["acknowledged"], m["read_back"], m["lost_acknowledged"])
+	}
+	if len(cl.Nodes) != 3 || cl.Nodes[1].PID == 0 {
+		t.Errorf("node resources %+v: want 3 nodes, node 2 back", cl.Nodes)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := string(md)
+	for _, want := range []string{"### Node failure during the ingest", "**acknowledged points lost: 0**", "before (0–10 s)", "during (10–",
+		"### Scaling", "**This machine has 2 cores, shared by every node's JVM and by the load generator: no linear scaling can show here.**",
+		"PROJECTION (not a measurement)", "## Cluster nodes", "node2 127.0.0.2"} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	// The scaling section's figures, recomputed: the points per second of
+	// each ingest over its ticks up to the kill (every node up), the
+	// replica writes per node (RF 1 on one node, 2 on three) and the
+	// projection to 10 machines at R=2.
+	rate := func(s *results.Step, span float64) float64 {
+		var ops int64
+		last := 0.0
+		for _, k := range s.Series {
+			if k.T > span+1e-9 {
+				break
+			}
+			ops += k.Ops
+			last = k.T
+		}
+		return float64(ops) * s.Metrics["batch"] / last
+	}
+	span := min(kill.OffsetS, one.Seconds)
+	q1, q3 := rate(one, span), rate(cl, span)
+	if q1 <= 0 || q3 <= 0 {
+		t.Fatalf("no points inserted in the first %.1f s: 1 node %.0f/s, 3 nodes %.0f/s", span, q1, q3)
+	}
+	per1, per3 := q1, q3*2/3
+	for _, row := range []string{
+		fmt.Sprintf("| 1 | RF 1 | first %.0f s | %.0f | %.0f | 1.00 |", span, q1, per1),
+		fmt.Sprintf("| 3 | RF 2 | first %.0f s | %.0f | %.0f | %.2f |", span, q3, per3, q3/q1),
+		fmt.Sprintf("(1 node(s), RF 1) | %.0f | %.0f | %.0f |", per1, per1*10/2, per1*10/2*60),
+		fmt.Sprintf("(3 node(s), RF 2) | %.0f | %.0f | %.0f |", per3, per3*10/2, per3*10/2*60),
+	} {
+		if !strings.Contains(report, row) {
+			t.Errorf("the scaling section lacks the row %q", row)
+		}
+	}
+	if i := strings.Index(report, "### Node failure"); i >= 0 {
+		end := strings.Index(report[i:], "## Charts")
+		if end < 0 {
+			end = len(report) - i
+		}
+		t.Logf("%s", report[i:i+end])
+	}
+	t.Logf("1 node: %v\n3 nodes: %v", one.Metrics, m)
 }

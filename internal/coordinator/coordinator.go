@@ -419,6 +419,7 @@ func stopReason(userCtx context.Context) string {
 // results.json so far (after each rate search's trial).
 func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, info target.Info, steps []workload.Step, search []*sweep.RateSpec, na []string, tr *results.Target, runDir string, save func()) {
 	bar := o.Bar
+	steps = faultsOn(steps, t.Name)
 	uri, dir := t.URI, filepath.Join(runDir, "data", t.Name)
 	dataRoot := filepath.Join(runDir, "data")
 	// Steps the target cannot run are n/a, recorded before anything

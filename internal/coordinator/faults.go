@@ -45,6 +45,27 @@ func attachFaults(s *study.Study, e study.Entry, steps []workload.Step) error {
 	return nil
 }
 
+// faultsOn gives the steps only the fault actions that apply to target
+// name (fault.On); the plan's steps, shared by every target, are copied
+// only when one changes.
+func faultsOn(steps []workload.Step, name string) []workload.Step {
+	var out []workload.Step
+	for j, st := range steps {
+		on := fault.On(st.Faults, name)
+		if len(on) == len(st.Faults) {
+			continue
+		}
+		if out == nil {
+			out = append([]workload.Step(nil), steps...)
+		}
+		out[j].Faults = on
+	}
+	if out == nil {
+		return steps
+	}
+	return out
+}
+
 // checkFaultTargets refuses, before anything runs, faults on a target
 // that is not a cluster storebench runs, or on a node it does not have.
 func checkFaultTargets(srv *managed, steps []workload.Step) error {

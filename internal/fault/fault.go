@@ -33,13 +33,17 @@ const DefaultPause = 10 * time.Second
 //
 // At is the offset from the start of the phase; Node counts from 1;
 // Phase defaults to the previous entry's, the first to "load"; For is a
-// pause's length.
+// pause's length. Target, if set, is the one study target the action
+// applies to (defaulting to the previous entry's), so a study can set a
+// single-node target beside the cluster it fails; unset, it applies to
+// every target (each must then be a cluster storebench starts).
 type Action struct {
 	At     study.Duration `yaml:"at" json:"at"`
 	Action string         `yaml:"action" json:"action"`
 	Node   int            `yaml:"node" json:"node"`
 	Phase  string         `yaml:"phase" json:"phase"`
 	For    study.Duration `yaml:"for" json:"for,omitempty"`
+	Target string         `yaml:"target" json:"target,omitempty"`
 }
 
 // Offset is At as a time.Duration.
@@ -78,7 +82,7 @@ func Decode(s *study.Study, e study.Entry) ([]Action, error) {
 		return nil, &study.Error{File: s.File, Line: n.Line, Field: path, Msg: "want a list of fault actions, e.g. [{at: 10s, action: kill, node: 2, phase: load}]"}
 	}
 	var out []Action
-	phase := "load"
+	phase, tgt := "load", ""
 	for i, item := range n.Content {
 		p := fmt.Sprintf("%s[%d]", path, i)
 		var a Action
@@ -105,6 +109,13 @@ func Decode(s *study.Study, e study.Entry) ([]Action, error) {
 			a.Phase = phase
 		}
 		phase = a.Phase
+		if a.Target == "" {
+			a.Target = tgt
+		}
+		tgt = a.Target
+		if a.Target != "" && !hasTarget(s, a.Target) {
+			return nil, bad("target", "%q is not a target of the study", a.Target)
+		}
 		out = append(out, a)
 	}
 	// Each node stopped or killed in a phase comes back later in it.
@@ -114,7 +125,7 @@ func Decode(s *study.Study, e study.Entry) ([]Action, error) {
 		}
 		back := false
 		for _, b := range out[i+1:] {
-			if b.Phase == a.Phase && b.Node == a.Node && b.Action == Restart && b.At >= a.At {
+			if b.Phase == a.Phase && b.Target == a.Target && b.Node == a.Node && b.Action == Restart && b.At >= a.At {
 				back = true
 				break
 			}
@@ -125,6 +136,27 @@ func Decode(s *study.Study, e study.Entry) ([]Action, error) {
 		}
 	}
 	return out, nil
+}
+
+func hasTarget(s *study.Study, name string) bool {
+	for _, t := range s.Targets {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// On returns the actions that apply to target name: those naming it and
+// those naming no target.
+func On(actions []Action, name string) []Action {
+	var out []Action
+	for _, a := range actions {
+		if a.Target == "" || a.Target == name {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // Of returns the actions of one phase.

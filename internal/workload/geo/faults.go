@@ -96,6 +96,7 @@ func (r *run) afterFaults(ctx context.Context, res *results.Step, logs []faultLo
 	res.Metrics["retries"] = float64(retries)
 	res.Metrics["acknowledged"] = float64(r.sim.Count(h))
 	res.Metrics["lost_acknowledged"] = float64(lost)
+	res.Metrics["read_back"] = float64(checked)
 	res.Metrics["verify_seconds"] = time.Since(t0).Seconds()
 	var fs []string
 	for _, a := range r.st.Faults {

@@ -109,46 +109,7 @@ func faultsReport(b *strings.Builder, run *results.Run) {
 				fmt.Fprintf(b, "Then %s.", v)
 			}
 			b.WriteString("\n\n")
-			ev := section.Table{Head: []string{"Time into the phase", "Action", "Node", "Took", "Error"}}
-			for _, e := range s.Events {
-				ev.Rows = append(ev.Rows, []string{fmt.Sprintf("%.1f s", e.OffsetS), e.Action, e.NodeName, fmt.Sprintf("%.1f s", e.TookSeconds), e.Error})
-			}
-			ev.Write(b)
-			// Windows: before the first action, from it until the last
-			// action is over (a restart: the node back), and after.
-			first := s.Events[0].OffsetS
-			last := first
-			for _, e := range s.Events {
-				last = max(last, e.OffsetS+e.TookSeconds)
-			}
-			type win struct {
-				ops, errs int64
-				secs      float64
-			}
-			var w [3]win
-			prev := 0.0
-			for _, k := range s.Series {
-				i := 1
-				switch {
-				case k.T <= first:
-					i = 0
-				case k.T-1 >= last:
-					i = 2
-				}
-				w[i].ops += k.Ops
-				w[i].errs += k.Counts["errors"]
-				w[i].secs += k.T - prev
-				prev = k.T
-			}
-			tab := section.Table{Head: []string{"Window", "Seconds", "Throughput", "Errors"}}
-			for i, name := range []string{fmt.Sprintf("before (0–%.0f s)", first), fmt.Sprintf("during (%.0f–%.0f s)", first, last), fmt.Sprintf("after (%.0f s–end)", last)} {
-				if w[i].secs <= 0 {
-					tab.Rows = append(tab.Rows, []string{name, "0", "— (the phase had ended)", "—"})
-					continue
-				}
-				tab.Rows = append(tab.Rows, []string{name, fmt.Sprintf("%.0f", w[i].secs), fmt.Sprintf("%.0f ops/s", float64(w[i].ops)/w[i].secs), fmt.Sprint(w[i].errs)})
-			}
-			tab.Write(b)
+			section.WriteFaults(b, s, "ops/s", 1)
 			m := s.Metrics
 			fmt.Fprintf(b, "Inserts acknowledged: %.0f of %.0f; failed attempts (errors): %.0f; retries: %.0f; never acknowledged (not checked): %.0f; "+
 				"**acknowledged writes lost: %.0f** (of %d read back in %.1f s).\n\n",
