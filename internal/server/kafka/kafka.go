@@ -244,14 +244,13 @@ func (s Server) Start(ctx context.Context, cfg server.Config) (*server.Instance,
 		"-Dlog4j2.configurationFile=" + logCfg, "-cp", cp}
 	if _, err := os.Stat(filepath.Join(dataDir, "meta.properties")); err != nil {
 		// A fresh node: format its storage with a new cluster id.
-		var id [16]byte
-		if _, err := rand.Read(id[:]); err != nil {
+		cluster, err := newClusterID()
+		if err != nil {
 			return nil, fmt.Errorf("kafka: %w", err)
 		}
-		cluster := base64.RawURLEncoding.EncodeToString(id[:])
 		proc.Logf(cfg.Log, "kafka: formatting %s (cluster %s)", dataDir, cluster)
 		fctx, cancel := context.WithTimeout(ctx, ReadyTimeout)
-		err := proc.Run(fctx, proc.Spec{Name: "kafka-storage-format", Path: java,
+		err = proc.Run(fctx, proc.Spec{Name: "kafka-storage-format", Path: java,
 			Args: append(append([]string{}, jvm...), "kafka.tools.StorageTool", "format", "-t", cluster, "-c", propsPath),
 			Dir:  dir, LogPath: logPath})
 		cancel()
@@ -299,6 +298,22 @@ func (s Server) Start(ctx context.Context, cfg server.Config) (*server.Instance,
 			return nil
 		},
 	}, nil
+}
+
+// newClusterID is a random cluster id as Kafka makes them: 16 bytes in
+// URL-safe base64 that does not start with "-". One in 64 random ids
+// does, and StorageTool's argument parser then takes it for an option
+// ("argument --cluster-id/-t: expected one argument"): the start failed.
+func newClusterID() (string, error) {
+	for {
+		var id [16]byte
+		if _, err := rand.Read(id[:]); err != nil {
+			return "", err
+		}
+		if s := base64.RawURLEncoding.EncodeToString(id[:]); s[0] != '-' {
+			return s, nil
+		}
+	}
 }
 
 // Ping asks the broker for its API versions over the Kafka protocol.
