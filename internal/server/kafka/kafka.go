@@ -255,7 +255,8 @@ func (s Server) Start(ctx context.Context, cfg server.Config) (*server.Instance,
 			Dir:  dir, LogPath: logPath})
 		cancel()
 		if err != nil {
-			return nil, fmt.Errorf("kafka: formatting storage: %w; log:\n%s", err, proc.LogTail(logPath, proc.TailLines))
+			// proc.Run quotes the log's tail.
+			return nil, fmt.Errorf("kafka: formatting storage: %w", err)
 		}
 	}
 	proc.Logf(cfg.Log, "kafka: starting %s (KRaft, broker+controller) on 127.0.0.1:%d, heap %d MiB, log %s", Version, port, heap, logPath)
