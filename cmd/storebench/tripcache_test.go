@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"storebench/internal/results"
+	kafkaserver "storebench/internal/server/kafka"
 	"storebench/internal/server/servertest"
 )
 
@@ -45,5 +48,50 @@ func TestTripcacheBothTransports(t *testing.T) {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}
+	}
+}
+
+// The Kafka transport with no Kafka named, in a fresh STOREBENCH_HOME:
+// the run installs Kafka (its progress lines on screen) and starts the
+// managed one, rather than failing "not installed". (Maven's own cache
+// of the jars under ~/.m2 may make the fetch quick: the point is that
+// the run installs.)
+func TestTripcacheKafkaInstallsOnDemand(t *testing.T) {
+	home := t.TempDir()
+	p := filepath.Join(t.TempDir(), "s.yaml")
+	study := strings.Replace(strings.ReplaceAll(tripcacheStudy, "%TRANSPORT%", "kafka"), "    sweep:\n      rate: {start: 500, factor: 4, max_trials: 2, duration: 1s}\n", "", 1)
+	if err := os.WriteFile(p, []byte(study), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	cmd := storebench(t, "run", p, "--out", out)
+	var env []string
+	for _, kv := range cmd.Env {
+		if !strings.HasPrefix(kv, "STOREBENCH_KAFKA_URI=") && !strings.HasPrefix(kv, "STOREBENCH_HOME=") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = append(env, "STOREBENCH_HOME="+home)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\n%s\n%s", err, o.String(), e.String())
+	}
+	screen := o.String() + e.String()
+	for _, want := range []string{"installing Apache Kafka", "kafka: fetching org.apache.kafka:kafka_2.13:", "kafka: installed"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("no %q on screen:\n%s", want, screen)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(home, "kafka", kafkaserver.Version, "lib", "kafka_2.13-"+kafkaserver.Version+".jar")); err != nil {
+		t.Fatal(err)
+	}
+	run, err := results.Read(filepath.Join(onlyDir(t, out), "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := run.Targets[0].Find("tripcache", "kafka", -1)
+	if run.Status != "complete" || s == nil || s.Ops != 500 || s.Verify.Checked == 0 || !strings.Contains(s.Facts["transport"], "managed Kafka") {
+		t.Fatalf("status %s (%s): kafka step %+v", run.Status, run.Reason, s)
 	}
 }

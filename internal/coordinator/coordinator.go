@@ -453,6 +453,11 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 			}
 		}()
 	}
+	if err := installStepServers(ctx, o, t.Name, steps, runnable); err != nil {
+		tr.Status, tr.Reason = "failed", err.Error()
+		bar.Println(fmt.Sprintf("%-10s FAILED: %s", t.Name, tr.Reason))
+		return
+	}
 	var srv *managed
 	if !info.Embedded() {
 		if uri == "" {

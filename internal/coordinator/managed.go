@@ -15,6 +15,7 @@ import (
 	"storebench/internal/server"
 	"storebench/internal/study"
 	"storebench/internal/target"
+	"storebench/internal/workload"
 )
 
 // managed is a server storebench started for one target of a run. Its
@@ -59,14 +60,8 @@ func startManaged(ctx context.Context, o Options, s *study.Study, name string, c
 		return nil, err
 	}
 	log := barWriter{o.Bar}
-	if err := srv.Check(); err != nil {
-		o.Bar.Println(fmt.Sprintf("%-10s %v; installing %s", name, err, srv.Title()))
-		if ierr := srv.Install(ctx, log); ierr != nil {
-			return nil, fmt.Errorf("installing %s: %w", srv.Title(), ierr)
-		}
-		if err := srv.Check(); err != nil {
-			return nil, err
-		}
+	if err := ensureInstalled(ctx, o, name, srv); err != nil {
+		return nil, err
 	}
 	elsewhere := ""
 	if !traversable(filepath.Dir(dir)) {
@@ -109,6 +104,54 @@ func startManaged(ctx context.Context, o Options, s *study.Study, name string, c
 	o.Bar.Println(fmt.Sprintf("%-10s ready at %s in %.1fs (pid %d)", name, target.RedactURI(inst.URI), time.Since(t0).Seconds(), inst.PID))
 	title, _, _ := strings.Cut(srv.Title(), " (")
 	return &managed{inst: inst, title: title, elsewhere: elsewhere, keep: o.KeepData, release: release}, nil
+}
+
+// ensureInstalled installs srv when its check fails, with its progress
+// lines above the bar, and checks it again.
+func ensureInstalled(ctx context.Context, o Options, name string, srv server.Server) error {
+	err := srv.Check()
+	if err == nil {
+		return nil
+	}
+	o.Bar.Println(fmt.Sprintf("%-10s %v; installing %s", name, err, srv.Title()))
+	if ierr := srv.Install(ctx, barWriter{o.Bar}); ierr != nil {
+		return fmt.Errorf("installing %s: %w", srv.Title(), ierr)
+	}
+	return srv.Check()
+}
+
+// installStepServers installs the servers the runnable steps start in
+// the worker themselves (workload.ServerUser): a study's Kafka
+// transport installs Kafka on demand as a Kafka target would.
+func installStepServers(ctx context.Context, o Options, name string, steps []workload.Step, runnable []bool) error {
+	seen := map[string]bool{}
+	for j, st := range steps {
+		if !runnable[j] {
+			continue
+		}
+		w, err := workload.Lookup(st.Workload)
+		if err != nil {
+			return err
+		}
+		su, ok := w.(workload.ServerUser)
+		if !ok {
+			continue
+		}
+		for _, sn := range su.Servers(st) {
+			if seen[sn] {
+				continue
+			}
+			seen[sn] = true
+			srv, err := server.Lookup(sn)
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", st.Workload, st.Phase, err)
+			}
+			if err := ensureInstalled(ctx, o, name, srv); err != nil {
+				return fmt.Errorf("%s %s needs %s: %w", st.Workload, st.Phase, srv.Title(), err)
+			}
+		}
+	}
+	return nil
 }
 
 // traversable reports whether every directory from / down to dir lets

@@ -134,6 +134,15 @@ type Env struct {
 	Sync func(ctx context.Context, timed bool) (time.Time, error)
 }
 
+// ServerUser is implemented by a workload whose steps start a managed
+// server of their own inside the worker, apart from the target's (the
+// tripcache study's Kafka). Servers names the servers step st will start
+// (server.Lookup names); the coordinator installs any that are missing
+// before the target's steps run, as it installs a target's server.
+type ServerUser interface {
+	Servers(st Step) []string
+}
+
 // Workload is one registered workload.
 type Workload interface {
 	Name() string

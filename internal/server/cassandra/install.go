@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"storebench/internal/server/maven"
 	"storebench/internal/server/proc"
 )
 
@@ -21,10 +22,6 @@ const Version = "4.1.7"
 
 //go:embed pom.xml
 var pomTemplate string
-
-// completeMarker is written in the lib directory once every jar is there:
-// a lib directory without it is an interrupted install.
-const completeMarker = ".storebench-complete"
 
 // Home is storebench's own cache directory: $STOREBENCH_HOME, else
 // <user cache dir>/storebench (~/.cache/storebench).
@@ -48,7 +45,7 @@ func LibDir() string { return filepath.Join(InstallDir(), "lib") }
 // installed returns nil when the jars are complete.
 func installed() error {
 	lib := LibDir()
-	if _, err := os.Stat(filepath.Join(lib, completeMarker)); err != nil {
+	if !maven.Complete(lib) {
 		return fmt.Errorf("Cassandra %s is not installed (no complete jar set in %s): run `storebench server install cassandra` or scripts/install-cassandra.sh", Version, lib)
 	}
 	if _, err := jammJar(lib); err != nil {
@@ -121,81 +118,18 @@ func javaMajor(java string) (int, error) {
 // they are missing). It is idempotent: a complete lib directory is left as
 // it is. scripts/install-cassandra.sh runs this same function.
 func Install(ctx context.Context, log io.Writer) error {
-	if log == nil {
-		log = io.Discard
-	}
-	var pkgs []string
-	if _, _, err := javaPath(); err != nil {
-		proc.Logf(log, "cassandra: %v", err)
-		pkgs = append(pkgs, "openjdk-17-jre-headless")
-	}
-	mvn, err := exec.LookPath("mvn")
-	if err != nil && installed() != nil {
-		pkgs = append(pkgs, "maven")
-	}
-	if len(pkgs) > 0 {
-		if err := proc.AptInstall(ctx, log, pkgs...); err != nil {
-			return fmt.Errorf("cassandra: %w", err)
-		}
-		if mvn == "" {
-			if mvn, err = exec.LookPath("mvn"); err != nil && installed() != nil {
-				return fmt.Errorf("cassandra: mvn not found after installing maven: %w", err)
-			}
-		}
-	}
-	if _, _, err := javaPath(); err != nil {
-		return fmt.Errorf("cassandra: %w", err)
-	}
-	lib := LibDir()
-	if installed() == nil {
-		proc.Logf(log, "cassandra: %s already installed in %s", Version, lib)
-		return nil
-	}
-	dir := InstallDir()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("cassandra: %w", err)
-	}
-	pom := filepath.Join(dir, "pom.xml")
-	if err := os.WriteFile(pom, []byte(strings.ReplaceAll(pomTemplate, "@CASSANDRA_VERSION@", Version)), 0o644); err != nil {
-		return fmt.Errorf("cassandra: %w", err)
-	}
-	partial := filepath.Join(dir, fmt.Sprintf("lib.partial-%d", os.Getpid()))
-	if err := os.RemoveAll(partial); err != nil {
-		return fmt.Errorf("cassandra: %w", err)
-	}
-	defer os.RemoveAll(partial)
-	proc.Logf(log, "cassandra: fetching org.apache.cassandra:cassandra-all:%s and its dependencies from Maven Central into %s ...", Version, lib)
-	cmd := exec.CommandContext(ctx, mvn, "-B", "-ntp", "-Dstyle.color=never", "-f", pom,
-		"dependency:copy-dependencies", "-DincludeScope=runtime", "-DoutputDirectory="+partial)
-	cmd.Dir = dir
-	cmd.Stdout = log
-	cmd.Stderr = log
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("cassandra: mvn dependency:copy-dependencies (%s): %w", pom, err)
-	}
-	jars, _ := filepath.Glob(filepath.Join(partial, "*.jar"))
-	var size int64
-	for _, j := range jars {
-		if st, err := os.Stat(j); err == nil {
-			size += st.Size()
-		}
-	}
-	if _, err := os.Stat(filepath.Join(partial, "cassandra-all-"+Version+".jar")); err != nil {
-		return fmt.Errorf("cassandra: maven did not produce cassandra-all-%s.jar: %w", Version, err)
-	}
-	if _, err := jammJar(partial); err != nil {
-		return fmt.Errorf("cassandra: %w", err)
-	}
-	marker := fmt.Sprintf("cassandra-all %s: %d jars, %d bytes\n", Version, len(jars), size)
-	if err := os.WriteFile(filepath.Join(partial, completeMarker), []byte(marker), 0o644); err != nil {
-		return fmt.Errorf("cassandra: %w", err)
-	}
-	if err := os.RemoveAll(lib); err != nil {
-		return fmt.Errorf("cassandra: removing incomplete %s: %w", lib, err)
-	}
-	if err := os.Rename(partial, lib); err != nil {
-		return fmt.Errorf("cassandra: %w", err)
-	}
-	proc.Logf(log, "cassandra: installed %d jars (%.1f MiB) in %s", len(jars), float64(size)/(1<<20), lib)
-	return nil
+	return maven.Install(ctx, log, maven.JarSet{
+		Name: "cassandra", What: "org.apache.cassandra:cassandra-all:" + Version,
+		Dir: InstallDir(), POM: strings.ReplaceAll(pomTemplate, "@CASSANDRA_VERSION@", Version),
+		MainJar: "cassandra-all-" + Version + ".jar",
+		Java: func() error {
+			_, _, err := javaPath()
+			return err
+		},
+		Installed: installed,
+		Verify: func(dir string) error {
+			_, err := jammJar(dir)
+			return err
+		},
+	})
 }

@@ -27,6 +27,7 @@ import (
 
 	"storebench/internal/kv"
 	"storebench/internal/server"
+	"storebench/internal/server/maven"
 	"storebench/internal/server/proc"
 )
 
@@ -42,8 +43,6 @@ const ReadyTimeout = 180 * time.Second
 
 //go:embed pom.xml
 var pomTemplate string
-
-const completeMarker = ".storebench-complete"
 
 func init() { server.Register(Server{}) }
 
@@ -71,7 +70,7 @@ func LibDir() string     { return filepath.Join(InstallDir(), "lib") }
 
 func installed() error {
 	lib := LibDir()
-	if _, err := os.Stat(filepath.Join(lib, completeMarker)); err != nil {
+	if !maven.Complete(lib) {
 		return fmt.Errorf("Kafka %s is not installed (no complete jar set in %s): run `storebench server install kafka` or scripts/install-kafka.sh", Version, lib)
 	}
 	if _, err := os.Stat(filepath.Join(lib, "kafka_2.13-"+Version+".jar")); err != nil {
@@ -128,72 +127,16 @@ func (Server) Install(ctx context.Context, log io.Writer) error { return Install
 // Install fetches the broker's jars from Maven Central into LibDir
 // (Java 17 and Maven from apt first if missing). Idempotent.
 func Install(ctx context.Context, log io.Writer) error {
-	if log == nil {
-		log = io.Discard
-	}
-	var pkgs []string
-	if _, err := javaPath(); err != nil {
-		proc.Logf(log, "kafka: %v", err)
-		pkgs = append(pkgs, "openjdk-17-jre-headless")
-	}
-	mvn, err := exec.LookPath("mvn")
-	if err != nil && installed() != nil {
-		pkgs = append(pkgs, "maven")
-	}
-	if len(pkgs) > 0 {
-		if err := proc.AptInstall(ctx, log, pkgs...); err != nil {
-			return fmt.Errorf("kafka: %w", err)
-		}
-		if mvn == "" {
-			if mvn, err = exec.LookPath("mvn"); err != nil && installed() != nil {
-				return fmt.Errorf("kafka: mvn not found after installing maven: %w", err)
-			}
-		}
-	}
-	if _, err := javaPath(); err != nil {
-		return fmt.Errorf("kafka: %w", err)
-	}
-	lib := LibDir()
-	if installed() == nil {
-		proc.Logf(log, "kafka: %s already installed in %s", Version, lib)
-		return nil
-	}
-	dir := InstallDir()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("kafka: %w", err)
-	}
-	pom := filepath.Join(dir, "pom.xml")
-	if err := os.WriteFile(pom, []byte(strings.ReplaceAll(pomTemplate, "@KAFKA_VERSION@", Version)), 0o644); err != nil {
-		return fmt.Errorf("kafka: %w", err)
-	}
-	partial := filepath.Join(dir, fmt.Sprintf("lib.partial-%d", os.Getpid()))
-	if err := os.RemoveAll(partial); err != nil {
-		return fmt.Errorf("kafka: %w", err)
-	}
-	defer os.RemoveAll(partial)
-	proc.Logf(log, "kafka: fetching org.apache.kafka:kafka_2.13:%s, kafka-tools and a log4j binding from Maven Central into %s ...", Version, lib)
-	cmd := exec.CommandContext(ctx, mvn, "-B", "-ntp", "-Dstyle.color=never", "-f", pom,
-		"dependency:copy-dependencies", "-DincludeScope=runtime", "-DoutputDirectory="+partial)
-	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("kafka: mvn dependency:copy-dependencies (%s): %w", pom, err)
-	}
-	if _, err := os.Stat(filepath.Join(partial, "kafka_2.13-"+Version+".jar")); err != nil {
-		return fmt.Errorf("kafka: maven did not produce kafka_2.13-%s.jar: %w", Version, err)
-	}
-	jars, _ := filepath.Glob(filepath.Join(partial, "*.jar"))
-	if err := os.WriteFile(filepath.Join(partial, completeMarker), []byte(fmt.Sprintf("kafka %s: %d jars\n", Version, len(jars))), 0o644); err != nil {
-		return fmt.Errorf("kafka: %w", err)
-	}
-	if err := os.RemoveAll(lib); err != nil {
-		return fmt.Errorf("kafka: %w", err)
-	}
-	if err := os.Rename(partial, lib); err != nil {
-		return fmt.Errorf("kafka: %w", err)
-	}
-	proc.Logf(log, "kafka: installed %d jars in %s", len(jars), lib)
-	return nil
+	return maven.Install(ctx, log, maven.JarSet{
+		Name: "kafka", What: "org.apache.kafka:kafka_2.13:" + Version + ", kafka-tools and a log4j binding",
+		Dir: InstallDir(), POM: strings.ReplaceAll(pomTemplate, "@KAFKA_VERSION@", Version),
+		MainJar: "kafka_2.13-" + Version + ".jar",
+		Java: func() error {
+			_, err := javaPath()
+			return err
+		},
+		Installed: installed,
+	})
 }
 
 const log4jXML = `<?xml version="1.0" encoding="UTF-8"?>
@@ -301,19 +244,19 @@ func (s Server) Start(ctx context.Context, cfg server.Config) (*server.Instance,
 		"-Dlog4j2.configurationFile=" + logCfg, "-cp", cp}
 	if _, err := os.Stat(filepath.Join(dataDir, "meta.properties")); err != nil {
 		// A fresh node: format its storage with a new cluster id.
-		var id [16]byte
-		if _, err := rand.Read(id[:]); err != nil {
+		cluster, err := newClusterID()
+		if err != nil {
 			return nil, fmt.Errorf("kafka: %w", err)
 		}
-		cluster := base64.RawURLEncoding.EncodeToString(id[:])
 		proc.Logf(cfg.Log, "kafka: formatting %s (cluster %s)", dataDir, cluster)
 		fctx, cancel := context.WithTimeout(ctx, ReadyTimeout)
-		err := proc.Run(fctx, proc.Spec{Name: "kafka-storage-format", Path: java,
+		err = proc.Run(fctx, proc.Spec{Name: "kafka-storage-format", Path: java,
 			Args: append(append([]string{}, jvm...), "kafka.tools.StorageTool", "format", "-t", cluster, "-c", propsPath),
 			Dir:  dir, LogPath: logPath})
 		cancel()
 		if err != nil {
-			return nil, fmt.Errorf("kafka: formatting storage: %w; log:\n%s", err, proc.LogTail(logPath, proc.TailLines))
+			// proc.Run quotes the log's tail.
+			return nil, fmt.Errorf("kafka: formatting storage: %w", err)
 		}
 	}
 	proc.Logf(cfg.Log, "kafka: starting %s (KRaft, broker+controller) on 127.0.0.1:%d, heap %d MiB, log %s", Version, port, heap, logPath)
@@ -356,6 +299,22 @@ func (s Server) Start(ctx context.Context, cfg server.Config) (*server.Instance,
 			return nil
 		},
 	}, nil
+}
+
+// newClusterID is a random cluster id as Kafka makes them: 16 bytes in
+// URL-safe base64 that does not start with "-". One in 64 random ids
+// does, and StorageTool's argument parser then takes it for an option
+// ("argument --cluster-id/-t: expected one argument"): the start failed.
+func newClusterID() (string, error) {
+	for {
+		var id [16]byte
+		if _, err := rand.Read(id[:]); err != nil {
+			return "", err
+		}
+		if s := base64.RawURLEncoding.EncodeToString(id[:]); s[0] != '-' {
+			return s, nil
+		}
+	}
 }
 
 // Ping asks the broker for its API versions over the Kafka protocol.

@@ -56,21 +56,59 @@ type kafkaSink struct {
 	ctx        context.Context
 }
 
-func newKafkaSink(ctx context.Context, brokers, topic string, partitions int, acks string) (tripgen.Sink, error) {
-	opts := append([]kgo.Opt{kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.DefaultProduceTopic(topic),
+// producerOpts are the generator's producer settings, chosen for
+// latency: linger 1 ms (a batch per generator wake-up, not the client's
+// default 10 ms), partitions set by the generator (trip mod partitions),
+// acks as the study says.
+func producerOpts(brokers, topic, acks string) []kgo.Opt {
+	return append([]kgo.Opt{kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.DefaultProduceTopic(topic),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.ProducerLinger(time.Millisecond),
 		kgo.MaxBufferedRecords(20000)}, kafkaAcks(acks)...)
-	cl, err := kgo.NewClient(opts...)
+}
+
+func newKafkaSink(ctx context.Context, brokers, topic string, partitions int, acks string) (tripgen.Sink, error) {
+	cl, err := kgo.NewClient(producerOpts(brokers, topic, acks)...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka producer: %w", err)
 	}
-	// Connect and learn the partitions' leaders before the stream's
-	// start time is set, so the first ticks do not pay for it.
-	if err := waitLeaders(ctx, cl, topic, partitions); err != nil {
+	// The stream's start time is set when this returns: everything the
+	// first ticks would otherwise wait for happens before it.
+	if err := warmProducer(ctx, cl, topic, partitions); err != nil {
 		cl.Close()
 		return nil, err
 	}
 	return &kafkaSink{cl: cl, partitions: int32(partitions), ctx: ctx}, nil
+}
+
+// warmupKey marks the records the producers send to warm up before a
+// stream starts (an empty value under this key; a tick's key is its
+// 8-byte trip id): the consumer reads past them and counts no tick.
+const warmupKey = "storebench-warmup"
+
+func isWarmup(r *kgo.Record) bool { return len(r.Value) == 0 && string(r.Key) == warmupKey }
+
+// warmProducer makes a producer ready to send at once: it waits for the
+// partitions' leaders, then produces one warm-up record to every
+// partition and waits for the broker's acknowledgements. A request of
+// our own for metadata (waitLeaders) does not fill the producer's own
+// metadata, so without this the first ticks paid for the producer's
+// metadata load, its produce connection and the broker's first append
+// to each partition: 0.3-0.4 s on this machine, in the first second of
+// every trial.
+func warmProducer(ctx context.Context, cl *kgo.Client, topic string, partitions int) error {
+	if err := waitLeaders(ctx, cl, topic, partitions); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	rs := make([]*kgo.Record, partitions)
+	for p := range rs {
+		rs[p] = &kgo.Record{Topic: topic, Partition: int32(p), Key: []byte(warmupKey)}
+	}
+	if err := cl.ProduceSync(ctx, rs...).FirstErr(); err != nil {
+		return fmt.Errorf("kafka: warming up the producer on %s: %w", topic, err)
+	}
+	return nil
 }
 
 // Hello goes to stdout: Kafka has no one ordered channel to carry it
@@ -146,7 +184,9 @@ func startKafka(ctx context.Context, p Params, st workload.Step, cfg tripgen.Con
 	if err != nil {
 		return nil, 0, err
 	}
-	admin, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...))
+	// The admin client also produces the consumer's warm-up records.
+	admin, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite(),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		return nil, 0, fmt.Errorf("tripcache: kafka client: %w", err)
 	}
@@ -161,8 +201,7 @@ func startKafka(ctx context.Context, p Params, st workload.Step, cfg tripgen.Con
 		return nil, 0, err
 	}
 	cctx, cancel := context.WithCancel(ctx)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(100*time.Millisecond))
+	cl, err := kgo.NewClient(consumerOpts(brokers, topic, p.KafkaPartitions)...)
 	if err != nil {
 		cancel()
 		deleteTopic(admin, topic)
@@ -183,6 +222,11 @@ func startKafka(ctx context.Context, p Params, st workload.Step, cfg tripgen.Con
 		deleteTopic(admin, topic)
 		admin.Close()
 		return nil, 0, err
+	}
+	// The consumer is ready before the generator starts: the stream's
+	// start instant must not fall before the first fetch.
+	if err := warmConsumer(ctx, admin, cl, topic, p.KafkaPartitions); err != nil {
+		return fail(err)
 	}
 	g, stdout, err := startGeneratorPiped(cfg, total, "-kafka", brokers, "-topic", topic,
 		"-partitions", strconv.Itoa(p.KafkaPartitions), "-acks", p.KafkaAcks)
@@ -218,6 +262,68 @@ func startKafka(ctx context.Context, p Params, st workload.Step, cfg tripgen.Con
 	case <-ctx.Done():
 		return fail(ctx.Err())
 	}
+}
+
+// consumerOpts are the consumer's settings, chosen for latency: every
+// partition assigned directly from offset 0 (no consumer group, so no
+// join or rebalance; no offset lookup), a fetch answered as soon as one
+// byte is there (FetchMinBytes 1) and held by the broker at most 100 ms
+// when there is none (franz-go's default is 5 s: a fetch the broker
+// parks is answered when a record arrives, so this only bounds how long
+// an idle fetch stays open).
+func consumerOpts(brokers, topic string, partitions int) []kgo.Opt {
+	offsets := make(map[int32]kgo.Offset, partitions)
+	for p := 0; p < partitions; p++ {
+		offsets[int32(p)] = kgo.NewOffset().At(0)
+	}
+	return []kgo.Opt{kgo.SeedBrokers(strings.Split(brokers, ",")...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}),
+		kgo.FetchMinBytes(1), kgo.FetchMaxWait(100 * time.Millisecond)}
+}
+
+// warmConsumer produces a warm-up record to every partition (with
+// producer, whose partitioner must be manual) and polls the
+// consumer until it has read each: its metadata is loaded, its
+// partitions are assigned, its fetch connection is open and its next
+// fetch is parked at the broker when it returns. Without this the first
+// fetch came after the stream's start and the first ticks waited ~1 s.
+func warmConsumer(ctx context.Context, producer, cl *kgo.Client, topic string, partitions int) error {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	rs := make([]*kgo.Record, partitions)
+	for p := range rs {
+		rs[p] = &kgo.Record{Topic: topic, Partition: int32(p), Key: []byte(warmupKey)}
+	}
+	if err := producer.ProduceSync(ctx, rs...).FirstErr(); err != nil {
+		return fmt.Errorf("tripcache: warming up the kafka consumer on %s: %w", topic, err)
+	}
+	seen := map[int32]bool{}
+	for len(seen) < partitions {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			return fmt.Errorf("tripcache: warming up the kafka consumer on %s: read the warm-up record of %d of %d partitions: %w", topic, len(seen), partitions, ctx.Err())
+		}
+		var ferr error
+		fs.EachError(func(t string, p int32, err error) {
+			if ferr == nil {
+				ferr = fmt.Errorf("tripcache: warming up the kafka consumer: fetching %s/%d: %w", t, p, err)
+			}
+		})
+		if ferr != nil {
+			return ferr
+		}
+		var other error
+		fs.EachRecord(func(r *kgo.Record) {
+			if !isWarmup(r) {
+				other = fmt.Errorf("tripcache: kafka topic %s: a record at %d/%d before the stream started", topic, r.Partition, r.Offset)
+			}
+			seen[r.Partition] = true
+		})
+		if other != nil {
+			return other
+		}
+	}
+	return nil
 }
 
 // waitLeaders waits until every partition of a new topic has a leader
@@ -306,6 +412,18 @@ func deleteTopic(cl *kgo.Client, topic string) error {
 }
 
 func (s *kafkaSource) next() ([]byte, error) {
+	for {
+		r, err := s.record()
+		if err != nil || !isWarmup(r) {
+			return s.tick(r, err)
+		}
+		// The generator's producer warmed up on the topic before the
+		// stream's start.
+	}
+}
+
+// record is the next record of the topic, fetched if need be.
+func (s *kafkaSource) record() (*kgo.Record, error) {
 	for len(s.buf) == 0 {
 		if s.read >= s.total {
 			return nil, io.EOF
@@ -327,6 +445,14 @@ func (s *kafkaSource) next() ([]byte, error) {
 	}
 	r := s.buf[0]
 	s.buf = s.buf[1:]
+	return r, nil
+}
+
+// tick checks a record that carries a tick.
+func (s *kafkaSource) tick(r *kgo.Record, err error) ([]byte, error) {
+	if err != nil {
+		return nil, err
+	}
 	if len(r.Value) != tripgen.WireSize {
 		return nil, fmt.Errorf("record of %d bytes at %s/%d offset %d", len(r.Value), r.Topic, r.Partition, r.Offset)
 	}
@@ -377,7 +503,7 @@ func (s *kafkaSource) facts() map[string]string {
 		where = s.managed
 	}
 	return map[string]string{
-		"transport":        fmt.Sprintf("Kafka topic (%s), %d partitions (partition = trip id mod %d, so a trip's ticks stay in order), replication 1, producer acks=%s, linger 1 ms, franz-go %s; one record per tick", where, s.p.KafkaPartitions, s.p.KafkaPartitions, s.p.KafkaAcks, franzVersion),
+		"transport":        fmt.Sprintf("Kafka topic (%s), %d partitions (partition = trip id mod %d, so a trip's ticks stay in order), replication 1, producer acks=%s, linger 1 ms; consumer assigned every partition directly (no group), fetch min 1 byte, max wait 100 ms; both warmed up (one record per partition produced and read) before the stream starts; franz-go %s; one record per tick", where, s.p.KafkaPartitions, s.p.KafkaPartitions, s.p.KafkaAcks, franzVersion),
 		"kafka_partitions": strconv.Itoa(s.p.KafkaPartitions),
 		"kafka_broker_pid": strconv.Itoa(s.brokerPID),
 		"kafka_acks":       s.p.KafkaAcks,
@@ -432,6 +558,16 @@ func startManagedKafka(ctx context.Context) (uri, desc string, pid int, err erro
 	dir, err := os.MkdirTemp("", fmt.Sprintf("storebench-tripcache-kafka-%d-", os.Getpid()))
 	if err != nil {
 		return "", "", 0, fmt.Errorf("tripcache: %w", err)
+	}
+	// The coordinator installs Kafka before the run (Servers); a worker
+	// reached another way (a remote one, a test) installs it here, its
+	// progress in the worker's log.
+	if err := (kafkaserver.Server{}).Check(); err != nil {
+		fmt.Fprintf(os.Stderr, "tripcache: %v; installing\n", err)
+		if err := kafkaserver.Install(ctx, os.Stderr); err != nil {
+			os.RemoveAll(dir)
+			return "", "", 0, fmt.Errorf("tripcache: installing the managed Kafka: %w", err)
+		}
 	}
 	inst, err := kafkaserver.Server{}.Start(ctx, server.Config{Dir: dir, Durability: kv.Async, Log: os.Stderr})
 	if err != nil {

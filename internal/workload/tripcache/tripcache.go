@@ -19,10 +19,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
 	"storebench/internal/results"
+	kafkaserver "storebench/internal/server/kafka"
 	"storebench/internal/study"
 	"storebench/internal/target"
 	"storebench/internal/workload"
@@ -147,6 +149,20 @@ func (TripCache) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, err
 			Requires: target.Caps{target.KeyValue}, OpenLoop: true, Rate: p.Rate})
 	}
 	return steps, nil
+}
+
+// Servers: a Kafka step with no Kafka named (kafka_uri or
+// $STOREBENCH_KAFKA_URI) starts the managed Kafka in the worker, which
+// the coordinator installs first if need be.
+func (TripCache) Servers(st workload.Step) []string {
+	var p Params
+	if st.Phase != tripgen.TransportKafka || json.Unmarshal(st.Params, &p) != nil {
+		return nil
+	}
+	if p.KafkaURI != "" || os.Getenv("STOREBENCH_KAFKA_URI") != "" {
+		return nil
+	}
+	return []string{kafkaserver.Name}
 }
 
 func (TripCache) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*results.Step, error) {
