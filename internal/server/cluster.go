@@ -28,6 +28,9 @@ type Node struct {
 	Role string
 
 	h *proc.Handle
+	// pid is a node of a recorded instance (LoadState): no handle, only
+	// its PID if it was alive when loaded.
+	pid int
 	// start (re)starts the node's process and returns once it answers
 	// and has rejoined the cluster.
 	start func(ctx context.Context) (*proc.Handle, error)
@@ -43,7 +46,10 @@ func NewNode(name, addr, dataDir string, h *proc.Handle, stopSignal syscall.Sign
 
 // PID is the node's current process (0 when it is down).
 func (n *Node) PID() int {
-	if n.h == nil || n.h.Exited() {
+	if n.h == nil {
+		return n.pid
+	}
+	if n.h.Exited() {
 		return 0
 	}
 	return n.h.PID
@@ -65,8 +71,8 @@ func (n *Node) Stop(ctx context.Context, timeout time.Duration) error {
 
 // Kill sends SIGKILL to the node's process group: a crash, no shutdown.
 func (n *Node) Kill() error {
-	if n.PID() == 0 {
-		return fmt.Errorf("%s is not running", n.Name)
+	if n.PID() == 0 || n.h == nil {
+		return fmt.Errorf("%s is not running (or not ours to kill)", n.Name)
 	}
 	if err := syscall.Kill(-n.h.PID, syscall.SIGKILL); err != nil {
 		return fmt.Errorf("killing %s (pid %d): %w", n.Name, n.h.PID, err)
@@ -88,8 +94,8 @@ func (n *Node) Pause() error { return n.signal(syscall.SIGSTOP) }
 func (n *Node) Resume() error { return n.signal(syscall.SIGCONT) }
 
 func (n *Node) signal(sig syscall.Signal) error {
-	if n.PID() == 0 {
-		return fmt.Errorf("%s is not running", n.Name)
+	if n.PID() == 0 || n.h == nil {
+		return fmt.Errorf("%s is not running (or not ours to signal)", n.Name)
 	}
 	if err := syscall.Kill(-n.h.PID, sig); err != nil {
 		return fmt.Errorf("signalling %s (pid %d): %w", n.Name, n.h.PID, err)
