@@ -44,6 +44,7 @@ test:
 # a Redis Cluster primary paused, its replica promoted.
 test-cluster:
 	scripts/install-cassandra.sh
+	scripts/install-servers.sh redis
 	$(GO) build -tags '$(TAGS)' -o $(BIN) ./cmd/storebench
 	$(GO) test -tags '$(TAGS) cluster' -p 1 -timeout 40m -run 'Cluster' ./internal/server/cassandra/ ./internal/server/rediscluster/ ./internal/target/rediscluster/ ./cmd/storebench/
 

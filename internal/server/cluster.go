@@ -26,6 +26,12 @@ type Node struct {
 	// Role says what it is in the cluster when that matters (Redis
 	// Cluster: primary or replica); may be empty.
 	Role string
+	// BeforeStop, when set, runs before the node is sent its stop
+	// signal, and waits out a state in which the server would ignore it
+	// (Redis writing its first AOF after a full resync refuses SIGTERM,
+	// and is then killed when the stop times out). It must return by
+	// its context's deadline.
+	BeforeStop func(ctx context.Context)
 
 	h *proc.Handle
 	// pid is a node of a recorded instance (LoadState): no handle, only
@@ -63,10 +69,21 @@ func (n *Node) Stop(ctx context.Context, timeout time.Duration) error {
 	if n.h == nil {
 		return nil
 	}
+	n.beforeStop(ctx)
 	if err := proc.Stop(ctx, n.h, n.stopSignal, timeout); err != nil {
 		return fmt.Errorf("%s: %w", n.Name, err)
 	}
 	return nil
+}
+
+// beforeStop runs BeforeStop for at most 15 s, on a node that runs.
+func (n *Node) beforeStop(ctx context.Context) {
+	if n.BeforeStop == nil || n.PID() == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	n.BeforeStop(ctx)
 }
 
 // Kill sends SIGKILL to the node's process group: a crash, no shutdown.
@@ -112,6 +129,7 @@ func (n *Node) Restart(ctx context.Context) error {
 	}
 	if n.PID() != 0 {
 		_ = n.signal(syscall.SIGCONT) // a paused node cannot stop
+		n.beforeStop(ctx)
 		if err := proc.Stop(ctx, n.h, n.stopSignal, DefaultStopTimeout); err != nil {
 			return fmt.Errorf("%s: %w", n.Name, err)
 		}

@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -143,6 +145,10 @@ func TestClusterRedisStartRestartStop(t *testing.T) {
 	sctx, scancel := context.WithTimeout(context.Background(), server.DefaultStopTimeout)
 	defer scancel()
 	if err := inst.Stop(sctx); err != nil {
+		for _, n := range inst.Nodes {
+			b, _ := os.ReadFile(filepath.Join(filepath.Dir(n.DataDir), "redis.log"))
+			t.Logf("%s log:\n%s", n.Name, grepOut(string(b)))
+		}
 		t.Fatal(err)
 	}
 	for i, p := range pids {
@@ -150,4 +156,15 @@ func TestClusterRedisStartRestartStop(t *testing.T) {
 			t.Errorf("node%d (pid %d) alive after Stop", i+1, p)
 		}
 	}
+}
+
+// grepOut drops a replica's once-a-second reconnection lines.
+func grepOut(log string) string {
+	var out []string
+	for _, l := range strings.Split(log, "\n") {
+		if !strings.Contains(l, "Connecting to MASTER") && !strings.Contains(l, "sync started") && !strings.Contains(l, "Connection refused") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -272,8 +272,10 @@ func start(ctx context.Context, cfg server.Config) (*server.Instance, error) {
 		if err != nil {
 			return abort(err)
 		}
-		nodes = append(nodes, server.NewNode(name, nc.addr(), nc.dataDir(), h, syscall.SIGTERM,
-			func(ctx context.Context) (*proc.Handle, error) { return up(ctx, true) }))
+		nd := server.NewNode(name, nc.addr(), nc.dataDir(), h, syscall.SIGTERM,
+			func(ctx context.Context) (*proc.Handle, error) { return up(ctx, true) })
+		nd.BeforeStop = func(ctx context.Context) { _ = aofSettled(ctx, nc.addr(), password, true) }
+		nodes = append(nodes, nd)
 	}
 	// redis-cli takes the password from REDISCLI_AUTH: in its environment,
 	// which only we (and root) can read, not on its command line.
@@ -378,7 +380,33 @@ func healthy(ctx context.Context, addr, password string, n int) error {
 	if strings.Contains(repl, "role:slave") && !strings.Contains(repl, "master_link_status:up") {
 		return fmt.Errorf("%s: replica not in sync with its primary yet", addr)
 	}
-	return nil
+	return aofSettled(ctx, addr, password, false)
+}
+
+// aofSettled is nil once the node is not rewriting its AOF: a replica
+// writes a new one after each full resync, and until it is done Redis
+// ignores SIGTERM ("Writing initial AOF, can't exit"). With wait it
+// polls until then or ctx ends.
+func aofSettled(ctx context.Context, addr, password string, wait bool) error {
+	c := Client(addr, password)
+	defer c.Close()
+	for {
+		info, err := c.Info(ctx, "persistence").Result()
+		if err == nil {
+			if strings.Contains(info, "aof_rewrite_in_progress:0") && strings.Contains(info, "aof_rewrite_scheduled:0") {
+				return nil
+			}
+			err = fmt.Errorf("%s: rewriting its AOF", addr)
+		}
+		if !wait {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // waitHealthy waits until every node is healthy.
