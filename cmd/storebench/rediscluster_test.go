@@ -86,6 +86,20 @@ func TestClusterRedisPrimaryPaused(t *testing.T) {
 			s.Metrics["cluster_not_ok_seconds"], s.Facts["cluster_not_ok"])
 	}
 
+	// Inserts go on before node1 resumes: once its replica is promoted
+	// (a 3 s node timeout and an election: about 5 s after the pause),
+	// the client's retries reach it. A client that kept its old slot map
+	// waited for node1 to come back, with no insert at all until 20 s.
+	var served int64
+	for _, k := range s.Series {
+		if k.T > pause.OffsetS+8 && k.T <= resume.OffsetS {
+			served += k.Ops
+		}
+	}
+	if served == 0 {
+		t.Errorf("no insert acknowledged from %.0fs to the resume at %.0fs: the client did not follow the failover", pause.OffsetS+8, resume.OffsetS)
+	}
+
 	m := s.Metrics
 	if _, ok := m["lost_acknowledged"]; !ok || float64(s.Verify.Failed) != m["lost_acknowledged"] {
 		t.Errorf("lost_acknowledged %v (reported: %v), verify failures %d", m["lost_acknowledged"], ok, s.Verify.Failed)

@@ -153,7 +153,7 @@ func Open(o target.Options) (*Store, error) {
 		"client":         "go-redis " + moduleVersion + " ClusterClient, RESP2, reads from primaries",
 		"durability":     "server's: " + strings.Join(ps, "; ") + " on the primaries; replication asynchronous",
 		"pool":           fmt.Sprintf("%d connections per node", sv.Pool),
-		"timeouts":       fmt.Sprintf("%v per command (dial, read, write); go-redis follows MOVED and retries a failed node up to 3 times, reloading the slot map", opTimeout),
+		"timeouts":       fmt.Sprintf("%v per command (dial, read, write); go-redis follows MOVED and retries a failed node up to 3 times; any error that is not a server reply reloads the slot map", opTimeout),
 		"layout.ycsb":    "usertable:<key> hash field0..fieldN-1, one key (one slot) per record (no scan index: workload E unsupported)",
 	}}, nil
 }
@@ -282,7 +282,23 @@ func (s *Store) hset(ctx context.Context, key []byte, fields [][]byte) error {
 	if len(args) == 2 {
 		return nil
 	}
-	return s.c.Do(ctx, args...).Err()
+	return s.refreshOn(s.c.Do(ctx, args...).Err())
+}
+
+// refreshOn asks the client to reload the slot map (in the background,
+// concurrent requests collapsed into one) after an error that is not a
+// server's reply: a timeout or a refused connection means the node may
+// have failed and another may serve its slots now. go-redis reloads on
+// MOVED, but a paused primary answers nothing, so without this the
+// client kept sending its slots' commands there, each timing out, until
+// it came back; with it, the retries reach the promoted replica as soon
+// as the cluster has failed over.
+func (s *Store) refreshOn(err error) error {
+	var reply redis.Error
+	if err != nil && !errors.As(err, &reply) && !errors.Is(err, context.Canceled) {
+		s.c.ReloadState(context.Background())
+	}
+	return err
 }
 
 // Read implements ycsb.DB: HMGET of every field from the key's primary.
@@ -296,7 +312,7 @@ func (s *Store) Read(ctx context.Context, key []byte) ([][]byte, error) {
 	copy(args[2:], names)
 	vals, err := s.c.Do(ctx, args...).Slice()
 	if err != nil {
-		return nil, err
+		return nil, s.refreshOn(err)
 	}
 	size, found := 0, false
 	for _, v := range vals {
