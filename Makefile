@@ -40,11 +40,13 @@ test:
 	scripts/test.sh
 
 # Real clusters with nodes that fail (3 Cassandra JVMs: minutes on 2
-# cores, so apart from make test): a node killed mid-insert, nothing lost.
+# cores, so apart from make test): a node killed mid-insert, nothing lost;
+# a Redis Cluster primary paused, its replica promoted.
 test-cluster:
 	scripts/install-cassandra.sh
+	scripts/install-servers.sh redis
 	$(GO) build -tags '$(TAGS)' -o $(BIN) ./cmd/storebench
-	$(GO) test -tags '$(TAGS) cluster' -p 1 -timeout 40m -run 'Cluster' ./internal/server/cassandra/ ./cmd/storebench/
+	$(GO) test -tags '$(TAGS) cluster' -p 1 -timeout 40m -run 'Cluster' ./internal/server/cassandra/ ./internal/server/rediscluster/ ./internal/target/rediscluster/ ./cmd/storebench/
 
 # The runner's own cost, side by side with a bare loop at 1, 2, 4 and 8
 # goroutines (target <= 1.03).

@@ -196,10 +196,21 @@ func serverStatus(srv server.Server, stdout io.Writer) int {
 		installed = "NOT INSTALLED: " + err.Error()
 	}
 	running := "not running"
-	if inst, err := server.LoadState(serverHome(), srv.Name()); err == nil && server.Alive(inst.PID) {
+	inst, err := server.LoadState(serverHome(), srv.Name())
+	if err == nil && server.Alive(inst.PID) {
 		running = fmt.Sprintf("running, pid %d, %s", inst.PID, target.RedactURI(inst.URI))
 	}
 	fmt.Fprintf(stdout, "%-10s %s; %s\n", srv.Name(), installed, running)
+	// A cluster: every node, up or down.
+	if err == nil && server.Alive(inst.PID) {
+		for _, n := range inst.Nodes {
+			state := "down"
+			if n.PID() != 0 {
+				state = fmt.Sprintf("running, pid %d", n.PID())
+			}
+			fmt.Fprintf(stdout, "%-10s %s %s: %s; %s\n", "", n.Name, n.Addr, state, n.Role)
+		}
+	}
 	// Servers runs started for themselves: listed, so that none is ever
 	// invisible, and a leftover of a dead run is named as such.
 	leased, err := server.Leased()

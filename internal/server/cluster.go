@@ -26,8 +26,17 @@ type Node struct {
 	// Role says what it is in the cluster when that matters (Redis
 	// Cluster: primary or replica); may be empty.
 	Role string
+	// BeforeStop, when set, runs before the node is sent its stop
+	// signal, and waits out a state in which the server would ignore it
+	// (Redis writing its first AOF after a full resync refuses SIGTERM,
+	// and is then killed when the stop times out). It must return by
+	// its context's deadline.
+	BeforeStop func(ctx context.Context)
 
 	h *proc.Handle
+	// pid is a node of a recorded instance (LoadState): no handle, only
+	// its PID if it was alive when loaded.
+	pid int
 	// start (re)starts the node's process and returns once it answers
 	// and has rejoined the cluster.
 	start func(ctx context.Context) (*proc.Handle, error)
@@ -43,7 +52,10 @@ func NewNode(name, addr, dataDir string, h *proc.Handle, stopSignal syscall.Sign
 
 // PID is the node's current process (0 when it is down).
 func (n *Node) PID() int {
-	if n.h == nil || n.h.Exited() {
+	if n.h == nil {
+		return n.pid
+	}
+	if n.h.Exited() {
 		return 0
 	}
 	return n.h.PID
@@ -57,16 +69,27 @@ func (n *Node) Stop(ctx context.Context, timeout time.Duration) error {
 	if n.h == nil {
 		return nil
 	}
+	n.beforeStop(ctx)
 	if err := proc.Stop(ctx, n.h, n.stopSignal, timeout); err != nil {
 		return fmt.Errorf("%s: %w", n.Name, err)
 	}
 	return nil
 }
 
+// beforeStop runs BeforeStop for at most 15 s, on a node that runs.
+func (n *Node) beforeStop(ctx context.Context) {
+	if n.BeforeStop == nil || n.PID() == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	n.BeforeStop(ctx)
+}
+
 // Kill sends SIGKILL to the node's process group: a crash, no shutdown.
 func (n *Node) Kill() error {
-	if n.PID() == 0 {
-		return fmt.Errorf("%s is not running", n.Name)
+	if n.PID() == 0 || n.h == nil {
+		return fmt.Errorf("%s is not running (or not ours to kill)", n.Name)
 	}
 	if err := syscall.Kill(-n.h.PID, syscall.SIGKILL); err != nil {
 		return fmt.Errorf("killing %s (pid %d): %w", n.Name, n.h.PID, err)
@@ -88,8 +111,8 @@ func (n *Node) Pause() error { return n.signal(syscall.SIGSTOP) }
 func (n *Node) Resume() error { return n.signal(syscall.SIGCONT) }
 
 func (n *Node) signal(sig syscall.Signal) error {
-	if n.PID() == 0 {
-		return fmt.Errorf("%s is not running", n.Name)
+	if n.PID() == 0 || n.h == nil {
+		return fmt.Errorf("%s is not running (or not ours to signal)", n.Name)
 	}
 	if err := syscall.Kill(-n.h.PID, sig); err != nil {
 		return fmt.Errorf("signalling %s (pid %d): %w", n.Name, n.h.PID, err)
@@ -106,6 +129,7 @@ func (n *Node) Restart(ctx context.Context) error {
 	}
 	if n.PID() != 0 {
 		_ = n.signal(syscall.SIGCONT) // a paused node cannot stop
+		n.beforeStop(ctx)
 		if err := proc.Stop(ctx, n.h, n.stopSignal, DefaultStopTimeout); err != nil {
 			return fmt.Errorf("%s: %w", n.Name, err)
 		}

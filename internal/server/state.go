@@ -38,6 +38,18 @@ type stateFile struct {
 	// PIDStart is the process's start time (clock ticks since boot):
 	// with PID it tells the server from a later process given its PID.
 	PIDStart uint64 `json:"pid_start_time,omitempty"`
+	// Nodes are a cluster's processes, each stopped by a later
+	// `storebench server stop` (PID is the first node's only).
+	Nodes []nodeState `json:"nodes,omitempty"`
+}
+
+type nodeState struct {
+	Name     string `json:"name"`
+	Addr     string `json:"addr"`
+	DataDir  string `json:"data_dir"`
+	Role     string `json:"role,omitempty"`
+	PID      int    `json:"pid"`
+	PIDStart uint64 `json:"pid_start_time,omitempty"`
 }
 
 func statePath(dir, name string) string {
@@ -62,6 +74,13 @@ func SaveState(dir string, inst *Instance) error {
 	}
 	if start, err := proc.StartTime(inst.PID); err == nil {
 		st.PIDStart = start
+	}
+	for _, n := range inst.Nodes {
+		ns := nodeState{Name: n.Name, Addr: n.Addr, DataDir: n.DataDir, Role: n.Role, PID: n.PID()}
+		if start, err := proc.StartTime(ns.PID); err == nil {
+			ns.PIDStart = start
+		}
+		st.Nodes = append(st.Nodes, ns)
 	}
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
@@ -122,6 +141,9 @@ func LoadState(dir, name string) (*Instance, error) {
 		Name: st.Name, URI: st.URI, PID: pid, DataDir: st.DataDir, LogPath: st.LogPath,
 		Version: st.Version, Settings: st.Settings,
 	}
+	if len(st.Nodes) > 0 {
+		return loadCluster(inst, st, sig), nil
+	}
 	inst.StopFunc = func(ctx context.Context) error {
 		if pid == 0 || !sameProcess(pid, st.PIDStart) {
 			return nil
@@ -132,6 +154,45 @@ func LoadState(dir, name string) (*Instance, error) {
 		return nil
 	}
 	return inst, nil
+}
+
+// loadCluster fills a recorded cluster's nodes: the instance runs while
+// any node does (its PID is the first live node's), and stopping it stops
+// every live node at once.
+func loadCluster(inst *Instance, st stateFile, sig syscall.Signal) *Instance {
+	inst.PID = 0
+	for _, ns := range st.Nodes {
+		pid := ns.PID
+		if !sameProcess(pid, ns.PIDStart) {
+			pid = 0
+		}
+		if inst.PID == 0 {
+			inst.PID = pid
+		}
+		inst.Nodes = append(inst.Nodes, &Node{Name: ns.Name, Addr: ns.Addr, DataDir: ns.DataDir, Role: ns.Role, pid: pid, stopSignal: sig})
+	}
+	inst.StopFunc = func(ctx context.Context) error {
+		errs := make(chan error, len(st.Nodes))
+		for _, ns := range st.Nodes {
+			go func() {
+				if !sameProcess(ns.PID, ns.PIDStart) {
+					errs <- nil
+					return
+				}
+				if err := StopPID(ctx, ns.PID, sig, DefaultStopTimeout); err != nil {
+					errs <- fmt.Errorf("stopping %s %s: %w", st.Name, ns.Name, err)
+					return
+				}
+				errs <- nil
+			}()
+		}
+		var all []error
+		for range st.Nodes {
+			all = append(all, <-errs)
+		}
+		return errors.Join(all...)
+	}
+	return inst
 }
 
 // sameProcess reports whether pid is alive and, when start is known, is

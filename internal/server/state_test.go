@@ -170,3 +170,43 @@ func TestStopPIDKills(t *testing.T) {
 		t.Fatal("alive after StopPID")
 	}
 }
+
+// A recorded cluster keeps every node: a later process sees it running
+// while any node runs (node 1 gone), and stopping it stops them all, not
+// node 1 alone.
+func TestStateClusterStopsEveryNode(t *testing.T) {
+	dir := t.TempDir()
+	var hs []*proc.Handle
+	var nodes []*Node
+	for i := 0; i < 3; i++ {
+		h := startProc(t, "sleep", "60")
+		hs = append(hs, h)
+		nodes = append(nodes, NewNode("node"+string(rune('1'+i)), "127.0.0.1:1", "/d", h, syscall.SIGTERM, nil))
+	}
+	in := &Instance{Name: "statetest-cluster", URI: "x://", PID: hs[0].PID, DataDir: "/d", Nodes: nodes}
+	if err := SaveState(dir, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := proc.Stop(context.Background(), hs[0], syscall.SIGKILL, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	out, err := LoadState(dir, "statetest-cluster")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Nodes) != 3 || out.Nodes[0].PID() != 0 || out.Nodes[1].PID() != hs[1].PID || out.PID != hs[1].PID {
+		t.Fatalf("loaded PID %d, nodes %+v: want node 1 down, the instance running as node 2", out.PID, out.Nodes)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := out.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, h := range hs {
+		select {
+		case <-h.Done():
+		case <-time.After(3 * time.Second):
+			t.Errorf("node %d (pid %d) still runs after Stop", i+1, h.PID)
+		}
+	}
+}

@@ -13,4 +13,5 @@ import (
 	_ "storebench/internal/server/node"
 	_ "storebench/internal/server/postgres"
 	_ "storebench/internal/server/redis"
+	_ "storebench/internal/server/rediscluster"
 )

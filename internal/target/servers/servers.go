@@ -12,5 +12,6 @@ import (
 	_ "storebench/internal/target/mysql"
 	_ "storebench/internal/target/postgres"
 	_ "storebench/internal/target/redis"
+	_ "storebench/internal/target/rediscluster"
 	_ "storebench/internal/target/web"
 )

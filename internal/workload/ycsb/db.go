@@ -129,3 +129,13 @@ type DurableReader interface {
 type AsyncReplication interface {
 	AsyncReplication() string
 }
+
+// FaultWatcher is a DB on a cluster whose shape faults can change (Redis
+// Cluster promotes a replica when a primary fails). WatchFaults is called
+// as the load under faults begins; the function it returns is called
+// once every acknowledged record has been read back, ends the watch and
+// returns what it saw: facts for the report (the topology before and
+// after, the failover) and figures (seconds the cluster was not ok).
+type FaultWatcher interface {
+	WatchFaults(ctx context.Context) (done func(ctx context.Context) (facts map[string]string, metrics map[string]float64))
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"sync"
@@ -49,6 +50,10 @@ func (r *run) loadUnderFaults(ctx context.Context, env *workload.Env, st workloa
 	}
 	logs := make([]faultLog, r.workers)
 	ws := r.states()
+	var watched func(context.Context) (map[string]string, map[string]float64)
+	if fw, ok := r.db.(FaultWatcher); ok {
+		watched = fw.WatchFaults(ctx)
+	}
 	res, err := workload.Measure(ctx, env, runner.Config{Workers: r.workers, Ops: r.n, Rate: r.p.LoadRate}, r.n, func(ctx context.Context, w int, seq int64) error {
 		s := &ws[w]
 		s.key = key(s.key, uint64(seq))
@@ -96,6 +101,9 @@ func (r *run) loadUnderFaults(ctx context.Context, env *workload.Env, st workloa
 	}
 	res.Unit = fmt.Sprintf("insert a record of %d×%d bytes", r.p.Fields, r.p.FieldLength)
 	if err != nil {
+		if watched != nil {
+			watched(ctx)
+		}
 		return res, err
 	}
 	// Errors and retries per tick, beside the throughput.
@@ -146,6 +154,11 @@ func (r *run) loadUnderFaults(ctx context.Context, env *workload.Env, st workloa
 	}
 	if isAsync {
 		res.Facts["lost_writes"] = "measured, not a failure: " + async.AsyncReplication()
+	}
+	if watched != nil {
+		facts, metrics := watched(ctx)
+		maps.Copy(res.Facts, facts)
+		maps.Copy(res.Metrics, metrics)
 	}
 	if verr != nil {
 		return res, fmt.Errorf("ycsb: reading back the acknowledged records after the faults: %w", verr)

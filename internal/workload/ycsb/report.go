@@ -26,6 +26,7 @@ func init() {
 			{Name: "unacknowledged", Agg: section.Max, What: "inserts never acknowledged (not checked)"},
 			{Name: "lost_acknowledged", Agg: section.Max, What: "acknowledged inserts missing when read back after the faults"},
 			{Name: "verify_seconds", Agg: section.Max, What: "seconds the read-back of acknowledged inserts took"},
+			{Name: "cluster_not_ok_seconds", Agg: section.Max, What: "seconds some node said the cluster was not ok while nodes failed (Redis Cluster)"},
 		},
 	})
 }
@@ -117,7 +118,50 @@ func faultsReport(b *strings.Builder, run *results.Run) {
 			if l := s.Facts["lost_writes"]; l != "" {
 				fmt.Fprintf(b, "Lost writes are %s\n\n", l)
 			}
+			topologyReport(b, s)
 			// Each node's resources are in the report's generic "Cluster nodes" section.
 		}
+	}
+}
+
+// topologyReport shows a cluster's shape before and after the faults
+// (facts a FaultWatcher gave: "node1 addr: what; node2 addr: what"), the
+// failover and how long the cluster said it was not ok.
+func topologyReport(b *strings.Builder, s *results.Step) {
+	before, after := s.Facts["topology_before"], s.Facts["topology_after"]
+	if before == "" && after == "" {
+		return
+	}
+	split := func(t string) (order []string, m map[string]string) {
+		m = map[string]string{}
+		for _, part := range strings.Split(t, "; ") {
+			node, what, ok := strings.Cut(part, ": ")
+			if !ok {
+				node, what = "", part
+			}
+			if _, seen := m[node]; !seen {
+				order = append(order, node)
+			}
+			m[node] = what
+		}
+		return order, m
+	}
+	order, bm := split(before)
+	more, am := split(after)
+	for _, n := range more {
+		if _, ok := bm[n]; !ok {
+			order = append(order, n)
+		}
+	}
+	tab := section.Table{Head: []string{"Node", "At the start of the phase", "After the faults"}}
+	for _, n := range order {
+		tab.Rows = append(tab.Rows, []string{n, bm[n], am[n]})
+	}
+	tab.Write(b)
+	if f := s.Facts["failover"]; f != "" {
+		fmt.Fprintf(b, "Failover: %s.\n\n", f)
+	}
+	if f := s.Facts["cluster_not_ok"]; f != "" {
+		fmt.Fprintf(b, "Cluster not ok: %s.\n\n", f)
 	}
 }

@@ -220,7 +220,7 @@ func (YCSB) MergeMetric(name string) workload.Merge {
 	switch name {
 	case "records", "read", "update", "insert", "scan", "rmw":
 		return workload.Same
-	case "verify_seconds":
+	case "verify_seconds", "cluster_not_ok_seconds":
 		return workload.Max
 	}
 	return workload.Sum
