@@ -26,7 +26,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -34,6 +33,7 @@ import (
 
 	"storebench/internal/target"
 	"storebench/internal/target/internal/targetkit"
+	"storebench/internal/target/internal/ycsbhash"
 )
 
 // moduleVersion is the go-redis release in go.mod (the test checks it).
@@ -83,8 +83,7 @@ type Store struct {
 	watch    *targetkit.ConnWatch
 	settings map[string]string
 	// ycsb layout (ycsb.go)
-	fieldsMu sync.RWMutex
-	fields   []any // YCSB field names boxed once (go-redis takes []any), set by Init
+	table ycsbhash.Table // the YCSB layout's field names, set by Init
 }
 
 // Open connects to o.URI (redis://[user:password@]host:port/db) and checks

@@ -24,7 +24,6 @@ import (
 	"io"
 	"net"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -32,9 +31,9 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 
-	"storebench/internal/kv"
 	"storebench/internal/target"
 	"storebench/internal/target/internal/targetkit"
+	"storebench/internal/target/internal/ycsbhash"
 )
 
 // moduleVersion is the go-redis release in go.mod (the test checks it).
@@ -82,8 +81,7 @@ type Store struct {
 	password string
 	settings map[string]string
 
-	fieldsMu sync.RWMutex
-	fields   []any
+	table ycsbhash.Table // the YCSB layout's field names
 }
 
 // Open connects to o.URI (redis-cluster://[:password@]host:port,host:port,…),
@@ -203,7 +201,7 @@ func (s *Store) Init(ctx context.Context, fieldCount int) error {
 	return s.c.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
 		var cursor uint64
 		for {
-			keys, next, err := m.Scan(ctx, cursor, ycsbTable+"*", 1000).Result()
+			keys, next, err := m.Scan(ctx, cursor, ycsbhash.Prefix+"*", 1000).Result()
 			if err != nil {
 				return err
 			}
@@ -226,32 +224,7 @@ func (s *Store) Init(ctx context.Context, fieldCount int) error {
 
 // Attach implements ycsb.Attacher: this handle learns the field names.
 func (s *Store) Attach(_ context.Context, fieldCount int) error {
-	if fieldCount < 1 {
-		return fmt.Errorf("ycsb: %d fields", fieldCount)
-	}
-	names := make([]any, fieldCount)
-	for i := range names {
-		names[i] = "field" + strconv.Itoa(i)
-	}
-	s.fieldsMu.Lock()
-	s.fields = names
-	s.fieldsMu.Unlock()
-	return nil
-}
-
-func (s *Store) fieldNames() ([]any, error) {
-	s.fieldsMu.RLock()
-	f := s.fields
-	s.fieldsMu.RUnlock()
-	if f == nil {
-		return nil, errors.New("ycsb: Init was not called")
-	}
-	return f, nil
-}
-
-func ycsbKey(key []byte) string {
-	b := make([]byte, 0, len(ycsbTable)+len(key))
-	return string(append(append(b, ycsbTable...), key...))
+	return s.table.SetFields(fieldCount)
 }
 
 // Insert implements ycsb.DB: one HSET of every field.
@@ -265,22 +238,9 @@ func (s *Store) Update(ctx context.Context, key []byte, fields [][]byte) error {
 }
 
 func (s *Store) hset(ctx context.Context, key []byte, fields [][]byte) error {
-	names, err := s.fieldNames()
-	if err != nil {
+	args, err := s.table.HSet(key, fields)
+	if err != nil || args == nil {
 		return err
-	}
-	if len(fields) > len(names) {
-		return fmt.Errorf("ycsb: %d fields, table has %d", len(fields), len(names))
-	}
-	args := make([]any, 2, 2+2*len(fields))
-	args[0], args[1] = "hset", ycsbKey(key)
-	for i, f := range fields {
-		if f != nil {
-			args = append(args, names[i], f)
-		}
-	}
-	if len(args) == 2 {
-		return nil
 	}
 	return s.refreshOn(s.c.Do(ctx, args...).Err())
 }
@@ -303,36 +263,15 @@ func (s *Store) refreshOn(err error) error {
 
 // Read implements ycsb.DB: HMGET of every field from the key's primary.
 func (s *Store) Read(ctx context.Context, key []byte) ([][]byte, error) {
-	names, err := s.fieldNames()
+	args, err := s.table.HMGet(key)
 	if err != nil {
 		return nil, err
 	}
-	args := make([]any, 2+len(names))
-	args[0], args[1] = "hmget", ycsbKey(key)
-	copy(args[2:], names)
 	vals, err := s.c.Do(ctx, args...).Slice()
 	if err != nil {
 		return nil, s.refreshOn(err)
 	}
-	size, found := 0, false
-	for _, v := range vals {
-		if str, ok := v.(string); ok {
-			size += len(str)
-			found = true
-		}
-	}
-	if !found {
-		return nil, fmt.Errorf("record %q: %w", key, kv.ErrNotFound)
-	}
-	slab := make([]byte, 0, size)
-	out := make([][]byte, len(vals))
-	for i, v := range vals {
-		str, _ := v.(string)
-		start := len(slab)
-		slab = append(slab, str...)
-		out[i] = slab[start:len(slab):len(slab)]
-	}
-	return out, nil
+	return ycsbhash.Values(key, vals)
 }
 
 // ReadDurable implements ycsb.DurableReader: the read after faults goes
