@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -161,4 +163,36 @@ func StopNodes(ctx context.Context, nodes []*Node, timeout time.Duration) error 
 		}
 	}
 	return first
+}
+
+// NodeAddr is the loopback alias of a local cluster's node i (from 1),
+// 127.0.0.i, the way Cassandra's ccm places its nodes.
+func NodeAddr(i int) string { return "127.0.0." + strconv.Itoa(i) }
+
+// FreePortOnNodes finds a port free on every one of 127.0.0.1..n, other
+// than those in avoid: the nodes of a local cluster share their port
+// numbers and differ by address.
+func FreePortOnNodes(n int, avoid ...int) (int, error) {
+	for attempt := 0; attempt < 50; attempt++ {
+		p, err := proc.FreePort()
+		if err != nil {
+			return 0, err
+		}
+		ok := true
+		for _, a := range avoid {
+			ok = ok && p != a
+		}
+		for i := 2; ok && i <= n; i++ {
+			l, err := net.Listen("tcp", net.JoinHostPort(NodeAddr(i), strconv.Itoa(p)))
+			if err != nil {
+				ok = false
+				break
+			}
+			l.Close()
+		}
+		if ok {
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("no port free on all of 127.0.0.1..127.0.0.%d", n)
 }

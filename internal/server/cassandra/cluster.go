@@ -68,33 +68,10 @@ func ClusterOptions(opts map[string]string) (nodes, rf int, err error) {
 }
 
 // nodeAddr is node i's address (i from 1).
-func nodeAddr(i int) string { return "127.0.0." + strconv.Itoa(i) }
+func nodeAddr(i int) string { return server.NodeAddr(i) }
 
 // freeOnAll finds a port free on every node address.
-func freeOnAll(n int, avoid ...int) (int, error) {
-	for attempt := 0; attempt < 50; attempt++ {
-		p, err := proc.FreePort()
-		if err != nil {
-			return 0, err
-		}
-		ok := true
-		for _, a := range avoid {
-			ok = ok && p != a
-		}
-		for i := 2; ok && i <= n; i++ {
-			l, err := net.Listen("tcp", net.JoinHostPort(nodeAddr(i), strconv.Itoa(p)))
-			if err != nil {
-				ok = false
-				break
-			}
-			l.Close()
-		}
-		if ok {
-			return p, nil
-		}
-	}
-	return 0, fmt.Errorf("no port free on all of 127.0.0.1..127.0.0.%d", n)
-}
+func freeOnAll(n int, avoid ...int) (int, error) { return server.FreePortOnNodes(n, avoid...) }
 
 // Start starts the nodes one after another, each once the previous one is
 // up and NORMAL in the seed's gossip (two nodes joining at once may race

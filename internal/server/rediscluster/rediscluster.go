@@ -86,37 +86,16 @@ func Options(opts map[string]string) (primaries, replicas int, err error) {
 	return primaries, replicas, nil
 }
 
-func nodeHost(i int) string { return "127.0.0." + strconv.Itoa(i) }
+func nodeHost(i int) string { return server.NodeAddr(i) }
 
 // freePorts finds two ports (clients, cluster bus) free on every node
 // address. The bus port is set (cluster-port) rather than left at port +
 // 10000, which can pass 65535 for a kernel-chosen port.
 func freePorts(n int) (port, bus int, err error) {
-	free := func(avoid int) (int, error) {
-		for attempt := 0; attempt < 50; attempt++ {
-			p, err := proc.FreePort()
-			if err != nil {
-				return 0, err
-			}
-			ok := p != avoid
-			for i := 2; ok && i <= n; i++ {
-				l, err := net.Listen("tcp", net.JoinHostPort(nodeHost(i), strconv.Itoa(p)))
-				if err != nil {
-					ok = false
-					break
-				}
-				l.Close()
-			}
-			if ok {
-				return p, nil
-			}
-		}
-		return 0, fmt.Errorf("no port free on all of 127.0.0.1..127.0.0.%d", n)
-	}
-	if port, err = free(0); err != nil {
+	if port, err = server.FreePortOnNodes(n); err != nil {
 		return 0, 0, err
 	}
-	bus, err = free(port)
+	bus, err = server.FreePortOnNodes(n, port)
 	return port, bus, err
 }
 
