@@ -479,6 +479,11 @@ func splitRate(ts []results.Tick, started time.Time, passes []pass) (during, out
 		if i > 0 {
 			start = ts[i-1].T
 		}
+		if t.T-start < 0.5 {
+			// A partial tick at an edge of the ingest: too short to say
+			// whether a pass slowed it.
+			continue
+		}
 		overlap := 0.0
 		for _, p := range passes {
 			a := max(start, p.start.Sub(started).Seconds())

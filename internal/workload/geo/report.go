@@ -101,8 +101,12 @@ func render(b *strings.Builder, run *results.Run) {
 				if m["gc_passes"] > 0 {
 					mean, mx = section.Seconds(m["gc_pass_mean_s"]), section.Seconds(m["gc_pass_max_s"])
 				}
+				deleted := "not counted (range or partition deletes)"
+				if v, ok := m["gc_deleted"]; ok {
+					deleted = section.Count(int64(v))
+				}
 				gc.Rows = append(gc.Rows, []string{t.Title, fmt.Sprintf("%.0f h", m["retention_hours"]), f0(m["gc_passes"]), mean, mx,
-					section.Count(int64(m["gc_deleted"])), during, outside, section.Seconds(m["final_gc_seconds"])})
+					deleted, during, outside, section.Seconds(m["final_gc_seconds"])})
 			}
 			if s := t.Find(Name, PhaseTimeline, n); s != nil && s.Ops > 0 {
 				e, x := s.ByOp["existing"], s.ByOp["missing"]
@@ -127,6 +131,7 @@ func render(b *strings.Builder, run *results.Run) {
 		ins.Write(b)
 		b.WriteString("### Garbage collector (seed: \"GC pass takes about 2 minutes and does not affect QPS\", \"database size is controlled with GC\")\n\n")
 		gc.Write(b)
+		b.WriteString("QPS during GC counts the 1 s ticks that a pass covered for at least half their length: \"—\" when every pass was shorter than that (the effect of a pass is then below what 1 s sampling can separate).\n\n")
 		b.WriteString("### Timeline of a user (seed: \"getting timeline of a non-existing user takes 2 seconds\")\n\n")
 		tl.Write(b)
 		b.WriteString("### Correlations (seed: \"solving 120 correlations takes about 30 minutes, and is CPU bound\")\n\n")
