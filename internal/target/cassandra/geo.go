@@ -218,11 +218,16 @@ func (s *Store) unlist(lists [][4]int64) {
 
 // Timeline implements geo.Store: one partition slice per day of the window.
 func (s *Store) Timeline(ctx context.Context, user, from, to int64, fn func(geo.Point) error) error {
+	return s.timeline(ctx, user, from, to, s.readCons, fn)
+}
+
+// timeline reads user's points in [from, to) at consistency cons.
+func (s *Store) timeline(ctx context.Context, user, from, to int64, cons gocql.Consistency, fn func(geo.Point) error) error {
 	if to <= from {
 		return nil
 	}
 	for day := from / geoDaySeconds; day <= (to-1)/geoDaySeconds; day++ {
-		it := s.s.Query("SELECT ts, lat, lon FROM "+s.ks+".geo_user WHERE user = ? AND day = ? AND ts >= ? AND ts < ?", user, day, from, to).Consistency(s.readCons).WithContext(ctx).Iter()
+		it := s.s.Query("SELECT ts, lat, lon FROM "+s.ks+".geo_user WHERE user = ? AND day = ? AND ts >= ? AND ts < ?", user, day, from, to).Consistency(cons).WithContext(ctx).Iter()
 		var p geo.Point
 		p.User = user
 		for it.Scan(&p.TS, &p.Lat, &p.Lon) {
@@ -242,37 +247,12 @@ func (s *Store) Timeline(ctx context.Context, user, from, to int64, fn func(geo.
 // boxes touch, sliced once over the track's span in the block, the
 // slices concurrently.
 func (s *Store) Near(ctx context.Context, track []geo.Point, meters float64, fn func(geo.Point) error) error {
-	type cell struct {
-		block  int64
-		zx, zy int32
-	}
-	span := map[cell][2]int64{}
-	var order []cell
-	want := make(map[int64]int64, len(track))
-	for _, p := range track {
-		want[p.TS] = p.User
-		latLo, latHi, lonLo, lonHi := geo.Box(p, meters)
-		x0, y0 := geo.Zone(latLo, lonLo)
-		x1, y1 := geo.Zone(latHi, lonHi)
-		for zx := x0; zx <= x1; zx++ {
-			for zy := y0; zy <= y1; zy++ {
-				c := cell{geo.Block(p.TS), zx, zy}
-				sp, ok := span[c]
-				if !ok {
-					order = append(order, c)
-					sp = [2]int64{p.TS, p.TS}
-				}
-				sp[0], sp[1] = min(sp[0], p.TS), max(sp[1], p.TS)
-				span[c] = sp
-			}
-		}
-	}
-	found := make([][]geo.Point, len(order))
-	err := geoParallel(ctx, len(order), func(ctx context.Context, i int) error {
-		c := order[i]
-		sp := span[c]
+	cells, want := geo.TrackCells(track, meters)
+	found := make([][]geo.Point, len(cells))
+	err := geoParallel(ctx, len(cells), func(ctx context.Context, i int) error {
+		c := cells[i]
 		it := s.s.Query("SELECT ts, user, lat, lon FROM "+s.ks+".geo_zone WHERE block = ? AND zx = ? AND zy = ? AND ts >= ? AND ts <= ?",
-			c.block, int(c.zx), int(c.zy), sp[0], sp[1]).Consistency(s.readCons).WithContext(ctx).Iter()
+			c.Block, int(c.ZX), int(c.ZY), c.From, c.To).Consistency(s.readCons).WithContext(ctx).Iter()
 		var p geo.Point
 		for it.Scan(&p.TS, &p.User, &p.Lat, &p.Lon) {
 			if u, ok := want[p.TS]; ok && u != p.User {
@@ -364,23 +344,5 @@ func (s *Store) geoStatsAt(ctx context.Context, cons gocql.Consistency) (count, 
 // consistency ALL (every replica answers, the newest row wins), which
 // must see every acknowledged point whatever consistency wrote it.
 func (s *Store) TimelineDurable(ctx context.Context, user, from, to int64, fn func(geo.Point) error) error {
-	if to <= from {
-		return nil
-	}
-	for day := from / geoDaySeconds; day <= (to-1)/geoDaySeconds; day++ {
-		it := s.s.Query("SELECT ts, lat, lon FROM "+s.ks+".geo_user WHERE user = ? AND day = ? AND ts >= ? AND ts < ?", user, day, from, to).
-			Consistency(gocql.All).WithContext(ctx).Iter()
-		var p geo.Point
-		p.User = user
-		for it.Scan(&p.TS, &p.Lat, &p.Lon) {
-			if err := fn(p); err != nil {
-				_ = it.Close()
-				return err
-			}
-		}
-		if err := it.Close(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.timeline(ctx, user, from, to, gocql.All, fn)
 }

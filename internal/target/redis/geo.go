@@ -135,32 +135,12 @@ func (s *Store) Timeline(ctx context.Context, user, from, to int64, fn func(geo.
 // Near implements geo.Store: each zone set of a block the track's boxes
 // touch, read once over the track's span in the block.
 func (s *Store) Near(ctx context.Context, track []geo.Point, meters float64, fn func(geo.Point) error) error {
-	span := map[string][2]int64{}
-	var order []string
-	want := make(map[int64]int64, len(track))
-	for _, p := range track {
-		want[p.TS] = p.User
-		latLo, latHi, lonLo, lonHi := geo.Box(p, meters)
-		x0, y0 := geo.Zone(latLo, lonLo)
-		x1, y1 := geo.Zone(latHi, lonHi)
-		for zx := x0; zx <= x1; zx++ {
-			for zy := y0; zy <= y1; zy++ {
-				k := zoneSetKey(geo.Block(p.TS), zx, zy)
-				sp, ok := span[k]
-				if !ok {
-					order = append(order, k)
-					sp = [2]int64{p.TS, p.TS}
-				}
-				sp[0], sp[1] = min(sp[0], p.TS), max(sp[1], p.TS)
-				span[k] = sp
-			}
-		}
-	}
+	cells, want := geo.TrackCells(track, meters)
 	var cmds []*redis.StringSliceCmd
 	_, err := s.c.Pipelined(ctx, func(pp redis.Pipeliner) error {
-		for _, k := range order {
-			sp := span[k]
-			cmds = append(cmds, pp.ZRangeByScore(ctx, k, &redis.ZRangeBy{Min: strconv.FormatInt(sp[0], 10), Max: strconv.FormatInt(sp[1], 10)}))
+		for _, c := range cells {
+			k := zoneSetKey(c.Block, c.ZX, c.ZY)
+			cmds = append(cmds, pp.ZRangeByScore(ctx, k, &redis.ZRangeBy{Min: strconv.FormatInt(c.From, 10), Max: strconv.FormatInt(c.To, 10)}))
 		}
 		return nil
 	})

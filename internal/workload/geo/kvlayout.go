@@ -128,39 +128,14 @@ func (l KVLayout) Timeline(ctx context.Context, user, from, to int64, fn func(Po
 // Near implements Store: each zone and time block the track's boxes
 // touch is read once, over the track's time span within the block.
 func (l KVLayout) Near(ctx context.Context, track []Point, meters float64, fn func(Point) error) error {
-	type cell struct {
-		block  int64
-		zx, zy int32
-	}
-	span := map[cell][2]int64{} // cell -> [first ts, last ts]
-	var order []cell
-	want := make(map[int64]int64, len(track)) // ts -> the track's user
-	for _, p := range track {
-		want[p.TS] = p.User
-		latLo, latHi, lonLo, lonHi := Box(p, meters)
-		x0, y0 := Zone(latLo, lonLo)
-		x1, y1 := Zone(latHi, lonHi)
-		for zx := x0; zx <= x1; zx++ {
-			for zy := y0; zy <= y1; zy++ {
-				c := cell{Block(p.TS), zx, zy}
-				s, ok := span[c]
-				if !ok {
-					order = append(order, c)
-					s = [2]int64{p.TS, p.TS}
-				}
-				s[0], s[1] = min(s[0], p.TS), max(s[1], p.TS)
-				span[c] = s
-			}
-		}
-	}
+	cells, want := TrackCells(track, meters)
 	var lo, hi []byte
-	for _, c := range order {
+	for _, c := range cells {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		s := span[c]
-		lo = zoneKey(lo[:0], c.block, c.zx, c.zy, s[0], 0)
-		hi = zoneKey(hi[:0], c.block, c.zx, c.zy, s[1]+1, 0)
+		lo = zoneKey(lo[:0], c.Block, c.ZX, c.ZY, c.From, 0)
+		hi = zoneKey(hi[:0], c.Block, c.ZX, c.ZY, c.To+1, 0)
 		var ferr error
 		err := l.S.Scan(lo, hi, func(k, v []byte) bool {
 			n := len(k)

@@ -195,3 +195,46 @@ func Block(ts int64) int64 {
 	}
 	return ts / BlockSeconds
 }
+
+// Cell is one zone of one time block: the unit the seed's layout (and
+// the Cassandra and Redis layouts after it) stores a block's points by.
+type Cell struct {
+	Block  int64
+	ZX, ZY int32
+}
+
+// CellSpan is a cell a correlation must read, over the span [From, To]
+// of the track's timestamps in it.
+type CellSpan struct {
+	Cell
+	From, To int64
+}
+
+// TrackCells is what a correlation of track reads from a zone layout:
+// every cell the boxes of half-side meters around its points touch, in
+// the order first touched, each once over the track's span in it; and
+// want, the track's user at each of its timestamps (a point at a
+// timestamp of the track, of another user, is a candidate contact).
+func TrackCells(track []Point, meters float64) (cells []CellSpan, want map[int64]int64) {
+	at := map[Cell]int{} // cell -> its index in cells
+	want = make(map[int64]int64, len(track))
+	for _, p := range track {
+		want[p.TS] = p.User
+		latLo, latHi, lonLo, lonHi := Box(p, meters)
+		x0, y0 := Zone(latLo, lonLo)
+		x1, y1 := Zone(latHi, lonHi)
+		for zx := x0; zx <= x1; zx++ {
+			for zy := y0; zy <= y1; zy++ {
+				c := Cell{Block(p.TS), zx, zy}
+				i, ok := at[c]
+				if !ok {
+					at[c] = len(cells)
+					cells = append(cells, CellSpan{Cell: c, From: p.TS, To: p.TS})
+					continue
+				}
+				cells[i].From, cells[i].To = min(cells[i].From, p.TS), max(cells[i].To, p.TS)
+			}
+		}
+	}
+	return cells, want
+}
