@@ -177,6 +177,22 @@ func sysbenchIgnored(out string) float64 {
 	return v
 }
 
+// sameMix says whether our statements of one kind per transaction (a
+// whole number: we retried nothing) are sysbench's. Exact when sysbench's
+// own figure is whole. sysbench's statistics sometimes are not, with no
+// ignored error reported: under CI load its PostgreSQL write_only once
+// showed 3.979 writes and 2.021 other statements a transaction over 94
+// transactions, the statements of attempts that failed and were not
+// counted as errors. Then its figure may stray by 3%: a transaction that
+// lost or gained one statement of a kind (1 of at most 14, 7%) still
+// fails.
+func sameMix(ours, theirs float64) bool {
+	if theirs == float64(int64(theirs)) {
+		return ours == theirs
+	}
+	return ours == float64(int64(ours)) && ours > 0 && (theirs-ours)/ours < 0.03 && (ours-theirs)/ours < 0.03
+}
+
 // Against the real sysbench on MariaDB and PostgreSQL: the tables our
 // prepare makes have the schema sysbench's prepare makes (columns, types,
 // defaults, the primary key and k_1), values in the same formats;
@@ -263,9 +279,13 @@ func TestSchemaFormatsAndCountsMatchSysbench(t *testing.T) {
 					continue
 				}
 				ops := float64(res.Ops)
-				if m["reads"]/ops != r/tx || m["writes"]/ops != w/tx || m["other"]/ops != o/tx {
-					t.Errorf("%s per transaction: ours r/w/o %v/%v/%v, sysbench's %v/%v/%v", phase,
-						m["reads"]/ops, m["writes"]/ops, m["other"]/ops, r/tx, w/tx, o/tx)
+				ours := []float64{m["reads"] / ops, m["writes"] / ops, m["other"] / ops}
+				theirs := []float64{r / tx, w / tx, o / tx}
+				for i, label := range []string{"reads", "writes", "other"} {
+					if !sameMix(ours[i], theirs[i]) {
+						t.Errorf("%s %s per transaction: ours %v, sysbench's %v (r/w/o ours %v, sysbench's %v)\n%s",
+							phase, label, ours[i], theirs[i], ours, theirs, out)
+					}
 				}
 			}
 		})

@@ -232,7 +232,11 @@ func TestRedisCache(t *testing.T) {
 // stream's start, so no tick, the first ones included, waits for them.
 // (Before, the first ticks of every trial waited 0.5-1 s and the p99 of
 // any trial was above the study's 100 ms SLO whatever the rate.) A bound,
-// not a speed goal: a warm-up fault puts the p99 near a second.
+// not a speed goal: a warm-up of W seconds delays the first W x 500 ticks,
+// the first one by W, so the p99 (the 15th worst of 1500) is W - 30 ms,
+// 470 ms or more for the warm-up that was. The bound is 400 ms, not the
+// study's 100 ms SLO: under make test the two cores are shared with other
+// packages' servers, and a healthy run once showed a p99 of 162 ms there.
 func TestKafkaLowRateLatencyIsNotAWarmUp(t *testing.T) {
 	uri := servertest.URI(t, "kafka")
 	src := strings.Replace(smallStudy, "rate: 3000", "rate: 500\n      transport: kafka\n      kafka_partitions: 4\n      kafka_acks: leader\n      kafka_uri: "+uri, 1)
@@ -251,7 +255,7 @@ func TestKafkaLowRateLatencyIsNotAWarmUp(t *testing.T) {
 		first = time.Duration(res.Series[0].IntendedMax)
 	}
 	t.Logf("p50 %v p99 %v max %v; first second's max %v", time.Duration(res.Intended.P50), time.Duration(res.Intended.P99), time.Duration(res.Intended.Max), first)
-	if p99 := time.Duration(res.Intended.P99); p99 >= 100*time.Millisecond {
-		t.Fatalf("p99 end-to-end %v at 500 ticks/s (first second's max %v): over the 100 ms SLO at a low rate", p99, first)
+	if p99 := time.Duration(res.Intended.P99); p99 >= 400*time.Millisecond {
+		t.Fatalf("p99 end-to-end %v at 500 ticks/s (first second's max %v): the first ticks waited for a warm-up", p99, first)
 	}
 }
