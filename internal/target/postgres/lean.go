@@ -62,12 +62,24 @@ func (l *leanConn) exec(ctx context.Context, name string, params [][]byte, forma
 	if err := l.watch.Check(ctx); err != nil {
 		return 0, err
 	}
+	l.c.Room(execSize(name, params, formats))
+	l.c.W = appendExec(l.c.W, name, params, formats)
+	return l.replies(ctx, row)
+}
+
+// execSize is the length of appendExec's messages.
+func execSize(name string, params [][]byte, formats []int16) int {
 	size := 1 + 4 + 1 + len(name) + 1 + 2 + 2*len(formats) + 2 + 2 + 2
 	for _, p := range params {
 		size += 4 + len(p)
 	}
-	l.c.Room(size + 10 + 5)
-	w := l.c.W
+	return size + 10 + 5
+}
+
+// appendExec appends the Bind (unnamed portal, binary results),
+// Execute and Sync of prepared statement name to w.
+func appendExec(w []byte, name string, params [][]byte, formats []int16) []byte {
+	size := execSize(name, params, formats) - 15
 	w = append(w, 'B')
 	w = binary.BigEndian.AppendUint32(w, uint32(size-1))
 	w = append(w, 0) // the unnamed portal
@@ -85,8 +97,7 @@ func (l *leanConn) exec(ctx context.Context, name string, params [][]byte, forma
 	w = append(w, 0, 1, 0, 1) // one result format for all: binary
 	w = append(w, 'E', 0, 0, 0, 9, 0, 0, 0, 0, 0)
 	w = append(w, 'S', 0, 0, 0, 4)
-	l.c.W = w
-	return l.replies(ctx, row)
+	return w
 }
 
 // simple runs query with the simple protocol (no parameters, rows
@@ -183,30 +194,35 @@ func (l *leanConn) message() (byte, []byte, error) {
 }
 
 // dataRow splits a DataRow into l.vals (a NULL is nil).
-func (l *leanConn) dataRow(b []byte) error {
+func (l *leanConn) dataRow(b []byte) (err error) {
+	l.vals, err = splitRow(l.vals[:0], b)
+	return err
+}
+
+// splitRow appends a DataRow's values to vals (a NULL is nil).
+func splitRow(vals [][]byte, b []byte) ([][]byte, error) {
 	if len(b) < 2 {
-		return fmt.Errorf("postgres: a DataRow of %d bytes", len(b))
+		return vals, fmt.Errorf("postgres: a DataRow of %d bytes", len(b))
 	}
 	cols := int(binary.BigEndian.Uint16(b))
 	b = b[2:]
-	l.vals = l.vals[:0]
 	for i := 0; i < cols; i++ {
 		if len(b) < 4 {
-			return fmt.Errorf("postgres: a DataRow cut short")
+			return vals, fmt.Errorf("postgres: a DataRow cut short")
 		}
 		n := int32(binary.BigEndian.Uint32(b))
 		b = b[4:]
 		if n < 0 {
-			l.vals = append(l.vals, nil)
+			vals = append(vals, nil)
 			continue
 		}
 		if int(n) > len(b) {
-			return fmt.Errorf("postgres: a DataRow cut short")
+			return vals, fmt.Errorf("postgres: a DataRow cut short")
 		}
-		l.vals = append(l.vals, b[:n:n])
+		vals = append(vals, b[:n:n])
 		b = b[n:]
 	}
-	return nil
+	return vals, nil
 }
 
 // commandRows is the row count at the end of a command tag ("UPDATE 1",

@@ -8,6 +8,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"golang.org/x/sys/unix"
+
+	"storebench/internal/evloop"
 	"storebench/internal/target"
 	"storebench/internal/target/detach"
 	"storebench/internal/workload/pointselect"
@@ -31,7 +34,7 @@ func (s *Store) NewSelectConn(ctx context.Context, table, key, value string) (po
 		conn.Close(context.Background())
 		return nil, fmt.Errorf("postgres: preparing %s: %w", q, err)
 	}
-	c := &selectConn{conn: conn, param: make([]byte, 8)}
+	c := &selectConn{conn: conn, param: make([]byte, 8), fd: -1}
 	pc := conn.PgConn()
 	c.watch.Interrupt = func() { pc.Conn().SetDeadline(interrupted) }
 	switch sd.ParamOIDs[0] {
@@ -70,6 +73,7 @@ var binaryFormat = []int16{1}
 type selectConn struct {
 	conn   *pgx.Conn
 	lean   *leanConn    // the socket taken over from conn (then nil)
+	fd     int          // the socket handed to an event loop (Session), or -1
 	watch  detach.Watch // the run's context, followed once (see oltpConn)
 	param  []byte
 	params [][]byte
@@ -82,14 +86,7 @@ type selectConn struct {
 
 // Select implements pointselect.SelectConn.
 func (c *selectConn) Select(ctx context.Context, key int64) (int64, bool, error) {
-	switch len(c.param) {
-	case 8:
-		binary.BigEndian.PutUint64(c.param, uint64(key))
-	case 4:
-		binary.BigEndian.PutUint32(c.param, uint32(key))
-	default:
-		binary.BigEndian.PutUint16(c.param, uint16(key))
-	}
+	c.setParam(key)
 	c.v, c.found, c.bad = 0, false, nil
 	if c.row == nil {
 		c.row = c.onRow // bound once: no closure per select
@@ -138,8 +135,115 @@ func (c *selectConn) onRow(vals [][]byte) {
 	}
 }
 
+// Session implements pointselect.Evented on the lean path: the socket
+// goes to an event loop, each select's Bind/Execute/Sync written by
+// Request and its replies parsed in full by Reply (every DataRow, an
+// ErrorResponse as a *pgconn.PgError, up to ReadyForQuery).
+func (c *selectConn) Session(name string, key func(int64) int64, got func(key, value int64, found bool) error) (evloop.Conn, error) {
+	if c.lean == nil {
+		return evloop.Conn{}, fmt.Errorf("postgres: %s: not on a plain socket", name)
+	}
+	nc, err := c.lean.c.Take()
+	if err != nil {
+		return evloop.Conn{}, err
+	}
+	c.lean.watch.Stop()
+	fd, err := evloop.Detach(nc)
+	if err != nil {
+		return evloop.Conn{}, fmt.Errorf("postgres: %s: %w", name, err)
+	}
+	c.fd = fd
+	if c.row == nil {
+		c.row = c.onRow
+	}
+	return evloop.Conn{Fd: fd, Name: "postgres " + name, Session: &selectSession{c: c, key: key, got: got}}, nil
+}
+
+// selectSession is a selectConn driven by an event loop.
+type selectSession struct {
+	c    *selectConn
+	key  func(int64) int64
+	got  func(key, value int64, found bool) error
+	k    int64
+	qerr error
+	vals [][]byte
+}
+
+func (s *selectSession) Request(w []byte, seq int64) ([]byte, error) {
+	s.k = s.key(seq)
+	s.c.setParam(s.k)
+	s.c.v, s.c.found, s.c.bad, s.qerr = 0, false, nil, nil
+	return appendExec(w, "pointselect", s.c.params, binaryFormat), nil
+}
+
+func (s *selectSession) Reply(in, _ []byte) (int, []byte, bool, error) {
+	n := 0
+	for len(in)-n >= 5 {
+		typ := in[n]
+		size := int(binary.BigEndian.Uint32(in[n+1:]))
+		if size < 4 {
+			return n, nil, false, fmt.Errorf("postgres: message %q of length %d", typ, size)
+		}
+		if len(in)-n < 1+size {
+			break // the rest of this message is yet to come
+		}
+		body := in[n+5 : n+1+size]
+		n += 1 + size
+		switch typ {
+		case 'D':
+			if s.qerr == nil {
+				var err error
+				if s.vals, err = splitRow(s.vals[:0], body); err != nil {
+					s.qerr = err
+				} else if len(s.vals) != 1 {
+					s.qerr = fmt.Errorf("postgres: a point select returned %d columns", len(s.vals))
+				} else {
+					s.c.row(s.vals)
+				}
+			}
+		case 'E':
+			s.qerr = pgError(body)
+		case 'Z':
+			if s.qerr == nil {
+				s.qerr = s.c.bad
+			}
+			if s.qerr == nil {
+				s.qerr = s.got(s.k, s.c.v, s.c.found)
+			}
+			return n, nil, true, s.qerr
+		case '2', 'C', 'N', 'S', 'A':
+			// BindComplete, CommandComplete, a notice, a parameter's new
+			// value, a notification.
+		default:
+			return n, nil, false, fmt.Errorf("postgres: unexpected message %q in a select's reply", typ)
+		}
+	}
+	return n, nil, false, nil
+}
+
+// Closed implements evloop.Closer: the error the server sent before it
+// closed the connection (FATAL: terminating connection…), if any.
+func (s *selectSession) Closed() error { return s.qerr }
+
+// setParam encodes key as the key column's integer type.
+func (c *selectConn) setParam(key int64) {
+	switch len(c.param) {
+	case 8:
+		binary.BigEndian.PutUint64(c.param, uint64(key))
+	case 4:
+		binary.BigEndian.PutUint32(c.param, uint32(key))
+	default:
+		binary.BigEndian.PutUint16(c.param, uint16(key))
+	}
+}
+
 // Close implements pointselect.SelectConn.
 func (c *selectConn) Close() error {
+	if c.fd >= 0 {
+		// Terminate, best effort, then close.
+		_, _ = unix.Write(c.fd, []byte{'X', 0, 0, 0, 4})
+		return evloop.Close(c.fd)
+	}
 	if c.lean != nil {
 		return c.lean.close()
 	}

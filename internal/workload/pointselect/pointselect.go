@@ -9,9 +9,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"runtime"
 	"storebench/internal/workload/gen"
 	"time"
 
+	"storebench/internal/evloop"
 	"storebench/internal/results"
 	"storebench/internal/runner"
 	"storebench/internal/study"
@@ -35,6 +37,18 @@ type SelectConn interface {
 	Close() error
 }
 
+// Evented is the optional ability of a SelectConn on a plain socket
+// whose protocol an event loop can drive (package evloop): its selects
+// then cost a write, a read and a share of one epoll_wait, as pgbench's
+// do, instead of a goroutine's park and wake per round trip.
+type Evented interface {
+	// Session hands the connection's socket to an event loop. Operation
+	// seq selects key(seq); got takes each answer (value, found) and
+	// says whether it is right. After Session only the returned Conn is
+	// used (Close still closes the connection).
+	Session(name string, key func(seq int64) int64, got func(key, value int64, found bool) error) (evloop.Conn, error)
+}
+
 // Params: the table and its columns (pgbench's by default), the key range
 // [1, rows], and how long to run (pgbench -T).
 type Params struct {
@@ -43,6 +57,12 @@ type Params struct {
 	Value    string         `yaml:"value" json:"value"`
 	Rows     study.Count    `yaml:"rows" json:"rows"`
 	Duration study.Duration `yaml:"duration" json:"duration"`
+	// Client: "events" (default: event loops where the target can, see
+	// Evented) or "goroutines" (a goroutine per connection, always).
+	Client string `yaml:"client" json:"client"`
+	// Loops is how many event loops share the connections (0: half the
+	// cores, at least one).
+	Loops int `yaml:"loops" json:"loops,omitempty"`
 }
 
 var ident = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -65,6 +85,16 @@ func (PointSelect) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage,
 		if !ident.MatchString(v) {
 			return nil, &study.Error{File: s.File, Line: study.FieldLine(e.Params, field), Field: "workloads.pointselect.params." + field, Msg: fmt.Sprintf("%q is not a plain SQL identifier", v)}
 		}
+	}
+	switch p.Client {
+	case "":
+		p.Client = "events"
+	case "events", "goroutines":
+	default:
+		return nil, &study.Error{File: s.File, Line: study.FieldLine(e.Params, "client"), Field: "workloads.pointselect.params.client", Msg: fmt.Sprintf("%q: want events or goroutines", p.Client)}
+	}
+	if p.Loops < 0 || p.Loops > 1024 {
+		return nil, &study.Error{File: s.File, Line: study.FieldLine(e.Params, "loops"), Field: "workloads.pointselect.params.loops", Msg: "want 0 (half the cores) to 1024"}
 	}
 	if p.Rows < 1 || p.Duration <= 0 {
 		return nil, &study.Error{File: s.File, Line: e.Params.Line, Field: "workloads.pointselect.params", Msg: "rows and duration must be positive"}
@@ -105,8 +135,29 @@ func (PointSelect) Execute(ctx context.Context, env *workload.Env, st workload.S
 		n int64
 		_ [56]byte // one cache line per goroutine
 	}, len(conns))
-	res, err := workload.Measure(ctx, env, runner.Config{Workers: st.Concurrency, Duration: time.Duration(p.Duration)}, 0, func(ctx context.Context, w int, seq int64) error {
-		key := 1 + int64(gen.SplitMix(uint64(st.Seed)^uint64(seq))%uint64(p.Rows))
+	keyOf := func(seq int64) int64 { return 1 + int64(gen.SplitMix(uint64(st.Seed)^uint64(seq))%uint64(p.Rows)) }
+	cfg := runner.Config{Workers: st.Concurrency, Duration: time.Duration(p.Duration)}
+	loops := 0
+	if sessions, err := eventSessions(conns, p, keyOf, func(i int) *int64 { return &found[i].n }); err != nil {
+		return nil, err
+	} else if sessions != nil {
+		loops = max(min(p.Loops, len(sessions)), 1)
+		if p.Loops == 0 {
+			// Half the cores: the server shares the machine, and one
+			// loop waiting on a fuller epoll set costs less per select
+			// (as for the http workload's loops).
+			loops = max(min(runtime.GOMAXPROCS(0)/2, len(sessions)), 1)
+		}
+		cfg = runner.Config{Duration: time.Duration(p.Duration), Loops: loops, Drive: func(ctx context.Context, l *runner.Loop) error {
+			var mine []evloop.Conn
+			for i := l.ID; i < len(sessions); i += loops {
+				mine = append(mine, sessions[i])
+			}
+			return evloop.Drive(ctx, l, mine, evloop.Options{})
+		}}
+	}
+	op := func(ctx context.Context, w int, seq int64) error {
+		key := keyOf(seq)
 		_, ok, err := conns[w].Select(ctx, key)
 		if err != nil {
 			return err
@@ -116,13 +167,46 @@ func (PointSelect) Execute(ctx context.Context, env *workload.Env, st workload.S
 		}
 		found[w].n++
 		return nil
-	})
+	}
+	if cfg.Drive != nil {
+		op = nil
+	}
+	res, err := workload.Measure(ctx, env, cfg, 0, op)
 	res.Unit = fmt.Sprintf("SELECT %s FROM %s WHERE %s = $1", p.Value, p.Table, p.Key)
 	var checked int64
 	for _, f := range found {
 		checked += f.n
 	}
 	res.Verify = results.Verify{Checked: checked}
-	res.Metrics = map[string]float64{"tps": float64(res.Ops) / res.Seconds, "connections": float64(st.Concurrency)}
+	res.Metrics = map[string]float64{"tps": float64(res.Ops) / res.Seconds, "connections": float64(st.Concurrency), "event_loops": float64(loops)}
 	return res, err
+}
+
+// eventSessions hands every connection to the event loop when the client
+// is "events" and every connection can be (none otherwise: nil).
+func eventSessions(conns []SelectConn, p Params, keyOf func(int64) int64, tally func(i int) *int64) ([]evloop.Conn, error) {
+	if p.Client != "events" || !evloop.Supported {
+		return nil, nil
+	}
+	for _, c := range conns {
+		if _, ok := c.(Evented); !ok {
+			return nil, nil
+		}
+	}
+	out := make([]evloop.Conn, len(conns))
+	for i, c := range conns {
+		n := tally(i)
+		s, err := c.(Evented).Session(fmt.Sprintf("connection %d", i+1), keyOf, func(key, _ int64, ok bool) error {
+			if !ok {
+				return &workload.VerifyError{Phase: "select", Key: []byte(fmt.Sprint(key)), What: fmt.Sprintf("no row with %s = %d in %s", p.Key, key, p.Table)}
+			}
+			*n++
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		out[i] = s
+	}
+	return out, nil
 }

@@ -238,3 +238,17 @@ func (c *Conn) Payload(n int, scratch *[]byte) ([]byte, error) {
 	}
 	return b[:n], nil
 }
+
+// Take hands the connection's socket over (to an event loop, package
+// evloop): the context watch stops and the Conn is no longer to be used.
+// Nothing may be pending either way: no request unsent, no reply unread.
+func (c *Conn) Take() (net.Conn, error) {
+	if len(c.W) > 0 || c.R.Buffered() > 0 || c.werr != nil {
+		return nil, fmt.Errorf("rtconn: a connection with I/O pending cannot be handed over")
+	}
+	if c.stop != nil {
+		c.stop()
+		c.stop = nil
+	}
+	return c.nc, nil
+}

@@ -1,0 +1,289 @@
+package evloop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"storebench/internal/runner"
+)
+
+// Supported says whether this platform has the event loop.
+const Supported = true
+
+// Detach takes c's socket out of the Go runtime for an event loop: the
+// returned descriptor is a duplicate of c's, non-blocking, no longer in
+// the runtime's netpoller (c itself is closed; the connection lives on in
+// the duplicate). The caller owns fd and closes it with Close.
+func Detach(c net.Conn) (int, error) {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return -1, fmt.Errorf("evloop: a %T has no socket of its own", c)
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	fd := -1
+	var derr error
+	if err := rc.Control(func(s uintptr) { fd, derr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
+		return -1, err
+	}
+	if derr != nil {
+		return -1, fmt.Errorf("evloop: dup: %w", derr)
+	}
+	// Closing c removes its descriptor from the netpoller; the socket
+	// stays open through fd (a close is not a shutdown).
+	c.Close()
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("evloop: non-blocking: %w", err)
+	}
+	return fd, nil
+}
+
+// Close closes a descriptor Detach returned.
+func Close(fd int) error { return unix.Close(fd) }
+
+// conn is one connection slot of a loop.
+type conn struct {
+	Conn
+	idx      int32 // in the loop's slots, the epoll user data
+	seq      int64
+	start    time.Duration // mono at the request's first write
+	busy     bool          // an operation in flight
+	out      []byte        // request bytes not yet written
+	wbuf     []byte        // the write buffer (out is a tail of it)
+	in       []byte        // read buffer; in[:filled] read, in[:used] consumed
+	filled   int
+	writable bool // EPOLLOUT registered
+}
+
+var base = time.Now()
+
+// mono reads only the monotonic clock (half the cost of time.Now).
+func mono() time.Duration { return time.Since(base) }
+
+// Drive runs the operations loop rl hands out over conns, one operation
+// in flight per connection, until rl has no more work and every
+// operation in flight ended, or ctx ends. It fails on the first session
+// error, a connection the server closed, a system call error, or an
+// operation with no reply within opt.Timeout. The connections stay open
+// (their owner closes them).
+func Drive(ctx context.Context, rl *runner.Loop, conns []Conn, opt Options) error {
+	if opt.Timeout <= 0 {
+		opt.Timeout = DefaultTimeout
+	}
+	if opt.ReadBuffer <= 0 {
+		opt.ReadBuffer = 64 << 10
+	}
+	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("evloop: epoll_create1: %w", err)
+	}
+	defer unix.Close(ep)
+	cs := make([]*conn, len(conns))
+	for i, c := range conns {
+		cs[i] = &conn{Conn: c, idx: int32(i), in: make([]byte, opt.ReadBuffer), wbuf: make([]byte, 0, 4096)}
+		// Level-triggered read interest for the connection's life: a
+		// reply that does not fit one read is read on the next wait.
+		ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: int32(i)}
+		if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, c.Fd, &ev); err != nil {
+			return fmt.Errorf("evloop: epoll_ctl: %w", err)
+		}
+	}
+	l := &loop{rl: rl, ep: ep, conns: cs, evs: make([]unix.EpollEvent, len(cs))}
+	live := 0
+	for _, c := range cs {
+		if err := l.begin(c); err != nil {
+			return err
+		}
+		if c.busy {
+			live++
+		}
+	}
+	const wait = 50 // ms: the longest the loop goes without noticing a stop or a timeout
+	nextScan := mono() + wait*time.Millisecond
+	for live > 0 {
+		n, err := unix.EpollWait(ep, l.evs, wait)
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			return fmt.Errorf("evloop: epoll_wait: %w", err)
+		}
+		for i := 0; i < n; i++ {
+			c := cs[l.evs[i].Fd]
+			ev := l.evs[i].Events
+			if ev&unix.EPOLLOUT != 0 && len(c.out) > 0 {
+				if err := l.write(c); err != nil {
+					return err
+				}
+			}
+			if ev&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
+				was := c.busy
+				if err := l.read(c); err != nil {
+					return err
+				}
+				if was && !c.busy {
+					live--
+				}
+			}
+		}
+		if rl.Stopping() && ctx.Err() != nil {
+			// Cancelled: what is in flight is abandoned, not counted.
+			return ctx.Err()
+		}
+		if now := mono(); now >= nextScan {
+			nextScan = now + wait*time.Millisecond
+			for _, c := range cs {
+				if c.busy && now-c.start > opt.Timeout {
+					return fmt.Errorf("evloop: %s: no reply within %v", c.Name, opt.Timeout)
+				}
+			}
+		}
+	}
+	return ctx.Err()
+}
+
+// loop is one driving goroutine's state.
+type loop struct {
+	rl    *runner.Loop
+	ep    int
+	conns []*conn
+	evs   []unix.EpollEvent
+}
+
+// begin starts c's next operation, if the loop has one.
+func (l *loop) begin(c *conn) error {
+	seq, ok := l.rl.Next()
+	if !ok {
+		c.busy = false
+		return nil
+	}
+	w, err := c.Request(c.wbuf[:0], seq)
+	if err != nil {
+		return err
+	}
+	c.wbuf, c.out, c.seq, c.busy = w, w, seq, true
+	c.start = mono()
+	return l.write(c)
+}
+
+// write sends what is left of c's request; a socket that takes only part
+// of it gets write interest until it took all.
+func (l *loop) write(c *conn) error {
+	for len(c.out) > 0 {
+		n, errno := rawWrite(c.Fd, c.out)
+		if errno == unix.EINTR {
+			continue
+		}
+		if errno == unix.EAGAIN {
+			return l.want(c, true)
+		}
+		if errno != 0 {
+			return fmt.Errorf("evloop: %s: write: %w", c.Name, errno)
+		}
+		c.out = c.out[n:]
+	}
+	if c.writable {
+		return l.want(c, false)
+	}
+	return nil
+}
+
+func (l *loop) want(c *conn, out bool) error {
+	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: c.idx}
+	if out {
+		ev.Events |= unix.EPOLLOUT
+	}
+	c.writable = out
+	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, c.Fd, &ev); err != nil {
+		return fmt.Errorf("evloop: epoll_ctl: %w", err)
+	}
+	return nil
+}
+
+// read takes what the socket has and hands it to the session; a complete
+// reply ends the operation (recorded) and starts the next one.
+func (l *loop) read(c *conn) error {
+	if c.filled == len(c.in) {
+		// A reply larger than the buffer so far: grow it.
+		c.in = append(c.in, make([]byte, len(c.in))...)
+	}
+	n, errno := rawRead(c.Fd, c.in[c.filled:])
+	switch {
+	case errno == unix.EAGAIN || errno == unix.EINTR:
+		return nil
+	case errno != 0:
+		return fmt.Errorf("evloop: %s: read: %w", c.Name, errno)
+	case n == 0:
+		if cl, ok := c.Session.(Closer); ok {
+			if why := cl.Closed(); why != nil {
+				return fmt.Errorf("evloop: %s: the server closed the connection: %w", c.Name, why)
+			}
+		}
+		return fmt.Errorf("evloop: %s: the server closed the connection", c.Name)
+	}
+	c.filled += n
+	used := 0
+	for c.busy {
+		k, more, done, err := c.Reply(c.in[used:c.filled], c.wbuf[:0])
+		if err != nil {
+			return err
+		}
+		used += k
+		if done {
+			l.rl.Done(c.seq, mono()-c.start)
+			if len(more) > 0 {
+				return fmt.Errorf("evloop: %s: a finished operation asked to send more", c.Name)
+			}
+			if err := l.begin(c); err != nil {
+				return err
+			}
+			if used == c.filled {
+				break
+			}
+			// More bytes came with the reply: the start of the next
+			// one, or something the server sent on its own (an error
+			// before it closes), which the session reads as the next
+			// reply.
+			continue
+		}
+		if len(more) > 0 {
+			// The operation's next request (a transaction's next
+			// statement): the reply so far is all consumed.
+			if used != c.filled || len(c.out) > 0 {
+				return fmt.Errorf("evloop: %s: %d bytes after a reply that asked for the next request", c.Name, c.filled-used)
+			}
+			c.filled = 0
+			c.wbuf, c.out = more, more
+			return l.write(c)
+		}
+		if k == 0 {
+			break // the reply needs more bytes
+		}
+	}
+	if !c.busy && used < c.filled {
+		return fmt.Errorf("evloop: %s: %d bytes from the server with no request in flight", c.Name, c.filled-used)
+	}
+	// Keep the unconsumed tail at the buffer's start.
+	c.filled = copy(c.in, c.in[used:c.filled])
+	return nil
+}
+
+// Reads and writes of non-blocking sockets never block, so they go
+// straight to the kernel without the runtime's syscall bookkeeping
+// (entersyscall/exitsyscall), which costs more than the call saves here.
+func rawRead(fd int, p []byte) (int, unix.Errno) {
+	r, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	return int(r), e
+}
+
+func rawWrite(fd int, p []byte) (int, unix.Errno) {
+	r, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	return int(r), e
+}
