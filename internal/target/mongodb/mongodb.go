@@ -123,6 +123,10 @@ func openOn(o target.Options, targetName string, b backend) (*Store, error) {
 }
 
 func open(o target.Options, b backend) (*Store, error) {
+	// One deadline for the whole open, from its start: under a loaded
+	// machine the client's setup before the ping took seconds once, and a
+	// bound started after it let Open run twice openTimeout.
+	deadline := time.Now().Add(openTimeout)
 	sv, err := targetkit.ServerOptions(o.Durability, o.Extra, o.URI, optionNames, max(defaultPool, o.Concurrency), "mongodb://host:port/db")
 	if err != nil {
 		return nil, err
@@ -147,7 +151,7 @@ func open(o target.Options, b backend) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	// The driver notices the deadline only between handshake attempts,
 	// each bounded by the connect timeout: against a silent server the
@@ -160,7 +164,7 @@ func open(o target.Options, b backend) (*Store, error) {
 			abandon(client)
 			return nil, err
 		}
-	case <-time.After(openTimeout + 250*time.Millisecond):
+	case <-time.After(time.Until(deadline) + 250*time.Millisecond):
 		go abandon(client)
 		return nil, fmt.Errorf("no answer to a ping within %s", openTimeout)
 	}
