@@ -58,7 +58,10 @@ func TestLedgerStressStreamsAndBackgroundInResults(t *testing.T) {
 	}
 	var sum, hsum int64
 	for _, s := range st.Streams {
-		if s.Rate != 200 || s.Workers != 2 || s.Ops < 300 {
+		// At 200/s for 2 s: never more than the rate allows; fewer
+		// when the machine cannot keep up (a loaded make test once
+		// made 171), but some.
+		if s.Rate != 200 || s.Workers != 2 || s.Ops < 50 || s.Ops > 2*200+2 {
 			t.Fatalf("stream %s: rate %v, %d workers, %d ops", s.Name, s.Rate, s.Workers, s.Ops)
 		}
 		if total(s.Hist) != s.Ops || total(s.HistIntended) != s.Ops {

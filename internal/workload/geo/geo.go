@@ -59,6 +59,11 @@ type Params struct {
 	GroupSize int `yaml:"group_size" json:"group_size"`
 	Ingest    struct {
 		Duration study.Duration `yaml:"duration" json:"duration"`
+		// Points, when set, ends the ingest after this many points
+		// (rounded up to whole batches), the duration still bounding
+		// it: the simulated time reached is then the same on a slow
+		// machine as on a fast one.
+		Points study.Count `yaml:"points" json:"points,omitempty"`
 		// Last is the part of the ingest, at its end, the average insert
 		// rate is taken over (the seed: the last hour of three).
 		Last float64 `yaml:"last" json:"last"`
@@ -123,6 +128,8 @@ func (Workload) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, er
 		return nil, bad("group_size", "%d: want 1..1000", p.GroupSize)
 	case p.Ingest.Duration <= 0:
 		return nil, bad("ingest.duration", "must be positive")
+	case p.Ingest.Points < 0:
+		return nil, bad("ingest.points", "must not be negative")
 	case !(p.Ingest.Last > 0 && p.Ingest.Last <= 1):
 		return nil, bad("ingest.last", "%v: want a fraction in (0, 1]", p.Ingest.Last)
 	case time.Duration(p.GC.Retention) < time.Hour:
@@ -283,6 +290,9 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 		return nil
 	}
 	cfg := runner.Config{Workers: r.threads, Duration: time.Duration(r.p.Ingest.Duration)}
+	if n := int64(r.p.Ingest.Points); n > 0 {
+		cfg.Ops = (n + int64(B) - 1) / int64(B)
+	}
 	if r.st.Duration > 0 {
 		cfg.Duration = r.st.Duration
 	}

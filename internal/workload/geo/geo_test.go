@@ -143,7 +143,9 @@ func (f faulty) Near(ctx context.Context, track []Point, meters float64, fn func
 // point, or misses nearby points fails the phase with a verification
 // error naming it.
 func TestChecksCatchFaults(t *testing.T) {
-	steps := worktest.Plan(t, Workload{}, strings.Replace(smallStudy(4), "duration: 3s", "duration: 1s", 1))
+	// 20,000 points (the GC deletes from 14,400 on: 40 users, a point a
+	// minute each, 6 hours' retention) however slow the machine is.
+	steps := worktest.Plan(t, Workload{}, strings.Replace(smallStudy(4), "duration: 3s", "duration: 60s, points: 20000", 1))
 	for _, c := range []struct{ fault, phase, what string }{
 		{"gc-too-much", "ingest", "points"},
 		{"gc-nothing", "ingest", "before its cutoff"},

@@ -232,11 +232,11 @@ func TestRedisCache(t *testing.T) {
 // stream's start, so no tick, the first ones included, waits for them.
 // (Before, the first ticks of every trial waited 0.5-1 s and the p99 of
 // any trial was above the study's 100 ms SLO whatever the rate.) A bound,
-// not a speed goal: a warm-up of W seconds delays the first W x 500 ticks,
-// the first one by W, so the p99 (the 15th worst of 1500) is W - 30 ms,
-// 470 ms or more for the warm-up that was. The bound is 400 ms, not the
-// study's 100 ms SLO: under make test the two cores are shared with other
-// packages' servers, and a healthy run once showed a p99 of 162 ms there.
+// not a speed goal, and on what a warm-up shows: the first second's
+// worst latency at 400 ms or more and over twice any later second's. A
+// loaded make test (2 cores shared with other packages' servers) has
+// shown a p99 of 162 ms, and once a stall of a second later in the run,
+// neither of them a warm-up.
 func TestKafkaLowRateLatencyIsNotAWarmUp(t *testing.T) {
 	uri := servertest.URI(t, "kafka")
 	src := strings.Replace(smallStudy, "rate: 3000", "rate: 500\n      transport: kafka\n      kafka_partitions: 4\n      kafka_acks: leader\n      kafka_uri: "+uri, 1)
@@ -250,12 +250,16 @@ func TestKafkaLowRateLatencyIsNotAWarmUp(t *testing.T) {
 	if res.Ops != 1500 || res.Verify.Failed != 0 {
 		t.Fatalf("processed %d of 1500 ticks, verify %+v", res.Ops, res.Verify)
 	}
-	var first time.Duration
-	if len(res.Series) > 0 {
-		first = time.Duration(res.Series[0].IntendedMax)
+	if len(res.Series) < 2 {
+		t.Fatalf("%d ticks in the series of a 3 s run", len(res.Series))
 	}
-	t.Logf("p50 %v p99 %v max %v; first second's max %v", time.Duration(res.Intended.P50), time.Duration(res.Intended.P99), time.Duration(res.Intended.Max), first)
-	if p99 := time.Duration(res.Intended.P99); p99 >= 400*time.Millisecond {
-		t.Fatalf("p99 end-to-end %v at 500 ticks/s (first second's max %v): the first ticks waited for a warm-up", p99, first)
+	first := time.Duration(res.Series[0].IntendedMax)
+	var later time.Duration
+	for _, tk := range res.Series[1:] {
+		later = max(later, time.Duration(tk.IntendedMax))
+	}
+	t.Logf("p50 %v p99 %v max %v; first second's max %v, later seconds' %v", time.Duration(res.Intended.P50), time.Duration(res.Intended.P99), time.Duration(res.Intended.Max), first, later)
+	if first >= 400*time.Millisecond && first > 2*later {
+		t.Fatalf("the first second's ticks waited up to %v (later seconds' at most %v) at 500 ticks/s: a warm-up", first, later)
 	}
 }
