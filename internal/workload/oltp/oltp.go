@@ -68,7 +68,9 @@ type Params struct {
 	Verify string `yaml:"verify" json:"verify"`
 	// Client: "events" (default: event loops where every connection can
 	// be driven by one, see Evented) or "goroutines" (a goroutine per
-	// connection, always).
+	// connection, always). The event loops do not reconnect: a lost
+	// connection fails the run there, where a goroutine reconnects and
+	// counts it (sysbench's reconnects).
 	Client string `yaml:"client" json:"client"`
 	// Loops is how many event loops share the connections (0: half the
 	// cores, at least one).
