@@ -656,3 +656,52 @@ func TestPostgresKilledSessionIsALostConnection(t *testing.T) {
 		t.Fatalf("update after the reconnect: %d %v", n, err)
 	}
 }
+
+// Retries count as on sysbench, on both clients: on 4 rows, 4
+// connections' write_only transactions meet each other's delete+insert
+// of one id (a unique violation, PostgreSQL's 23505) and deadlocks,
+// which are ignored errors: each rolls back and runs the transaction
+// again (its BEGIN counted again: other is exactly 2 a transaction plus
+// one per ignored error), the run succeeds, and the rows written verify.
+func TestPostgresIgnorableErrorsAreRetried(t *testing.T) {
+	h := open(t, "postgres", servertest.URI(t, "postgres"))
+	for _, client := range clients {
+		t.Run(client, func(t *testing.T) {
+			st := map[string]workload.Step{}
+			for _, s := range worktest.Plan(t, oltp.OLTP{}, fmt.Sprintf(`
+name: t
+seed: 7
+ladder: [4]
+concurrency: 4
+targets: [postgres]
+workloads:
+  - name: oltp
+    params:
+      tables: 1
+      range_size: 2
+      duration: 2s
+      client: %s
+`, client)) {
+				st[s.Phase] = s
+			}
+			ctx := context.Background()
+			for _, ph := range []string{"prepare", "write_only", "read_only"} {
+				res, err := (oltp.OLTP{}).Execute(ctx, &workload.Env{Target: h}, st[ph])
+				if err != nil {
+					t.Fatalf("%s: %v", ph, err)
+				}
+				m, ops := res.Metrics, float64(res.Ops)
+				t.Logf("%s: %v transactions, %v writes, %v other, %v ignored errors, %v event loops", ph, ops, m["writes"], m["other"], m["ignored_errors"], m["event_loops"])
+				if ph != "write_only" {
+					continue
+				}
+				if (m["event_loops"] > 0) != (client == "events") {
+					t.Errorf("%v event loops with client %s", m["event_loops"], client)
+				}
+				if ops == 0 || m["ignored_errors"] == 0 || m["writes"] < 4*ops || m["other"] != 2*ops+m["ignored_errors"] || m["reconnects"] != 0 {
+					t.Fatalf("write_only on 4 rows: %v transactions, %v writes, %v other, %v ignored errors, %v reconnects", ops, m["writes"], m["other"], m["ignored_errors"], m["reconnects"])
+				}
+			}
+		})
+	}
+}
