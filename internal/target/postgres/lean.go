@@ -107,12 +107,17 @@ func (l *leanConn) simple(ctx context.Context, query string) error {
 		return err
 	}
 	l.c.Room(5 + len(query) + 1)
-	l.c.W = append(l.c.W, 'Q')
-	l.c.W = binary.BigEndian.AppendUint32(l.c.W, uint32(4+len(query)+1))
-	l.c.W = append(l.c.W, query...)
-	l.c.W = append(l.c.W, 0)
+	l.c.W = appendQuery(l.c.W, query)
 	_, err := l.replies(ctx, nil)
 	return err
+}
+
+// appendQuery appends a simple-protocol Query of query to w.
+func appendQuery(w []byte, query string) []byte {
+	w = append(w, 'Q')
+	w = binary.BigEndian.AppendUint32(w, uint32(4+len(query)+1))
+	w = append(w, query...)
+	return append(w, 0)
 }
 
 // replies reads up to ReadyForQuery (after an error too, so the next

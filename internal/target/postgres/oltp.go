@@ -12,6 +12,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"golang.org/x/sys/unix"
+
+	"storebench/internal/evloop"
 	"storebench/internal/target"
 	"storebench/internal/target/detach"
 	"storebench/internal/workload/oltp"
@@ -64,7 +67,7 @@ func (s *Store) CreateIndex(ctx context.Context, table int) error {
 
 // OpenConn implements oltp.Store.
 func (s *Store) OpenConn(ctx context.Context, tables int, _ bool) (oltp.Conn, error) {
-	c := &oltpConn{cfg: s.connCfg, tables: tables}
+	c := &oltpConn{cfg: s.connCfg, tables: tables, fd: -1}
 	if err := c.connect(ctx); err != nil {
 		return nil, err
 	}
@@ -78,6 +81,9 @@ type oltpConn struct {
 	// lean is conn's socket taken over once the statements are prepared
 	// (see leanConn; conn is then nil), on a plain TCP connection.
 	lean *leanConn
+	// fd is the socket handed to an event loop (Detach; lean is then
+	// nil), or -1.
+	fd int
 	// watch follows the run's context once (see package detach): pgconn
 	// would register and remove a context.AfterFunc and make a channel on
 	// every statement.
@@ -207,26 +213,11 @@ func (c *oltpConn) Rollback(ctx context.Context) error {
 }
 
 func (c *oltpConn) Select(ctx context.Context, k oltp.Kind, table int, lo, hi int64, row func([]byte, int64, bool)) error {
-	c.params = append(c.params[:0], c.int4(0, lo))
-	formats := fmtBinary
-	if k != oltp.PointSelect {
-		c.params = append(c.params, c.int4(1, hi))
-		formats = fmtInt2
-	}
+	name, formats := c.bind(k, table, lo, hi, nil)
 	var bad error
-	_, err := c.run(ctx, c.names[table-1][k], formats, func(vals [][]byte) {
-		v := vals[0]
-		if k != oltp.SumRange {
-			row(v, 0, false)
-			return
-		}
-		switch {
-		case v == nil:
-			row(nil, 0, true)
-		case len(v) == 8: // SUM(integer) is a bigint
-			row(nil, int64(binary.BigEndian.Uint64(v)), false)
-		default:
-			bad = fmt.Errorf("postgres: SUM(k) came back in %d bytes, want a bigint", len(v))
+	_, err := c.run(ctx, name, formats, func(vals [][]byte) {
+		if bad == nil {
+			bad = deliver(k, vals, row)
 		}
 	})
 	if err == nil {
@@ -235,9 +226,17 @@ func (c *oltpConn) Select(ctx context.Context, k oltp.Kind, table int, lo, hi in
 	return err
 }
 
-func (c *oltpConn) Exec(ctx context.Context, k oltp.Kind, table int, a *oltp.Args) (int64, error) {
+// bind sets c.params for statement k on table (a select's ids lo and hi,
+// or a write's a) and returns its prepared name and parameter formats.
+func (c *oltpConn) bind(k oltp.Kind, table int, lo, hi int64, a *oltp.Args) (string, []int16) {
 	var formats []int16
 	switch k {
+	case oltp.PointSelect:
+		c.params = append(c.params[:0], c.int4(0, lo))
+		formats = fmtBinary
+	case oltp.SimpleRange, oltp.SumRange, oltp.OrderRange, oltp.DistinctRange:
+		c.params = append(c.params[:0], c.int4(0, lo), c.int4(1, hi))
+		formats = fmtInt2
 	case oltp.NonIndexUpdate:
 		c.params = append(c.params[:0], a.C, c.int4(0, a.ID))
 		formats = fmtTextInt
@@ -248,7 +247,137 @@ func (c *oltpConn) Exec(ctx context.Context, k oltp.Kind, table int, a *oltp.Arg
 		c.params = append(c.params[:0], c.int4(0, a.ID))
 		formats = fmtBinary
 	}
-	return c.run(ctx, c.names[table-1][k], formats, nil)
+	return c.names[table-1][k], formats
+}
+
+// deliver hands a select's row to row: c, or SUM(k) (a bigint, or NULL).
+func deliver(k oltp.Kind, vals [][]byte, row func([]byte, int64, bool)) error {
+	if len(vals) != 1 {
+		return fmt.Errorf("postgres: %s returned %d columns, want 1", oltp.Statements[k], len(vals))
+	}
+	v := vals[0]
+	if k != oltp.SumRange {
+		row(v, 0, false)
+		return nil
+	}
+	switch {
+	case v == nil:
+		row(nil, 0, true)
+	case len(v) == 8: // SUM(integer) is a bigint
+		row(nil, int64(binary.BigEndian.Uint64(v)), false)
+	default:
+		return fmt.Errorf("postgres: SUM(k) came back in %d bytes, want a bigint", len(v))
+	}
+	return nil
+}
+
+func (c *oltpConn) Exec(ctx context.Context, k oltp.Kind, table int, a *oltp.Args) (int64, error) {
+	name, formats := c.bind(k, table, 0, 0, a)
+	return c.run(ctx, name, formats, nil)
+}
+
+// Events implements oltp.Evented: on our own lean path (a plain TCP
+// socket) an event loop can drive the connection.
+func (c *oltpConn) Events() bool { return c.lean != nil }
+
+// Detach implements oltp.Evented: the socket goes to an event loop, each
+// statement's Bind/Execute/Sync (Query for ROLLBACK) written by the
+// Wire's Append and its replies parsed in full by its Reply.
+func (c *oltpConn) Detach() (int, oltp.Wire, error) {
+	if c.lean == nil {
+		return -1, nil, fmt.Errorf("postgres: an oltp connection not on a plain socket cannot go to an event loop")
+	}
+	nc, err := c.lean.c.Take()
+	if err != nil {
+		return -1, nil, err
+	}
+	c.lean.watch.Stop()
+	c.lean = nil
+	fd, err := evloop.Detach(nc)
+	if err != nil {
+		return -1, nil, fmt.Errorf("postgres: %w", err)
+	}
+	c.fd = fd
+	return fd, &oltpWire{c: c}, nil
+}
+
+// oltpWire is an oltpConn driven by an event loop (oltp.Wire).
+type oltpWire struct {
+	c    *oltpConn
+	qerr error // the server's ErrorResponse to the statement in flight
+	bad  error // a row that could not be taken
+	vals [][]byte
+}
+
+func (w *oltpWire) Append(b []byte, s *oltp.Stmt) []byte {
+	w.qerr, w.bad = nil, nil
+	switch s.Kind {
+	case oltp.TxBegin:
+		return appendExec(b, "begin", nil, nil)
+	case oltp.TxCommit:
+		return appendExec(b, "commit", nil, nil)
+	case oltp.TxRollback:
+		return appendQuery(b, "ROLLBACK")
+	}
+	name, formats := w.c.bind(s.Kind, s.Table, s.Lo, s.Hi, &s.Args)
+	return appendExec(b, name, w.c.params, formats)
+}
+
+func (w *oltpWire) Reply(in []byte, s *oltp.Stmt, row func([]byte, int64, bool)) (int, bool, error, error) {
+	n := 0
+	for len(in)-n >= 5 {
+		typ := in[n]
+		size := int(binary.BigEndian.Uint32(in[n+1:]))
+		if size < 4 {
+			return n, false, nil, fmt.Errorf("postgres: message %q of length %d", typ, size)
+		}
+		if len(in)-n < 1+size {
+			break // the rest of this message is yet to come
+		}
+		body := in[n+5 : n+1+size]
+		n += 1 + size
+		switch typ {
+		case 'D':
+			if w.qerr == nil && w.bad == nil {
+				var err error
+				if w.vals, err = splitRow(w.vals[:0], body); err != nil {
+					w.bad = err
+				} else {
+					w.bad = deliver(s.Kind, w.vals, row)
+				}
+			}
+		case 'E':
+			w.qerr = pgError(body)
+		case 'Z':
+			if w.qerr != nil {
+				return n, true, classify(w.qerr, w.qerr), nil
+			}
+			return n, true, w.bad, nil
+		case '2', '1', 'C', 'N', 'S', 'A', 'n', 'I':
+			// BindComplete, ParseComplete, CommandComplete, a notice, a
+			// parameter's new value, a notification, NoData, an empty
+			// query.
+		default:
+			return n, false, nil, fmt.Errorf("postgres: unexpected message %q in the reply to %s", typ, stmtName(s))
+		}
+	}
+	return n, false, nil, nil
+}
+
+// Closed implements oltp.Wire: the error the server sent before it
+// closed the connection (FATAL: terminating connection…), if any.
+func (w *oltpWire) Closed() error { return w.qerr }
+
+func stmtName(s *oltp.Stmt) string {
+	switch s.Kind {
+	case oltp.TxBegin:
+		return "BEGIN"
+	case oltp.TxCommit:
+		return "COMMIT"
+	case oltp.TxRollback:
+		return "ROLLBACK"
+	}
+	return oltp.Statement(s.Kind, s.Table)
 }
 
 func (c *oltpConn) Reconnect(ctx context.Context) error {
@@ -257,6 +386,13 @@ func (c *oltpConn) Reconnect(ctx context.Context) error {
 }
 
 func (c *oltpConn) Close() error {
+	if c.fd >= 0 {
+		// Terminate, best effort, then close.
+		_, _ = unix.Write(c.fd, []byte{'X', 0, 0, 0, 4})
+		err := evloop.Close(c.fd)
+		c.fd = -1
+		return err
+	}
 	if c.lean != nil {
 		err := c.lean.close()
 		c.lean = nil

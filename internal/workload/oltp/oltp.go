@@ -1,16 +1,17 @@
 package oltp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"storebench/internal/evloop"
 	"storebench/internal/measure/latency"
 	"storebench/internal/results"
 	"storebench/internal/runner"
@@ -65,11 +66,20 @@ type Params struct {
 	// prepared by storebench), "format" only sysbench's format (tables
 	// prepared by sysbench itself).
 	Verify string `yaml:"verify" json:"verify"`
+	// Client: "events" (default: event loops where every connection can
+	// be driven by one, see Evented) or "goroutines" (a goroutine per
+	// connection, always). The event loops do not reconnect: a lost
+	// connection fails the run there, where a goroutine reconnects and
+	// counts it (sysbench's reconnects).
+	Client string `yaml:"client" json:"client"`
+	// Loops is how many event loops share the connections (0: half the
+	// cores, at least one).
+	Loops int `yaml:"loops" json:"loops,omitempty"`
 }
 
 func defaults() Params {
 	return Params{Tables: 1, Phases: []string{PhasePrepare, PhaseReadOnly, PhaseWriteOnly}, Duration: study.Duration(10 * time.Second),
-		RangeSize: 100, ReportInterval: study.Duration(time.Second), BatchRows: 1000, Verify: "rows"}
+		RangeSize: 100, ReportInterval: study.Duration(time.Second), BatchRows: 1000, Verify: "rows", Client: "events"}
 }
 
 // OLTP implements workload.Workload.
@@ -117,6 +127,10 @@ func (OLTP) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error)
 		return nil, bad("batch_rows", "%d: want 1..10000", p.BatchRows)
 	case p.Verify != "rows" && p.Verify != "format":
 		return nil, bad("verify", "%q: want rows or format", p.Verify)
+	case p.Client != "events" && p.Client != "goroutines":
+		return nil, bad("client", "%q: want events or goroutines", p.Client)
+	case p.Loops < 0 || p.Loops > 1024:
+		return nil, bad("loops", "%d: want 0 (half the cores) to 1024", p.Loops)
 	}
 	for _, n := range s.Ladder {
 		if n > math.MaxInt32 {
@@ -294,27 +308,39 @@ func (r *run) run(ctx context.Context, env *workload.Env, phase string) (*result
 			env.Progress(done, total)
 		}
 	}
-	salt := uint64(1)
-	if write {
-		salt = 2
-	}
-	ev := &event{r: r, phase: phase}
-	bufs := make([][]byte, r.threads)
-	for i := range bufs {
-		bufs[i] = make([]byte, CLen+PadLen)
-	}
 	dur := time.Duration(r.p.Duration)
-	res, err := workload.Measure(ctx, &env2, runner.Config{Workers: r.threads, Duration: dur}, 0, func(ctx context.Context, w int, seq int64) error {
-		c := &cs[w]
+	cfg := runner.Config{Workers: r.threads, Duration: dur}
+	loops := 0
+	sessions, err := r.eventConns(conns, phase, cs)
+	if err != nil {
+		return nil, err
+	}
+	if sessions != nil {
+		loops = max(min(r.p.Loops, len(sessions)), 1)
+		if r.p.Loops == 0 {
+			// Half the cores: the server shares the machine, and one
+			// loop waiting on a fuller epoll set costs less per
+			// statement (as for pointselect's loops).
+			loops = max(min(runtime.GOMAXPROCS(0)/2, len(sessions)), 1)
+		}
+		cfg = runner.Config{Duration: dur, Loops: loops, Drive: func(ctx context.Context, l *runner.Loop) error {
+			var mine []evloop.Conn
+			for i := l.ID; i < len(sessions); i += loops {
+				mine = append(mine, sessions[i])
+			}
+			return evloop.Drive(ctx, l, mine, evloop.Options{})
+		}}
+	}
+	txs := make([]*tx, r.threads)
+	for i := range txs {
+		txs[i] = newTx(r, phase, &cs[i])
+	}
+	op := func(ctx context.Context, w int, seq int64) error {
+		c, t := &cs[w], txs[w]
 		start := time.Now()
 		for attempt := 0; ; attempt++ {
-			rng := rand{s: gen.Mix(r.seed, salt, uint64(seq), uint64(attempt))}
-			var err error
-			if write {
-				err = ev.writeOnly(ctx, conns[w], c, &rng, seq, bufs[w])
-			} else {
-				err = ev.readOnly(ctx, conns[w], c, &rng)
-			}
+			t.plan(seq, attempt)
+			err := t.exec(ctx, conns[w])
 			if err == nil {
 				break
 			}
@@ -339,7 +365,11 @@ func (r *run) run(ctx context.Context, env *workload.Env, phase string) (*result
 		c.events.Add(1)
 		c.busy.Add(int64(time.Since(start)))
 		return nil
-	})
+	}
+	if cfg.Drive != nil {
+		op = nil
+	}
+	res, err := workload.Measure(ctx, &env2, cfg, 0, op)
 	res.Unit = "transaction (" + phase + ")"
 	var verified int64
 	for i := range cs {
@@ -409,6 +439,7 @@ func (r *run) run(ctx context.Context, env *workload.Env, phase string) (*result
 		"events_avg": ea, "events_stddev": es, "exec_time_avg_s": ba, "exec_time_stddev_s": bs,
 		"latency_sum_s":   sum,
 		"report_interval": time.Duration(r.p.ReportInterval).Seconds(),
+		"event_loops":     float64(loops),
 	}
 	return res, err
 }
@@ -440,141 +471,3 @@ func (g *rand) next() uint64 {
 
 // intn is uniform in [1, n] (sysbench --rand-type=uniform).
 func (g *rand) intn(n int64) int64 { return 1 + int64(g.next()%uint64(n)) }
-
-type event struct {
-	r     *run
-	phase string
-}
-
-func (e *event) fail(table int, id int64, format string, args ...any) error {
-	return &workload.VerifyError{Phase: e.phase, Key: fmt.Appendf(nil, "sbtest%d id %d", table, id), What: fmt.Sprintf(format, args...)}
-}
-
-// readOnly is oltp_read_only's event: BEGIN, 10 point selects on one
-// table, a simple, a sum, an order and a distinct range (each on a table
-// of its own choosing), COMMIT.
-func (e *event) readOnly(ctx context.Context, c Conn, n *counters, g *rand) error {
-	r := e.r
-	if err := c.Begin(ctx); err != nil {
-		return err
-	}
-	n.other.Add(1)
-	table := int(g.intn(int64(r.p.Tables)))
-	for i := 0; i < pointSelects; i++ {
-		id := g.intn(r.rows)
-		found := 0
-		var why string
-		err := c.Select(ctx, PointSelect, table, id, 0, func(v []byte, _ int64, _ bool) {
-			found++
-			if r.p.Verify == "rows" {
-				why = CheckC(v, r.seed, table, id)
-			} else {
-				why = WellFormed(v)
-			}
-		})
-		if err != nil {
-			return err
-		}
-		n.reads.Add(1)
-		if found != 1 {
-			return e.fail(table, id, "point select returned %d rows, want 1", found)
-		}
-		if why != "" {
-			return e.fail(table, id, "%s", why)
-		}
-		n.verified++
-	}
-	size := int64(r.p.RangeSize)
-	for _, k := range []Kind{SimpleRange, SumRange, OrderRange, DistinctRange} {
-		table := int(g.intn(int64(r.p.Tables)))
-		lo := g.intn(r.rows)
-		hi := lo + size - 1
-		want := min(hi, r.rows) - lo + 1
-		var (
-			count int64
-			sum   int64
-			null  bool
-			why   string
-			prev  []byte
-		)
-		err := c.Select(ctx, k, table, lo, hi, func(v []byte, s int64, isNull bool) {
-			count++
-			if k == SumRange {
-				sum, null = s, isNull
-				return
-			}
-			if why == "" {
-				why = WellFormed(v)
-			}
-			v = trim(v)
-			if why == "" && prev != nil && (k == OrderRange && bytes.Compare(prev, v) > 0 || k == DistinctRange && bytes.Compare(prev, v) >= 0) {
-				why = "rows out of order"
-			}
-			prev = append(prev[:0], v...)
-		})
-		if err != nil {
-			return err
-		}
-		n.reads.Add(1)
-		switch {
-		case why != "":
-			return e.fail(table, lo, "%s: %s", Statements[k], why)
-		case k == SumRange && (count != 1 || null || sum < want):
-			// Every k is at least 1 (sb_rand(1, table_size), and index
-			// updates only add to it).
-			return e.fail(table, lo, "SUM(k) over ids %d..%d is %d (null %v), want at least %d", lo, hi, sum, null, want)
-		case k == DistinctRange && (count < 1 || count > want):
-			return e.fail(table, lo, "DISTINCT range %d..%d returned %d rows, want 1..%d", lo, hi, count, want)
-		case (k == SimpleRange || k == OrderRange) && count != want:
-			return e.fail(table, lo, "range %d..%d returned %d rows, want %d", lo, hi, count, want)
-		}
-		n.verified++
-	}
-	if err := c.Commit(ctx); err != nil {
-		return err
-	}
-	n.other.Add(1)
-	return nil
-}
-
-// writeOnly is oltp_write_only's event: BEGIN, an index update, a
-// non-index update (a fresh c), a delete and an insert of the same id
-// (fresh k, c and pad), each on a table of its own choosing, COMMIT. The
-// c values written carry the check of their row like the prepared ones.
-func (e *event) writeOnly(ctx context.Context, c Conn, n *counters, g *rand, seq int64, buf []byte) error {
-	r := e.r
-	if err := c.Begin(ctx); err != nil {
-		return err
-	}
-	n.other.Add(1)
-	nonce := uint64(seq) + 1
-	var a Args
-	for _, k := range []Kind{IndexUpdate, NonIndexUpdate, Delete} {
-		table := int(g.intn(int64(r.p.Tables)))
-		a = Args{ID: g.intn(r.rows)}
-		switch k {
-		case NonIndexUpdate:
-			a.C = FillC(buf, r.seed, table, a.ID, nonce)
-		case Delete:
-			// The insert of the same id, k uniform as sysbench's get_id().
-			a.K = g.intn(r.rows)
-			a.C = FillC(buf, r.seed, table, a.ID, nonce)
-			a.Pad = FillPad(buf[CLen:], r.seed, table, a.ID, nonce)
-		}
-		if _, err := c.Exec(ctx, k, table, &a); err != nil {
-			return err
-		}
-		n.writes.Add(1)
-		if k == Delete {
-			if _, err := c.Exec(ctx, Insert, table, &a); err != nil {
-				return err
-			}
-			n.writes.Add(1)
-		}
-	}
-	if err := c.Commit(ctx); err != nil {
-		return err
-	}
-	n.other.Add(1)
-	return nil
-}

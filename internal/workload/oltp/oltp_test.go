@@ -38,12 +38,22 @@ workloads:
   - name: oltp
     params:
       tables: %d
-      duration: 1s
+      duration: %s
+      client: %s
 `
 
+// clients are the two ways of driving the connections (PostgreSQL's
+// plain socket goes to event loops with "events"; the others have none
+// and run a goroutine per connection either way).
+var clients = []string{"events", "goroutines"}
+
 func steps(t *testing.T, rows, tables int) map[string]workload.Step {
+	return clientSteps(t, rows, tables, "events", "1s")
+}
+
+func clientSteps(t *testing.T, rows, tables int, client, duration string) map[string]workload.Step {
 	out := map[string]workload.Step{}
-	for _, s := range worktest.Plan(t, oltp.OLTP{}, fmt.Sprintf(study, rows, tables)) {
+	for _, s := range worktest.Plan(t, oltp.OLTP{}, fmt.Sprintf(study, rows, tables, duration, client)) {
 		out[s.Phase] = s
 	}
 	return out
@@ -258,33 +268,39 @@ func TestSchemaFormatsAndCountsMatchSysbench(t *testing.T) {
 				t.Errorf("pad %q", p)
 			}
 
-			// sysbench runs on our tables; its counts per transaction are ours.
+			// sysbench runs on our tables; its counts per transaction are
+			// ours, on either client.
 			for _, phase := range []string{"read_only", "write_only"} {
 				out := sysbench(t, append([]string{"oltp_" + phase, "run", "--threads=2", "--time=1"}, args...)...)
 				r, w, o, tx := counts(t, out)
 				if tx == 0 {
 					t.Fatalf("sysbench ran no transaction:\n%s", out)
 				}
-				st := st[phase]
-				st.Params = []byte(strings.Replace(string(st.Params), `"verify":"rows"`, `"verify":"format"`, 1))
-				res, err := (oltp.OLTP{}).Execute(context.Background(), &workload.Env{Target: h}, st)
-				if err != nil {
-					t.Fatal(err)
-				}
-				m := res.Metrics
-				if m["ignored_errors"] != 0 || sysbenchIgnored(out) != 0 {
-					// Either side retried statements after a deadlock or a
-					// duplicate key, and retried statements count too: no
-					// exact ratio on that side.
-					continue
-				}
-				ops := float64(res.Ops)
-				ours := []float64{m["reads"] / ops, m["writes"] / ops, m["other"] / ops}
-				theirs := []float64{r / tx, w / tx, o / tx}
-				for i, label := range []string{"reads", "writes", "other"} {
-					if !sameMix(ours[i], theirs[i]) {
-						t.Errorf("%s %s per transaction: ours %v, sysbench's %v (r/w/o ours %v, sysbench's %v)\n%s",
-							phase, label, ours[i], theirs[i], ours, theirs, out)
+				for _, client := range clients {
+					st := clientSteps(t, 100, 1, client, "1s")[phase]
+					st.Params = []byte(strings.Replace(string(st.Params), `"verify":"rows"`, `"verify":"format"`, 1))
+					res, err := (oltp.OLTP{}).Execute(context.Background(), &workload.Env{Target: h}, st)
+					if err != nil {
+						t.Fatal(err)
+					}
+					m := res.Metrics
+					if loops := m["event_loops"]; (loops > 0) != (client == "events" && c.target == "postgres") {
+						t.Errorf("%s on %s with client %s: %v event loops", phase, c.target, client, loops)
+					}
+					if m["ignored_errors"] != 0 || sysbenchIgnored(out) != 0 {
+						// Either side retried statements after a deadlock or a
+						// duplicate key, and retried statements count too: no
+						// exact ratio on that side.
+						continue
+					}
+					ops := float64(res.Ops)
+					ours := []float64{m["reads"] / ops, m["writes"] / ops, m["other"] / ops}
+					theirs := []float64{r / tx, w / tx, o / tx}
+					for i, label := range []string{"reads", "writes", "other"} {
+						if !sameMix(ours[i], theirs[i]) {
+							t.Errorf("%s %s per transaction (client %s): ours %v, sysbench's %v (r/w/o ours %v, sysbench's %v)\n%s",
+								phase, label, client, ours[i], theirs[i], ours, theirs, out)
+						}
 					}
 				}
 			}
@@ -458,25 +474,47 @@ func dsn(t *testing.T, driver, uri string) string {
 	return fmt.Sprintf("%s:%s@tcp(%s)%s", u.User.Username(), pw, u.Host, u.Path)
 }
 
-// On the servers, through their own connections: read_only verifies every
-// row (its checked count is 14 a transaction) and a c written to the wrong
-// row fails it, naming the table and id.
+// On the servers, through their own connections (on PostgreSQL on both
+// clients, its event loops and a goroutine per connection): read_only
+// verifies every row (its checked count is 14 a transaction), every
+// transaction counts sysbench's statements exactly (14 reads and 2 others
+// for read_only; 4 writes and 2 others for write_only, when nothing was
+// retried) in the totals and in the per-tick counts, and a c written to
+// the wrong row fails read_only, naming the table and id.
 func TestServerRunsCatchAMisplacedValue(t *testing.T) {
-	for _, c := range []struct{ server, target string }{{"mariadb", "mysql"}, {"postgres", "postgres"}} {
-		t.Run(c.server, func(t *testing.T) {
+	for _, c := range []struct{ server, target, client string }{{"mariadb", "mysql", "events"}, {"postgres", "postgres", "events"}, {"postgres", "postgres", "goroutines"}} {
+		t.Run(c.server+"/"+c.client, func(t *testing.T) {
 			h := open(t, c.target, servertest.URI(t, c.server))
-			st := steps(t, 300, 2)
+			st := clientSteps(t, 300, 2, c.client, "1s")
 			ctx := context.Background()
 			for _, ph := range []string{"prepare", "read_only", "write_only", "read_only"} {
 				res, err := (oltp.OLTP{}).Execute(ctx, &workload.Env{Target: h}, st[ph])
 				if err != nil {
 					t.Fatalf("%s: %v", ph, err)
 				}
-				if ph == "read_only" && (res.Verify.Checked != 14*res.Ops || res.Ops == 0 || res.Metrics["reads"] != 14*float64(res.Ops)) {
-					t.Fatalf("read_only: %d ops, %d checked, %v reads", res.Ops, res.Verify.Checked, res.Metrics["reads"])
+				if ph == "prepare" {
+					continue
 				}
-				if ph == "write_only" && (res.Ops == 0 || res.Metrics["writes"] < 4*float64(res.Ops)) {
-					t.Fatalf("write_only: %d ops, %v writes", res.Ops, res.Metrics["writes"])
+				m, ops := res.Metrics, float64(res.Ops)
+				if loops := m["event_loops"]; (loops > 0) != (c.client == "events" && c.target == "postgres") {
+					t.Errorf("%s with client %s: %v event loops", ph, c.client, loops)
+				}
+				if ph == "read_only" && (res.Verify.Checked != 14*res.Ops || res.Ops == 0 || m["reads"] != 14*ops || m["other"] != 2*ops || m["writes"] != 0) {
+					t.Fatalf("read_only: %d ops, %d checked, %v reads, %v writes, %v other", res.Ops, res.Verify.Checked, m["reads"], m["writes"], m["other"])
+				}
+				if ph == "write_only" && (res.Ops == 0 || m["writes"] < 4*ops || m["reads"] != 0 ||
+					m["ignored_errors"] == 0 && (m["writes"] != 4*ops || m["other"] != 2*ops)) {
+					t.Fatalf("write_only: %d ops, %v writes, %v other, %v ignored errors", res.Ops, m["writes"], m["other"], m["ignored_errors"])
+				}
+				// The per-tick counts add up to the totals.
+				var sum = map[string]float64{}
+				for _, tick := range res.Series {
+					for _, name := range []string{"reads", "writes", "other", "errors"} {
+						sum[name] += float64(tick.Counts[name])
+					}
+				}
+				if len(res.Series) == 0 || sum["reads"] != m["reads"] || sum["writes"] != m["writes"] || sum["other"] != m["other"] || sum["errors"] != m["ignored_errors"] {
+					t.Fatalf("%s: per-tick counts %v over %d ticks, totals %v", ph, sum, len(res.Series), m)
 				}
 			}
 			conn, err := h.(oltp.Store).OpenConn(ctx, 2, true)
@@ -502,7 +540,66 @@ func TestServerRunsCatchAMisplacedValue(t *testing.T) {
 			if !errors.As(err, &ve) || !strings.Contains(err.Error(), "does not belong to this row") || !strings.HasPrefix(string(ve.Key), "sbtest2 id ") {
 				t.Fatalf("read_only after misplaced c values: %v", err)
 			}
+			t.Logf("caught: %v", err)
 		})
+	}
+}
+
+// On PostgreSQL's event loops, a backend terminated under a running
+// read_only (pg_terminate_backend) fails the run within seconds, naming
+// the connection and quoting the server's FATAL (the event client does
+// not reconnect). Only this test's sessions are killed (their own
+// application_name).
+func TestPostgresEventsTerminatedBackendFailsTheRun(t *testing.T) {
+	uri := servertest.URI(t, "postgres")
+	db, err := sql.Open("pgx", uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	u, err := url.Parse(uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("application_name", "sbevkilltest")
+	u.RawQuery = q.Encode()
+	h := open(t, "postgres", u.String())
+	st := clientSteps(t, 200, 1, "events", "60s")
+	ctx := context.Background()
+	if _, err := (oltp.OLTP{}).Execute(ctx, &workload.Env{Target: h}, st["prepare"]); err != nil {
+		t.Fatal(err)
+	}
+	type outcome struct {
+		err   error
+		loops float64
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := (oltp.OLTP{}).Execute(ctx, &workload.Env{Target: h}, st["read_only"])
+		var loops float64
+		if res != nil {
+			loops = res.Metrics["event_loops"]
+		}
+		done <- outcome{err, loops}
+	}()
+	time.Sleep(700 * time.Millisecond)
+	var killed int
+	if err := db.QueryRow("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'sbevkilltest' AND pid <> pg_backend_pid()").Scan(&killed); err != nil || killed == 0 {
+		t.Fatalf("terminating the test's sessions: %d, %v", killed, err)
+	}
+	start := time.Now()
+	select {
+	case o := <-done:
+		t.Logf("after %v: %v", time.Since(start), o.err)
+		if o.err == nil || !regexp.MustCompile(`connection [0-9]+`).MatchString(o.err.Error()) || !strings.Contains(o.err.Error(), "57P01") {
+			t.Fatalf("read_only with its backends terminated: %v, want a failure naming the connection and the server's FATAL", o.err)
+		}
+		if o.loops < 1 {
+			t.Fatalf("read_only ran on %v event loops, want the event client", o.loops)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("read_only still running 10 s after its backends were terminated")
 	}
 }
 
@@ -557,5 +654,54 @@ func TestPostgresKilledSessionIsALostConnection(t *testing.T) {
 	}
 	if n, err := conn.Exec(ctx, oltp.IndexUpdate, 1, &oltp.Args{ID: 8}); err != nil || n != 1 {
 		t.Fatalf("update after the reconnect: %d %v", n, err)
+	}
+}
+
+// Retries count as on sysbench, on both clients: on 4 rows, 4
+// connections' write_only transactions meet each other's delete+insert
+// of one id (a unique violation, PostgreSQL's 23505) and deadlocks,
+// which are ignored errors: each rolls back and runs the transaction
+// again (its BEGIN counted again: other is exactly 2 a transaction plus
+// one per ignored error), the run succeeds, and the rows written verify.
+func TestPostgresIgnorableErrorsAreRetried(t *testing.T) {
+	h := open(t, "postgres", servertest.URI(t, "postgres"))
+	for _, client := range clients {
+		t.Run(client, func(t *testing.T) {
+			st := map[string]workload.Step{}
+			for _, s := range worktest.Plan(t, oltp.OLTP{}, fmt.Sprintf(`
+name: t
+seed: 7
+ladder: [4]
+concurrency: 4
+targets: [postgres]
+workloads:
+  - name: oltp
+    params:
+      tables: 1
+      range_size: 2
+      duration: 2s
+      client: %s
+`, client)) {
+				st[s.Phase] = s
+			}
+			ctx := context.Background()
+			for _, ph := range []string{"prepare", "write_only", "read_only"} {
+				res, err := (oltp.OLTP{}).Execute(ctx, &workload.Env{Target: h}, st[ph])
+				if err != nil {
+					t.Fatalf("%s: %v", ph, err)
+				}
+				m, ops := res.Metrics, float64(res.Ops)
+				t.Logf("%s: %v transactions, %v writes, %v other, %v ignored errors, %v event loops", ph, ops, m["writes"], m["other"], m["ignored_errors"], m["event_loops"])
+				if ph != "write_only" {
+					continue
+				}
+				if (m["event_loops"] > 0) != (client == "events") {
+					t.Errorf("%v event loops with client %s", m["event_loops"], client)
+				}
+				if ops == 0 || m["ignored_errors"] == 0 || m["writes"] < 4*ops || m["other"] != 2*ops+m["ignored_errors"] || m["reconnects"] != 0 {
+					t.Fatalf("write_only on 4 rows: %v transactions, %v writes, %v other, %v ignored errors, %v reconnects", ops, m["writes"], m["other"], m["ignored_errors"], m["reconnects"])
+				}
+			}
+		})
 	}
 }
