@@ -253,7 +253,9 @@ func (l *leanConn) handshake(cfg *mysql.Config) error {
 	if caps&capProtocol41 == 0 || caps&capSecureConn == 0 {
 		return fmt.Errorf("mysql: the server speaks neither protocol 4.1 nor secure authentication (capabilities %#x)", caps)
 	}
-	_ = plugin // whatever the server's default, the answer is mysql_native_password: the server switches if the user's differs
+	// Whatever the server's default plugin, the answer is
+	// mysql_native_password's: the server asks to switch when the user's
+	// method differs.
 	want := uint32(capLongPassword | capLongFlag | capProtocol41 | capTransactions | capSecureConn | capPluginAuth)
 	if cfg.ClientFoundRows {
 		want |= capFoundRows

@@ -73,7 +73,8 @@ func (s *Store) CreateIndex(ctx context.Context, table int) error {
 func (s *Store) OpenConn(ctx context.Context, tables int, _ bool) (oltp.Conn, error) {
 	c := &oltpConn{cfg: s.cfg.Clone(), tables: tables}
 	c.SQLConn = oltp.SQLConn{Name: "mysql", Classify: classify, Interrupt: c.interrupt}
-	// The driver dials through here: the socket is the connection's own,
+	// On plain TCP the connection is the lean client's (connect). Else
+	// the driver dials through here: the socket is the connection's own,
 	// to interrupt when the run's context ends, and reads go through a
 	// buffer that takes a whole range result in one read (the driver's own
 	// buffer is 4 KiB: four reads for each of sysbench's 100-row ranges).
