@@ -37,15 +37,22 @@ type leanConn struct {
 	watch detach.Watch // the run's context, followed once
 	id    uint32       // the server's connection id
 	seq   byte         // sequence number of the next packet sent
-	stmts [][oltp.NumKinds]leanStmt
-	cols  []colType // the columns of the result being read
-	vals  [][]byte  // a row's values (nil: NULL), valid until the next read
-	big   []byte    // a packet larger than the read buffer
+	// cacheMeta is MariaDB's MARIADB_CLIENT_CACHE_METADATA, agreed at the
+	// handshake (libmariadb, sysbench's client, asks for it too): an
+	// execute's result set then comes without its column definitions
+	// when they are those of the prepare.
+	cacheMeta bool
+	stmts     [][oltp.NumKinds]leanStmt
+	cols      []colType // the columns of the result being read
+	parsed    []colType // column definitions as read
+	vals      [][]byte  // a row's values (nil: NULL), valid until the next read
+	big       []byte    // a packet larger than the read buffer
 }
 
 type leanStmt struct {
 	id     uint32
 	params int
+	cols   []colType // as the prepare (or the latest execute) described them
 }
 
 type colType struct {
@@ -63,6 +70,10 @@ const (
 	capTransactions  = 1 << 13
 	capSecureConn    = 1 << 15
 	capPluginAuth    = 1 << 19
+	// MariaDB's extended capabilities (the handshake's upper 32 bits,
+	// exchanged when the server clears CLIENT_MYSQL, which is
+	// capLongPassword).
+	extCacheMetadata = 1 << 4
 
 	comQuit        = 0x01
 	comQuery       = 0x03
@@ -228,11 +239,15 @@ func (l *leanConn) handshake(cfg *mysql.Config) error {
 	caps := uint32(binary.LittleEndian.Uint16(p[i:]))
 	i += 2
 	plugin := ""
+	var ext uint32
 	if len(p) >= i+1+2+2+1+10 {
 		i += 1 + 2 // character set, status
 		caps |= uint32(binary.LittleEndian.Uint16(p[i:])) << 16
 		i += 2
 		authLen := int(p[i])
+		if caps&capLongPassword == 0 { // a MariaDB server
+			ext = binary.LittleEndian.Uint32(p[i+1+6:])
+		}
 		i += 1 + 10
 		if caps&capSecureConn != 0 {
 			n := max(13, authLen-8)
@@ -263,12 +278,19 @@ func (l *leanConn) handshake(cfg *mysql.Config) error {
 	if cfg.DBName != "" {
 		want |= capConnectWithDB
 	}
+	var wantExt uint32
+	if ext&extCacheMetadata != 0 {
+		want &^= capLongPassword // a MariaDB client: extended capabilities follow
+		wantExt = extCacheMetadata
+		l.cacheMeta = true
+	}
 	auth := nativeAuth(scramble, cfg.Passwd)
 	at := l.start(32 + len(cfg.User) + 1 + 1 + len(auth) + len(cfg.DBName) + 1 + len(nativePassword) + 1)
 	w := binary.LittleEndian.AppendUint32(l.c.W, want)
 	w = binary.LittleEndian.AppendUint32(w, 1<<24) // max packet size
 	w = append(w, collationUTF8MB4)
-	w = append(w, make([]byte, 23)...)
+	w = append(w, make([]byte, 19)...)
+	w = binary.LittleEndian.AppendUint32(w, wantExt)
 	w = append(w, cfg.User...)
 	w = append(w, 0, byte(len(auth)))
 	w = append(w, auth...)
@@ -388,13 +410,21 @@ func (l *leanConn) prepare(t int) error {
 		}
 		// The parameters' and the columns' definitions, each list ended
 		// by an EOF packet.
-		for _, n := range []int{st.params, cols} {
+		for list, n := range []int{st.params, cols} {
 			if n == 0 {
 				continue
 			}
 			for i := 0; i <= n; i++ {
-				if _, err := l.packet(); err != nil {
+				p, err := l.packet()
+				if err != nil {
 					return err
+				}
+				if list == 1 && i < n {
+					ct, err := columnType(p)
+					if err != nil {
+						return err
+					}
+					st.cols = append(st.cols, ct)
 				}
 			}
 		}
@@ -414,7 +444,7 @@ func (l *leanConn) query(ctx context.Context, q string) error {
 	l.c.W = append(l.c.W, comQuery)
 	l.c.W = append(l.c.W, q...)
 	l.end(at)
-	_, err := l.reply(nil)
+	_, err := l.reply(nil, nil)
 	return err
 }
 
@@ -433,7 +463,7 @@ func (l *leanConn) execute(ctx context.Context, k oltp.Kind, t int, params []par
 	if err := l.watch.Check(ctx); err != nil {
 		return 0, err
 	}
-	st := l.stmts[t-1][k]
+	st := &l.stmts[t-1][k]
 	if len(params) != st.params {
 		return 0, fmt.Errorf("mysql: %s takes %d parameters, given %d", oltp.Statements[k], st.params, len(params))
 	}
@@ -474,13 +504,14 @@ func (l *leanConn) execute(ctx context.Context, k oltp.Kind, t int, params []par
 	}
 	l.c.W = w
 	l.end(at)
-	return l.reply(row)
+	return l.reply(st, row)
 }
 
 // reply reads a command's reply: an OK packet (its affected rows), an
-// ERR packet, or a binary result set read to its end (after a row
-// callback's error too, so that the next command starts in step).
-func (l *leanConn) reply(row func([]colType, [][]byte) error) (int64, error) {
+// ERR packet, or the binary result set of statement st read to its end
+// (after a row callback's error too, so that the next command starts in
+// step).
+func (l *leanConn) reply(st *leanStmt, row func([]colType, [][]byte) error) (int64, error) {
 	if err := l.sent(); err != nil {
 		return 0, err
 	}
@@ -498,21 +529,38 @@ func (l *leanConn) reply(row func([]colType, [][]byte) error) (int64, error) {
 	case 0xff:
 		return 0, errPacket(p)
 	}
-	ncols, _, ok := lenEnc(p)
+	ncols, m, ok := lenEnc(p)
 	if !ok || ncols == 0 || ncols > 4096 {
 		return 0, malformed("a result set header of %d bytes starting %#x", len(p), first(p))
 	}
-	l.cols = l.cols[:0]
-	for i := 0; i < int(ncols); i++ {
-		p, err := l.packet()
-		if err != nil {
-			return 0, err
+	if st == nil {
+		return 0, malformed("a result set to a statement that returns none")
+	}
+	if l.cacheMeta && len(p) > m && p[m] == 0 {
+		// The columns are those the statement has.
+		if len(st.cols) != int(ncols) {
+			return 0, malformed("%d columns without their definitions, the statement has %d", ncols, len(st.cols))
 		}
-		ct, err := columnType(p)
-		if err != nil {
-			return 0, err
+		l.cols = st.cols
+	} else {
+		l.parsed = l.parsed[:0]
+		for i := 0; i < int(ncols); i++ {
+			p, err := l.packet()
+			if err != nil {
+				return 0, err
+			}
+			ct, err := columnType(p)
+			if err != nil {
+				return 0, err
+			}
+			l.parsed = append(l.parsed, ct)
 		}
-		l.cols = append(l.cols, ct)
+		l.cols = l.parsed
+		if l.cacheMeta {
+			// The server sends definitions again when they changed: the
+			// statement's from now on.
+			st.cols = append(st.cols[:0], l.parsed...)
+		}
 	}
 	if p, err := l.packet(); err != nil {
 		return 0, err

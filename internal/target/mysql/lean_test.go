@@ -72,6 +72,10 @@ func TestLeanOLTPConn(t *testing.T) {
 
 	t.Run("Rows", func(t *testing.T) {
 		c := open(t)
+		// MariaDB leaves out the column definitions the prepare gave.
+		if !c.lean.cacheMeta {
+			t.Error("MARIADB_CLIENT_CACHE_METADATA not agreed with MariaDB")
+		}
 		var got [][]byte
 		collect := func(v []byte, _ int64, _ bool) { got = append(got, bytes.Clone(v)) }
 		if err := c.Select(ctx, oltp.PointSelect, leanTable, 2, 0, collect); err != nil {
@@ -79,6 +83,14 @@ func TestLeanOLTPConn(t *testing.T) {
 		}
 		if len(got) != 1 || !bytes.Equal(got[0], rows[1].C) {
 			t.Fatalf("point select of id 2: %q, want %q", got, rows[1].C)
+		}
+		// No row, then the next statement in step.
+		got = nil
+		if err := c.Select(ctx, oltp.PointSelect, leanTable, 1000, 0, collect); err != nil || len(got) != 0 {
+			t.Fatalf("point select of a missing id: %q, %v", got, err)
+		}
+		if err := c.Select(ctx, oltp.PointSelect, leanTable, 3, 0, collect); err != nil || len(got) != 1 || !bytes.Equal(got[0], rows[2].C) {
+			t.Fatalf("point select of id 3 after an empty result: %q, %v", got, err)
 		}
 		got = nil
 		if err := c.Select(ctx, oltp.OrderRange, leanTable, 1, 3, collect); err != nil {
