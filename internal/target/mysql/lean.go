@@ -53,6 +53,7 @@ type leanStmt struct {
 	id     uint32
 	params int
 	cols   []colType // as the prepare (or the latest execute) described them
+	typed  bool      // the server has the parameters' types (integers, strings)
 }
 
 type colType struct {
@@ -477,21 +478,37 @@ func (l *leanConn) execute(ctx context.Context, k oltp.Kind, t int, params []par
 	w = binary.LittleEndian.AppendUint32(w, st.id)
 	w = append(w, 0)                           // no cursor
 	w = binary.LittleEndian.AppendUint32(w, 1) // iteration count
+	typed := false
 	if len(params) > 0 {
 		nulls := len(w)
 		w = append(w, make([]byte, (len(params)+7)/8)...)
-		w = append(w, 1) // new parameters bound: their types follow
+		null := false
 		for i, p := range params {
-			switch {
-			case !p.isBytes:
-				w = append(w, typeLongLong, 0)
-			case p.b == nil:
+			if p.isBytes && p.b == nil {
 				w[nulls+i/8] |= 1 << (i % 8)
-				w = append(w, typeNull, 0)
-			default:
-				w = append(w, typeString, 0)
+				null = true
 			}
 		}
+		// The types go with the first execute only, as libmariadb sends
+		// them (the server keeps them), and again after one with a NULL
+		// or a failed one.
+		if st.typed && !null {
+			w = append(w, 0)
+		} else {
+			st.typed = false
+			w = append(w, 1) // new parameters bound: their types follow
+			for _, p := range params {
+				switch {
+				case !p.isBytes:
+					w = append(w, typeLongLong, 0)
+				case p.b == nil:
+					w = append(w, typeNull, 0)
+				default:
+					w = append(w, typeString, 0)
+				}
+			}
+		}
+		typed = !null
 		for _, p := range params {
 			switch {
 			case !p.isBytes:
@@ -504,7 +521,11 @@ func (l *leanConn) execute(ctx context.Context, k oltp.Kind, t int, params []par
 	}
 	l.c.W = w
 	l.end(at)
-	return l.reply(st, row)
+	n, err := l.reply(st, row)
+	if err == nil && typed {
+		st.typed = true
+	}
+	return n, err
 }
 
 // reply reads a command's reply: an OK packet (its affected rows), an

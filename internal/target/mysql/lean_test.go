@@ -157,6 +157,22 @@ func TestLeanOLTPConn(t *testing.T) {
 		if n, err := c.Exec(ctx, oltp.IndexUpdate, leanTable, &oltp.Args{ID: 3}); err != nil || n != 1 {
 			t.Fatalf("update after an error: %d %v", n, err)
 		}
+		// A NULL c (the parameter's type NULL) is refused by the NOT NULL
+		// column; the next update binds a string again.
+		_, err = c.Exec(ctx, oltp.NonIndexUpdate, leanTable, &oltp.Args{ID: 3})
+		if !errors.As(err, &me) || me.Number != 1048 {
+			t.Fatalf("update to a NULL c: %v, want error 1048", err)
+		}
+		c3 := oltp.FillC(make([]byte, oltp.CLen), 3, leanTable, 3, 0)
+		for i := 0; i < 2; i++ {
+			if n, err := c.Exec(ctx, oltp.NonIndexUpdate, leanTable, &oltp.Args{ID: 3, C: c3}); err != nil || n != 1 {
+				t.Fatalf("update after a NULL: %d %v", n, err)
+			}
+		}
+		got = nil
+		if err := c.Select(ctx, oltp.PointSelect, leanTable, 3, 0, collect); err != nil || len(got) != 1 || !bytes.Equal(got[0], c3) {
+			t.Fatalf("c of id 3 after its update: %q, %v", got, err)
+		}
 	})
 
 	t.Run("KilledSession", func(t *testing.T) {
