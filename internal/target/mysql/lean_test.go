@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 	"testing"
@@ -302,4 +303,52 @@ func TestLeanOLTPConn(t *testing.T) {
 			t.Fatal("the error shows the password")
 		}
 	})
+}
+
+// A server that asks for an authentication method the lean client does
+// not speak (MySQL 8's caching_sha2_password) gets a clear refusal naming
+// it, which OpenConn takes as the cue to use go-sql-driver: a listener
+// that answers like such a server.
+func TestLeanUnsupportedAuthPlugin(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		pkt := func(seq byte, p []byte) {
+			c.Write(append([]byte{byte(len(p)), byte(len(p) >> 8), byte(len(p) >> 16), seq}, p...))
+		}
+		hs := []byte{10}
+		hs = append(hs, "8.0.0-fake\x00"...)
+		hs = append(hs, 7, 0, 0, 0)        // connection id
+		hs = append(hs, "abcdefgh\x00"...) // scramble, part 1, and a filler
+		caps := uint32(capLongPassword | capProtocol41 | capSecureConn | capPluginAuth | capConnectWithDB)
+		hs = append(hs, byte(caps), byte(caps>>8), 45, 2, 0, byte(caps>>16), byte(caps>>24), 21)
+		hs = append(hs, make([]byte, 10)...)
+		hs = append(hs, "ijklmnopqrst\x00"...)
+		hs = append(hs, "caching_sha2_password\x00"...)
+		pkt(0, hs)
+		var buf [4096]byte
+		if _, err := c.Read(buf[:]); err != nil {
+			return
+		}
+		pkt(2, append([]byte("\xfecaching_sha2_password\x00"), "01234567890123456789\x00"...))
+		c.Read(buf[:])
+	}()
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName, cfg.Timeout = "u", "secret-pw", "tcp", ln.Addr().String(), "db", time.Second
+	_, err = dialLean(context.Background(), cfg, 0)
+	var ua *unsupportedAuth
+	if !errors.As(err, &ua) || ua.plugin != "caching_sha2_password" || !strings.Contains(err.Error(), "caching_sha2_password") {
+		t.Fatalf("dial: %v, want the plugin named", err)
+	}
+	if strings.Contains(err.Error(), cfg.Passwd) {
+		t.Fatal("the error shows the password")
+	}
 }
