@@ -71,7 +71,7 @@ func (s *Store) CreateIndex(ctx context.Context, table int) error {
 // OpenConn implements oltp.Store: a connection of its own (outside the
 // pool), every statement prepared on it.
 func (s *Store) OpenConn(ctx context.Context, tables int, _ bool) (oltp.Conn, error) {
-	c := &oltpConn{cfg: s.cfg.Clone(), tables: tables}
+	c := &oltpConn{cfg: s.cfg.Clone(), tables: tables, noLean: &s.oltpDriver}
 	c.SQLConn = oltp.SQLConn{Name: "mysql", Classify: classify, Interrupt: c.interrupt}
 	// On plain TCP the connection is the lean client's (connect). Else
 	// the driver dials through here: the socket is the connection's own,
@@ -116,8 +116,9 @@ type oltpConn struct {
 	net    atomic.Pointer[bufConn] // the latest socket dialed
 	lean   *leanConn
 	// noLean is set once the server asked for an authentication method
-	// the lean client does not speak.
-	noLean bool
+	// the lean client does not speak (the Store's: its later connections
+	// go to the driver at once).
+	noLean *atomic.Bool
 	params [4]param
 }
 
@@ -128,7 +129,7 @@ func (c *oltpConn) interrupt() {
 }
 
 func (c *oltpConn) connect(ctx context.Context) error {
-	if !c.noLean && leanEligible(c.cfg) {
+	if !c.noLean.Load() && leanEligible(c.cfg) {
 		l, err := dialLean(ctx, c.cfg, c.tables)
 		if err == nil {
 			c.lean = l
@@ -138,7 +139,7 @@ func (c *oltpConn) connect(ctx context.Context) error {
 		if !errors.As(err, &ua) {
 			return classify(err)
 		}
-		c.noLean = true
+		c.noLean.Store(true)
 	}
 	conn, err := mysql.NewConnector(c.cfg)
 	if err != nil {
