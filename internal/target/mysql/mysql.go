@@ -82,13 +82,13 @@ type Store struct {
 
 	// ledger layout (ledger.go)
 	getTx, chain, getBalance *sql.Stmt
+	putTxs                   stmtCache // by row count
+	putBalances              stmtCache // by row count
 
 	// oltpDriver is set when the oltp connections go to go-sql-driver
 	// (oltp.go): the server asked for an authentication method the lean
 	// client does not speak.
-	oltpDriver  atomic.Bool
-	putTxs      stmtCache // by row count
-	putBalances stmtCache // by row count
+	oltpDriver atomic.Bool
 
 	// ycsb layout (ycsb.go): the statements of the table Init made
 	mu   sync.RWMutex
