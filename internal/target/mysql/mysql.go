@@ -32,6 +32,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -83,6 +84,11 @@ type Store struct {
 	getTx, chain, getBalance *sql.Stmt
 	putTxs                   stmtCache // by row count
 	putBalances              stmtCache // by row count
+
+	// oltpDriver is set when the oltp connections go to go-sql-driver
+	// (oltp.go): the server asked for an authentication method the lean
+	// client does not speak.
+	oltpDriver atomic.Bool
 
 	// ycsb layout (ycsb.go): the statements of the table Init made
 	mu   sync.RWMutex
@@ -285,6 +291,7 @@ func (s *Store) init(ctx context.Context, isSync bool, pool int, uri string) err
 		"batch":          fmt.Sprintf("PutTxs: multi-row INSERT ... ON DUPLICATE KEY UPDATE of up to %d rows / %d KiB (autocommit when one statement, else one transaction); PutBalances: %d rows per statement in one transaction", maxRows, s.maxPacket>>10, balanceRows),
 		"chain_read":     "SELECT ... WHERE genesis = ? ORDER BY idx (index txs_chain)",
 		"pointselect":    "one connection per load goroutine with the SELECT prepared on it",
+		"oltp":           "one connection per load goroutine, sysbench's statements prepared on it; on plain TCP storebench's own protocol client (binary prepared statements, one write and one read per statement), else go-sql-driver",
 	}
 	return nil
 }
