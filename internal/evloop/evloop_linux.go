@@ -231,7 +231,14 @@ func (l *loop) read(c *conn) error {
 	c.filled += n
 	used := 0
 	for c.busy {
-		k, more, done, err := c.Reply(c.in[used:c.filled], c.wbuf[:0])
+		// The session appends a next request to the write buffer, free
+		// unless the last request is still going out (then to a new
+		// one, and asking for it is an error below).
+		var w []byte
+		if len(c.out) == 0 {
+			w = c.wbuf[:0]
+		}
+		k, more, done, err := c.Reply(c.in[used:c.filled], w)
 		if err != nil {
 			return err
 		}
@@ -255,13 +262,21 @@ func (l *loop) read(c *conn) error {
 		}
 		if len(more) > 0 {
 			// The operation's next request (a transaction's next
-			// statement): the reply so far is all consumed.
-			if used != c.filled || len(c.out) > 0 {
-				return fmt.Errorf("evloop: %s: %d bytes after a reply that asked for the next request", c.Name, c.filled-used)
+			// statement).
+			if len(c.out) > 0 {
+				return fmt.Errorf("evloop: %s: a reply asked for the next request before the last one was sent", c.Name)
 			}
-			c.filled = 0
 			c.wbuf, c.out = more, more
-			return l.write(c)
+			if err := l.write(c); err != nil {
+				return err
+			}
+			if used == c.filled {
+				break
+			}
+			// More bytes came with the reply: as after a complete
+			// reply, the session reads them as the next one's (a
+			// server's error before it closes the connection).
+			continue
 		}
 		if k == 0 {
 			break // the reply needs more bytes
