@@ -14,8 +14,9 @@ import (
 // The setget workload (memcslap/redis-benchmark shaped): a connection of
 // its own per load goroutine, speaking the text protocol with no
 // allocation per request, requests sent with the read of their replies
-// (rtconn). gomemcache allocates an Item per request and reads at once
-// after each write.
+// (rtconn); or, by default, the same requests on the connection's socket
+// driven by an event loop (Events). gomemcache allocates an Item per
+// request and reads at once after each write.
 
 // NewSession implements setget.Pipeliner.
 func (s *Store) NewSession(ctx context.Context) (setget.Session, error) {
