@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"storebench/internal/evloop"
 	"storebench/internal/target/internal/rtconn"
 	"storebench/internal/workload/setget"
 )
@@ -13,8 +14,9 @@ import (
 // The setget workload (memcslap/redis-benchmark shaped): a connection of
 // its own per load goroutine, speaking the text protocol with no
 // allocation per request, requests sent with the read of their replies
-// (rtconn). gomemcache allocates an Item per request and reads at once
-// after each write.
+// (rtconn); or, by default, the same requests on the connection's socket
+// driven by an event loop (Events). gomemcache allocates an Item per
+// request and reads at once after each write.
 
 // NewSession implements setget.Pipeliner.
 func (s *Store) NewSession(ctx context.Context) (setget.Session, error) {
@@ -22,7 +24,7 @@ func (s *Store) NewSession(ctx context.Context) (setget.Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("memcached: setget session to %s: %w", s.addr, err)
 	}
-	ss := &session{c: c}
+	ss := &session{c: c, fd: -1}
 	c.W = append(c.W, "version\r\n"...)
 	line, err := c.Line()
 	if err == nil && !bytes.HasPrefix(line, []byte("VERSION ")) {
@@ -42,6 +44,7 @@ func (s *Store) NewSession(ctx context.Context) (setget.Session, error) {
 type session struct {
 	c        *rtconn.Conn
 	val, big []byte
+	fd       int // the socket once Events handed it to an event loop, or -1
 }
 
 // checkKey refuses what the text protocol cannot carry as a key.
@@ -165,4 +168,138 @@ func (s *session) value(key []byte) ([]byte, error) {
 	return v, nil
 }
 
-func (s *session) Close() error { return s.c.Close() }
+func (s *session) Close() error {
+	if s.fd >= 0 {
+		return evloop.Close(s.fd)
+	}
+	return s.c.Close()
+}
+
+// Events implements setget.Evented: the socket goes to an event loop;
+// each pipeline's sets or gets are written by Request (the same requests
+// as Set and Get) and every reply parsed in full by Reply.
+func (s *session) Events(name string, p setget.Pipeline) (evloop.Conn, error) {
+	nc, err := s.c.Take()
+	if err != nil {
+		return evloop.Conn{}, fmt.Errorf("memcached: %s: %w", name, err)
+	}
+	fd, err := evloop.Detach(nc)
+	if err != nil {
+		return evloop.Conn{}, fmt.Errorf("memcached: %s: %w", name, err)
+	}
+	s.fd = fd
+	return evloop.Conn{Fd: fd, Name: "memcached " + name, Session: &events{p: p}}, nil
+}
+
+// events is a session's protocol on an event loop: one operation is one
+// pipeline, done when its last reply has been parsed.
+type events struct {
+	p    setget.Pipeline
+	keys [][]byte
+	i    int // the next reply's request
+}
+
+func (e *events) Request(w []byte, seq int64) ([]byte, error) {
+	e.keys, e.i = e.p.Keys(seq), 0
+	for _, k := range e.keys {
+		if err := checkKey(k); err != nil {
+			return w, err
+		}
+		if e.p.Set {
+			w = append(w, "set "...)
+			w = append(w, k...)
+			w = append(w, " 0 0 "...)
+			w = strconv.AppendInt(w, int64(len(e.p.Value)), 10)
+			w = append(w, '\r', '\n')
+			w = append(w, e.p.Value...)
+			w = append(w, '\r', '\n')
+		} else {
+			w = append(w, "get "...)
+			w = append(w, k...)
+			w = append(w, '\r', '\n')
+		}
+	}
+	return w, nil
+}
+
+// maxLine bounds a reply line: a peer that sends more without a line end
+// is not speaking the text protocol (and would grow the buffer for ever).
+const maxLine = 64 << 10
+
+// line returns the CRLF-terminated line at the start of in without its
+// CRLF, and its length with it (0: not all here yet).
+func line(in []byte) ([]byte, int, error) {
+	eol := bytes.IndexByte(in, '\n')
+	if eol < 0 {
+		if len(in) > maxLine {
+			return nil, 0, fmt.Errorf("a reply line of more than %d bytes", maxLine)
+		}
+		return nil, 0, nil
+	}
+	if eol < 1 || in[eol-1] != '\r' {
+		return nil, 0, fmt.Errorf("malformed reply %q", in[:eol+1])
+	}
+	return in[:eol-1], eol + 1, nil
+}
+
+func (e *events) Reply(in, _ []byte) (int, []byte, bool, error) {
+	n := 0
+	for e.i < len(e.keys) {
+		key := e.keys[e.i]
+		l, k, err := line(in[n:])
+		if err != nil {
+			return n, nil, false, fmt.Errorf("memcached: %q: %w", key, err)
+		}
+		if k == 0 {
+			return n, nil, false, nil // the rest is yet to come
+		}
+		if e.p.Set {
+			if !bytes.Equal(l, stored) {
+				return n, nil, false, fmt.Errorf("memcached: set %q answered %q", key, l)
+			}
+			n += k
+			e.i++
+			continue
+		}
+		if bytes.Equal(l, end) {
+			n += k
+			if err := e.p.Got(e.i, nil); err != nil {
+				return n, nil, false, err
+			}
+			e.i++
+			continue
+		}
+		// "VALUE key flags bytes", the data and its CRLF, "END": taken
+		// only once all of it is here.
+		rest, ok := bytes.CutPrefix(l, []byte("VALUE "))
+		if !ok {
+			return n, nil, false, fmt.Errorf("memcached: get %q answered %q", key, l)
+		}
+		rk, rest, _ := bytes.Cut(rest, []byte{' '})
+		_, size, _ := bytes.Cut(rest, []byte{' '})
+		if sp := bytes.IndexByte(size, ' '); sp >= 0 {
+			size = size[:sp]
+		}
+		sz, err := strconv.Atoi(string(size))
+		if err != nil || sz < 0 || !bytes.Equal(rk, key) {
+			return n, nil, false, fmt.Errorf("memcached: get %q answered %q", key, l)
+		}
+		data := n + k
+		tail := data + sz + 2
+		if len(in) < tail+len(end)+2 {
+			return n, nil, false, nil
+		}
+		if in[tail-2] != '\r' || in[tail-1] != '\n' {
+			return n, nil, false, fmt.Errorf("memcached: get %q: value of %d bytes not followed by CRLF", key, sz)
+		}
+		if l, k2, _ := line(in[tail:]); k2 == 0 || !bytes.Equal(l, end) {
+			return n, nil, false, fmt.Errorf("memcached: get %q: %q after the value, want END", key, in[tail:min(len(in), tail+32)])
+		}
+		n = tail + len(end) + 2
+		if err := e.p.Got(e.i, in[data:tail-2:tail-2]); err != nil {
+			return n, nil, false, err
+		}
+		e.i++
+	}
+	return n, nil, true, nil
+}

@@ -10,5 +10,6 @@ func init() {
 		{Name: "requests_per_s", Unit: "requests/s", Agg: section.Rate, Better: section.Higher, What: "requests per second (redis-benchmark's figure)"},
 		{Name: "pipeline", Agg: section.Max, What: "requests per pipeline"},
 		{Name: "connections", Agg: section.Max, What: "client connections"},
+		{Name: "event_loops", Agg: section.Max, What: "event loops driving the connections (0: a goroutine per connection)"},
 	}})
 }

@@ -10,9 +10,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"storebench/internal/workload/gen"
 	"strconv"
 
+	"storebench/internal/evloop"
 	"storebench/internal/kv"
 	"storebench/internal/results"
 	"storebench/internal/runner"
@@ -42,6 +44,32 @@ type Session interface {
 	Close() error
 }
 
+// Evented is the optional ability of a Session on a plain socket whose
+// protocol an event loop can drive (package evloop): a pipeline then
+// costs a write, a read and a share of one epoll_wait, as it does in
+// redis-benchmark's and memaslap's loops, instead of a goroutine's park
+// and wake per round trip.
+type Evented interface {
+	// Events hands the session's socket to an event loop; operation seq
+	// is then one pipeline as p says, every reply parsed in full. After
+	// Events only the returned Conn is used (Close still closes the
+	// connection).
+	Events(name string, p Pipeline) (evloop.Conn, error)
+}
+
+// Pipeline is what an evented session sends and checks per operation.
+type Pipeline struct {
+	// Set: SETs of Value under the keys; otherwise GETs of the keys.
+	Set   bool
+	Value []byte
+	// Keys returns operation seq's keys, valid until its next call (the
+	// next operation's request).
+	Keys func(seq int64) [][]byte
+	// Got takes the value that GET i of the last Keys returned (nil when
+	// absent; valid only during the call) and says whether it is right.
+	Got func(i int, v []byte) error
+}
+
 // Params of the workload (redis-benchmark's flags in brackets).
 type Params struct {
 	Requests  study.Count `yaml:"requests" json:"requests"`     // -n
@@ -50,6 +78,12 @@ type Params struct {
 	// Keyspace > 0 draws keys from that many (-r); 0 uses one key, as
 	// redis-benchmark does without -r.
 	Keyspace study.Count `yaml:"keyspace" json:"keyspace"`
+	// Client: "events" (default: event loops where the target can, see
+	// Evented) or "goroutines" (a goroutine per connection, always).
+	Client string `yaml:"client" json:"client"`
+	// Loops is how many event loops share the connections (0: half the
+	// cores, at least one).
+	Loops int `yaml:"loops" json:"loops,omitempty"`
 }
 
 // SetGet implements workload.Workload. Connections are the study's
@@ -71,6 +105,16 @@ func (SetGet) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, erro
 	}
 	if p.ValueSize < 1 || p.ValueSize > 1<<20 {
 		return nil, &study.Error{File: s.File, Line: study.FieldLine(e.Params, "value_size"), Field: "workloads.setget.params.value_size", Msg: "want 1..1MiB"}
+	}
+	switch p.Client {
+	case "":
+		p.Client = "events"
+	case "events", "goroutines":
+	default:
+		return nil, &study.Error{File: s.File, Line: study.FieldLine(e.Params, "client"), Field: "workloads.setget.params.client", Msg: fmt.Sprintf("%q: want events or goroutines", p.Client)}
+	}
+	if p.Loops < 0 || p.Loops > 1024 {
+		return nil, &study.Error{File: s.File, Line: study.FieldLine(e.Params, "loops"), Field: "workloads.setget.params.loops", Msg: "want 0 (half the cores) to 1024"}
 	}
 	return json.Marshal(p)
 }
@@ -128,11 +172,6 @@ func (SetGet) Execute(ctx context.Context, env *workload.Env, st workload.Step) 
 		newSession = func(context.Context) (Session, error) { return kvSession{t}, nil }
 	}
 	conns := st.Concurrency
-	type conn struct {
-		s          Session
-		keys, vals [][]byte
-		kbuf       []byte
-	}
 	cs := make([]conn, conns)
 	for i := range cs {
 		s, err := newSession(ctx)
@@ -142,10 +181,7 @@ func (SetGet) Execute(ctx context.Context, env *workload.Env, st workload.Step) 
 			}
 			return nil, err
 		}
-		cs[i].s = s
-		cs[i].keys = make([][]byte, p.Pipeline)
-		cs[i].vals = make([][]byte, p.Pipeline)
-		cs[i].kbuf = make([]byte, 0, p.Pipeline*24)
+		cs[i] = conn{s: s, p: p, keys: make([][]byte, p.Pipeline), kbuf: make([]byte, 0, p.Pipeline*24)}
 	}
 	defer func() {
 		for _, c := range cs {
@@ -153,39 +189,110 @@ func (SetGet) Execute(ctx context.Context, env *workload.Env, st workload.Step) 
 		}
 	}()
 	value := bytes.Repeat([]byte{'x'}, p.ValueSize)
+	vals := make([][]byte, p.Pipeline)
+	for i := range vals {
+		vals[i] = value
+	}
 	// The value of a key is "x"*size; a GET checks it, and a GET of a key
 	// that was never SET (possible only with a keyspace) is a failure.
 	pipelines := (int64(p.Requests) + int64(p.Pipeline) - 1) / int64(p.Pipeline)
 	verified := workload.NewTally(conns)
-	res, err := workload.Measure(ctx, env, runner.Config{Workers: conns, Ops: pipelines}, pipelines, func(ctx context.Context, w int, seq int64) error {
+	check := func(w int, key, v []byte) error {
+		if !bytes.Equal(v, value) {
+			return &workload.VerifyError{Phase: "get", Key: key, What: fmt.Sprintf("got %d bytes, not the value set", len(v))}
+		}
+		verified.Add(w, 1)
+		return nil
+	}
+	cfg := runner.Config{Workers: conns, Ops: pipelines}
+	op := func(ctx context.Context, w int, seq int64) error {
 		c := &cs[w]
-		c.kbuf = c.kbuf[:0]
-		for i := 0; i < p.Pipeline; i++ {
-			start := len(c.kbuf)
-			c.kbuf = append(c.kbuf, "key:"...)
-			var k int64
-			if p.Keyspace > 0 {
-				k = int64(gen.SplitMix(uint64(seq)*uint64(p.Pipeline)+uint64(i)) % uint64(p.Keyspace))
-			}
-			c.kbuf = strconv.AppendInt(c.kbuf, k, 10)
-			c.keys[i] = c.kbuf[start:len(c.kbuf):len(c.kbuf)]
-			c.vals[i] = value
-		}
+		keys := c.keysOf(seq)
 		if st.Phase == "set" {
-			return c.s.Set(c.keys, c.vals)
+			return c.s.Set(keys, vals)
 		}
-		return c.s.Get(c.keys, func(i int, v []byte) error {
-			if !bytes.Equal(v, value) {
-				return &workload.VerifyError{Phase: "get", Key: c.keys[i], What: fmt.Sprintf("got %d bytes, not the value set", len(v))}
+		return c.s.Get(keys, func(i int, v []byte) error { return check(w, keys[i], v) })
+	}
+	loops := 0
+	if sessions, err := eventSessions(cs, p, st.Phase == "set", value, check); err != nil {
+		return nil, err
+	} else if sessions != nil {
+		loops = max(min(p.Loops, len(sessions)), 1)
+		if p.Loops == 0 {
+			// Half the cores: the server shares the machine, and one
+			// loop waiting on a fuller epoll set costs less per
+			// pipeline (as for the http and pointselect workloads).
+			loops = max(min(runtime.GOMAXPROCS(0)/2, len(sessions)), 1)
+		}
+		cfg = runner.Config{Ops: pipelines, Loops: loops, Drive: func(ctx context.Context, l *runner.Loop) error {
+			var mine []evloop.Conn
+			for i := l.ID; i < len(sessions); i += loops {
+				mine = append(mine, sessions[i])
 			}
-			verified.Add(w, 1)
-			return nil
-		})
-	})
+			return evloop.Drive(ctx, l, mine, evloop.Options{})
+		}}
+		op = nil
+	}
+	res, err := workload.Measure(ctx, env, cfg, pipelines, op)
 	n := verified.Sum()
 	res.Unit = fmt.Sprintf("pipeline of %d %s requests", p.Pipeline, st.Phase)
 	res.Verify = results.Verify{Checked: n}
 	requests := res.Ops * int64(p.Pipeline)
-	res.Metrics = map[string]float64{"requests": float64(requests), "requests_per_s": float64(requests) / res.Seconds, "pipeline": float64(p.Pipeline), "connections": float64(conns)}
+	res.Metrics = map[string]float64{"requests": float64(requests), "requests_per_s": float64(requests) / res.Seconds, "pipeline": float64(p.Pipeline), "connections": float64(conns), "event_loops": float64(loops)}
 	return res, err
+}
+
+// conn is one connection and the keys of its current pipeline.
+type conn struct {
+	s    Session
+	p    Params
+	keys [][]byte
+	kbuf []byte
+}
+
+// keysOf makes pipeline seq's keys "key:N" (N = 0 without a keyspace),
+// valid until the next call.
+func (c *conn) keysOf(seq int64) [][]byte {
+	c.kbuf = c.kbuf[:0]
+	for i := 0; i < c.p.Pipeline; i++ {
+		start := len(c.kbuf)
+		c.kbuf = append(c.kbuf, "key:"...)
+		var k int64
+		if c.p.Keyspace > 0 {
+			k = int64(gen.SplitMix(uint64(seq)*uint64(c.p.Pipeline)+uint64(i)) % uint64(c.p.Keyspace))
+		}
+		c.kbuf = strconv.AppendInt(c.kbuf, k, 10)
+		c.keys[i] = c.kbuf[start:len(c.kbuf):len(c.kbuf)]
+	}
+	return c.keys
+}
+
+// eventSessions hands every connection to an event loop when the client
+// is "events" and every session can be (none otherwise: nil, and the
+// goroutine path runs). Each connection checks its GETs into its own
+// count (check's w): the loops share nothing per operation.
+func eventSessions(cs []conn, p Params, set bool, value []byte, check func(w int, key, v []byte) error) ([]evloop.Conn, error) {
+	if p.Client != "events" || !evloop.Supported {
+		return nil, nil
+	}
+	for _, c := range cs {
+		if _, ok := c.s.(Evented); !ok {
+			return nil, nil
+		}
+	}
+	out := make([]evloop.Conn, len(cs))
+	for i := range cs {
+		c := &cs[i]
+		var keys [][]byte
+		pl := Pipeline{Set: set, Value: value,
+			Keys: func(seq int64) [][]byte { keys = c.keysOf(seq); return keys },
+			Got:  func(j int, v []byte) error { return check(i, keys[j], v) },
+		}
+		s, err := c.s.(Evented).Events(fmt.Sprintf("connection %d", i+1), pl)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = s
+	}
+	return out, nil
 }

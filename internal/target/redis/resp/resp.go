@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"time"
 
@@ -192,3 +193,94 @@ func (c *Conn) line() ([]byte, error) {
 
 // Close closes the connection.
 func (c *Conn) Close() error { return c.c.Close() }
+
+// Take hands the connection's socket over (to an event loop, package
+// evloop); the Conn is then no longer to be used. Nothing may be pending.
+func (c *Conn) Take() (net.Conn, error) { return c.c.Take() }
+
+// AppendSet appends "SET key val" as a RESP request to w.
+func AppendSet(w, key, val []byte) []byte {
+	w = append(w, cmdSet...)
+	return appendBulk(appendBulk(w, key), val)
+}
+
+// AppendGet appends "GET key" as a RESP request to w.
+func AppendGet(w, key []byte) []byte {
+	return appendBulk(append(w, cmdGet...), key)
+}
+
+func appendBulk(w, a []byte) []byte {
+	w = append(w, '$')
+	w = strconv.AppendInt(w, int64(len(a)), 10)
+	w = append(w, '\r', '\n')
+	w = append(w, a...)
+	return append(w, '\r', '\n')
+}
+
+// MaxLine bounds a reply's header line: a peer that sends more without a
+// line end is not speaking RESP (and would grow the buffer for ever).
+const MaxLine = 64 << 10
+
+// Next parses the reply at the start of in without copying: its kind
+// ('+' status, '-' error, ':' integer, '$' bulk), its text (the status,
+// the error, the integer's digits, the bulk's bytes; nil for the nil bulk
+// $-1) and its length in bytes, n = 0 when in does not hold all of it
+// yet. Arrays are not replies to SET or GET: an error.
+func Next(in []byte) (kind byte, v []byte, n int, err error) {
+	eol := bytes.IndexByte(in, '\n')
+	if eol < 0 {
+		if len(in) > MaxLine {
+			return 0, nil, 0, fmt.Errorf("a reply line of more than %d bytes", MaxLine)
+		}
+		return 0, nil, 0, nil
+	}
+	if eol < 2 || in[eol-1] != '\r' {
+		return 0, nil, 0, fmt.Errorf("malformed reply %q", in[:eol+1])
+	}
+	line := in[1 : eol-1]
+	switch in[0] {
+	case '+', '-', ':':
+		return in[0], line, eol + 1, nil
+	case '$':
+	default:
+		return 0, nil, 0, fmt.Errorf("unexpected reply %q", in[:eol-1])
+	}
+	size, ok := atoi(line)
+	if !ok || size < -1 {
+		return 0, nil, 0, fmt.Errorf("bad bulk length %q", in[:eol-1])
+	}
+	if size == -1 {
+		return '$', nil, eol + 1, nil
+	}
+	end := eol + 1 + size
+	if len(in) < end+2 {
+		return 0, nil, 0, nil
+	}
+	if in[end] != '\r' || in[end+1] != '\n' {
+		return 0, nil, 0, fmt.Errorf("value of %d bytes not followed by CRLF", size)
+	}
+	return '$', in[eol+1 : end : end], end + 2, nil
+}
+
+// atoi parses a decimal integer (a leading minus allowed) with no
+// allocation.
+func atoi(b []byte) (int, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
