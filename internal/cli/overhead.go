@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -112,13 +113,14 @@ func cmdOverhead(args []string, stdout, stderr io.Writer) int {
 	// as the runner splits them, no clock read, no histogram.
 	bare := func(n int) (cost, error) {
 		errs := make([]error, n)
+		ks := keyBufs(n)
 		var wg sync.WaitGroup
 		t0 := begin()
 		for g := 0; g < n; g++ {
 			wg.Add(1)
 			go func(g int) {
 				defer wg.Done()
-				k := make([]byte, 16)
+				k := ks[g]
 				for i := g; i < *gets; i += n {
 					if err := get(k, uint64(i)); err != nil {
 						errs[g] = err
@@ -131,10 +133,7 @@ func cmdOverhead(args []string, stdout, stderr io.Writer) int {
 		return t0.done(), errors.Join(errs...)
 	}
 	viaRunner := func(n int) (cost, error) {
-		ks := make([][]byte, n)
-		for i := range ks {
-			ks[i] = make([]byte, 16)
-		}
+		ks := keyBufs(n)
 		t0 := begin()
 		_, err := runner.Run(context.Background(), runner.Config{Workers: n, Ops: int64(*gets)}, func(ctx context.Context, w int, seq int64) error {
 			return get(ks[w], uint64(seq))
@@ -185,6 +184,20 @@ func cmdOverhead(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// keyBufs gives each of n goroutines its key buffer, the same way for the
+// bare loop and the runner: each on a cache line of its own (64-byte
+// objects are aligned to 64), since every get writes its key. Sixteen-byte
+// buffers allocated one after the other share lines, and goroutines
+// writing them from two cores would charge the line's travels between the
+// cores to whichever side allocated them so.
+func keyBufs(n int) [][]byte {
+	ks := make([][]byte, n)
+	for i := range ks {
+		ks[i] = make([]byte, 16, 64)
+	}
+	return ks
+}
+
 // cost is what one round took: wall time, and the process's CPU time
 // (user and system, from the kernel's accounting), which a machine shared
 // with other work disturbs far less than the wall time.
@@ -195,7 +208,13 @@ type mark struct {
 	cpu time.Duration
 }
 
-func begin() mark { return mark{time.Now(), processCPU()} }
+// begin starts a measurement from a collected heap, so that neither side
+// pays for collecting the garbage the other left (the gets allocate each
+// value they return).
+func begin() mark {
+	runtime.GC()
+	return mark{time.Now(), processCPU()}
+}
 
 func (m mark) done() cost { return cost{time.Since(m.at), processCPU() - m.cpu} }
 

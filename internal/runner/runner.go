@@ -17,6 +17,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -301,10 +302,13 @@ func Run(ctx context.Context, cfg Config, op Op) (Result, error) {
 			return Result{}, fmt.Errorf("runner: background task %q: needs a name, a function and an interval >= 0", t.Name)
 		}
 	}
-	var clock latency.Clock
+	clock := new(latency.Clock)
 
+	// Every load goroutine reads the stop flag before each operation:
+	// it gets a cache line of its own (see stopFlag).
+	sf := new(stopFlag)
+	stop := &sf.Bool
 	var (
-		stop     atomic.Bool
 		errOnce  sync.Once
 		firstErr error
 	)
@@ -377,7 +381,7 @@ func Run(ctx context.Context, cfg Config, op Op) (Result, error) {
 		taskWG.Add(1)
 		go func(t Task, tr *TaskResult) {
 			defer taskWG.Done()
-			runTask(taskCtx, &stop, t, tr, fail)
+			runTask(taskCtx, stop, t, tr, fail)
 		}(t, &tasks[i])
 	}
 
@@ -387,7 +391,7 @@ func Run(ctx context.Context, cfg Config, op Op) (Result, error) {
 			s.wg.Add(1)
 			go func(s *stream, w int) {
 				defer s.wg.Done()
-				s.work(ctx, w, cfg.Part, cfg.Parts, &clock, &stop, start, cfg.LateAfter, fail)
+				s.work(ctx, w, cfg.Part, cfg.Parts, clock, stop, start, cfg.LateAfter, fail)
 			}(s, w)
 		}
 		all.Add(1)
@@ -546,6 +550,16 @@ func (s *stream) work(ctx context.Context, w, part, parts int, clock *latency.Cl
 		}
 		rec.RecordClass(c, t1-t0, t1-intended, t0-intended > lateAfter)
 	}
+}
+
+// stopFlag is the run's stop flag alone on its cache line. A flag
+// allocated as a bare atomic.Bool is a one-byte object that Go's tiny
+// allocator packs into 16 bytes with other small objects; a write to one
+// of those by any goroutine would invalidate the line that every load
+// goroutine reads on each operation.
+type stopFlag struct {
+	atomic.Bool
+	_ [64 - unsafe.Sizeof(atomic.Bool{})]byte
 }
 
 // runTask runs one background task until ctx ends (the load ended or the

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 func TestClosedLoopRunsEveryOperationOnce(t *testing.T) {
@@ -445,5 +446,14 @@ func TestDriveErrorsCancelAndRejects(t *testing.T) {
 	}
 	if _, err := Run(context.Background(), Config{Drive: d, Ops: 1}, op); err == nil {
 		t.Errorf("op and drive: accepted")
+	}
+}
+
+// The stop flag every load goroutine reads before each operation fills a
+// cache line (a size class the allocator aligns to 64 bytes), so no write
+// to a neighbouring object invalidates it in every core's cache.
+func TestStopFlagFillsACacheLine(t *testing.T) {
+	if n := unsafe.Sizeof(stopFlag{}); n != 64 {
+		t.Fatalf("stopFlag is %d bytes, want one cache line (64)", n)
 	}
 }
