@@ -769,23 +769,25 @@ func TestPostgresKilledSessionIsALostConnection(t *testing.T) {
 	}
 }
 
-// Retries count as on sysbench, on both clients: on 4 rows, 4
-// connections' write_only transactions meet each other's delete+insert
-// of one id (a unique violation, PostgreSQL's 23505) and deadlocks,
-// which are ignored errors: each rolls back and runs the transaction
+// Retries count as on sysbench, on both clients and both servers: on 4
+// rows, 4 connections' write_only transactions meet each other's
+// delete+insert of one id (a unique violation, PostgreSQL's 23505) and
+// deadlocks (PostgreSQL's 40P01, MariaDB's 1213), which are ignored
+// errors: each rolls back and runs the transaction
 // again (its BEGIN counted again: other is exactly 2 a transaction plus
 // one per ignored error), the run succeeds, and the rows written verify.
-func TestPostgresIgnorableErrorsAreRetried(t *testing.T) {
-	h := open(t, "postgres", servertest.URI(t, "postgres"))
-	for _, client := range clients {
-		t.Run(client, func(t *testing.T) {
+func TestIgnorableErrorsAreRetried(t *testing.T) {
+	for _, c := range []struct{ server, target, client string }{{"postgres", "postgres", "events"}, {"postgres", "postgres", "goroutines"}, {"mariadb", "mysql", "events"}, {"mariadb", "mysql", "goroutines"}} {
+		client := c.client
+		t.Run(c.server+"/"+client, func(t *testing.T) {
+			h := open(t, c.target, servertest.URI(t, c.server))
 			st := map[string]workload.Step{}
 			for _, s := range worktest.Plan(t, oltp.OLTP{}, fmt.Sprintf(`
 name: t
 seed: 7
 ladder: [4]
 concurrency: 4
-targets: [postgres]
+targets: [%s]
 workloads:
   - name: oltp
     params:
@@ -793,7 +795,7 @@ workloads:
       range_size: 2
       duration: 2s
       client: %s
-`, client)) {
+`, c.target, client)) {
 				st[s.Phase] = s
 			}
 			ctx := context.Background()
