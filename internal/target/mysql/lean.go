@@ -30,6 +30,9 @@ import (
 // conversions of every value). Every reply is parsed in full: every row
 // goes to the caller, an ERR packet is a *mysql.MySQLError (classify sees
 // its number), a broken socket a *net.OpError (a lost connection).
+// An event loop can take the socket over (oltpConn.Detach): its Wire
+// then writes with the same encoders (appendExecute, appendQuery) and
+// parses with the same packet parser (take) and statement state.
 // Not safe for concurrent use.
 type leanConn struct {
 	c     *rtconn.Conn
