@@ -30,6 +30,9 @@ import (
 // conversions of every value). Every reply is parsed in full: every row
 // goes to the caller, an ERR packet is a *mysql.MySQLError (classify sees
 // its number), a broken socket a *net.OpError (a lost connection).
+// An event loop can take the socket over (oltpConn.Detach): its Wire
+// then writes with the same encoders (appendExecute, appendQuery) and
+// parses with the same packet parser (take) and statement state.
 // Not safe for concurrent use.
 type leanConn struct {
 	c     *rtconn.Conn
@@ -43,11 +46,34 @@ type leanConn struct {
 	// when they are those of the prepare.
 	cacheMeta bool
 	stmts     [][oltp.NumKinds]leanStmt
-	cols      []colType // the columns of the result being read
-	parsed    []colType // column definitions as read
-	vals      [][]byte  // a row's values (nil: NULL), valid until the next read
-	big       []byte    // a packet larger than the read buffer
+	r         reply  // the reply being read
+	big       []byte // a packet larger than the read buffer
 }
+
+// reply is the state of one command's reply as it is parsed packet by
+// packet (take), the same code whether the packets come from the socket
+// (the synchronous path: reply) or from an event loop's bytes (leanWire).
+type reply struct {
+	st    *leanStmt // the statement executed; nil for a COM_QUERY
+	typed bool      // this execute sent st's parameter types
+	row   func([]colType, [][]byte) error
+	state byte
+	left  int // column definitions still to come
+	// affected is an OK packet's affected rows.
+	affected int64
+	rerr     error     // the row callback's first error
+	cols     []colType // the columns of the result being read
+	parsed   []colType // column definitions as read
+	vals     [][]byte  // a row's values (nil: NULL), valid until the next packet
+}
+
+// The parts of a reply, in order.
+const (
+	replyFirst      = iota // OK, ERR, or a result set's column count
+	replyColumns           // column definitions
+	replyColumnsEOF        // the EOF after them
+	replyRows              // binary rows, up to an EOF (or an ERR)
+)
 
 type leanStmt struct {
 	id     uint32
@@ -167,9 +193,24 @@ func (l *leanConn) start(n int) int {
 
 // end fills the header of the packet begun at at.
 func (l *leanConn) end(at int) {
-	n := len(l.c.W) - at - 4
-	l.c.W[at], l.c.W[at+1], l.c.W[at+2], l.c.W[at+3] = byte(n), byte(n>>8), byte(n>>16), l.seq
+	header(l.c.W, at, l.seq)
 	l.seq++
+}
+
+// header fills the header of the packet that starts at w[at] and runs to
+// w's end: its payload's length and sequence number seq.
+func header(w []byte, at int, seq byte) {
+	n := len(w) - at - 4
+	w[at], w[at+1], w[at+2], w[at+3] = byte(n), byte(n>>8), byte(n>>16), seq
+}
+
+// appendQuery appends COM_QUERY q (a command: sequence number 0).
+func appendQuery(w []byte, q string) []byte {
+	at := len(w)
+	w = append(w, 0, 0, 0, 0, comQuery)
+	w = append(w, q...)
+	header(w, at, 0)
+	return w
 }
 
 // packet reads one packet's payload, valid until the next read.
@@ -440,12 +481,10 @@ func (l *leanConn) query(ctx context.Context, q string) error {
 	if err := l.watch.Check(ctx); err != nil {
 		return err
 	}
-	l.seq = 0
-	at := l.start(1 + len(q))
-	l.c.W = append(l.c.W, comQuery)
-	l.c.W = append(l.c.W, q...)
-	l.end(at)
-	_, err := l.reply(nil, nil)
+	l.c.Room(5 + len(q))
+	l.c.W = appendQuery(l.c.W, q)
+	l.seq = 1
+	_, err := l.reply(nil, false, nil)
 	return err
 }
 
@@ -468,13 +507,29 @@ func (l *leanConn) execute(ctx context.Context, k oltp.Kind, t int, params []par
 	if len(params) != st.params {
 		return 0, fmt.Errorf("mysql: %s takes %d parameters, given %d", oltp.Statements[k], st.params, len(params))
 	}
+	l.c.Room(4 + executeSize(params))
+	var typed bool
+	l.c.W, typed = appendExecute(l.c.W, st, params)
+	l.seq = 1
+	return l.reply(st, typed, row)
+}
+
+// executeSize is the payload size of a COM_STMT_EXECUTE of params.
+func executeSize(params []param) int {
 	size := 1 + 4 + 1 + 4 + (len(params)+7)/8 + 1 + 2*len(params)
 	for _, p := range params {
 		size += 9 + len(p.b)
 	}
-	l.seq = 0
-	at := l.start(size)
-	w := append(l.c.W, comStmtExecute)
+	return size
+}
+
+// appendExecute appends the COM_STMT_EXECUTE of st with params (a
+// command: sequence number 0); typed says whether it sends the
+// parameters' types, which the server keeps once it runs the statement
+// (take then marks st typed).
+func appendExecute(w []byte, st *leanStmt, params []param) ([]byte, bool) {
+	at := len(w)
+	w = append(w, 0, 0, 0, 0, comStmtExecute)
 	w = binary.LittleEndian.AppendUint32(w, st.id)
 	w = append(w, 0)                           // no cursor
 	w = binary.LittleEndian.AppendUint32(w, 1) // iteration count
@@ -507,8 +562,8 @@ func (l *leanConn) execute(ctx context.Context, k oltp.Kind, t int, params []par
 					w = append(w, typeString, 0)
 				}
 			}
+			typed = !null
 		}
-		typed = !null
 		for _, p := range params {
 			switch {
 			case !p.isBytes:
@@ -519,95 +574,127 @@ func (l *leanConn) execute(ctx context.Context, k oltp.Kind, t int, params []par
 			}
 		}
 	}
-	l.c.W = w
-	l.end(at)
-	n, err := l.reply(st, row)
-	if err == nil && typed {
-		st.typed = true
-	}
-	return n, err
+	header(w, at, 0)
+	return w, typed
 }
 
-// reply reads a command's reply: an OK packet (its affected rows), an
-// ERR packet, or the binary result set of statement st read to its end
-// (after a row callback's error too, so that the next command starts in
-// step).
-func (l *leanConn) reply(st *leanStmt, row func([]colType, [][]byte) error) (int64, error) {
+// reply reads a command's reply (st, typed and row as for begin): an
+// OK packet (its affected rows), an ERR packet, or the binary result set
+// of statement st read to its end (after a row callback's error too, so
+// that the next command starts in step).
+func (l *leanConn) reply(st *leanStmt, typed bool, row func([]colType, [][]byte) error) (int64, error) {
 	if err := l.sent(); err != nil {
 		return 0, err
 	}
-	p, err := l.packet()
-	if err != nil {
-		return 0, err
-	}
-	switch first(p) {
-	case 0x00:
-		n, _, ok := lenEnc(p[1:])
-		if !ok {
-			return 0, malformed("an OK packet of %d bytes", len(p))
-		}
-		return int64(n), nil
-	case 0xff:
-		return 0, errPacket(p)
-	}
-	ncols, m, ok := lenEnc(p)
-	if !ok || ncols == 0 || ncols > 4096 {
-		return 0, malformed("a result set header of %d bytes starting %#x", len(p), first(p))
-	}
-	if st == nil {
-		return 0, malformed("a result set to a statement that returns none")
-	}
-	if l.cacheMeta && len(p) > m && p[m] == 0 {
-		// The columns are those the statement has.
-		if len(st.cols) != int(ncols) {
-			return 0, malformed("%d columns without their definitions, the statement has %d", ncols, len(st.cols))
-		}
-		l.cols = st.cols
-	} else {
-		l.parsed = l.parsed[:0]
-		for i := 0; i < int(ncols); i++ {
-			p, err := l.packet()
-			if err != nil {
-				return 0, err
-			}
-			ct, err := columnType(p)
-			if err != nil {
-				return 0, err
-			}
-			l.parsed = append(l.parsed, ct)
-		}
-		l.cols = l.parsed
-		if l.cacheMeta {
-			// The server sends definitions again when they changed: the
-			// statement's from now on.
-			st.cols = append(st.cols[:0], l.parsed...)
-		}
-	}
-	if p, err := l.packet(); err != nil {
-		return 0, err
-	} else if !isEOF(p) {
-		return 0, malformed("no EOF after the column definitions")
-	}
-	var rerr error
+	l.begin(st, typed, row)
 	for {
 		p, err := l.packet()
 		if err != nil {
 			return 0, err
 		}
-		switch {
-		case isEOF(p):
-			return 0, rerr
-		case first(p) == 0xff:
-			return 0, errPacket(p)
-		case first(p) != 0:
-			return 0, malformed("a binary row starting %#x", first(p))
-		}
-		if err := l.binaryRow(p); err != nil {
+		done, serr, err := l.take(p)
+		if err != nil {
 			return 0, err
 		}
-		if rerr == nil && row != nil {
-			rerr = row(l.cols, l.vals)
+		if done {
+			if serr != nil {
+				return 0, serr
+			}
+			return l.r.affected, nil
 		}
+	}
+}
+
+// begin starts reading the reply to a command: an execute of st (nil: a
+// COM_QUERY) that sent its parameters' types when typed, its rows going
+// to row (nil: none expected).
+func (l *leanConn) begin(st *leanStmt, typed bool, row func([]colType, [][]byte) error) {
+	l.r.st, l.r.typed, l.r.row = st, typed, row
+	l.r.state, l.r.affected, l.r.rerr = replyFirst, 0, nil
+}
+
+// take parses the reply's next packet p. done says it was the reply's
+// last; serr is then the server's ERR packet (a *mysql.MySQLError) or the
+// row callback's first error; err is a reply the protocol does not allow.
+func (l *leanConn) take(p []byte) (done bool, serr, err error) {
+	r := &l.r
+	switch r.state {
+	case replyFirst:
+		switch first(p) {
+		case 0x00:
+			n, _, ok := lenEnc(p[1:])
+			if !ok {
+				return false, nil, malformed("an OK packet of %d bytes", len(p))
+			}
+			r.affected = int64(n)
+			r.ran()
+			return true, nil, nil
+		case 0xff:
+			return true, errPacket(p), nil
+		}
+		ncols, m, ok := lenEnc(p)
+		if !ok || ncols == 0 || ncols > 4096 {
+			return false, nil, malformed("a result set header of %d bytes starting %#x", len(p), first(p))
+		}
+		if r.st == nil {
+			return false, nil, malformed("a result set to a statement that returns none")
+		}
+		if l.cacheMeta && len(p) > m && p[m] == 0 {
+			// The columns are those the statement has.
+			if len(r.st.cols) != int(ncols) {
+				return false, nil, malformed("%d columns without their definitions, the statement has %d", ncols, len(r.st.cols))
+			}
+			r.cols = r.st.cols
+			r.state = replyColumnsEOF
+			return false, nil, nil
+		}
+		r.parsed, r.left = r.parsed[:0], int(ncols)
+		r.state = replyColumns
+	case replyColumns:
+		ct, err := columnType(p)
+		if err != nil {
+			return false, nil, err
+		}
+		r.parsed = append(r.parsed, ct)
+		if r.left--; r.left == 0 {
+			r.cols = r.parsed
+			if l.cacheMeta {
+				// The server sends definitions again when they changed:
+				// the statement's from now on.
+				r.st.cols = append(r.st.cols[:0], r.parsed...)
+			}
+			r.state = replyColumnsEOF
+		}
+	case replyColumnsEOF:
+		if !isEOF(p) {
+			return false, nil, malformed("no EOF after the column definitions")
+		}
+		r.state = replyRows
+	case replyRows:
+		switch {
+		case isEOF(p):
+			r.ran()
+			return true, r.rerr, nil
+		case first(p) == 0xff:
+			return true, errPacket(p), nil
+		case first(p) != 0:
+			return false, nil, malformed("a binary row starting %#x", first(p))
+		}
+		if err := r.binaryRow(p); err != nil {
+			return false, nil, err
+		}
+		if r.rerr == nil && r.row != nil {
+			r.rerr = r.row(r.cols, r.vals)
+		}
+	}
+	return false, nil, nil
+}
+
+// ran records that the server ran the statement: it now has the
+// parameters' types this execute sent.
+func (r *reply) ran() {
+	if r.typed {
+		r.st.typed = true
 	}
 }
 
@@ -632,20 +719,20 @@ func columnType(p []byte) (colType, error) {
 	return colType{typ: b[7], unsigned: flags&32 != 0}, nil
 }
 
-// binaryRow splits a binary protocol row into l.vals: an integer or a
+// binaryRow splits a binary protocol row into r.vals: an integer or a
 // float in its little-endian bytes, a date or time in its length-prefixed
 // bytes, everything else (strings, decimals, blobs) in its text.
-func (l *leanConn) binaryRow(p []byte) error {
-	nullBytes := (len(l.cols) + 7 + 2) / 8
+func (r *reply) binaryRow(p []byte) error {
+	nullBytes := (len(r.cols) + 7 + 2) / 8
 	if len(p) < 1+nullBytes {
 		return malformed("a binary row of %d bytes", len(p))
 	}
 	nulls := p[1 : 1+nullBytes]
 	b := p[1+nullBytes:]
-	l.vals = l.vals[:0]
-	for i, c := range l.cols {
+	r.vals = r.vals[:0]
+	for i, c := range r.cols {
 		if nulls[(i+2)/8]&(1<<((i+2)%8)) != 0 {
-			l.vals = append(l.vals, nil)
+			r.vals = append(r.vals, nil)
 			continue
 		}
 		var n int
@@ -677,7 +764,7 @@ func (l *leanConn) binaryRow(p []byte) error {
 		if len(b) < n {
 			return malformed("a binary row cut short")
 		}
-		l.vals = append(l.vals, b[:n:n])
+		r.vals = append(r.vals, b[:n:n])
 		b = b[n:]
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"golang.org/x/sys/unix"
 
 	"storebench/internal/kv"
 	_ "storebench/internal/server/mariadb"
@@ -257,6 +258,123 @@ func TestLeanOLTPConn(t *testing.T) {
 			if err := c.Rollback(ctx); err != nil {
 				t.Fatal(err)
 			}
+		}
+	})
+
+	// Handed to an event loop, the connection's Wire writes each
+	// statement and parses its reply from bytes as they come (here one
+	// more byte at a time: nothing consumed until a packet is whole), as
+	// the synchronous path does: rows, SUM and NULL, affected rows, the
+	// server's errors classified, and the parameters' types sent on a
+	// statement's first execute only.
+	t.Run("Wire", func(t *testing.T) {
+		c := open(t)
+		if !c.Events() {
+			t.Fatal("a lean connection cannot go to an event loop")
+		}
+		// The synchronous path's SUM (earlier subtests moved k).
+		var wantSum int64
+		if err := c.Select(ctx, oltp.SumRange, leanTable, 1, 3, func(_ []byte, s int64, _ bool) { wantSum = s }); err != nil || wantSum == 0 {
+			t.Fatalf("SUM(k) of 1..3: %d, %v", wantSum, err)
+		}
+		fd, w, err := c.Detach()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Events() {
+			t.Fatal("a detached connection says it can be detached again")
+		}
+		if err := unix.SetNonblock(fd, false); err != nil {
+			t.Fatal(err)
+		}
+		var in []byte
+		buf := make([]byte, 64<<10)
+		// run sends s and reads its reply; got is what the row callback
+		// got.
+		run := func(s oltp.Stmt) (got [][]byte, sum int64, null bool, stmtErr error) {
+			t.Helper()
+			req := w.Append(nil, &s)
+			if _, err := unix.Write(fd, req); err != nil {
+				t.Fatal(err)
+			}
+			row := func(v []byte, s int64, isNull bool) { got = append(got, bytes.Clone(v)); sum, null = s, isNull }
+			for end := 0; ; {
+				if end == len(in) {
+					n, err := unix.Read(fd, buf)
+					if err != nil || n == 0 {
+						t.Fatalf("read: %d %v", n, err)
+					}
+					in = append(in, buf[:n]...)
+				}
+				end++
+				n, done, serr, err := w.Reply(in[:end], &s, row)
+				if err != nil {
+					t.Fatalf("%s: %v", oltp.Statements[min(s.Kind, oltp.NumKinds-1)], err)
+				}
+				if n > 0 && (n < 4 || n > end) {
+					t.Fatalf("consumed %d of %d bytes", n, end)
+				}
+				in, end = in[n:], end-n
+				if done {
+					if len(in) != 0 {
+						t.Fatalf("%d bytes after a complete reply", len(in))
+					}
+					return got, sum, null, serr
+				}
+			}
+		}
+		if _, _, _, err := run(oltp.Stmt{Kind: oltp.TxBegin}); err != nil {
+			t.Fatal(err)
+		}
+		st := &w.(*leanWire).l.stmts[leanTable-1][oltp.PointSelect]
+		st.typed = false
+		for i, id := range []int64{2, 1, 1000} { // (Rows rewrote id 3's c)
+			req := w.Append(nil, &oltp.Stmt{Kind: oltp.PointSelect, Table: leanTable, Lo: id})
+			// After the header (4), command (1), id (4), cursor flags
+			// (1), iteration count (4) and NULL bitmap (1): the
+			// new-params-bound flag.
+			if bound := req[4+1+4+1+4+1]; (bound == 1) != (i == 0) {
+				t.Fatalf("execute %d sends types: %v", i+1, bound == 1)
+			}
+			got, _, _, err := run(oltp.Stmt{Kind: oltp.PointSelect, Table: leanTable, Lo: id})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if id == 1000 && len(got) != 0 || id != 1000 && (len(got) != 1 || !bytes.Equal(got[0], rows[id-1].C)) {
+				t.Fatalf("point select of id %d: %q", id, got)
+			}
+		}
+		if got, _, _, err := run(oltp.Stmt{Kind: oltp.OrderRange, Table: leanTable, Lo: 1, Hi: 3}); err != nil || len(got) != 3 {
+			t.Fatalf("range 1..3: %d rows, %v", len(got), err)
+		}
+		if _, sum, null, err := run(oltp.Stmt{Kind: oltp.SumRange, Table: leanTable, Lo: 1, Hi: 3}); err != nil || sum != wantSum || null {
+			t.Fatalf("SUM(k) of 1..3: %d (null %v), %v; want %d", sum, null, err, wantSum)
+		}
+		if _, _, null, err := run(oltp.Stmt{Kind: oltp.SumRange, Table: leanTable, Lo: 100, Hi: 200}); err != nil || !null {
+			t.Fatalf("SUM(k) of an empty range: null %v, %v", null, err)
+		}
+		c77 := oltp.FillC(make([]byte, oltp.CLen), 2, leanTable, 77, 0)
+		if _, _, _, err := run(oltp.Stmt{Kind: oltp.Insert, Table: leanTable, Args: oltp.Args{ID: 77, K: 1, C: c77, Pad: []byte("p")}}); err != nil {
+			t.Fatal(err)
+		}
+		// A duplicate key is the statement's error, neither ignorable nor
+		// a lost connection; the connection goes on in step.
+		_, _, _, err = run(oltp.Stmt{Kind: oltp.Insert, Table: leanTable, Args: oltp.Args{ID: 1, C: c77, Pad: []byte("p")}})
+		var me *mysql.MySQLError
+		if !errors.As(err, &me) || me.Number != 1062 || errors.Is(err, oltp.ErrIgnorable) || errors.Is(err, oltp.ErrLost) {
+			t.Fatalf("duplicate insert: %v", err)
+		}
+		if _, _, _, err := run(oltp.Stmt{Kind: oltp.Delete, Table: leanTable, Args: oltp.Args{ID: 77}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, _, err := run(oltp.Stmt{Kind: oltp.TxRollback}); err != nil {
+			t.Fatal(err)
+		}
+		if got, _, _, err := run(oltp.Stmt{Kind: oltp.PointSelect, Table: leanTable, Lo: 77}); err != nil || len(got) != 0 {
+			t.Fatalf("id 77 after the rollback: %q, %v", got, err)
+		}
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
 		}
 	})
 

@@ -17,6 +17,9 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"golang.org/x/sys/unix"
+
+	"storebench/internal/evloop"
 	"storebench/internal/target/detach"
 	"storebench/internal/workload/oltp"
 )
@@ -71,7 +74,7 @@ func (s *Store) CreateIndex(ctx context.Context, table int) error {
 // OpenConn implements oltp.Store: a connection of its own (outside the
 // pool), every statement prepared on it.
 func (s *Store) OpenConn(ctx context.Context, tables int, _ bool) (oltp.Conn, error) {
-	c := &oltpConn{cfg: s.cfg.Clone(), tables: tables, noLean: &s.oltpDriver}
+	c := &oltpConn{cfg: s.cfg.Clone(), tables: tables, noLean: &s.oltpDriver, fd: -1}
 	c.SQLConn = oltp.SQLConn{Name: "mysql", Classify: classify, Interrupt: c.interrupt}
 	// On plain TCP the connection is the lean client's (connect). Else
 	// the driver dials through here: the socket is the connection's own,
@@ -119,6 +122,9 @@ type oltpConn struct {
 	// the lean client does not speak (the Store's: its later connections
 	// go to the driver at once).
 	noLean *atomic.Bool
+	// fd is the socket handed to an event loop (Detach; lean is then
+	// nil), or -1.
+	fd     int
 	params [4]param
 }
 
@@ -180,35 +186,57 @@ func (c *oltpConn) Select(ctx context.Context, k oltp.Kind, table int, lo, hi in
 	if c.lean == nil {
 		return c.SQLConn.Select(ctx, k, table, lo, hi, row)
 	}
-	c.params[0], c.params[1] = param{i: lo}, param{i: hi}
-	params := c.params[:2]
-	if k == oltp.PointSelect {
-		params = params[:1]
-	}
-	_, err := c.lean.execute(ctx, k, table, params, func(cols []colType, vals [][]byte) error {
-		if len(cols) != 1 {
-			return fmt.Errorf("mysql: %s returned %d columns, want 1", oltp.Statements[k], len(cols))
-		}
-		v, t := vals[0], cols[0]
-		if k != oltp.SumRange {
-			if !textType(t.typ) {
-				return fmt.Errorf("mysql: %s returned c as type %#x, want text", oltp.Statements[k], t.typ)
-			}
-			row(v, 0, false)
-			return nil
-		}
-		if v == nil {
-			row(nil, 0, true)
-			return nil
-		}
-		sum, err := integer(t, v)
-		if err != nil {
-			return fmt.Errorf("mysql: SUM(k): %w", err)
-		}
-		row(nil, sum, false)
-		return nil
+	_, err := c.lean.execute(ctx, k, table, c.bind(k, lo, hi, nil), func(cols []colType, vals [][]byte) error {
+		return deliver(k, cols, vals, row)
 	})
 	return leanErr(ctx, err)
+}
+
+// bind sets c.params for statement k (a select's ids lo and hi, or a
+// write's a) and returns them.
+func (c *oltpConn) bind(k oltp.Kind, lo, hi int64, a *oltp.Args) []param {
+	switch k {
+	case oltp.PointSelect:
+		c.params[0] = param{i: lo}
+		return c.params[:1]
+	case oltp.SimpleRange, oltp.SumRange, oltp.OrderRange, oltp.DistinctRange:
+		c.params[0], c.params[1] = param{i: lo}, param{i: hi}
+		return c.params[:2]
+	case oltp.NonIndexUpdate:
+		c.params[0], c.params[1] = param{b: a.C, isBytes: true}, param{i: a.ID}
+		return c.params[:2]
+	case oltp.Insert:
+		c.params[0], c.params[1], c.params[2], c.params[3] = param{i: a.ID}, param{i: a.K}, param{b: a.C, isBytes: true}, param{b: a.Pad, isBytes: true}
+		return c.params[:4]
+	}
+	c.params[0] = param{i: a.ID}
+	return c.params[:1]
+}
+
+// deliver hands a select's row to row: c, or SUM(k) (an integer, or
+// NULL).
+func deliver(k oltp.Kind, cols []colType, vals [][]byte, row func([]byte, int64, bool)) error {
+	if len(cols) != 1 {
+		return fmt.Errorf("mysql: %s returned %d columns, want 1", oltp.Statements[k], len(cols))
+	}
+	v, t := vals[0], cols[0]
+	if k != oltp.SumRange {
+		if !textType(t.typ) {
+			return fmt.Errorf("mysql: %s returned c as type %#x, want text", oltp.Statements[k], t.typ)
+		}
+		row(v, 0, false)
+		return nil
+	}
+	if v == nil {
+		row(nil, 0, true)
+		return nil
+	}
+	sum, err := integer(t, v)
+	if err != nil {
+		return fmt.Errorf("mysql: SUM(k): %w", err)
+	}
+	row(nil, sum, false)
+	return nil
 }
 
 // textType says whether a column of type t comes as text in the binary
@@ -243,23 +271,121 @@ func (c *oltpConn) Exec(ctx context.Context, k oltp.Kind, table int, a *oltp.Arg
 	if c.lean == nil {
 		return c.SQLConn.Exec(ctx, k, table, a)
 	}
-	var params []param
-	switch k {
-	case oltp.NonIndexUpdate:
-		c.params[0], c.params[1] = param{b: a.C, isBytes: true}, param{i: a.ID}
-		params = c.params[:2]
-	case oltp.Insert:
-		c.params[0], c.params[1], c.params[2], c.params[3] = param{i: a.ID}, param{i: a.K}, param{b: a.C, isBytes: true}, param{b: a.Pad, isBytes: true}
-		params = c.params[:4]
-	default:
-		c.params[0] = param{i: a.ID}
-		params = c.params[:1]
-	}
-	n, err := c.lean.execute(ctx, k, table, params, nil)
+	n, err := c.lean.execute(ctx, k, table, c.bind(k, 0, 0, a), nil)
 	if err != nil {
 		return 0, leanErr(ctx, err)
 	}
 	return n, nil
+}
+
+// Events implements oltp.Evented: on the lean client (plain TCP) an event
+// loop can drive the connection.
+func (c *oltpConn) Events() bool { return c.lean != nil }
+
+// Detach implements oltp.Evented: the socket goes to an event loop, each
+// statement's COM_STMT_EXECUTE (COM_QUERY for BEGIN, COMMIT and ROLLBACK)
+// written by the Wire's Append and its reply parsed in full by its Reply,
+// with the lean client's own encoding, parsing and statement state.
+func (c *oltpConn) Detach() (int, oltp.Wire, error) {
+	l := c.lean
+	if l == nil {
+		return -1, nil, fmt.Errorf("mysql: an oltp connection not on the lean client cannot go to an event loop")
+	}
+	nc, err := l.c.Take()
+	if err != nil {
+		return -1, nil, fmt.Errorf("mysql: %w", err)
+	}
+	l.watch.Stop()
+	c.lean = nil
+	fd, err := evloop.Detach(nc)
+	if err != nil {
+		return -1, nil, fmt.Errorf("mysql: %w", err)
+	}
+	c.fd = fd
+	w := &leanWire{c: c, l: l}
+	w.onRow = w.deliver
+	return fd, w, nil
+}
+
+// leanWire is a lean connection driven by an event loop (oltp.Wire).
+type leanWire struct {
+	c     *oltpConn
+	l     *leanConn
+	kind  oltp.Kind
+	row   func([]byte, int64, bool)
+	onRow func([]colType, [][]byte) error // deliver, bound once
+	qerr  error                           // the server's ERR packet to the statement in flight
+}
+
+func (w *leanWire) deliver(cols []colType, vals [][]byte) error {
+	return deliver(w.kind, cols, vals, w.row)
+}
+
+func (w *leanWire) Append(b []byte, s *oltp.Stmt) []byte {
+	w.qerr, w.kind = nil, s.Kind
+	switch s.Kind {
+	case oltp.TxBegin:
+		w.l.begin(nil, false, nil)
+		return appendQuery(b, "BEGIN")
+	case oltp.TxCommit:
+		w.l.begin(nil, false, nil)
+		return appendQuery(b, "COMMIT")
+	case oltp.TxRollback:
+		w.l.begin(nil, false, nil)
+		return appendQuery(b, "ROLLBACK")
+	}
+	st := &w.l.stmts[s.Table-1][s.Kind]
+	b, typed := appendExecute(b, st, w.c.bind(s.Kind, s.Lo, s.Hi, &s.Args))
+	var row func([]colType, [][]byte) error
+	if s.Kind < oltp.IndexUpdate { // a select
+		row = w.onRow
+	}
+	w.l.begin(st, typed, row)
+	return b
+}
+
+func (w *leanWire) Reply(in []byte, s *oltp.Stmt, row func([]byte, int64, bool)) (int, bool, error, error) {
+	w.row = row
+	n := 0
+	for len(in)-n >= 4 {
+		size := int(in[n]) | int(in[n+1])<<8 | int(in[n+2])<<16
+		if size == 0xffffff {
+			return n, false, nil, malformed("a packet of 16 MiB or more")
+		}
+		if len(in)-n < 4+size {
+			break // the rest of this packet is yet to come
+		}
+		p := in[n+4 : n+4+size]
+		n += 4 + size
+		done, serr, err := w.l.take(p)
+		if err != nil {
+			return n, false, nil, fmt.Errorf("%w (the reply to %s)", err, stmtName(s))
+		}
+		if done {
+			var me *mysql.MySQLError
+			if errors.As(serr, &me) {
+				w.qerr = serr
+			}
+			return n, true, classify(serr), nil
+		}
+	}
+	return n, false, nil, nil
+}
+
+// Closed implements oltp.Wire: the ERR packet the server sent to the
+// statement in flight (a killed connection's), if any.
+func (w *leanWire) Closed() error { return w.qerr }
+
+func stmtName(s *oltp.Stmt) string {
+	switch s.Kind {
+	case oltp.TxBegin:
+		return "BEGIN"
+	case oltp.TxCommit:
+		return "COMMIT"
+	case oltp.TxRollback:
+		return "ROLLBACK"
+	}
+	return oltp.Statement(s.Kind, s.Table)
 }
 
 func (c *oltpConn) Reconnect(ctx context.Context) error {
@@ -268,6 +394,13 @@ func (c *oltpConn) Reconnect(ctx context.Context) error {
 }
 
 func (c *oltpConn) Close() error {
+	if c.fd >= 0 {
+		// COM_QUIT, best effort, then close.
+		_, _ = unix.Write(c.fd, []byte{1, 0, 0, 0, comQuit})
+		err := evloop.Close(c.fd)
+		c.fd = -1
+		return err
+	}
 	if c.lean != nil {
 		err := c.lean.close()
 		c.lean = nil

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,9 +44,10 @@ workloads:
       client: %s
 `
 
-// clients are the two ways of driving the connections (PostgreSQL's
-// plain socket goes to event loops with "events"; the others have none
-// and run a goroutine per connection either way).
+// clients are the two ways of driving the connections (the plain
+// sockets of PostgreSQL's and MariaDB's own clients go to event loops
+// with "events"; SQLite has none and runs a goroutine per connection
+// either way).
 var clients = []string{"events", "goroutines"}
 
 func steps(t *testing.T, rows, tables int) map[string]workload.Step {
@@ -284,7 +287,7 @@ func TestSchemaFormatsAndCountsMatchSysbench(t *testing.T) {
 						t.Fatal(err)
 					}
 					m := res.Metrics
-					if loops := m["event_loops"]; (loops > 0) != (client == "events" && c.target == "postgres") {
+					if loops := m["event_loops"]; (loops > 0) != (client == "events") {
 						t.Errorf("%s on %s with client %s: %v event loops", phase, c.target, client, loops)
 					}
 					if m["ignored_errors"] != 0 || sysbenchIgnored(out) != 0 {
@@ -482,7 +485,7 @@ func dsn(t *testing.T, driver, uri string) string {
 // retried) in the totals and in the per-tick counts, and a c written to
 // the wrong row fails read_only, naming the table and id.
 func TestServerRunsCatchAMisplacedValue(t *testing.T) {
-	for _, c := range []struct{ server, target, client string }{{"mariadb", "mysql", "events"}, {"postgres", "postgres", "events"}, {"postgres", "postgres", "goroutines"}} {
+	for _, c := range []struct{ server, target, client string }{{"mariadb", "mysql", "events"}, {"mariadb", "mysql", "goroutines"}, {"postgres", "postgres", "events"}, {"postgres", "postgres", "goroutines"}} {
 		t.Run(c.server+"/"+c.client, func(t *testing.T) {
 			h := open(t, c.target, servertest.URI(t, c.server))
 			st := clientSteps(t, 300, 2, c.client, "1s")
@@ -496,7 +499,7 @@ func TestServerRunsCatchAMisplacedValue(t *testing.T) {
 					continue
 				}
 				m, ops := res.Metrics, float64(res.Ops)
-				if loops := m["event_loops"]; (loops > 0) != (c.client == "events" && c.target == "postgres") {
+				if loops := m["event_loops"]; (loops > 0) != (c.client == "events") {
 					t.Errorf("%s with client %s: %v event loops", ph, c.client, loops)
 				}
 				if ph == "read_only" && (res.Verify.Checked != 14*res.Ops || res.Ops == 0 || m["reads"] != 14*ops || m["other"] != 2*ops || m["writes"] != 0) {
@@ -603,6 +606,115 @@ func TestPostgresEventsTerminatedBackendFailsTheRun(t *testing.T) {
 	}
 }
 
+// On MariaDB's event loops, a session killed under a running read_only
+// (KILL from another connection) fails the run within seconds, naming
+// the connection (the event client does not reconnect). Only this test's
+// sessions are killed (other packages share the server and its one
+// user): the run connects through a relay of the test's, whose sockets
+// to the server name the sessions in the process list (their ports).
+func TestMariaDBEventsKilledSessionFailsTheRun(t *testing.T) {
+	uri := servertest.URI(t, "mariadb")
+	u, err := url.Parse(uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, _ := u.User.Password()
+	db, err := sql.Open("mysql", fmt.Sprintf("%s:%s@tcp(%s)%s", u.User.Username(), pw, u.Host, u.Path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var mu sync.Mutex
+	ports := map[string]bool{} // the relay's local ends towards the server
+	server := u.Host
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", server)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			mu.Lock()
+			ports[s.LocalAddr().String()] = true
+			mu.Unlock()
+			go func() { io.Copy(s, c); s.Close() }()
+			go func() { io.Copy(c, s); c.Close() }()
+		}
+	}()
+	u.Host = ln.Addr().String()
+	h := open(t, "mysql", u.String())
+	st := clientSteps(t, 200, 1, "events", "60s")
+	ctx := context.Background()
+	if _, err := (oltp.OLTP{}).Execute(ctx, &workload.Env{Target: h}, st["prepare"]); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	clear(ports) // the pool's: only the run's sessions are killed
+	mu.Unlock()
+	type outcome struct {
+		err   error
+		loops float64
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := (oltp.OLTP{}).Execute(ctx, &workload.Env{Target: h}, st["read_only"])
+		var loops float64
+		if res != nil {
+			loops = res.Metrics["event_loops"]
+		}
+		done <- outcome{err, loops}
+	}()
+	time.Sleep(700 * time.Millisecond)
+	rows, err := db.Query("SELECT id, host FROM information_schema.processlist")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		var host string
+		if err := rows.Scan(&id, &host); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		if ports[host] {
+			ids = append(ids, id)
+		}
+		mu.Unlock()
+	}
+	rows.Close()
+	if len(ids) == 0 {
+		t.Fatal("no session of the run's in the process list")
+	}
+	for _, id := range ids {
+		if _, err := db.Exec(fmt.Sprintf("KILL %d", id)); err != nil {
+			t.Fatalf("KILL %d: %v", id, err)
+		}
+	}
+	start := time.Now()
+	select {
+	case o := <-done:
+		t.Logf("after %v (%d sessions killed): %v", time.Since(start), len(ids), o.err)
+		if o.err == nil || !regexp.MustCompile(`connection [0-9]+`).MatchString(o.err.Error()) {
+			t.Fatalf("read_only with its sessions killed: %v, want a failure naming the connection", o.err)
+		}
+		if o.loops < 1 {
+			t.Fatalf("read_only ran on %v event loops, want the event client", o.loops)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("read_only still running 10 s after its sessions were killed")
+	}
+}
+
 // A session the server kills is a lost connection (counted as sysbench's
 // reconnects), not a failure of the run, and Reconnect brings the
 // connection back with its statements prepared again. PostgreSQL, whose
@@ -657,23 +769,25 @@ func TestPostgresKilledSessionIsALostConnection(t *testing.T) {
 	}
 }
 
-// Retries count as on sysbench, on both clients: on 4 rows, 4
-// connections' write_only transactions meet each other's delete+insert
-// of one id (a unique violation, PostgreSQL's 23505) and deadlocks,
-// which are ignored errors: each rolls back and runs the transaction
+// Retries count as on sysbench, on both clients and both servers: on 4
+// rows, 4 connections' write_only transactions meet each other's
+// delete+insert of one id (a unique violation, PostgreSQL's 23505) and
+// deadlocks (PostgreSQL's 40P01, MariaDB's 1213), which are ignored
+// errors: each rolls back and runs the transaction
 // again (its BEGIN counted again: other is exactly 2 a transaction plus
 // one per ignored error), the run succeeds, and the rows written verify.
-func TestPostgresIgnorableErrorsAreRetried(t *testing.T) {
-	h := open(t, "postgres", servertest.URI(t, "postgres"))
-	for _, client := range clients {
-		t.Run(client, func(t *testing.T) {
+func TestIgnorableErrorsAreRetried(t *testing.T) {
+	for _, c := range []struct{ server, target, client string }{{"postgres", "postgres", "events"}, {"postgres", "postgres", "goroutines"}, {"mariadb", "mysql", "events"}, {"mariadb", "mysql", "goroutines"}} {
+		client := c.client
+		t.Run(c.server+"/"+client, func(t *testing.T) {
+			h := open(t, c.target, servertest.URI(t, c.server))
 			st := map[string]workload.Step{}
 			for _, s := range worktest.Plan(t, oltp.OLTP{}, fmt.Sprintf(`
 name: t
 seed: 7
 ladder: [4]
 concurrency: 4
-targets: [postgres]
+targets: [%s]
 workloads:
   - name: oltp
     params:
@@ -681,7 +795,7 @@ workloads:
       range_size: 2
       duration: 2s
       client: %s
-`, client)) {
+`, c.target, client)) {
 				st[s.Phase] = s
 			}
 			ctx := context.Background()
