@@ -184,6 +184,9 @@ func (l *loop) write(c *conn) error {
 		if errno == unix.EAGAIN {
 			return l.want(c, true)
 		}
+		if errno == unix.EPIPE || errno == unix.ECONNRESET {
+			return l.closed(c, errno)
+		}
 		if errno != 0 {
 			return fmt.Errorf("evloop: %s: write: %w", c.Name, errno)
 		}
@@ -218,15 +221,14 @@ func (l *loop) read(c *conn) error {
 	switch {
 	case errno == unix.EAGAIN || errno == unix.EINTR:
 		return nil
+	case errno == unix.ECONNRESET:
+		// The server closed with our request unread (a reset): what it
+		// said before, if anything reached us, is lost with it.
+		return l.closed(c, errno)
 	case errno != 0:
 		return fmt.Errorf("evloop: %s: read: %w", c.Name, errno)
 	case n == 0:
-		if cl, ok := c.Session.(Closer); ok {
-			if why := cl.Closed(); why != nil {
-				return fmt.Errorf("evloop: %s: the server closed the connection: %w", c.Name, why)
-			}
-		}
-		return fmt.Errorf("evloop: %s: the server closed the connection", c.Name)
+		return l.closed(c, nil)
 	}
 	c.filled += n
 	used := 0
@@ -288,6 +290,22 @@ func (l *loop) read(c *conn) error {
 	// Keep the unconsumed tail at the buffer's start.
 	c.filled = copy(c.in, c.in[used:c.filled])
 	return nil
+}
+
+// closed is the error of a connection the server closed (how: nil for an
+// orderly close, or the reset's errno), with the reason the session read
+// before it, if any.
+func (l *loop) closed(c *conn, how error) error {
+	msg := "the server closed the connection"
+	if how != nil {
+		msg += " (" + how.Error() + ")"
+	}
+	if cl, ok := c.Session.(Closer); ok {
+		if why := cl.Closed(); why != nil {
+			return fmt.Errorf("evloop: %s: %s: %w", c.Name, msg, why)
+		}
+	}
+	return fmt.Errorf("evloop: %s: %s", c.Name, msg)
 }
 
 // Reads and writes of non-blocking sockets never block, so they go
