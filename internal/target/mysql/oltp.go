@@ -359,7 +359,7 @@ func (w *leanWire) Reply(in []byte, s *oltp.Stmt, row func([]byte, int64, bool))
 		n += 4 + size
 		done, serr, err := w.l.take(p)
 		if err != nil {
-			return n, false, nil, fmt.Errorf("%w (the reply to %s)", err, stmtName(s))
+			return n, false, nil, fmt.Errorf("%w (the reply to %s)", err, s.Text())
 		}
 		if done {
 			var me *mysql.MySQLError
@@ -375,18 +375,6 @@ func (w *leanWire) Reply(in []byte, s *oltp.Stmt, row func([]byte, int64, bool))
 // Closed implements oltp.Wire: the ERR packet the server sent to the
 // statement in flight (a killed connection's), if any.
 func (w *leanWire) Closed() error { return w.qerr }
-
-func stmtName(s *oltp.Stmt) string {
-	switch s.Kind {
-	case oltp.TxBegin:
-		return "BEGIN"
-	case oltp.TxCommit:
-		return "COMMIT"
-	case oltp.TxRollback:
-		return "ROLLBACK"
-	}
-	return oltp.Statement(s.Kind, s.Table)
-}
 
 func (c *oltpConn) Reconnect(ctx context.Context) error {
 	c.Close()

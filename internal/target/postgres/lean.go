@@ -198,6 +198,22 @@ func (l *leanConn) message() (byte, []byte, error) {
 	return typ, b, nil
 }
 
+// nextMessage cuts the first whole backend message from in: its type,
+// its body and the bytes it took (n 0: the message is not all there yet).
+func nextMessage(in []byte) (typ byte, body []byte, n int, err error) {
+	if len(in) < 5 {
+		return 0, nil, 0, nil
+	}
+	size := int(binary.BigEndian.Uint32(in[1:]))
+	if size < 4 {
+		return 0, nil, 0, fmt.Errorf("postgres: message %q of length %d", in[0], size)
+	}
+	if len(in) < 1+size {
+		return 0, nil, 0, nil
+	}
+	return in[0], in[5 : 1+size], 1 + size, nil
+}
+
 // dataRow splits a DataRow into l.vals (a NULL is nil).
 func (l *leanConn) dataRow(b []byte) (err error) {
 	l.vals, err = splitRow(l.vals[:0], b)

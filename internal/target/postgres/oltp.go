@@ -325,17 +325,15 @@ func (w *oltpWire) Append(b []byte, s *oltp.Stmt) []byte {
 
 func (w *oltpWire) Reply(in []byte, s *oltp.Stmt, row func([]byte, int64, bool)) (int, bool, error, error) {
 	n := 0
-	for len(in)-n >= 5 {
-		typ := in[n]
-		size := int(binary.BigEndian.Uint32(in[n+1:]))
-		if size < 4 {
-			return n, false, nil, fmt.Errorf("postgres: message %q of length %d", typ, size)
+	for {
+		typ, body, k, err := nextMessage(in[n:])
+		if err != nil {
+			return n, false, nil, err
 		}
-		if len(in)-n < 1+size {
+		if k == 0 {
 			break // the rest of this message is yet to come
 		}
-		body := in[n+5 : n+1+size]
-		n += 1 + size
+		n += k
 		switch typ {
 		case 'D':
 			if w.qerr == nil && w.bad == nil {
@@ -358,7 +356,7 @@ func (w *oltpWire) Reply(in []byte, s *oltp.Stmt, row func([]byte, int64, bool))
 			// parameter's new value, a notification, NoData, an empty
 			// query.
 		default:
-			return n, false, nil, fmt.Errorf("postgres: unexpected message %q in the reply to %s", typ, stmtName(s))
+			return n, false, nil, fmt.Errorf("postgres: unexpected message %q in the reply to %s", typ, s.Text())
 		}
 	}
 	return n, false, nil, nil
@@ -367,18 +365,6 @@ func (w *oltpWire) Reply(in []byte, s *oltp.Stmt, row func([]byte, int64, bool))
 // Closed implements oltp.Wire: the error the server sent before it
 // closed the connection (FATAL: terminating connection…), if any.
 func (w *oltpWire) Closed() error { return w.qerr }
-
-func stmtName(s *oltp.Stmt) string {
-	switch s.Kind {
-	case oltp.TxBegin:
-		return "BEGIN"
-	case oltp.TxCommit:
-		return "COMMIT"
-	case oltp.TxRollback:
-		return "ROLLBACK"
-	}
-	return oltp.Statement(s.Kind, s.Table)
-}
 
 func (c *oltpConn) Reconnect(ctx context.Context) error {
 	c.Close()

@@ -178,17 +178,15 @@ func (s *selectSession) Request(w []byte, seq int64) ([]byte, error) {
 
 func (s *selectSession) Reply(in, _ []byte) (int, []byte, bool, error) {
 	n := 0
-	for len(in)-n >= 5 {
-		typ := in[n]
-		size := int(binary.BigEndian.Uint32(in[n+1:]))
-		if size < 4 {
-			return n, nil, false, fmt.Errorf("postgres: message %q of length %d", typ, size)
+	for {
+		typ, body, k, err := nextMessage(in[n:])
+		if err != nil {
+			return n, nil, false, err
 		}
-		if len(in)-n < 1+size {
+		if k == 0 {
 			break // the rest of this message is yet to come
 		}
-		body := in[n+5 : n+1+size]
-		n += 1 + size
+		n += k
 		switch typ {
 		case 'D':
 			if s.qerr == nil {

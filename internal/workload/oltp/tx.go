@@ -30,6 +30,20 @@ type Stmt struct {
 	Args   Args
 }
 
+// Text is the statement's SQL as errors name it (BEGIN, COMMIT,
+// ROLLBACK, or sysbench's statement on its table).
+func (s *Stmt) Text() string {
+	switch s.Kind {
+	case TxBegin:
+		return "BEGIN"
+	case TxCommit:
+		return "COMMIT"
+	case TxRollback:
+		return "ROLLBACK"
+	}
+	return Statement(s.Kind, s.Table)
+}
+
 // tx is one connection's transactions: each planned in full before its
 // first statement runs (every random draw of a transaction is
 // independent of the replies), then run statement by statement, each
