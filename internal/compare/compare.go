@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"storebench/internal/measure/latency"
 	"storebench/internal/report"
@@ -196,12 +197,7 @@ func acrossRuns(step, figure string, sa, sb []*results.Step, f func(*results.Ste
 	if ma > 0 {
 		r.Ratio = mb / ma
 	}
-	va, vb := da*da/float64(len(xa)), db*db/float64(len(xb))
-	se := math.Sqrt(va + vb)
-	df := 1.0
-	if va+vb > 0 {
-		df = (va + vb) * (va + vb) / (va*va/float64(len(xa)-1) + vb*vb/float64(len(xb)-1))
-	}
+	se, df := welch(da, db, len(xa), len(xb))
 	runs := fmt.Sprintf(" (%d and %d runs)", len(xa), len(xb))
 	if math.Abs(mb-ma) <= tCritical(df)*se {
 		r.Verdict = "no significant difference" + runs
@@ -215,16 +211,38 @@ func acrossRuns(step, figure string, sa, sb []*results.Step, f func(*results.Ste
 	return r
 }
 
-// tCritical is the two-sided 95% critical value of Student's t.
-func tCritical(df float64) float64 {
-	table := []struct{ df, t float64 }{{1, 12.71}, {2, 4.30}, {3, 3.18}, {4, 2.78}, {5, 2.57}, {6, 2.45}, {7, 2.36}, {8, 2.31}, {9, 2.26}, {10, 2.23}, {15, 2.13}, {20, 2.09}, {30, 2.04}, {60, 2.00}}
-	for _, e := range table {
-		if df <= e.df {
-			return e.t
-		}
+// welch is the standard error of the difference of two means and its
+// Welch–Satterthwaite degrees of freedom, from each sample's standard
+// deviation and size (each at least 2). The degrees of freedom are
+// fractional in general and are used as they are.
+func welch(sdA, sdB float64, nA, nB int) (se, df float64) {
+	va, vb := sdA*sdA/float64(nA), sdB*sdB/float64(nB)
+	se = math.Sqrt(va + vb)
+	if va+vb == 0 {
+		// No spread on either side: the smaller sample's degrees of
+		// freedom (any difference is then beyond the noise anyway).
+		return 0, float64(min(nA, nB) - 1)
 	}
-	return 1.96
+	df = (va + vb) * (va + vb) / (va*va/float64(nA-1) + vb*vb/float64(nB-1))
+	return se, df
 }
+
+// confidence is the two-sided level of every test here.
+const confidence = 0.95
+
+// tCritical is the two-sided 95% critical value of Student's t with df
+// degrees of freedom, fractional df included (gonum's quantile, not a
+// table: between a table's rows the next row's value is too small).
+func tCritical(df float64) float64 {
+	if !(df > 0) {
+		return math.Inf(1)
+	}
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(1 - (1-confidence)/2)
+}
+
+// zCritical is the two-sided 95% critical value of the standard normal
+// (1.96).
+var zCritical = distuv.UnitNormal.Quantile(1 - (1-confidence)/2)
 
 func lat(v float64) string { return report.Latency(int64(v)) }
 
@@ -264,8 +282,10 @@ func meanSD(x []float64) (mean, sd float64) {
 }
 
 // row judges one figure. The difference of the interval means is
-// significant when it exceeds twice its standard error (Welch), roughly a
-// 95% test; higherIsBetter orients "better"/"worse".
+// significant when it exceeds its standard error times Student's t for
+// the Welch degrees of freedom: Welch's t-test at 95% (a flat twice the
+// standard error claims more than 95% with the few intervals of a short
+// phase); higherIsBetter orients "better"/"worse".
 func row(step, figure string, a, b float64, sa, sb []float64, higherIsBetter bool, format func(float64) string) Row {
 	r := Row{Step: step, Figure: figure, A: a, B: b, Format: format}
 	if a > 0 {
@@ -277,8 +297,8 @@ func row(step, figure string, a, b float64, sa, sb []float64, higherIsBetter boo
 	}
 	ma, da := meanSD(sa)
 	mb, db := meanSD(sb)
-	se := math.Sqrt(da*da/float64(len(sa)) + db*db/float64(len(sb)))
-	if math.Abs(mb-ma) <= 2*se {
+	se, df := welch(da, db, len(sa), len(sb))
+	if math.Abs(mb-ma) <= tCritical(df)*se {
 		r.Verdict = "no significant difference"
 		return r
 	}
@@ -327,7 +347,7 @@ func withHist(r Row, sa, sb *results.Step, q float64) Row {
 func quantileCI(h *hdr.Histogram, q float64) (lo, hi int64) {
 	n := float64(h.TotalCount())
 	p := q / 100
-	d := 1.96 * math.Sqrt(n*p*(1-p))
+	d := zCritical * math.Sqrt(n*p*(1-p))
 	loQ := math.Max(0, (n*p-d)/n*100)
 	hiQ := math.Min(100, (n*p+d)/n*100)
 	return h.ValueAtQuantile(loQ), h.ValueAtQuantile(hiQ)
@@ -337,7 +357,7 @@ func quantileCI(h *hdr.Histogram, q float64) (lo, hi int64) {
 func Markdown(a, b Side, rows []Row) string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "# Comparison\n\nA: %s\nB: %s\n\n", a.Label, b.Label)
-	s.WriteString("A difference counts only when it exceeds its noise; otherwise it is reported as no significant difference. With repeated runs on both sides (RUN_A1,RUN_A2 RUN_B1,RUN_B2) the noise is the spread between runs (Welch's t-test, 95%) and A and B are the means of the runs. Otherwise it is the spread of the per-second intervals within each phase (twice the standard error), and percentiles of phases shorter than 3 s are judged from their whole histograms (95% confidence intervals of the percentile by order statistics).\n\n")
+	s.WriteString("A difference counts only when it exceeds its noise; otherwise it is reported as no significant difference. With repeated runs on both sides (RUN_A1,RUN_A2 RUN_B1,RUN_B2) the noise is the spread between runs (Welch's t-test, 95%) and A and B are the means of the runs. Otherwise it is the spread of the per-second intervals within each phase (Welch's t-test, 95%), and percentiles of phases shorter than 3 s are judged from their whole histograms (95% confidence intervals of the percentile by order statistics).\n\n")
 	s.WriteString("| step | figure | A | B | B/A | verdict |\n|---|---|---:|---:|---:|---|\n")
 	for _, r := range rows {
 		fmt.Fprintf(&s, "| %s | %s | %s | %s | %.3f | %s |\n", r.Step, r.Figure, r.Format(r.A), r.Format(r.B), r.Ratio, r.Verdict)
