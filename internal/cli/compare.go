@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"storebench/internal/compare"
@@ -11,8 +12,8 @@ import (
 )
 
 const compareUsage = `
-Usage: storebench compare RUN_A RUN_B
-       storebench compare RUN --targets A,B
+Usage: storebench compare RUN_A RUN_B [--force] [--html FILE]
+       storebench compare RUN --targets A,B [--html FILE]
 
 Puts two measurements side by side, step by step: throughput and median
 and p99 service time, the ratio B/A, and a verdict that respects noise.
@@ -25,6 +26,14 @@ the per-second intervals within each phase; percentiles of phases shorter
 than 3 seconds are judged from their whole HdrHistograms. Anything inside
 the noise is "no significant difference".
 
+The runs must be comparable: runs of different studies, or whose studies
+have different workloads, are refused (exit 2, naming the difference)
+unless --force is given; so are repeated runs of one side that differ so.
+Every other way the runs differ (durability, the workloads' parameters,
+ladder, concurrency, seed, the machine, storebench version, the targets'
+versions and settings) is listed above the verdicts, which may reflect it.
+A results.json without a study or targets is refused (exit 2).
+
 Markdown on stdout; --html FILE also writes the comparison as a
 self-contained HTML page.
 
@@ -32,30 +41,44 @@ Examples:
   storebench compare results/ledger-20261122-101500 results/ledger-20261123-090000
   storebench compare results/ledger-20261122-101500 --targets pebble,rocksdb
   storebench compare results/ledger-a1,results/ledger-a2 results/ledger-b1,results/ledger-b2 --html cmp.html
+  storebench compare results/ledger-20261122-101500 results/tripcache-20261123-090000 --force
 `
 
 func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("compare", compareUsage, stderr)
 	targets := fs.String("targets", "", "compare two targets of one run: A,B")
 	htmlOut := fs.String("html", "", "also write the comparison as HTML to this file")
+	force := fs.Bool("force", false, "compare runs of different studies or workloads anyway")
 	if code, stop := parse(fs, args, stdout); stop {
 		return code
 	}
+	// checked are every run read, labelled, for the check that they
+	// measured the same thing the same way.
+	var checked []compare.Run
 	// loadAll reads a side: one run directory or several, comma-separated.
-	loadAll := func(arg string) ([]*results.Run, error) {
-		var runs []*results.Run
+	// Its runs are labelled side (one run) or side1, side2…
+	loadAll := func(arg, side string) ([]*results.Run, error) {
+		var dirs []string
 		for _, dir := range strings.Split(arg, ",") {
-			if dir = strings.TrimSpace(dir); dir == "" {
-				continue
+			if dir = strings.TrimSpace(dir); dir != "" {
+				dirs = append(dirs, dir)
 			}
-			r, _, err := readRun(dir)
+		}
+		if len(dirs) == 0 {
+			return nil, usagef("no run directory in %q", arg)
+		}
+		var runs []*results.Run
+		for i, path := range dirs {
+			r, dir, err := readRun(path)
 			if err != nil {
 				return nil, usagef("%v", err)
 			}
 			runs = append(runs, r)
-		}
-		if len(runs) == 0 {
-			return nil, usagef("no run directory in %q", arg)
+			label := side
+			if len(dirs) > 1 {
+				label = fmt.Sprintf("%s%d", side, i+1)
+			}
+			checked = append(checked, compare.Run{Label: label, Path: path, Run: r, Study: studyAsRun(dir, r)})
 		}
 		return runs, nil
 	}
@@ -86,7 +109,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	var pairs [][2]compare.Side
 	switch {
 	case *targets != "" && fs.NArg() == 1:
-		runs, err := loadAll(fs.Arg(0))
+		runs, err := loadAll(fs.Arg(0), "run")
 		if err != nil {
 			return fail(stderr, err)
 		}
@@ -101,11 +124,11 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		}
 		pairs = append(pairs, [2]compare.Side{a, b})
 	case *targets == "" && fs.NArg() == 2:
-		ra, err := loadAll(fs.Arg(0))
+		ra, err := loadAll(fs.Arg(0), "A")
 		if err != nil {
 			return fail(stderr, err)
 		}
-		rb, err := loadAll(fs.Arg(1))
+		rb, err := loadAll(fs.Arg(1), "B")
 		if err != nil {
 			return fail(stderr, err)
 		}
@@ -123,7 +146,16 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return exitUsage
 	}
+	// Runs of different studies or workloads measured different things:
+	// a verdict between them would be false. Every other difference is
+	// listed above the verdicts.
+	if err := compare.Incomparable(checked); err != nil && !*force {
+		return fail(stderr, usagef("%v (--force compares them anyway)", err))
+	}
 	var md strings.Builder
+	if len(checked) > 1 {
+		md.WriteString(compare.RunsMarkdown(checked, compare.Differences(checked)))
+	}
 	for _, p := range pairs {
 		md.WriteString(compare.Markdown(p[0], p[1], compare.Compare(p[0], p[1])))
 		md.WriteString("\n")
@@ -136,4 +168,14 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "comparison: %s\n", *htmlOut)
 	}
 	return exitOK
+}
+
+// studyAsRun is the study a run ran: study.yaml of its directory (scale
+// and --set overrides applied), or else the text as given, from
+// results.json.
+func studyAsRun(dir string, r *results.Run) string {
+	if b, err := os.ReadFile(filepath.Join(dir, "study.yaml")); err == nil {
+		return string(b)
+	}
+	return r.StudySource
 }

@@ -94,27 +94,34 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 }
 
 const reportUsage = `
-Usage: storebench report RUN_DIR|RUN_DIR/results.json [--constraints FILE [--html OUT]]
+Usage: storebench report RUN_DIR|RUN_DIR/results.json [--out DIR] [--constraints FILE [--html OUT]]
 
 Re-renders report.md, report.html and the charts (charts/*.png) of a
 finished (or partial) run from its results.json, and prints the Markdown.
-Use it after upgrading storebench or to view a run again.
+Use it after upgrading storebench or to view a run again. A results.json
+without a study or targets is refused (exit 2).
+
+--out DIR writes the report's files to DIR (created if missing) instead
+of the run directory: for a run directory that cannot be written (a
+read-only copy or mount), which is otherwise refused with exit 2.
 
 --constraints judges the run again under other constraints (a study file
 with a constraints: section, or a YAML file of the constraints alone: ram,
 disk, durability, p99, throughput, rank_by; see docs/reports.md). The
-report is then printed (and written as HTML with --html) without touching
-the run directory.
+report is then printed (and written as HTML with --html, and its files
+to DIR with --out) without touching the run directory.
 
 Examples:
   storebench report results/ledger-20261122-101500
   storebench report results/ledger-20261122-101500 --constraints my-node.yaml --html judged.html
+  storebench report /mnt/ro/ledger-20261122-101500 --out /tmp/ledger-report
 `
 
 func cmdReport(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("report", reportUsage, stderr)
 	constraints := fs.String("constraints", "", "judge the run under the constraints in this file (study or constraints YAML)")
 	htmlOut := fs.String("html", "", "with --constraints: also write the report as HTML to this file")
+	outDir := fs.String("out", "", "write report.md, report.html and the charts to this directory instead of the run directory")
 	if code, stop := parse(fs, args, stdout); stop {
 		return code
 	}
@@ -141,6 +148,11 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, err)
 		}
 		run.Constraints = c
+		if *outDir != "" {
+			if code := writeReport(stderr, *outDir, run, true); code != exitOK {
+				return code
+			}
+		}
 		if *htmlOut != "" {
 			if err := os.WriteFile(*htmlOut, report.HTML(run, report.Charts(run)), 0o644); err != nil {
 				return fail(stderr, fmt.Errorf("write %s: %w", *htmlOut, err))
@@ -152,11 +164,37 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	if *htmlOut != "" {
 		return fail(stderr, usagef("--html goes with --constraints (report.html is always written to the run directory)"))
 	}
-	if err := report.WriteAll(dir, run); err != nil {
-		return fail(stderr, err)
+	to, chosen := dir, *outDir != ""
+	if chosen {
+		to = *outDir
+	}
+	if code := writeReport(stderr, to, run, chosen); code != exitOK {
+		return code
 	}
 	fmt.Fprint(stdout, report.Markdown(run))
 	return exitOK
+}
+
+// writeReport writes the report's files into dir (created when it was
+// named by --out). A directory it cannot write is one line naming it and
+// why, exit 2 like every other bad output place, and for the run
+// directory itself the way round it: --out.
+func writeReport(stderr io.Writer, dir string, run *results.Run, chosen bool) int {
+	if chosen {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fail(stderr, usagef("--out %s: cannot create it: %v", dir, err))
+		}
+	}
+	err := report.WriteAll(dir, run)
+	if err == nil {
+		return exitOK
+	}
+	// errors.Join puts each file's error on its own line: one line here.
+	msg := strings.ReplaceAll(err.Error(), "\n", "; ")
+	if chosen {
+		return fail(stderr, usagef("--out %s: cannot write the report there: %s", dir, msg))
+	}
+	return fail(stderr, usagef("cannot write the report into the run directory %s: %s (--out DIR writes it elsewhere)", dir, msg))
 }
 
 const versionUsage = `
@@ -205,7 +243,23 @@ func readRun(arg string) (*results.Run, string, error) {
 		dir, file = filepath.Dir(arg), arg
 	}
 	run, err := results.Read(file)
-	return run, dir, err
+	if err != nil {
+		return nil, dir, err
+	}
+	// A results.json that parses may still hold nothing of a run (a
+	// schema_version alone): refuse it, naming what it lacks, instead of
+	// rendering an empty report or comparing nothing.
+	var missing []string
+	if run.Study == "" {
+		missing = append(missing, "no study")
+	}
+	if len(run.Targets) == 0 {
+		missing = append(missing, "no targets")
+	}
+	if len(missing) > 0 {
+		return nil, dir, fmt.Errorf("%s is not the results of a run: it has %s", file, strings.Join(missing, " and "))
+	}
+	return run, dir, nil
 }
 
 // writeMatrix prints which workload each target can run: "yes", "n/a" (it
