@@ -21,8 +21,9 @@ and p99 service time, the ratio B/A, and a verdict that respects noise.
 The noise: a side may be several runs of the same study, separated by
 commas (RUN_A1,RUN_A2,RUN_A3); with two or more runs on both sides a
 difference must stand out of the spread between runs (Welch's t-test at
-95%). With one run per side it must exceed twice the standard error of
-the per-second intervals within each phase; percentiles of phases shorter
+95%). With one run per side it must stand out of the spread of the
+per-second intervals within each phase (Welch's t-test at 95%, Student's
+t for the few intervals a short phase has); percentiles of phases shorter
 than 3 seconds are judged from their whole HdrHistograms. Anything inside
 the noise is "no significant difference".
 
