@@ -169,10 +169,6 @@ type kafkaSource struct {
 	cancel  context.CancelFunc
 	read    uint64
 	buf     []*kgo.Record
-	// stopped is set by stop: next returns no more ticks, not even those
-	// of a fetch already buffered (a cut trial ends at its deadline, not
-	// when the consumer has worked through the last fetch).
-	stopped atomic.Bool
 	cur     []byte
 	brokers string
 	managed string
@@ -180,6 +176,10 @@ type kafkaSource struct {
 	// over the step is the transport's.
 	brokerPID              int
 	brokerCPU0, brokerCPU1 time.Duration
+	// stopped is set by stop: next returns no more ticks, not even those
+	// of a fetch already buffered (a cut trial ends at its deadline, not
+	// when the consumer has worked through the last fetch).
+	stopped atomic.Bool
 }
 
 func startKafka(ctx context.Context, p Params, st workload.Step, cfg tripgen.Config, total uint64) (source, int64, error) {
