@@ -427,3 +427,21 @@ func TestKafkaTickInAnotherPartitionIsRefused(t *testing.T) {
 		t.Fatalf("trip 4 in partition 0 of 3: %v", err)
 	}
 }
+
+// A stopped Kafka source hands out no more ticks, not even those of a
+// fetch it holds: a cut trial ends at its deadline, not after its slow
+// consumer has worked through the last fetch (thousands of ticks).
+func TestStoppedKafkaSourceHandsOutNoBufferedTick(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tk := tripgen.Tick{Index: 0, Trip: 3}
+	s := &kafkaSource{p: Params{KafkaPartitions: 3}, total: 10, ctx: ctx, cancel: cancel,
+		buf: []*kgo.Record{{Partition: 0, Value: tk.Append(nil)}, {Partition: 0, Value: tk.Append(nil)}}}
+	if _, err := s.next(); err != nil {
+		t.Fatal(err)
+	}
+	s.stop()
+	if p, err := s.next(); err == nil {
+		t.Fatalf("stopped, next gave a tick of %d bytes", len(p))
+	}
+}
