@@ -188,6 +188,7 @@ func startSocket(ctx context.Context, cfg tripgen.Config, total uint64) (*socket
 
 func (s *socketSource) next() ([]byte, error) { return s.fr.Next() }
 func (s *socketSource) ordered() bool         { return true }
+func (s *socketSource) lanes() int            { return 1 }
 func (s *socketSource) stop()                 { s.conn.Close() }
 func (s *socketSource) finish(cut bool) (time.Duration, error) {
 	s.conn.Close()

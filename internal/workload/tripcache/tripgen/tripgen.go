@@ -206,10 +206,11 @@ func Distance(lat1, lon1, lat2, lon2 int32) float64 {
 }
 
 // Completed calls fn for every trip whose last tick is among the first
-// sent ticks of the stream, in no particular order; fn returning false
-// stops. Memory is constant; time is proportional to the ticks of the
-// trips reported (each trip's distance is replayed).
-func (s *Stream) Completed(sent uint64, fn func(Trip) bool) {
+// sent ticks of the stream, with the index of that last tick, in no
+// particular order; fn returning false stops. Memory is constant; time
+// is proportional to the ticks of the trips reported (each trip's
+// distance is replayed).
+func (s *Stream) Completed(sent uint64, fn func(t Trip, last uint64) bool) {
 	c := s.cfg
 	m, n := uint64(c.Multiplier), uint64(c.Sensors)
 	bases := sent / m // base ticks of which every clone was sent
@@ -249,7 +250,7 @@ func (s *Stream) Completed(sent uint64, fn func(Trip) bool) {
 					EndLat: sh.lat0 + int32(length-1)*sh.dlat, EndLon: sh.lon0 + int32(length-1)*sh.dlon,
 					Meters: meters,
 				}
-				if !fn(t) {
+				if !fn(t, last) {
 					return
 				}
 			}

@@ -27,6 +27,7 @@ func TestCompletedMatchesReplay(t *testing.T) {
 	for _, sent := range []uint64{0, 1, 38, 39, 40, 41, 500, 1001} {
 		trips := map[uint64]*acc{}
 		var want []Trip
+		wantLast := map[uint64]uint64{}
 		for i := uint64(0); i < sent; i++ {
 			tk := s.Tick(i)
 			if tk.Index != i || tk.GenNs != s.DueNs(i) {
@@ -57,12 +58,16 @@ func TestCompletedMatchesReplay(t *testing.T) {
 			if tk.Flags&FlagEnd != 0 {
 				a.done = true
 				want = append(want, a.Trip)
+				wantLast[tk.Trip] = i
 			}
 		}
 		got := map[uint64]Trip{}
-		s.Completed(sent, func(tr Trip) bool {
+		s.Completed(sent, func(tr Trip, last uint64) bool {
 			if _, dup := got[tr.ID]; dup {
 				t.Fatalf("sent %d: trip %d reported twice", sent, tr.ID)
+			}
+			if w, ok := wantLast[tr.ID]; !ok || last != w {
+				t.Fatalf("sent %d: trip %d ends at tick %d, the replay says %d (%v)", sent, tr.ID, last, w, ok)
 			}
 			got[tr.ID] = tr
 			return true
@@ -105,7 +110,7 @@ func TestKnobs(t *testing.T) {
 	}
 	ids := map[uint64]bool{}
 	shapes := map[[2]int32]bool{}
-	s.Completed(5000, func(tr Trip) bool {
+	s.Completed(5000, func(tr Trip, _ uint64) bool {
 		if ids[tr.ID] {
 			t.Fatalf("trip id %d twice", tr.ID)
 		}
