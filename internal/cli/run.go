@@ -90,8 +90,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&workers, "workers", 0, "worker processes driving each server target at once, 1..256, each a disjoint share of the operations (default: one per host; docs/distributed.md)")
 	fs.IntVar(&clientCPUs, "client-cpus", 0, "CPUs each worker's load goroutines run on (GOMAXPROCS; 0: every core); side by side with a native tool, give both the same threads")
 	fs.StringVar(&hosts, "hosts", "", "where workers run, comma-separated, round-robin: local, ssh://[user@]host[:port] (keys from ssh-agent or ~/.ssh, never a password)")
-	fs.StringVar(&sshIdentity, "ssh-identity", "", "private key file for the ssh hosts (ssh -i)")
-	fs.Var(&sshOptions, "ssh-option", "an ssh -o option for the ssh hosts, Key=value (repeatable), e.g. UserKnownHostsFile=/path")
+	fs.StringVar(&sshIdentity, "ssh-identity", "", "private key file for the ssh hosts (ssh -i), checked before anything starts")
+	fs.Var(&sshOptions, "ssh-option", "an ssh -o option for the ssh hosts, Key=value (repeatable), e.g. UserKnownHostsFile=/path; any option ssh takes, where a study file's ssh.options may only tune the connection")
 	fs.StringVar(&timeLimit, "time-limit", "", "stop the study after this long (e.g. 30m), keeping what was measured")
 	fs.StringVar(&o.Scale, "scale", "", "apply one of the study's named scales (e.g. seed: the seed's own sizes) before the other overrides")
 	fs.Var(&sets, "set", "override a workload parameter: workload.param=value (repeatable), e.g. ledger.selects=5000")
@@ -159,6 +159,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, err)
 		}
 		return fail(stderr, usagef("%v", err))
+	}
+	// The files the study or the flags name (an ssh key) are checked
+	// before anything starts.
+	if err := s.CheckFiles(); err != nil {
+		return fail(stderr, err)
 	}
 	plan, err := coordinator.Prepare(s)
 	if err != nil {

@@ -3,6 +3,7 @@ package study
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -41,7 +42,20 @@ func (s *Study) Effective(redact func(string) string) ([]byte, error) {
 		}
 		add("hosts", hosts)
 	}
-	if s.SSH.Identity != "" || len(s.SSH.Options) > 0 || s.SSH.CacheDir != "" {
+	// An ssh option the command line gave that a study file may not carry
+	// (ProxyCommand=…) is left out: written here it would be refused when
+	// the study is run again, or run a command for whoever runs it. The
+	// comment says to give it again.
+	var sshOpts, cliOnly []string
+	for _, o := range s.SSH.Options {
+		if FileSafeSSHOption(o) {
+			sshOpts = append(sshOpts, o)
+		} else {
+			k, _, _ := strings.Cut(o, "=")
+			cliOnly = append(cliOnly, k)
+		}
+	}
+	if s.SSH.Identity != "" || len(sshOpts) > 0 || s.SSH.CacheDir != "" {
 		sn := &yaml.Node{Kind: yaml.MappingNode}
 		if s.SSH.Identity != "" {
 			sn.Content = append(sn.Content, scalar("identity"), scalar(s.SSH.Identity))
@@ -49,9 +63,9 @@ func (s *Study) Effective(redact func(string) string) ([]byte, error) {
 		if s.SSH.CacheDir != "" {
 			sn.Content = append(sn.Content, scalar("cache_dir"), scalar(s.SSH.CacheDir))
 		}
-		if len(s.SSH.Options) > 0 {
+		if len(sshOpts) > 0 {
 			opts := &yaml.Node{Kind: yaml.SequenceNode}
-			for _, o := range s.SSH.Options {
+			for _, o := range sshOpts {
 				opts.Content = append(opts.Content, scalar(o))
 			}
 			sn.Content = append(sn.Content, scalar("options"), opts)
@@ -128,8 +142,11 @@ func (s *Study) Effective(redact func(string) string) ([]byte, error) {
 			add("constraints", plain(c))
 		}
 	}
-	doc := &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{m},
-		HeadComment: fmt.Sprintf("The study as run: %s with the chosen scale and the command line's overrides\napplied. The text as given is in study.original.yaml.", s.File)}
+	head := fmt.Sprintf("The study as run: %s with the chosen scale and the command line's overrides\napplied. The text as given is in study.original.yaml.", s.File)
+	if len(cliOnly) > 0 {
+		head += fmt.Sprintf("\nNot written here: the ssh options %s, given with --ssh-option; a study file\nmay not carry them: give them again with --ssh-option (see results.json's command).", strings.Join(cliOnly, ", "))
+	}
+	doc := &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{m}, HeadComment: head}
 	out, err := yaml.Marshal(doc)
 	if err != nil {
 		return nil, fmt.Errorf("writing the study as run: %w", err)

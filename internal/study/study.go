@@ -127,6 +127,9 @@ func ParseHost(s string) (Host, error) {
 	if strings.HasPrefix(h.Host, "-") || strings.HasPrefix(h.User, "-") {
 		return Host{}, fmt.Errorf("%q: a host or user may not start with '-'", s)
 	}
+	if hasControl(h.Host) || hasControl(h.User) {
+		return Host{}, fmt.Errorf("%q: a control character in the host or user", s)
+	}
 	return h, nil
 }
 
@@ -421,6 +424,15 @@ func (s *Study) check(root *yaml.Node) error {
 	if err := checkName(s.Name); err != nil {
 		return fail("name", "%v", err)
 	}
+	// The title heads report.md and report.html: one line of text, and no
+	// image, which a browser opening report.html would fetch from wherever
+	// the study says (the page works offline, and reaches no one).
+	if hasControl(s.Title) {
+		return fail("title", "%q: one line of text, no line break or control character (it heads the report)", s.Title)
+	}
+	if strings.Contains(s.Title, "![") {
+		return fail("title", "%q: no Markdown image in a title: report.html would fetch it when opened", s.Title)
+	}
 	if s.Durability == "" {
 		s.Durability = "sync"
 	}
@@ -598,13 +610,28 @@ func (s *Study) checkWorkers(root *yaml.Node) error {
 		}
 	}
 	for i, o := range s.SSH.Options {
+		field := fmt.Sprintf("ssh.options[%d]", i)
 		k, _, ok := strings.Cut(o, "=")
 		if !ok || k == "" || strings.ContainsAny(k, " \t") || strings.HasPrefix(k, "-") {
-			return fail(fmt.Sprintf("ssh.options[%d]", i), 0, "%q: want Key=value, as ssh -o takes it", o)
+			return fail(field, s.Line(field), "%q: want Key=value, as ssh -o takes it", o)
 		}
 		if strings.EqualFold(k, "PasswordAuthentication") || strings.EqualFold(k, "BatchMode") {
-			return fail(fmt.Sprintf("ssh.options[%d]", i), 0, "%q: storebench runs ssh in batch mode, with keys only", o)
+			return fail(field, s.Line(field), "%q: storebench runs ssh in batch mode, with keys only", o)
 		}
+		// A study file is data: nothing in it may make ssh run a command
+		// (ProxyCommand, LocalCommand, KnownHostsCommand, Match exec),
+		// load code (PKCS11Provider), read or write a local file
+		// (Include, IdentityFile, UserKnownHostsFile, ControlPath) or
+		// reach another address (ProxyJump, HostName, forwardings).
+		if msg := checkFileSSHOption(o); msg != "" {
+			return fail(field, s.Line(field), "%s", msg)
+		}
+	}
+	if s.SSH.Identity != "" && strings.ContainsAny(s.SSH.Identity, "%$") {
+		return fail("ssh.identity", s.Line("ssh.identity"), "%q: ssh expands %% and ${} in an identity path: name the file itself", s.SSH.Identity)
+	}
+	if msg := checkCacheDir(s.SSH.CacheDir); msg != "" {
+		return fail("ssh.cache_dir", s.Line("ssh.cache_dir"), "%s", msg)
 	}
 	return nil
 }
@@ -733,7 +760,11 @@ func (s *Study) Apply(o Override) error {
 			return fmt.Errorf("--ssh-identity '': name a private key file")
 		}
 		s.SSH.Identity = *o.SSHIdentity
+		// Checked with the study's files (CheckFiles), under the flag's name.
+		s.overrides = append(s.overrides, override{field: "ssh.identity", flag: "--ssh-identity " + *o.SSHIdentity})
 	}
+	// Any option the user types is passed on (ProxyCommand included): the
+	// allow-list is for study files, which people share.
 	for _, opt := range o.SSHOptions {
 		k, _, ok := strings.Cut(opt, "=")
 		if !ok || k == "" || strings.HasPrefix(k, "-") {

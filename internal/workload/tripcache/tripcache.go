@@ -114,6 +114,17 @@ func (TripCache) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, e
 		}
 		seen[t] = true
 	}
+	// A study file is data: it reaches no address but its targets' and
+	// hosts'. An external Kafka is the user's to name, on the command line
+	// (--set tripcache.kafka_uri=…) or in $STOREBENCH_KAFKA_URI.
+	if p.KafkaURI != "" {
+		if !s.SetOnCommandLine("workloads.tripcache.params.kafka_uri") {
+			return nil, bad("kafka_uri", "%q: a study file may not name an address to connect to beyond its targets and hosts: give it with --set tripcache.kafka_uri=… or $STOREBENCH_KAFKA_URI", p.KafkaURI)
+		}
+		if strings.HasPrefix(p.KafkaURI, "-") || strings.ContainsFunc(p.KafkaURI, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+			return nil, bad("kafka_uri", "%q: want kafka://host:port[,host:port…]", p.KafkaURI)
+		}
+	}
 	if err := p.genConfig(s.Seed, p.Rate).Validate(); err != nil {
 		field, msg, _ := strings.Cut(err.Error(), ": ")
 		return nil, bad(field, "%s", msg)

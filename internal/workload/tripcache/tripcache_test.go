@@ -165,8 +165,8 @@ func TestOverloadShowsAsBacklog(t *testing.T) {
 // and every completed trip verifies; the topic is dropped afterwards.
 func TestKafkaStreamBuildsVerifiedTrips(t *testing.T) {
 	uri := servertest.URI(t, "kafka")
-	src := strings.Replace(smallStudy, "rate: 3000", "rate: 3000\n      transport: kafka\n      kafka_partitions: 3\n      kafka_acks: all\n      kafka_uri: "+uri, 1)
-	steps := worktest.Plan(t, TripCache{}, src)
+	src := strings.Replace(smallStudy, "rate: 3000", "rate: 3000\n      transport: kafka\n      kafka_partitions: 3\n      kafka_acks: all", 1)
+	steps := worktest.Plan(t, TripCache{}, src, "tripcache.kafka_uri="+uri)
 	if len(steps) != 1 || steps[0].Phase != "kafka" {
 		t.Fatalf("plan: %+v", steps)
 	}
@@ -241,9 +241,9 @@ func TestRedisCache(t *testing.T) {
 // neither of them a warm-up.
 func TestKafkaLowRateLatencyIsNotAWarmUp(t *testing.T) {
 	uri := servertest.URI(t, "kafka")
-	src := strings.Replace(smallStudy, "rate: 3000", "rate: 500\n      transport: kafka\n      kafka_partitions: 4\n      kafka_acks: leader\n      kafka_uri: "+uri, 1)
+	src := strings.Replace(smallStudy, "rate: 3000", "rate: 500\n      transport: kafka\n      kafka_partitions: 4\n      kafka_acks: leader", 1)
 	src = strings.Replace(src, "duration: 2s", "duration: 3s", 1)
-	steps := worktest.Plan(t, TripCache{}, src)
+	steps := worktest.Plan(t, TripCache{}, src, "tripcache.kafka_uri="+uri)
 	h := targettest.Open(t, "pebble", kv.Async)
 	res, err := TripCache{}.Execute(context.Background(), &workload.Env{Target: h}, steps[0])
 	if err != nil {
