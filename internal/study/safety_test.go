@@ -167,10 +167,10 @@ func TestStudyFieldsThatReachAShellOrAPath(t *testing.T) {
 	base := "name: x\nladder: [10]\ntargets: [pebble]\nworkloads: [{name: ledger}]\n"
 	for src, want := range map[string]string{
 		base + "hosts: [ssh://bench@127.0.0.1]\nssh:\n  cache_dir: -rf\n": "f.yaml:7: ssh.cache_dir: \"-rf\": may not start with '-'",
-		base + "hosts: [\"ssh://be%0Ach@127.0.0.1\"]\n":                  "f.yaml:5: hosts[0]: ",
-		base + "hosts: [ssh://-oProxyCommand=x@127.0.0.1]\n":             "hosts[0]: ",
-		base + "title: \"a\\nb\"\n":                                      "f.yaml:5: title: ",
-		base + "title: \"![x](http://tracker.example/p.png)\"\n":         "f.yaml:5: title: ",
+		base + "hosts: [\"ssh://be%0Ach@127.0.0.1\"]\n":                   "f.yaml:5: hosts[0]: ",
+		base + "hosts: [ssh://-oProxyCommand=x@127.0.0.1]\n":              "hosts[0]: ",
+		base + "title: \"a\\nb\"\n":                                       "f.yaml:5: title: ",
+		base + "title: \"![x](http://tracker.example/p.png)\"\n":          "f.yaml:5: title: ",
 	} {
 		_, err := Parse("f.yaml", []byte(src))
 		if err == nil || !strings.Contains(err.Error(), want) {
