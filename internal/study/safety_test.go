@@ -61,7 +61,8 @@ func TestStudyFileSSHOptionsAllowList(t *testing.T) {
 	}
 }
 
-// The command line may give any ssh option (the user typed it); one a
+// The command line may give any ssh option (the user typed it), ahead of
+// the file's so that it wins (ssh keeps an option's first value); one a
 // study file may not carry is left out of the study as run, which then
 // parses back and says in a comment what to give again.
 func TestCommandLineSSHOptionsStayOutOfStudyAsRun(t *testing.T) {
@@ -91,7 +92,7 @@ func TestCommandLineSSHOptionsStayOutOfStudyAsRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the study as run does not parse back: %v\n%s", err, text)
 	}
-	if got := strings.Join(back.SSH.Options, ","); got != "ConnectTimeout=5,Compression=yes,ServerAliveInterval=7" {
+	if got := strings.Join(back.SSH.Options, ","); got != "ServerAliveInterval=7,ConnectTimeout=5,Compression=yes" {
 		t.Fatalf("options read back %q", got)
 	}
 }

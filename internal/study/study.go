@@ -764,7 +764,9 @@ func (s *Study) Apply(o Override) error {
 		s.overrides = append(s.overrides, override{field: "ssh.identity", flag: "--ssh-identity " + *o.SSHIdentity})
 	}
 	// Any option the user types is passed on (ProxyCommand included): the
-	// allow-list is for study files, which people share.
+	// allow-list is for study files, which people share. They go before
+	// the file's, so that they win (ssh takes an option's first value).
+	var cliOpts []string
 	for _, opt := range o.SSHOptions {
 		k, _, ok := strings.Cut(opt, "=")
 		if !ok || k == "" || strings.HasPrefix(k, "-") {
@@ -773,7 +775,10 @@ func (s *Study) Apply(o Override) error {
 		if strings.EqualFold(k, "PasswordAuthentication") || strings.EqualFold(k, "BatchMode") {
 			return fmt.Errorf("--ssh-option %q: storebench runs ssh in batch mode, with keys only", opt)
 		}
-		s.SSH.Options = append(s.SSH.Options, opt)
+		cliOpts = append(cliOpts, opt)
+	}
+	if len(cliOpts) > 0 {
+		s.SSH.Options = append(cliOpts, s.SSH.Options...)
 	}
 	if o.TimeLimit != nil {
 		var d Duration
