@@ -69,10 +69,13 @@ type Study struct {
 
 // SSH options for remote workers.
 type SSH struct {
-	// Identity is a private key file (ssh -i).
+	// Identity is a private key file (ssh -i), or the public key of one
+	// in ssh-agent: checked to be one before anything starts (CheckFiles).
 	Identity string `yaml:"identity"`
-	// Options are ssh -o options, "Key=value" each (e.g.
-	// UserKnownHostsFile=/path).
+	// Options are ssh -o options, "Key=value" each. From a study file only
+	// those that tune the connection (fileSSHOptions: ConnectTimeout,
+	// Ciphers, ...); --ssh-option may give any (UserKnownHostsFile=/path,
+	// ProxyCommand=...), ahead of the file's.
 	Options []string `yaml:"options"`
 	// CacheDir is where storebench keeps its binary on a remote host
 	// (default .cache/storebench, relative to the login directory).
