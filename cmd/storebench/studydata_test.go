@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -76,6 +77,9 @@ func TestStudyFileSSHOptionCannotRunACommand(t *testing.T) {
 	// Typed on the command line, the option is the user's: it passes the
 	// study's checks and ssh runs it (then fails to connect: exit 1,
 	// naming the host).
+	if _, err := exec.LookPath("ssh"); err != nil {
+		t.Fatalf("ssh is missing: scripts/install-servers.sh sshd installs it")
+	}
 	plain := filepath.Join(dir, "plain.yaml")
 	text = strings.NewReplacer("%HOST%", host, "%SSH%", "ssh:\n  options: [ConnectTimeout=3]").Replace(remoteStudy)
 	if err := os.WriteFile(plain, []byte(text), 0o644); err != nil {
