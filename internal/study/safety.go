@@ -3,10 +3,12 @@ package study
 import (
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"sort"
 	"strings"
 )
 
@@ -190,4 +192,43 @@ func (s *Study) SetOnCommandLine(field string) bool {
 		}
 	}
 	return false
+}
+
+// uriLocalParam says why a target URI's query parameter may not come from
+// a study file ("" when it may): the drivers read local files named there
+// (pgx: passfile, sslkey, sslcert, sslrootcert, service and servicefile,
+// which can also name another host; the MongoDB driver: tlsCAFile,
+// tlsCertificateKeyFile, ...). The command line (--targets) may give them.
+func uriLocalParam(key string) string {
+	k := strings.ToLower(key)
+	switch {
+	case strings.Contains(k, "file"), k == "sslkey", k == "sslcert", k == "sslrootcert", k == "sslcrl", k == "sslcrldir", k == "service":
+		return fmt.Sprintf("query parameter %q makes the client read a local file (or take its server from one): a study file may not (remove it there); give this target on the command line with --targets", key)
+	}
+	return ""
+}
+
+// checkTargetURIs refuses a study file's target URI whose query names a
+// local file for the client to read.
+func (s *Study) checkTargetURIs() error {
+	for i, t := range s.Targets {
+		if t.URI == "" {
+			continue
+		}
+		u, err := url.Parse(t.URI)
+		if err != nil {
+			continue // the target says what is wrong with it when it opens
+		}
+		keys := make([]string, 0, len(u.Query()))
+		for k := range u.Query() {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if msg := uriLocalParam(k); msg != "" {
+				return s.ErrorAt(fmt.Sprintf("targets[%d]", i), "%s", msg)
+			}
+		}
+	}
+	return nil
 }

@@ -180,6 +180,34 @@ func TestStudyFieldsThatReachAShellOrAPath(t *testing.T) {
 	}
 }
 
+// A target URI whose query makes the client read a local file (or take
+// its server from one) is refused from a study file; the command line
+// may give it.
+func TestTargetURIReadsNoLocalFile(t *testing.T) {
+	for _, q := range []string{"passfile=/home/me/.pgpass", "sslkey=/home/me/.ssh/id_rsa", "sslrootcert=/etc/shadow",
+		"service=prod", "servicefile=/tmp/s", "tlsCAFile=/etc/shadow", "tlsCertificateKeyFile=/k", "allowAllFiles=true"} {
+		src := "name: x\nladder: [10]\ntargets:\n  - pebble\n  - postgres://bench@db.example:5432/bench?sslmode=disable&" + q + "\nworkloads: [{name: ledger}]\n"
+		_, err := Parse("f.yaml", []byte(src))
+		if err == nil || !strings.HasPrefix(err.Error(), "f.yaml:5: targets[1]: query parameter") || !strings.Contains(err.Error(), "--targets") {
+			t.Errorf("%s: %v", q, err)
+		}
+	}
+	for _, q := range []string{"sslmode=disable", "directConnection=true", "tlsAllowInvalidCertificates=true", "pool_max_conns=8"} {
+		src := "name: x\nladder: [10]\ntargets: [\"mongodb://db.example:27017/bench?" + q + "\"]\nworkloads: [{name: ledger}]\n"
+		if _, err := Parse("f.yaml", []byte(src)); err != nil {
+			t.Errorf("%s refused: %v", q, err)
+		}
+	}
+	s, err := Parse("f.yaml", []byte("name: x\nladder: [10]\ntargets: [pebble]\nworkloads: [{name: ledger}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := "postgres://bench@127.0.0.1:5432/bench?sslrootcert=/etc/ssl/ca.pem"
+	if err := s.Apply(Override{Targets: &list}); err != nil {
+		t.Fatalf("--targets with sslrootcert: %v", err)
+	}
+}
+
 // A value only the user may give (an address) is told apart from one the
 // file or one of its scales gives.
 func TestSetOnCommandLine(t *testing.T) {

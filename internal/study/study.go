@@ -462,6 +462,9 @@ func (s *Study) check(root *yaml.Node) error {
 	if err := s.checkTargets(); err != nil {
 		return err
 	}
+	if err := s.checkTargetURIs(); err != nil {
+		return err
+	}
 	if len(s.Workloads) == 0 {
 		return fail("workloads", "missing: name at least one workload (see `storebench list`)")
 	}
