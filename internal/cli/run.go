@@ -34,6 +34,12 @@ profiles/ (with --profile: pprof profiles per target and step),
 study.yaml (the study as run, overrides applied: run it again with
 "storebench run RUN/study.yaml") and study.original.yaml (the text given).
 
+A study file is data: it runs no command, reads no local file but the ssh
+key it names and reaches no address but its targets and hosts. Its
+ssh.options may only tune the connection (ConnectTimeout, Ciphers, ...);
+ProxyCommand, UserKnownHostsFile and the like are the user's to give with
+--ssh-option, and are left out of study.yaml (give them again).
+
 A step a target cannot run (it lacks a capability the step requires, e.g.
 ordered scans for YCSB E on Redis) is "n/a" with the reason in every table
 and in results.json; the target's other steps run. A target that can run
