@@ -272,9 +272,10 @@ func TestKafkaLowRateLatencyIsNotAWarmUp(t *testing.T) {
 // order per partition only, and the consumer reads a fetch partition
 // by partition, so at the cut one partition is read further than
 // another: the ticks read are not the stream's first ones.
-func kafkaCutStudy(uri string) string {
+// The Kafka is named as the command line would (a study file may not).
+func kafkaCutStudy() string {
 	src := strings.Replace(smallStudy, "concurrency: 4", "concurrency: 1", 1)
-	src = strings.Replace(src, "rate: 3000", "rate: 3000\n      transport: kafka\n      kafka_partitions: 3\n      kafka_acks: leader\n      kafka_uri: "+uri, 1)
+	src = strings.Replace(src, "rate: 3000", "rate: 3000\n      transport: kafka\n      kafka_partitions: 3\n      kafka_acks: leader", 1)
 	return strings.Replace(src, "max_ticks: 12", "max_ticks: 12\n      grace: 1s\n      queue: 100", 1)
 }
 
@@ -285,7 +286,7 @@ func kafkaCutStudy(uri string) string {
 // false), the generator made {… Ticks:20 …}".)
 func TestKafkaCutTrialVerifiesWhatWasConsumed(t *testing.T) {
 	uri := servertest.URI(t, "kafka")
-	steps := worktest.Plan(t, TripCache{}, kafkaCutStudy(uri))
+	steps := worktest.Plan(t, TripCache{}, kafkaCutStudy(), "tripcache.kafka_uri="+uri)
 	h := targettest.Open(t, "pebble", kv.Async).(kv.Store)
 	res, err := TripCache{}.Execute(context.Background(), &workload.Env{Target: slowCache{h}}, steps[0])
 	if err != nil {
