@@ -8,13 +8,17 @@ package target
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
+	"os"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"storebench/internal/kv"
 )
@@ -330,6 +334,32 @@ type Resetter interface {
 // the driver's message.
 func OpenError(name, uri string, err error) error {
 	return fmt.Errorf("%s at %s: %s", name, RedactURI(uri), OneLine(Scrub(uri, err.Error())))
+}
+
+// NoAnswer says how long a target waited for a server that did not answer
+// in time: a timeout error (a context deadline, a socket deadline, a
+// driver's own "timed out") becomes "no answer within BOUND: err", BOUND
+// being the bound the target keeps; any other error is returned as is.
+func NoAnswer(err error, bound time.Duration) error {
+	if err == nil || !isTimeout(err) {
+		return err
+	}
+	if strings.Contains(err.Error(), fmt.Sprintf("within %v", bound)) {
+		return err
+	}
+	return fmt.Errorf("no answer within %v: %w", bound, err)
+}
+
+func isTimeout(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "timeout") || strings.Contains(msg, "timed out") || strings.Contains(msg, "deadline exceeded")
 }
 
 // OneLine folds a driver's multi-line message (pgx lists every address
