@@ -170,6 +170,13 @@ func TestServerStartKilled(t *testing.T) {
 		}
 	}
 	env := "STOREBENCH_HOME=" + home
+	// Should the start get to save its state after all, its server is
+	// stopped (cleanups run before the directory's removal).
+	t.Cleanup(func() {
+		stop := storebench(t, "server", "stop", "postgres")
+		stop.Env = append(stop.Env, env)
+		_ = stop.Run()
+	})
 	cmd := storebench(t, "server", "start", "postgres")
 	cmd.Env = append(cmd.Env, env)
 	var out bytes.Buffer
