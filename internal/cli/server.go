@@ -316,14 +316,19 @@ func serverStatus(srv server.Server, stdout io.Writer) int {
 			fmt.Fprintf(stdout, "%-10s %s %s: %s; %s\n", "", n.Name, n.Addr, state, n.Role)
 		}
 	}
-	// Servers runs started for themselves: listed, so that none is ever
-	// invisible, and a leftover of a dead run is named as such.
+	// Servers runs started for themselves, and those a `server start` has
+	// spawned but not yet recorded: listed, so that none is ever
+	// invisible, and a leftover of a dead storebench is named as such.
 	leased, err := server.Leased()
+	absHome, _ := filepath.Abs(serverHome())
 	for _, l := range leased {
 		if l.Name != srv.Name() || l.PID == 0 {
 			continue
 		}
 		owner := fmt.Sprintf("started by the run of storebench pid %d", l.Owner)
+		if filepath.Dir(l.Dir) == absHome {
+			owner = fmt.Sprintf("being started by storebench pid %d", l.Owner)
+		}
 		if !l.OwnerAlive {
 			owner = fmt.Sprintf("LEFT OVER by storebench pid %d, which is gone: the next start stops it", l.Owner)
 		}
