@@ -45,7 +45,7 @@ func commands() []command {
 		{name: "report", summary: "re-render the report of a finished run directory", usage: reportUsage, run: cmdReport},
 		{name: "compare", summary: "compare two runs, or two targets of one run, with noise-aware verdicts", usage: compareUsage, run: cmdCompare},
 		{name: "version", summary: "print the version of storebench and of every engine it contains", usage: versionUsage, run: cmdVersion},
-		{name: "server", summary: "install, start, stop or check the servers storebench manages", usage: serverUsage, run: cmdServer},
+		{name: "server", summary: "install, start, stop or check the servers storebench manages", usage: serverUsage(), run: cmdServer},
 		{name: "overhead", summary: "measure the harness's own cost: runner vs bare loop on Pebble", usage: overheadUsage, run: cmdOverhead},
 		{name: "worker", summary: "internal: serve one target for a coordinator over stdin/stdout", run: cmdWorker, hidden: true},
 		{name: "server-main", summary: "internal: run an in-process server (FerretDB)", run: cmdServerMain, hidden: true},

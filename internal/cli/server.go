@@ -2,22 +2,24 @@ package cli
 
 import (
 	"context"
-
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"storebench/internal/kv"
 	"storebench/internal/server"
+	"storebench/internal/server/proc"
 	"storebench/internal/target"
 )
 
-const serverUsage = `
+const serverUsageText = `
 Usage: storebench server install|start|stop|status [NAME...] [flags]
 
 Manages the servers storebench runs itself. You rarely need this: a study
@@ -27,10 +29,12 @@ keep a server up between runs, or to point another tool at it.
 
   install NAME...|all   install (apt, Maven, ...), idempotent
   start NAME            start in .storebench/servers/NAME, print its URI
+                        (already running: print that one's; one start or
+                        stop of NAME at a time, the next waits for it)
   stop NAME             stop it cleanly (kill after 30 s)
   status [NAME...]      installed? running? where?
 
-Servers: redis, postgres, mariadb, cassandra, ferretdb, memcached.
+Servers: %s.
 
 Examples:
   storebench server install all
@@ -38,6 +42,25 @@ Examples:
   storebench run ledger --targets "$(storebench server start redis --uri-only)"
   storebench server stop postgres
 `
+
+// serverUsage is the --help text of `storebench server`, its list of
+// servers made from the registry, so that it names every one.
+func serverUsage() string {
+	var lines []string
+	line := ""
+	for _, name := range serverNames() {
+		if line != "" && len(line)+len(name)+2 > 64 {
+			lines = append(lines, line+",")
+			line = ""
+		}
+		if line != "" {
+			line += ", "
+		}
+		line += name
+	}
+	lines = append(lines, line)
+	return fmt.Sprintf(serverUsageText, strings.Join(lines, "\n  "))
+}
 
 // serverHome is where `storebench server start` keeps instances.
 func serverHome() string {
@@ -48,7 +71,7 @@ func serverHome() string {
 }
 
 func cmdServer(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("server", serverUsage, stderr)
+	fs := newFlags("server", serverUsage(), stderr)
 	durability := fs.String("durability", "sync", "sync or async: how the server makes writes durable")
 	port := fs.Int("port", 0, "port on 127.0.0.1 (0: a free one)")
 	uriOnly := fs.Bool("uri-only", false, "start: print only the URI")
@@ -58,6 +81,9 @@ func cmdServer(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() < 1 {
 		fs.Usage()
 		return exitUsage
+	}
+	if *port < 0 || *port > 65535 {
+		return fail(stderr, usagef("--port %d: want 1..65535, or 0 for a free one", *port))
 	}
 	verb, names := fs.Arg(0), fs.Args()[1:]
 	switch verb {
@@ -92,7 +118,7 @@ func cmdServer(args []string, stdout, stderr io.Writer) int {
 		case "start":
 			c = serverStart(ctx, srv, kv.Durability(*durability), *port, *uriOnly, stdout, stderr)
 		case "stop":
-			c = serverStop(srv, stdout, stderr)
+			c = serverStop(ctx, srv, stdout, stderr)
 		case "status":
 			c = serverStatus(srv, stdout)
 		}
@@ -131,7 +157,18 @@ func serverStart(ctx context.Context, srv server.Server, d kv.Durability, port i
 	if d != kv.Sync && d != kv.Async {
 		return fail(stderr, usagef("--durability: %q: want sync or async", d))
 	}
+	var log io.Writer = stderr
+	if uriOnly {
+		log = io.Discard
+	}
 	home := serverHome()
+	// One start or stop of an instance at a time, across processes: a
+	// second start waits for the first, then finds it running.
+	unlock, err := server.LockInstance(ctx, home, srv.Name(), server.LockWait, stderr)
+	if err != nil {
+		return failLocked(ctx, stderr, err)
+	}
+	defer unlock()
 	if inst, err := server.LoadState(home, srv.Name()); err == nil && server.Alive(inst.PID) {
 		if uriOnly {
 			fmt.Fprintln(stdout, inst.URI)
@@ -147,24 +184,63 @@ func serverStart(ctx context.Context, srv server.Server, d kv.Durability, port i
 	if err != nil {
 		return fail(stderr, err)
 	}
-	_ = os.RemoveAll(dir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// Emptied, not removed: the directory carries the lock.
+	if err := server.ClearInstanceDir(home, srv.Name()); err != nil {
 		return fail(stderr, err)
-	}
-	var log io.Writer = stderr
-	if uriOnly {
-		log = io.Discard
 	}
 	t0 := time.Now()
 	if err := server.ReapLeftovers(ctx, log); err != nil {
 		fmt.Fprintln(stderr, "storebench:", err)
 	}
+	// Every process the start spawns is leased until the state is saved:
+	// a start that fails or is interrupted stops them here, and should
+	// this process be killed, the next start of any storebench does.
+	var (
+		mu       sync.Mutex // a cluster's nodes start at once
+		spawned  []*proc.Handle
+		releases []func()
+		leaseErr error
+	)
+	defer func() {
+		for _, r := range releases {
+			r()
+		}
+	}()
+	sctx := proc.WithStarted(ctx, func(h *proc.Handle) {
+		mu.Lock()
+		defer mu.Unlock()
+		spawned = append(spawned, h)
+		r, err := server.LeaseProcess(srv.Name(), h.PID, dir)
+		if err != nil {
+			leaseErr = errors.Join(leaseErr, err)
+			return
+		}
+		releases = append(releases, r)
+	})
 	// Detached: this server is meant to outlive this command.
-	inst, err := srv.Start(ctx, server.Config{Dir: dir, Port: port, Durability: d, Log: log, Detach: true})
-	if err != nil {
-		return fail(stderr, err)
+	inst, err := srv.Start(sctx, server.Config{Dir: dir, Port: port, Durability: d, Log: log, Detach: true})
+	mu.Lock()
+	defer mu.Unlock()
+	if err == nil {
+		err = leaseErr
+		if err == nil {
+			err = server.SaveState(home, inst)
+		}
+		if err != nil {
+			stopCtx, cancel := context.WithTimeout(context.Background(), server.DefaultStopTimeout)
+			_ = inst.Stop(stopCtx)
+			cancel()
+		}
 	}
-	if err := server.SaveState(home, inst); err != nil {
+	if err != nil {
+		// Whatever the server package left running is stopped too.
+		for _, h := range spawned {
+			_ = proc.Stop(context.Background(), h, stopSignal(srv), 5*time.Second)
+		}
+		if ctx.Err() != nil {
+			fmt.Fprintf(stderr, "storebench: %s start interrupted; stopped what it had started\n", srv.Name())
+			return exitInterrupted
+		}
 		return fail(stderr, err)
 	}
 	if uriOnly {
@@ -175,16 +251,42 @@ func serverStart(ctx context.Context, srv server.Server, d kv.Durability, port i
 	return exitOK
 }
 
-func serverStop(srv server.Server, stdout, stderr io.Writer) int {
-	inst, err := server.LoadState(serverHome(), srv.Name())
+func stopSignal(srv server.Server) syscall.Signal {
+	if ss, ok := srv.(server.StopSignaler); ok {
+		return ss.StopSignal()
+	}
+	return syscall.SIGTERM
+}
+
+// failLocked reports a lock that could not be taken: exit 130 when the
+// user gave up (Ctrl-C), else 1.
+func failLocked(ctx context.Context, stderr io.Writer, err error) int {
+	fmt.Fprintln(stderr, "storebench: "+err.Error())
+	if ctx.Err() != nil {
+		return exitInterrupted
+	}
+	return exitFailed
+}
+
+func serverStop(ctx context.Context, srv server.Server, stdout, stderr io.Writer) int {
+	home := serverHome()
+	unlock, err := server.LockInstance(ctx, home, srv.Name(), server.LockWait, stderr)
+	if err != nil {
+		return failLocked(ctx, stderr, err)
+	}
+	defer unlock()
+	inst, err := server.LoadState(home, srv.Name())
 	if err != nil || !server.Alive(inst.PID) {
 		fmt.Fprintf(stdout, "%s: not running\n", srv.Name())
 		return exitOK
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), server.DefaultStopTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), server.DefaultStopTimeout)
 	defer cancel()
-	if err := inst.Stop(ctx); err != nil {
+	if err := inst.Stop(sctx); err != nil {
 		return fail(stderr, fmt.Errorf("stopping %s: %w", srv.Name(), err))
+	}
+	if err := server.RemoveState(home, srv.Name()); err != nil {
+		return fail(stderr, err)
 	}
 	fmt.Fprintf(stdout, "%s: stopped\n", srv.Name())
 	return exitOK
@@ -200,6 +302,9 @@ func serverStatus(srv server.Server, stdout io.Writer) int {
 	if err == nil && server.Alive(inst.PID) {
 		running = fmt.Sprintf("running, pid %d, %s", inst.PID, target.RedactURI(inst.URI))
 	}
+	if holder, busy := server.InstanceBusy(serverHome(), srv.Name()); busy {
+		running += fmt.Sprintf(" (%s is starting or stopping it)", holder)
+	}
 	fmt.Fprintf(stdout, "%-10s %s; %s\n", srv.Name(), installed, running)
 	// A cluster: every node, up or down.
 	if err == nil && server.Alive(inst.PID) {
@@ -211,14 +316,19 @@ func serverStatus(srv server.Server, stdout io.Writer) int {
 			fmt.Fprintf(stdout, "%-10s %s %s: %s; %s\n", "", n.Name, n.Addr, state, n.Role)
 		}
 	}
-	// Servers runs started for themselves: listed, so that none is ever
-	// invisible, and a leftover of a dead run is named as such.
+	// Servers runs started for themselves, and those a `server start` has
+	// spawned but not yet recorded: listed, so that none is ever
+	// invisible, and a leftover of a dead storebench is named as such.
 	leased, err := server.Leased()
+	absHome, _ := filepath.Abs(serverHome())
 	for _, l := range leased {
 		if l.Name != srv.Name() || l.PID == 0 {
 			continue
 		}
 		owner := fmt.Sprintf("started by the run of storebench pid %d", l.Owner)
+		if filepath.Dir(l.Dir) == absHome {
+			owner = fmt.Sprintf("being started by storebench pid %d", l.Owner)
+		}
 		if !l.OwnerAlive {
 			owner = fmt.Sprintf("LEFT OVER by storebench pid %d, which is gone: the next start stops it", l.Owner)
 		}

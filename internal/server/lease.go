@@ -62,25 +62,42 @@ func Lease(inst *Instance, remove string) (release func(), err error) {
 	if inst == nil || inst.PID <= 0 {
 		return nil, errors.New("leasing a server: no instance")
 	}
-	l := lease{Name: inst.Name, PID: inst.PID, Owner: os.Getpid(), Dir: filepath.Dir(inst.DataDir), Remove: remove,
-		StopSignal: unix.SignalName(stopSignal(inst.Name))}
-	if l.PIDStart, err = proc.StartTime(inst.PID); err != nil {
-		return nil, fmt.Errorf("leasing %s: %w", inst.Name, err)
+	return leasePID(inst.Name, inst.PID, filepath.Dir(inst.DataDir), remove)
+}
+
+// LeaseProcess records a process this storebench has just started for
+// the server name in the instance directory dir, like Lease: should this
+// process die before it releases the lease, the next start of any
+// storebench (ReapLeftovers) stops it. `storebench server start` holds
+// one on each process of a detached server until the instance's state is
+// saved.
+func LeaseProcess(name string, pid int, dir string) (release func(), err error) {
+	if pid <= 0 {
+		return nil, fmt.Errorf("leasing %s: no process", name)
+	}
+	return leasePID(name, pid, dir, "")
+}
+
+func leasePID(name string, pid int, dir, remove string) (release func(), err error) {
+	l := lease{Name: name, PID: pid, Owner: os.Getpid(), Dir: dir, Remove: remove,
+		StopSignal: unix.SignalName(stopSignal(name))}
+	if l.PIDStart, err = proc.StartTime(pid); err != nil {
+		return nil, fmt.Errorf("leasing %s: %w", name, err)
 	}
 	if l.OwnerStart, err = proc.StartTime(l.Owner); err != nil {
-		return nil, fmt.Errorf("leasing %s: %w", inst.Name, err)
+		return nil, fmt.Errorf("leasing %s: %w", name, err)
 	}
 	b, err := json.MarshalIndent(l, "", "  ")
 	if err != nil {
-		return nil, fmt.Errorf("leasing %s: %w", inst.Name, err)
+		return nil, fmt.Errorf("leasing %s: %w", name, err)
 	}
-	dir := LeaseDir()
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("leasing %s: %w", inst.Name, err)
+	leases := LeaseDir()
+	if err := os.MkdirAll(leases, 0o700); err != nil {
+		return nil, fmt.Errorf("leasing %s: %w", name, err)
 	}
-	path := filepath.Join(dir, fmt.Sprintf("%d-%s-%d.json", l.Owner, l.Name, l.PID))
+	path := filepath.Join(leases, fmt.Sprintf("%d-%s-%d.json", l.Owner, l.Name, l.PID))
 	if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
-		return nil, fmt.Errorf("leasing %s: %w", inst.Name, err)
+		return nil, fmt.Errorf("leasing %s: %w", name, err)
 	}
 	return func() { _ = os.Remove(path) }, nil
 }

@@ -8,11 +8,17 @@ package target
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
+	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"storebench/internal/kv"
 )
@@ -238,7 +244,10 @@ func fromEngine(e kv.Engine) Info {
 
 // Lookup finds a target by name or by URI scheme.
 func Lookup(name string) (Info, error) {
-	if scheme, _, ok := strings.Cut(name, "://"); ok {
+	if scheme, rest, ok := strings.Cut(name, "://"); ok {
+		if err := checkPorts(scheme, rest); err != nil {
+			return Info{}, err
+		}
 		for _, i := range All() {
 			for _, s := range i.Schemes {
 				if s == scheme {
@@ -262,6 +271,34 @@ func Lookup(name string) (Info, error) {
 		}
 	}
 	return Info{}, fmt.Errorf("unknown target %q (see `storebench list`)", name)
+}
+
+// checkPorts refuses a URI whose hosts name a port outside 1..65535
+// (rest is what follows "scheme://"; hosts are comma-separated, as
+// MongoDB and Cassandra take them), before anything dials it. The URI
+// itself is not quoted: it may carry a password.
+func checkPorts(scheme, rest string) error {
+	u, err := url.Parse(scheme + "://" + rest)
+	if err != nil {
+		return nil // the target says what is wrong with it
+	}
+	for _, host := range strings.Split(u.Host, ",") {
+		port := ""
+		if strings.HasPrefix(host, "[") {
+			if i := strings.Index(host, "]:"); i >= 0 {
+				port = host[i+2:]
+			}
+		} else if i := strings.LastIndex(host, ":"); i >= 0 {
+			port = host[i+1:]
+		}
+		if port == "" {
+			continue
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("%s:// target: port %q: want 1..65535", scheme, port)
+		}
+	}
+	return nil
 }
 
 // All returns every target, embedded engines first (kv engines by name,
@@ -296,5 +333,52 @@ type Resetter interface {
 // names the target and the redacted URI, with the password scrubbed from
 // the driver's message.
 func OpenError(name, uri string, err error) error {
-	return fmt.Errorf("%s at %s: %s", name, RedactURI(uri), Scrub(uri, err.Error()))
+	return fmt.Errorf("%s at %s: %s", name, RedactURI(uri), OneLine(Scrub(uri, err.Error())))
+}
+
+// NoAnswer says how long a target waited for a server that did not answer
+// in time: a timeout error (a context deadline, a socket deadline, a
+// driver's own "timed out") becomes "no answer within BOUND: err", BOUND
+// being the bound the target keeps; any other error is returned as is.
+func NoAnswer(err error, bound time.Duration) error {
+	if err == nil || !isTimeout(err) {
+		return err
+	}
+	if strings.Contains(err.Error(), fmt.Sprintf("within %v", bound)) {
+		return err
+	}
+	return fmt.Errorf("no answer within %v: %w", bound, err)
+}
+
+func isTimeout(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "timeout") || strings.Contains(msg, "timed out") || strings.Contains(msg, "deadline exceeded")
+}
+
+// OneLine folds a driver's multi-line message (pgx lists every address
+// it tried, one per line, often the same line twice) into one line: its
+// lines joined by "; ", repeats dropped.
+func OneLine(msg string) string {
+	if !strings.ContainsAny(msg, "\r\n") {
+		return msg
+	}
+	var parts []string
+	seen := map[string]bool{}
+	for _, l := range strings.FieldsFunc(msg, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		l = strings.TrimSpace(l)
+		if l == "" || seen[l] {
+			continue
+		}
+		seen[l] = true
+		parts = append(parts, l)
+	}
+	out := strings.Join(parts, "; ")
+	return strings.ReplaceAll(out, ":; ", ": ")
 }

@@ -172,7 +172,20 @@ func Start(ctx context.Context, spec Spec) (*Handle, error) {
 		release()
 		close(h.done)
 	}()
+	if fn, ok := ctx.Value(startedKey{}).(func(*Handle)); ok {
+		fn(h)
+	}
 	return h, nil
+}
+
+type startedKey struct{}
+
+// WithStarted returns a context under which Start calls fn with every
+// process it starts, as soon as it runs: `storebench server start`
+// records a detached server before it is ready, so that no failure,
+// interruption or kill leaves it running unknown to any storebench.
+func WithStarted(ctx context.Context, fn func(h *Handle)) context.Context {
+	return context.WithValue(ctx, startedKey{}, fn)
 }
 
 // StartTied starts cmd so that the kernel sends it SIGKILL when storebench

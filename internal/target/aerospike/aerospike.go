@@ -161,7 +161,7 @@ func open(o target.Options) (*Store, error) {
 	cp.FailIfNotConnected = true
 	c, aerr := as.NewClientWithPolicy(cp, loc.host, loc.port)
 	if aerr != nil {
-		return nil, aerr
+		return nil, target.NoAnswer(aerr, openTimeout)
 	}
 	s := &Store{c: c, ns: loc.namespace}
 	s.read = as.NewPolicy()

@@ -168,12 +168,10 @@ func Open(o target.Options) (*Store, error) {
 	return s, nil
 }
 
+// openNamed opens the store; the caller wraps its error once
+// (target.OpenError), naming its own target.
 func openNamed(o target.Options, known []string) (*Store, error) {
-	s, err := open(o, known)
-	if err != nil && len(known) == len(optionNames) {
-		return nil, target.OpenError(name, o.URI, err)
-	}
-	return s, err
+	return open(o, known)
 }
 
 func open(o target.Options, known []string) (*Store, error) {
@@ -241,7 +239,7 @@ func open(o target.Options, known []string) (*Store, error) {
 	}
 	sess, err := c.CreateSession()
 	if err != nil {
-		return nil, err
+		return nil, target.NoAnswer(err, connectTimeout)
 	}
 	s := &Store{s: sess, ks: ks, cons: cons, readCons: readCons, hosts: len(hosts)}
 	if err := s.init(isSync, pool, o.URI); err != nil {

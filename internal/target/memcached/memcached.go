@@ -120,7 +120,7 @@ func open(o target.Options) (*Store, error) {
 	}
 	c.MaxIdleConns = pool
 	if err := c.Ping(); err != nil {
-		return nil, err
+		return nil, target.NoAnswer(err, timeout)
 	}
 	durability := "none: memory only, least recently used items evicted when full"
 	if isSync {

@@ -162,7 +162,7 @@ func open(o target.Options, b backend) (*Store, error) {
 	case err := <-pinged:
 		if err != nil {
 			abandon(client)
-			return nil, err
+			return nil, target.NoAnswer(err, openTimeout)
 		}
 	case <-time.After(time.Until(deadline) + 250*time.Millisecond):
 		go abandon(client)

@@ -105,7 +105,13 @@ func Open(o target.Options) (*Store, error) {
 	defer cancel()
 	if err := c.Ping(ctx).Err(); err != nil {
 		c.Close()
-		return nil, err
+		// A node that does not answer fails the ping at opTimeout, unless
+		// the whole open ran out first.
+		bound := opTimeout
+		if ctx.Err() != nil {
+			bound = openTimeout
+		}
+		return nil, target.NoAnswer(err, bound)
 	}
 	// The durability each primary applies, which a sync study needs to be
 	// an fsync per write on all of them.

@@ -91,7 +91,7 @@ func open(o target.Options, generated bool) (*Site, error) {
 	defer cancel()
 	status, body, err := sweb.Get(ctx, o.URI)
 	if err != nil {
-		return nil, err
+		return nil, target.NoAnswer(err, openTimeout)
 	}
 	if status != http.StatusOK {
 		return nil, fmt.Errorf("GET answered status %d (want 200)", status)
