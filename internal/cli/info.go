@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -10,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"storebench/internal/kv"
+	"storebench/internal/redact"
 	"storebench/internal/report"
 	"storebench/internal/results"
 	"storebench/internal/server"
@@ -190,8 +192,11 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "storebench worker:", err)
 		return exitFailed
 	}
+	// The worker has its target's URI, password included: what it and
+	// the drivers' loggers write to its log (stderr) has it masked.
+	log.SetOutput(redact.Writer(stderr))
 	if err := worker.Serve(os.Stdin, proto, Version); err != nil {
-		fmt.Fprintln(stderr, "storebench worker:", err)
+		fmt.Fprintln(stderr, "storebench worker:", redact.Text(err.Error()))
 		return exitFailed
 	}
 	return exitOK

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"storebench/internal/kv"
+	"storebench/internal/redact"
 )
 
 // Options open a target.
@@ -296,5 +297,5 @@ type Resetter interface {
 // names the target and the redacted URI, with the password scrubbed from
 // the driver's message.
 func OpenError(name, uri string, err error) error {
-	return fmt.Errorf("%s at %s: %s", name, RedactURI(uri), Scrub(uri, err.Error()))
+	return fmt.Errorf("%s at %s: %s", name, redact.Text(uri), redact.Scrub(uri, err.Error()))
 }

@@ -18,6 +18,7 @@ import (
 
 	"storebench/internal/kv"
 	"storebench/internal/measure/procstat"
+	"storebench/internal/redact"
 	"storebench/internal/results"
 	"storebench/internal/target"
 	"storebench/internal/wire"
@@ -174,7 +175,7 @@ type server struct {
 // coordinator can no longer hear it, so nothing it does can be reported.
 // A variable so that a test can observe it.
 var fatal = func(err error) {
-	fmt.Fprintln(os.Stderr, "storebench worker:", err)
+	fmt.Fprintln(os.Stderr, "storebench worker:", redact.Text(err.Error()))
 	os.Exit(1)
 }
 
