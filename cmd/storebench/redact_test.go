@@ -238,3 +238,26 @@ func noSecretIn(t *testing.T, dir, screen, secret string) {
 		t.Errorf("the screen shows the password:\n%s", screen)
 	}
 }
+
+// A command line refused before anything runs quotes what it refuses
+// with its secrets masked: a target named twice, a host with a query.
+func TestRefusedCommandPrintsNoPassword(t *testing.T) {
+	const pw = "Refused-pw-7Hq2"
+	uri := "postgres://u@127.0.0.1:1/db?sslmode=disable&password=" + pw
+	for _, args := range [][]string{
+		{"run", "ledger", "--targets", uri + "," + uri},
+		{"run", "ledger", "--targets", "postgres://u:" + pw + "@127.0.0.1:1/db", "--workers", "2", "--hosts", "ssh://bench@127.0.0.1?password=" + pw},
+		{"run", "ledger", "--seed", uri},
+	} {
+		stdout, stderr, code := runCLI(t, append(args, "--out", t.TempDir())...)
+		if code != 2 {
+			t.Errorf("%q: exit %d, want 2\n%s", args, code, stderr)
+		}
+		if strings.Contains(stdout+stderr, pw) {
+			t.Errorf("%q: the screen shows the password:\n%s%s", args, stdout, stderr)
+		}
+		if !strings.Contains(stderr, "xxxxx") {
+			t.Errorf("%q: the message does not show the masked URI:\n%s", args, stderr)
+		}
+	}
+}

@@ -135,7 +135,7 @@ func parse(fs *flag.FlagSet, args []string, stdout io.Writer) (int, bool) {
 				stdout.Write(help.Bytes())
 				return exitOK, true
 			}
-			fmt.Fprintf(stderr, "storebench %s: %v (try `storebench %s --help`)\n", fs.Name(), err, fs.Name())
+			fmt.Fprintf(stderr, "storebench %s: %s (try `storebench %s --help`)\n", fs.Name(), redact.Text(err.Error()), fs.Name())
 			return exitUsage, true
 		}
 		args = fs.Args()
