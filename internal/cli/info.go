@@ -210,6 +210,10 @@ func readRun(arg string) (*results.Run, string, error) {
 		dir, file = filepath.Dir(arg), arg
 	}
 	run, err := results.Read(file)
+	if run != nil {
+		// A run written before secrets were masked whole is shown masked.
+		redact.Value(run)
+	}
 	return run, dir, err
 }
 

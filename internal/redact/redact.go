@@ -19,10 +19,10 @@
 //   - the password of a Go MySQL DSN: user:PASSWORD@tcp(host:port)/db
 //     (also @unix(, @tcp4(, @tcp6();
 //   - the value of a bare key=value pair, as in a PostgreSQL conninfo
-//     (password=PW or password='P W'), whose key names a password, a
-//     secret or a token (see bareSecret: narrower than SecretKey, since
-//     plain text holds key=value pairs that are no secrets, such as
-//     --set ycsb.keys=1000).
+//     (password=PW or password='P W'), whose key is the name of a
+//     password, a secret or a token (see bareSecret: narrower than
+//     SecretKey, since plain text holds key=value pairs that are no
+//     secrets, such as --set ycsb.keys=1000).
 //
 // A secret is masked whole even when it holds characters that end other
 // parts of a URI ('@', '?', '#', ',', '/' in a query value); a URI ends
@@ -68,21 +68,31 @@ func SecretKey(k string) bool {
 }
 
 // bareSecret reports whether a key=value pair outside a URI is a secret:
-// its key (the part after the last '.') holds pass, pwd or secret, or
-// ends in token or apikey/api_key.
+// its key (the part after the last '.') is one of a few names of a
+// password, a secret or a token. Outside a URI only whole names count:
+// plain text holds key=value pairs that are no secret (--set
+// ycsb.keys=1000, a base64 histogram's padding).
 func bareSecret(k string) bool {
 	k = strings.ToLower(k)
 	if i := strings.LastIndexByte(k, '.'); i >= 0 {
 		k = k[i+1:]
 	}
-	return strings.Contains(k, "pass") || strings.Contains(k, "pwd") || strings.Contains(k, "secret") ||
-		strings.HasSuffix(k, "token") || strings.HasSuffix(k, "apikey") || strings.HasSuffix(k, "api_key")
+	switch k {
+	case "password", "passwd", "pass", "pwd", "sslpassword", "sasl_password", "secret", "client_secret",
+		"secret_key", "token", "access_token", "auth_token", "apikey", "api_key":
+		return true
+	}
+	return false
 }
 
 // Text masks every secret in s (a URI, a command line, a study's YAML, a
 // driver's message) with xxxxx.
-func Text(s string) string {
-	spans := secretSpans(s)
+func Text(s string) string { return mask(s, "") }
+
+// mask masks the secrets of s; a query value also ends at any byte of
+// valueEnds.
+func mask(s, valueEnds string) string {
+	spans := secretSpans(s, valueEnds)
 	if len(spans) == 0 {
 		return s
 	}
@@ -99,19 +109,16 @@ func Text(s string) string {
 
 // Args returns a copy of a command line with every secret masked: what a
 // run stores as its command. A comma separates the targets of --targets,
-// so each comma-separated part is masked on its own: a URI there never
-// holds a comma, and the targets after it stay readable.
+// so a query value ends at a comma there (the targets after it stay
+// readable); a password in the user information is masked whole, commas
+// and all.
 func Args(args []string) []string {
 	if args == nil {
 		return nil
 	}
 	out := make([]string, len(args))
 	for i, a := range args {
-		parts := strings.Split(a, ",")
-		for j, p := range parts {
-			parts[j] = Text(p)
-		}
-		out[i] = strings.Join(parts, ",")
+		out[i] = mask(a, ",")
 	}
 	return out
 }
@@ -127,7 +134,7 @@ func Secrets(uri string) []string {
 			out = append(out, v)
 		}
 	}
-	for _, sp := range secretSpans(uri) {
+	for _, sp := range secretSpans(uri, "") {
 		raw := uri[sp[0]:sp[1]]
 		add(raw)
 		if dec, err := url.PathUnescape(raw); err == nil {
@@ -256,17 +263,17 @@ func tokenEnd(s string, i int) int {
 }
 
 // secretSpans returns the sorted, disjoint [start, end) byte ranges of the
-// secrets in s.
-func secretSpans(s string) [][2]int {
+// secrets in s; a query value also ends at any byte of valueEnds.
+func secretSpans(s, valueEnds string) [][2]int {
 	var spans [][2]int
 	add := func(a, b int) {
 		if b > a {
 			spans = append(spans, [2]int{a, b})
 		}
 	}
-	uriSpans(s, add)
+	uriSpans(s, valueEnds, add)
 	dsnSpans(s, add)
-	bareSpans(s, add)
+	bareSpans(s, valueEnds, add)
 	if len(spans) == 0 {
 		return nil
 	}
@@ -286,10 +293,13 @@ func secretSpans(s string) [][2]int {
 // uriSpans finds the secrets of every scheme://... in s. The user
 // information ends at the last '@' before the first '/' after the
 // scheme, so that a password holding '@', '?', '#' or ',' is masked
-// whole and an '@' in a path or query is not taken for one; the query
-// starts at the first '?' after the user information, its parameters are
-// separated by '&' or ';', and it ends at '#'.
-func uriSpans(s string, add func(a, b int)) {
+// whole and an '@' in a path is not taken for one. Without a path, an
+// '@' may also be in the query (redis://h:1?password=p@ss): then both
+// readings are masked, the user information up to the last '@' before
+// the first '?' too. The query starts at the first '?' after the user
+// information, its parameters are separated by '&' or ';', and it ends
+// at '#'.
+func uriSpans(s, valueEnds string, add func(a, b int)) {
 	for i := 0; ; {
 		k := strings.Index(s[i:], "://")
 		if k < 0 {
@@ -301,38 +311,55 @@ func uriSpans(s string, add func(a, b int)) {
 		if slash := strings.IndexByte(s[start:end], '/'); slash >= 0 {
 			authEnd = start + slash
 		}
-		hostStart := start
-		if at := strings.LastIndexByte(s[start:authEnd], '@'); at >= 0 {
-			if colon := strings.IndexByte(s[start:start+at], ':'); colon >= 0 {
-				add(start+colon+1, start+at)
-			}
-			hostStart = start + at + 1
+		qEnd := authEnd
+		if q := strings.IndexByte(s[start:authEnd], '?'); q >= 0 {
+			qEnd = start + q
 		}
-		if q := strings.IndexByte(s[hostStart:end], '?'); q >= 0 {
-			qs, qe := hostStart+q+1, end
-			if h := strings.IndexByte(s[qs:qe], '#'); h >= 0 {
-				qe = qs + h
+		for _, regionEnd := range []int{authEnd, qEnd} {
+			hostStart := start
+			if at := strings.LastIndexByte(s[start:regionEnd], '@'); at >= 0 {
+				if colon := strings.IndexByte(s[start:start+at], ':'); colon >= 0 {
+					add(start+colon+1, start+at)
+				}
+				hostStart = start + at + 1
 			}
-			for ps := qs; ps < qe; {
-				pe := qe
-				if sep := strings.IndexAny(s[ps:qe], "&;"); sep >= 0 {
-					pe = ps + sep
+			querySpans(s, hostStart, end, valueEnds, add)
+		}
+		// Go on after the scheme: a URI in a query value is another URI.
+		i = start
+	}
+}
+
+// querySpans finds the secret query parameters of the URI whose host
+// starts at hostStart and which ends at end.
+func querySpans(s string, hostStart, end int, valueEnds string, add func(a, b int)) {
+	q := strings.IndexByte(s[hostStart:end], '?')
+	if q < 0 {
+		return
+	}
+	qs, qe := hostStart+q+1, end
+	if h := strings.IndexByte(s[qs:qe], '#'); h >= 0 {
+		qe = qs + h
+	}
+	for ps := qs; ps < qe; {
+		pe := qe
+		if sep := strings.IndexAny(s[ps:qe], "&;"); sep >= 0 {
+			pe = ps + sep
+		}
+		if eq := strings.IndexByte(s[ps:pe], '='); eq > 0 {
+			key := s[ps : ps+eq]
+			if dec, err := url.QueryUnescape(key); err == nil {
+				key = dec
+			}
+			if SecretKey(key) {
+				ve := pe
+				if e := strings.IndexAny(s[ps+eq+1:pe], valueEnds); valueEnds != "" && e >= 0 {
+					ve = ps + eq + 1 + e
 				}
-				if eq := strings.IndexByte(s[ps:pe], '='); eq > 0 {
-					key := s[ps : ps+eq]
-					if dec, err := url.QueryUnescape(key); err == nil {
-						key = dec
-					}
-					if SecretKey(key) {
-						add(ps+eq+1, pe)
-					}
-				}
-				ps = pe + 1
+				add(ps+eq+1, ve)
 			}
 		}
-		// Go on after the user information: a URI in a query value is
-		// another URI.
-		i = hostStart
+		ps = pe + 1
 	}
 }
 
@@ -363,7 +390,7 @@ func dsnSpans(s string, add func(a, b int)) {
 
 // bareSpans finds key=value pairs outside URIs whose key names a secret
 // (a PostgreSQL conninfo: password=PW, password = 'P W').
-func bareSpans(s string, add func(a, b int)) {
+func bareSpans(s, valueEnds string, add func(a, b int)) {
 	isKey := func(c byte) bool {
 		return c == '_' || c == '.' || c == '-' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 	}
@@ -389,6 +416,9 @@ func bareSpans(s string, add func(a, b int)) {
 		for v < len(s) && s[v] == ' ' {
 			v++
 		}
+		if v < len(s) && s[v] == '=' {
+			continue // "==": no value (base64 padding)
+		}
 		if v < len(s) && s[v] == '\'' {
 			// A quoted conninfo value: up to the next unescaped quote.
 			e := v + 1
@@ -402,7 +432,7 @@ func bareSpans(s string, add func(a, b int)) {
 			continue
 		}
 		e := v
-		for e < len(s) && !strings.ContainsRune(ends+"&;", rune(s[e])) {
+		for e < len(s) && !strings.ContainsRune(ends+"&;"+valueEnds, rune(s[e])) {
 			e++
 		}
 		for e > v && strings.ContainsRune(",]})", rune(s[e-1])) {

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -48,6 +49,11 @@ func TestTextMasksEverySchemeSecret(t *testing.T) {
 		{"postgres://h/db?PASSWORD=S3c%26ret;user=u", "postgres://h/db?PASSWORD=xxxxx;user=u"},
 		// both, and a value holding what ends other parts of a URI
 		{"postgres://u:S3cret@h/db?password=An@?/,x", "postgres://u:xxxxx@h/db?password=xxxxx"},
+		{"redis://h:6379?password=S3@cret", "redis://h:xxxxx"},
+		{"redis://:S3@cr?et@h:6379?auth=S3cret", "redis://:xxxxx@h:6379?auth=xxxxx"},
+		// '@' in both without a path: either reading may be the right
+		// one, so both are masked
+		{"postgres://u:S3c@ret@h?password=S3@cret&sslmode=disable", "postgres://u:xxxxx&sslmode=disable"},
 		// a Go MySQL DSN and a PostgreSQL conninfo, as drivers quote them
 		{"dial bench:S3cret@tcp(127.0.0.1:3306)/db failed", "dial bench:xxxxx@tcp(127.0.0.1:3306)/db failed"},
 		{"u:S3cret@unix(/tmp/my.sock)/db", "u:xxxxx@unix(/tmp/my.sock)/db"},
@@ -72,6 +78,8 @@ func TestTextLeavesTheRestAlone(t *testing.T) {
 		"storebench run ycsb --set ycsb.keys=1000 --set cassandra.tokens=16 --set tripcache.key_bytes=16",
 		"cassandra://h/ks?keyspace=x&consistency=ONE", "http://h/x?page=2#key=3",
 		"name: ledger\nparams: {payload: 100, passes: [1, 2]}",
+		"HISTFAAAACx4nJNpmSzMwMDAzQABzFCaEUrLQ+kDUDqqVmsClN0LpXmgdDKUbmOzpwd==", "x+y/apwd==", "pwd==",
+		"--set ledger.password_length=12 --set x.token_bytes=16 --set secret_sauce=1",
 	} {
 		if got := Text(s); got != s {
 			t.Errorf("Text(%q) = %q: changed without a secret", s, got)
@@ -98,9 +106,11 @@ func TestTextInAStudy(t *testing.T) {
 }
 
 func TestArgs(t *testing.T) {
-	cmd := []string{"storebench", "run", "ledger", "--targets", "pebble,postgres://u@h/db?password=S3cret,lmdb,redis://:Pw-1@h:1/0", "--ladder=10"}
+	cmd := []string{"storebench", "run", "ledger", "--targets", "pebble,postgres://u@h/db?password=S3cret,lmdb,redis://:Pw-1@h:1/0", "--ladder=10",
+		"--set", "tripcache.kafka_uri=kafka://u:p,w@h1:9092,h2:9092"}
 	got := strings.Join(Args(cmd), " ")
-	if got != "storebench run ledger --targets pebble,postgres://u@h/db?password=xxxxx,lmdb,redis://:xxxxx@h:1/0 --ladder=10" {
+	if got != "storebench run ledger --targets pebble,postgres://u@h/db?password=xxxxx,lmdb,redis://:xxxxx@h:1/0 --ladder=10"+
+		" --set tripcache.kafka_uri=kafka://u:xxxxx@h1:9092,h2:9092" {
 		t.Errorf("Args = %q", got)
 	}
 	if cmd[4] != "pebble,postgres://u@h/db?password=S3cret,lmdb,redis://:Pw-1@h:1/0" {
@@ -164,5 +174,41 @@ func TestValue(t *testing.T) {
 	}
 	if !reflect.DeepEqual(v, want) {
 		t.Errorf("Value:\n got %+v\nwant %+v", v, want)
+	}
+}
+
+// Random passwords holding what ends other parts of a URI, in the user
+// information and in the query of every scheme, never survive Text.
+func TestTextRandomPasswords(t *testing.T) {
+	schemes := []string{"redis", "rediss", "redis-cluster", "postgres", "postgresql", "mysql", "cassandra",
+		"mongodb", "mongodb+srv", "memcached", "aerospike", "http", "https", "kafka", "ssh"}
+	userChars := "abcXYZ019-._~!$&*+,;=:@?#"
+	queryChars := "abcXYZ019-._~!$*+,:@/?"
+	rng := rand.New(rand.NewPCG(1, 2))
+	gen := func(chars string) string {
+		b := []byte("Pw")
+		for range 6 + rng.IntN(10) {
+			b = append(b, chars[rng.IntN(len(chars))])
+		}
+		return string(b) + "Z"
+	}
+	for i := 0; i < 3000; i++ {
+		sc := schemes[rng.IntN(len(schemes))]
+		pu, pq := gen(userChars), gen(queryChars)
+		paths := []string{"", "/db", "/0"}
+		path := paths[rng.IntN(len(paths))]
+		for _, uri := range []string{
+			sc + "://user:" + pu + "@h1:1,h2:2" + path,
+			sc + "://user:" + pu + "@h:1" + path + "?x=1&password=" + pq + "&y=2",
+			sc + "://h:1" + path + "?password=" + pq,
+			sc + "://h:1" + path + "?sslmode=disable&password=" + pq,
+		} {
+			for _, text := range []string{uri, "targets: [\"" + uri + "\", lmdb]", "- " + uri + "\n- lmdb", "failed: " + uri + ": refused"} {
+				got := Text(text)
+				if strings.Contains(got, pu) || strings.Contains(got, pq) {
+					t.Fatalf("Text(%q) = %q", text, got)
+				}
+			}
+		}
 	}
 }
