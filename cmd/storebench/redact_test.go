@@ -142,8 +142,8 @@ func TestQueryPasswordReachesNoFile(t *testing.T) {
 	if s := run.Targets[0].Server; s == nil || !strings.Contains(s.URI, "password=xxxxx") {
 		t.Errorf("server %+v: want its masked URI", s)
 	}
-	if !strings.Contains(stderr, "127.0.0.1:"+closed) {
-		t.Errorf("the failure does not name the server it tried:\n%s", stderr)
+	if !strings.Contains(stderr, "127.0.0.1:"+closed) || !strings.Contains(stderr, "password=xxxxx") {
+		t.Errorf("the failure does not name the server it tried, masked:\n%s", stderr)
 	}
 	// The study kept with the run is still the study: it parses.
 	for _, f := range []string{"study.original.yaml", "study.yaml"} {

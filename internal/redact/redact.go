@@ -26,8 +26,9 @@
 //
 // A secret is masked whole even when it holds characters that end other
 // parts of a URI ('@', '?', '#', ',', '/' in a query value); a URI ends
-// at white space or a quote, and trailing ",]})" (YAML flow punctuation,
-// a closing parenthesis) are left to the text around it.
+// at white space or a quote, and its trailing punctuation (",.:;]})>":
+// YAML flow punctuation, the colon after a URI in a message, a closing
+// parenthesis) is left to the text around it.
 package redact
 
 import (
@@ -248,15 +249,19 @@ func holds(t reflect.Type, seen map[reflect.Type]bool) bool {
 // quotes.
 const ends = " \t\r\n\"'`"
 
+// trailing is the punctuation that ends a sentence or a list around a
+// URI rather than its last query value.
+const trailing = ",.:;]})>"
+
 // tokenEnd returns where the token starting at i ends (at white space, a
-// quote or the end of s), less trailing ",]})": YAML flow punctuation or a
-// closing parenthesis around the token.
+// quote or the end of s), less its trailing punctuation: YAML flow
+// punctuation, the colon after it in a message, a closing parenthesis.
 func tokenEnd(s string, i int) int {
 	end := i
 	for end < len(s) && !strings.ContainsRune(ends, rune(s[end])) {
 		end++
 	}
-	for end > i && strings.ContainsRune(",]})", rune(s[end-1])) {
+	for end > i && strings.ContainsRune(trailing, rune(s[end-1])) {
 		end--
 	}
 	return end
@@ -435,7 +440,7 @@ func bareSpans(s, valueEnds string, add func(a, b int)) {
 		for e < len(s) && !strings.ContainsRune(ends+"&;"+valueEnds, rune(s[e])) {
 			e++
 		}
-		for e > v && strings.ContainsRune(",]})", rune(s[e-1])) {
+		for e > v && strings.ContainsRune(trailing, rune(s[e-1])) {
 			e--
 		}
 		add(v, e)

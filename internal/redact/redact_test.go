@@ -55,6 +55,8 @@ func TestTextMasksEverySchemeSecret(t *testing.T) {
 		// one, so both are masked
 		{"postgres://u:S3c@ret@h?password=S3@cret&sslmode=disable", "postgres://u:xxxxx&sslmode=disable"},
 		// a Go MySQL DSN and a PostgreSQL conninfo, as drivers quote them
+		{"postgres at postgres://u@h/db?password=S3cret: failed to connect (see postgres://h?token=S3cret).",
+			"postgres at postgres://u@h/db?password=xxxxx: failed to connect (see postgres://h?token=xxxxx)."},
 		{"dial bench:S3cret@tcp(127.0.0.1:3306)/db failed", "dial bench:xxxxx@tcp(127.0.0.1:3306)/db failed"},
 		{"u:S3cret@unix(/tmp/my.sock)/db", "u:xxxxx@unix(/tmp/my.sock)/db"},
 		{"host=h user=u password=S3cret dbname=db", "host=h user=u password=xxxxx dbname=db"},
