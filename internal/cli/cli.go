@@ -13,6 +13,7 @@ import (
 	"os"
 	"strings"
 
+	"storebench/internal/redact"
 	"storebench/internal/study"
 )
 
@@ -134,7 +135,7 @@ func parse(fs *flag.FlagSet, args []string, stdout io.Writer) (int, bool) {
 				stdout.Write(help.Bytes())
 				return exitOK, true
 			}
-			fmt.Fprintf(stderr, "storebench %s: %v (try `storebench %s --help`)\n", fs.Name(), err, fs.Name())
+			fmt.Fprintf(stderr, "storebench %s: %s (try `storebench %s --help`)\n", fs.Name(), redact.Text(err.Error()), fs.Name())
 			return exitUsage, true
 		}
 		args = fs.Args()
@@ -147,19 +148,20 @@ func parse(fs *flag.FlagSet, args []string, stdout io.Writer) (int, bool) {
 	return 0, false
 }
 
-// fail prints one clear line and picks the exit code for err.
+// fail prints one clear line, its secrets masked (an error may quote a
+// URI), and picks the exit code for err.
 func fail(stderr io.Writer, err error) int {
 	var se *study.Error
 	if errors.As(err, &se) {
-		fmt.Fprintln(stderr, "storebench: "+se.Error())
+		fmt.Fprintln(stderr, "storebench: "+redact.Text(se.Error()))
 		return exitUsage
 	}
 	var ue usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintln(stderr, "storebench: "+ue.Error())
+		fmt.Fprintln(stderr, "storebench: "+redact.Text(ue.Error()))
 		return exitUsage
 	}
-	fmt.Fprintln(stderr, "storebench: "+err.Error())
+	fmt.Fprintln(stderr, "storebench: "+redact.Text(err.Error()))
 	return exitFailed
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -10,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"storebench/internal/kv"
+	"storebench/internal/redact"
 	"storebench/internal/report"
 	"storebench/internal/results"
 	"storebench/internal/server"
@@ -228,8 +230,11 @@ func cmdWorker(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "storebench worker:", err)
 		return exitFailed
 	}
+	// The worker has its target's URI, password included: what it and
+	// the drivers' loggers write to its log (stderr) has it masked.
+	log.SetOutput(redact.Writer(stderr))
 	if err := worker.Serve(os.Stdin, proto, Version); err != nil {
-		fmt.Fprintln(stderr, "storebench worker:", err)
+		fmt.Fprintln(stderr, "storebench worker:", redact.Text(err.Error()))
 		return exitFailed
 	}
 	return exitOK
@@ -246,6 +251,8 @@ func readRun(arg string) (*results.Run, string, error) {
 	if err != nil {
 		return nil, dir, err
 	}
+	// A run written before secrets were masked whole is shown masked.
+	redact.Value(run)
 	// A results.json that parses may still hold nothing of a run (a
 	// schema_version alone): refuse it, naming what it lacks, instead of
 	// rendering an empty report or comparing nothing.

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"storebench/internal/kv"
+	"storebench/internal/redact"
 	"storebench/internal/server"
 	"storebench/internal/server/proc"
-	"storebench/internal/target"
 )
 
 const serverUsageText = `
@@ -173,7 +173,7 @@ func serverStart(ctx context.Context, srv server.Server, d kv.Durability, port i
 		if uriOnly {
 			fmt.Fprintln(stdout, inst.URI)
 		} else {
-			fmt.Fprintf(stdout, "%s: already running (pid %d) at %s\n", srv.Name(), inst.PID, target.RedactURI(inst.URI))
+			fmt.Fprintf(stdout, "%s: already running (pid %d) at %s\n", srv.Name(), inst.PID, redact.Text(inst.URI))
 		}
 		return exitOK
 	}
@@ -246,7 +246,7 @@ func serverStart(ctx context.Context, srv server.Server, d kv.Durability, port i
 	if uriOnly {
 		fmt.Fprintln(stdout, inst.URI)
 	} else {
-		fmt.Fprintf(stdout, "%s %s: ready in %.1fs, pid %d, %s\n", srv.Name(), inst.Version, time.Since(t0).Seconds(), inst.PID, target.RedactURI(inst.URI))
+		fmt.Fprintf(stdout, "%s %s: ready in %.1fs, pid %d, %s\n", srv.Name(), inst.Version, time.Since(t0).Seconds(), inst.PID, redact.Text(inst.URI))
 	}
 	return exitOK
 }
@@ -300,7 +300,7 @@ func serverStatus(srv server.Server, stdout io.Writer) int {
 	running := "not running"
 	inst, err := server.LoadState(serverHome(), srv.Name())
 	if err == nil && server.Alive(inst.PID) {
-		running = fmt.Sprintf("running, pid %d, %s", inst.PID, target.RedactURI(inst.URI))
+		running = fmt.Sprintf("running, pid %d, %s", inst.PID, redact.Text(inst.URI))
 	}
 	if holder, busy := server.InstanceBusy(serverHome(), srv.Name()); busy {
 		running += fmt.Sprintf(" (%s is starting or stopping it)", holder)

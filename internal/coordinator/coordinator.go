@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"storebench/internal/progress"
+	"storebench/internal/redact"
 	"storebench/internal/report"
 	"storebench/internal/results"
 	"storebench/internal/study"
@@ -241,15 +242,15 @@ func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, erro
 	// applied), which `storebench run` takes back. What a run stores of
 	// its study and command line never holds a password from a target's
 	// URI.
-	source, command := target.RedactText(s.Source), target.RedactCommand(o.Command)
+	source, command := redact.Text(s.Source), redact.Args(o.Command)
 	if err := os.WriteFile(filepath.Join(runDir, "study.original.yaml"), []byte(source), 0o644); err != nil {
 		return nil, "", err
 	}
-	effective, err := s.Effective(target.RedactURI)
+	effective, err := s.Effective(redact.Text)
 	if err != nil {
 		return nil, "", err
 	}
-	if err := os.WriteFile(filepath.Join(runDir, "study.yaml"), []byte(target.RedactText(string(effective))), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(runDir, "study.yaml"), []byte(redact.Text(string(effective))), 0o644); err != nil {
 		return nil, "", err
 	}
 	dataRoot := filepath.Join(runDir, "data")
@@ -471,7 +472,7 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 			uri = srv.inst.URI
 			tr.Server = srv.describe(runDir)
 		} else {
-			tr.Server = &results.Server{Name: info.Name, URI: target.RedactURI(uri)}
+			tr.Server = &results.Server{Name: info.Name, URI: redact.Text(uri)}
 			if t.Cache > 0 {
 				// Said rather than silently dropped: the server's own
 				// cache is its operator's setting.

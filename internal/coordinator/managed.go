@@ -11,6 +11,7 @@ import (
 	"storebench/internal/kv"
 	"storebench/internal/measure/procstat"
 	"storebench/internal/progress"
+	"storebench/internal/redact"
 	"storebench/internal/results"
 	"storebench/internal/server"
 	"storebench/internal/study"
@@ -101,7 +102,7 @@ func startManaged(ctx context.Context, o Options, s *study.Study, name string, c
 		_ = inst.Stop(sctx)
 		return nil, err
 	}
-	o.Bar.Println(fmt.Sprintf("%-10s ready at %s in %.1fs (pid %d)", name, target.RedactURI(inst.URI), time.Since(t0).Seconds(), inst.PID))
+	o.Bar.Println(fmt.Sprintf("%-10s ready at %s in %.1fs (pid %d)", name, redact.Text(inst.URI), time.Since(t0).Seconds(), inst.PID))
 	title, _, _ := strings.Cut(srv.Title(), " (")
 	return &managed{inst: inst, title: title, elsewhere: elsewhere, keep: o.KeepData, release: release}, nil
 }
@@ -176,7 +177,7 @@ func (m *managed) describe(runDir string) *results.Server {
 	if rel, err := filepath.Rel(runDir, log); err == nil {
 		log = rel
 	}
-	return &results.Server{Name: m.inst.Name, Managed: true, URI: target.RedactURI(m.inst.URI), Version: m.inst.Version,
+	return &results.Server{Name: m.inst.Name, Managed: true, URI: redact.Text(m.inst.URI), Version: m.inst.Version,
 		PID: m.inst.PID, Settings: m.inst.Settings, Log: log}
 }
 

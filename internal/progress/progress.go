@@ -10,9 +10,13 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"storebench/internal/redact"
 )
 
 // Bar is the progress display. Its methods are safe for concurrent use.
+// What it prints has its secrets masked (redact.Text): a message may
+// quote a target's URI or a driver's error.
 type Bar struct {
 	mu       sync.Mutex
 	w        io.Writer
@@ -36,14 +40,14 @@ func IsTerminal(f *os.File) bool {
 func (b *Bar) Begin(label string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.label, b.start, b.lastDraw = label, time.Now(), time.Time{}
+	b.label, b.start, b.lastDraw = redact.Text(label), time.Now(), time.Time{}
 	if !b.tty {
 		// In a log, only phases longer than the print interval get
 		// progress lines; every phase gets its summary line from End.
 		b.lastDraw = b.start
 	}
 	if b.tty {
-		b.draw(label + " …")
+		b.draw(b.label + " …")
 	}
 }
 
@@ -90,7 +94,7 @@ func (b *Bar) End(summary string) {
 		b.draw("")
 		fmt.Fprint(b.w, "\r")
 	}
-	fmt.Fprintln(b.w, summary)
+	fmt.Fprintln(b.w, redact.Text(summary))
 	b.lastLen = 0
 }
 
@@ -102,7 +106,7 @@ func (b *Bar) Println(msg string) {
 		fmt.Fprint(b.w, "\r"+strings.Repeat(" ", b.lastLen)+"\r")
 		b.lastLen = 0
 	}
-	fmt.Fprintln(b.w, msg)
+	fmt.Fprintln(b.w, redact.Text(msg))
 }
 
 func (b *Bar) draw(line string) {

@@ -13,6 +13,7 @@ import (
 
 	"storebench/internal/measure/latency"
 	"storebench/internal/measure/procstat"
+	"storebench/internal/redact"
 	"storebench/internal/study"
 	"storebench/internal/sysinfo"
 )
@@ -389,8 +390,11 @@ func (t *Target) Find(workload, phase string, n int64) *Step {
 	return nil
 }
 
-// Write stores the run as indented JSON.
+// Write stores the run as indented JSON. Every string of the run is
+// masked first (redact.Value): whatever field an error, a setting or a
+// URI reached, no secret reaches the file, nor the reports made from r.
 func (r *Run) Write(path string) error {
+	redact.Value(r)
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode results: %w", err)

@@ -48,7 +48,7 @@ type Config struct {
 type Instance struct {
 	Name string
 	// URI is how targets reach it (it may carry credentials; print it
-	// with target.RedactURI).
+	// with redact.Text).
 	URI string
 	// PID is the server process, the root of the tree whose RSS and CPU
 	// are measured.

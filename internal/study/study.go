@@ -18,6 +18,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"storebench/internal/redact"
 	"storebench/studies"
 )
 
@@ -109,15 +110,17 @@ func ParseHost(s string) (Host, error) {
 	if s == "local" || s == "localhost-process" {
 		return Host{Local: true, Raw: s}, nil
 	}
+	// Errors quote the host with its secrets masked.
+	shown := redact.Text(s)
 	u, err := url.Parse(s)
 	if err != nil || u.Scheme != "ssh" {
-		return Host{}, fmt.Errorf("%q: want local or ssh://[user@]host[:port]", s)
+		return Host{}, fmt.Errorf("%q: want local or ssh://[user@]host[:port]", shown)
 	}
 	if _, set := u.User.Password(); set {
-		return Host{}, fmt.Errorf("%q: no password in a host: keys come from ssh-agent, ~/.ssh or ssh.identity", redactHostPassword(u))
+		return Host{}, fmt.Errorf("%q: no password in a host: keys come from ssh-agent, ~/.ssh or ssh.identity", shown)
 	}
 	if u.Hostname() == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
-		return Host{}, fmt.Errorf("%q: want ssh://[user@]host[:port] and nothing after it", s)
+		return Host{}, fmt.Errorf("%q: want ssh://[user@]host[:port] and nothing after it", shown)
 	}
 	h := Host{Host: u.Hostname(), User: u.User.Username(), Raw: s}
 	if p := u.Port(); p != "" {
@@ -134,12 +137,6 @@ func ParseHost(s string) (Host, error) {
 		return Host{}, fmt.Errorf("%q: a control character in the host or user", s)
 	}
 	return h, nil
-}
-
-func redactHostPassword(u *url.URL) string {
-	c := *u
-	c.User = url.User(u.User.Username())
-	return c.String() + " (password removed)"
 }
 
 // Placement is where each of the study's workers runs: worker i on

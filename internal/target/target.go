@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"storebench/internal/kv"
+	"storebench/internal/redact"
 )
 
 // Options open a target.
@@ -333,7 +334,7 @@ type Resetter interface {
 // names the target and the redacted URI, with the password scrubbed from
 // the driver's message.
 func OpenError(name, uri string, err error) error {
-	return fmt.Errorf("%s at %s: %s", name, RedactURI(uri), OneLine(Scrub(uri, err.Error())))
+	return fmt.Errorf("%s at %s: %s", name, redact.Text(uri), OneLine(redact.Scrub(uri, err.Error())))
 }
 
 // NoAnswer says how long a target waited for a server that did not answer

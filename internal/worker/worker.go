@@ -14,10 +14,12 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"storebench/internal/kv"
 	"storebench/internal/measure/procstat"
+	"storebench/internal/redact"
 	"storebench/internal/results"
 	"storebench/internal/target"
 	"storebench/internal/wire"
@@ -165,6 +167,10 @@ type server struct {
 	// waits at its barrier.
 	starts chan time.Time
 
+	// uri is the URI of the target being opened or open: its secrets are
+	// masked in every error the worker sends.
+	uri atomic.Pointer[string]
+
 	open *wire.OpenArgs
 	info target.Info
 	h    io.Closer
@@ -174,7 +180,7 @@ type server struct {
 // coordinator can no longer hear it, so nothing it does can be reported.
 // A variable so that a test can observe it.
 var fatal = func(err error) {
-	fmt.Fprintln(os.Stderr, "storebench worker:", err)
+	fmt.Fprintln(os.Stderr, "storebench worker:", redact.Text(err.Error()))
 	os.Exit(1)
 }
 
@@ -183,6 +189,13 @@ var fatal = func(err error) {
 // so the coordinator hears why instead of waiting; a write that fails is
 // fatal.
 func (w *server) send(e wire.Event) {
+	if e.Error != "" {
+		uri := ""
+		if p := w.uri.Load(); p != nil {
+			uri = *p
+		}
+		e.Error = redact.Scrub(uri, e.Error)
+	}
 	b, err := json.Marshal(e)
 	if err != nil {
 		b, _ = json.Marshal(wire.Event{ID: e.ID, Type: wire.EvError,
@@ -225,6 +238,7 @@ func (w *server) handle(r wire.Request) {
 			w.fail(r.ID, fmt.Errorf("open: no arguments"))
 			return
 		}
+		w.uri.Store(&r.Open.URI)
 		opened, err := w.openStore(*r.Open, false)
 		if err != nil {
 			w.fail(r.ID, err)

@@ -4,13 +4,16 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"storebench/internal/results"
+	"storebench/internal/target"
 	_ "storebench/internal/target/pebble"
 	"storebench/internal/wire"
 	"storebench/internal/workload/ledger"
@@ -181,3 +184,28 @@ func TestEncodeAndWriteFailures(t *testing.T) {
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("broken pipe") }
+
+// An error the worker sends has the secrets of its target's URI masked,
+// also where a driver quotes them without the URI (decoded, here).
+func TestErrorsMaskTheURISecrets(t *testing.T) {
+	target.Register(target.Info{Name: "leaky", Title: "Leaky", Schemes: []string{"leaky"}, Provides: target.Caps{target.KeyValue},
+		Open: func(o target.Options) (io.Closer, error) {
+			u, err := url.Parse(o.URI)
+			if err != nil {
+				return nil, err
+			}
+			pw, _ := u.User.Password()
+			return nil, fmt.Errorf("login with %q refused; %s", pw, u.Query().Get("password"))
+		}})
+	send, events := session(t)
+	send(`{"id": 1, "cmd": "open", "open": {"target": "leaky", "uri": "leaky://u:Us%21pw@h/db?password=Qy%26pw", "durability": "async"}}`)
+	e := next(t, events)
+	if e.Type != wire.EvError || !strings.Contains(e.Error, "refused") {
+		t.Fatalf("open: %+v", e)
+	}
+	for _, pw := range []string{"Us!pw", "Qy&pw"} {
+		if strings.Contains(e.Error, pw) {
+			t.Errorf("the error holds %s: %s", pw, e.Error)
+		}
+	}
+}

@@ -14,10 +14,10 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"storebench/internal/kv"
+	"storebench/internal/redact"
 	"storebench/internal/server"
 	_ "storebench/internal/server/mariadb" // registers "mariadb"
 	"storebench/internal/server/servertest"
-	"storebench/internal/target"
 )
 
 // open turns the instance URI into a database/sql handle.
@@ -29,7 +29,7 @@ func open(t *testing.T, uri string) *sql.DB {
 	}
 	pw, _ := u.User.Password()
 	if u.Scheme != "mysql" || u.Hostname() != "127.0.0.1" || u.User.Username() != "storebench" || len(pw) < 32 || u.Path != "/storebench" {
-		t.Fatalf("URI %q: want mysql://storebench:PASSWORD@127.0.0.1:PORT/storebench", target.RedactURI(uri))
+		t.Fatalf("URI %q: want mysql://storebench:PASSWORD@127.0.0.1:PORT/storebench", redact.Text(uri))
 	}
 	return login(t, u.Host, u.User.Username(), pw)
 }
@@ -62,7 +62,7 @@ func TestSyncWriteReadStop(t *testing.T) {
 	t.Parallel()
 	t0 := time.Now()
 	inst := servertest.Start(t, "mariadb", kv.Sync)
-	t.Logf("started in %s: %s pid %d, settings %v", time.Since(t0), target.RedactURI(inst.URI), inst.PID, inst.Settings)
+	t.Logf("started in %s: %s pid %d, settings %v", time.Since(t0), redact.Text(inst.URI), inst.PID, inst.Settings)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	db := open(t, inst.URI)

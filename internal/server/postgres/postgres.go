@@ -29,9 +29,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"storebench/internal/kv"
+	"storebench/internal/redact"
 	"storebench/internal/server"
 	"storebench/internal/server/proc"
-	"storebench/internal/target"
 )
 
 func init() { server.Register(pgServer{}) }
@@ -367,7 +367,7 @@ func setUp(ctx context.Context, adminURI, uri, password string) error {
 		return err
 	}
 	if err := ping(ctx, uri); err != nil {
-		return fmt.Errorf("logging in over TCP with the password: %s", target.Scrub(uri, err.Error()))
+		return fmt.Errorf("logging in over TCP with the password: %s", redact.Scrub(uri, err.Error()))
 	}
 	return nil
 }

@@ -12,17 +12,17 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"storebench/internal/kv"
+	"storebench/internal/redact"
 	"storebench/internal/server"
 	_ "storebench/internal/server/postgres" // registers "postgres"
 	"storebench/internal/server/servertest"
-	"storebench/internal/target"
 )
 
 func TestSyncWriteReadStop(t *testing.T) {
 	t.Parallel()
 	t0 := time.Now()
 	inst := servertest.Start(t, "postgres", kv.Sync)
-	t.Logf("started in %s: %s pid %d, settings %v", time.Since(t0), target.RedactURI(inst.URI), inst.PID, inst.Settings)
+	t.Logf("started in %s: %s pid %d, settings %v", time.Since(t0), redact.Text(inst.URI), inst.PID, inst.Settings)
 	if !strings.HasPrefix(inst.URI, "postgres://storebench:") || !strings.HasSuffix(inst.URI, "/storebench?sslmode=disable") {
 		t.Errorf("URI %q", inst.URI)
 	}
@@ -202,7 +202,7 @@ func mustParse(t *testing.T, uri string) *url.URL {
 	t.Helper()
 	u, err := url.Parse(uri)
 	if err != nil {
-		t.Fatal(target.RedactURI(uri), err)
+		t.Fatal(redact.Text(uri), err)
 	}
 	return u
 }

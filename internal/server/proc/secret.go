@@ -12,7 +12,7 @@ import (
 // any local user into every instance storebench ever started. Callers
 // hand it to the server without writing it to a file (standard input, a
 // hash, SQL over a private socket) and put it only in the URI, which is
-// never printed in clear (target.RedactURI).
+// never printed in clear (redact.Text).
 func Password() (string, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"storebench/internal/kv"
+	"storebench/internal/redact"
 	"storebench/internal/server"
 	"storebench/internal/server/redis" // registers "redis"
 	"storebench/internal/server/servertest"
-	"storebench/internal/target"
 )
 
 func port(t *testing.T, uri string) int {
@@ -39,7 +39,7 @@ func password(t *testing.T, uri string) string {
 	}
 	pw, ok := u.User.Password()
 	if !ok || pw == "" {
-		t.Fatalf("URI %s has no password", target.RedactURI(uri))
+		t.Fatalf("URI %s has no password", redact.Text(uri))
 	}
 	return pw
 }

@@ -36,6 +36,7 @@ import (
 	as "github.com/aerospike/aerospike-client-go/v8"
 	"github.com/aerospike/aerospike-client-go/v8/types"
 
+	"storebench/internal/redact"
 	"storebench/internal/target"
 	"storebench/internal/target/internal/targetkit"
 )
@@ -191,7 +192,7 @@ func open(o target.Options) (*Store, error) {
 		return nil, werr
 	}
 	s.settings = map[string]string{
-		"server":        target.RedactURI(o.URI),
+		"server":        redact.Text(o.URI),
 		"client":        "aerospike-client-go " + moduleVersion,
 		"durability":    "server's namespace configuration: " + durability + " (a client cannot ask for an fsync)",
 		"pool":          fmt.Sprintf("%d connections per node (ConnectionQueueSize)", pool),

@@ -42,6 +42,7 @@ import (
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
+	"storebench/internal/redact"
 	"storebench/internal/target"
 	"storebench/internal/target/internal/targetkit"
 )
@@ -276,7 +277,7 @@ func (s *Store) init(isSync bool, pool int, uri string) error {
 		return err
 	}
 	s.settings = map[string]string{
-		"server":         target.RedactURI(uri),
+		"server":         redact.Text(uri),
 		"server_version": version,
 		"client":         "gocql " + moduleVersion + " (statements prepared and cached by the driver)",
 		"durability":     durability,

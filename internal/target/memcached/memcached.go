@@ -24,6 +24,7 @@ import (
 
 	"github.com/bradfitz/gomemcache/memcache"
 
+	"storebench/internal/redact"
 	"storebench/internal/target"
 	"storebench/internal/target/internal/targetkit"
 )
@@ -127,7 +128,7 @@ func open(o target.Options) (*Store, error) {
 		durability += " (the study's sync class cannot apply)"
 	}
 	return &Store{c: c, addr: addr, watch: watch, settings: map[string]string{
-		"server":      target.RedactURI(o.URI),
+		"server":      redact.Text(o.URI),
 		"client":      "gomemcache " + moduleVersion + " (text protocol)",
 		"durability":  durability,
 		"pool":        fmt.Sprintf("up to %d idle connections kept (gomemcache dials more on demand)", pool),

@@ -43,6 +43,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
 	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
 
+	"storebench/internal/redact"
 	"storebench/internal/target"
 	"storebench/internal/target/internal/targetkit"
 )
@@ -195,7 +196,7 @@ func open(o target.Options, b backend) (*Store, error) {
 		note = ferretNote(b)
 	}
 	s.settings = map[string]string{
-		"server":         target.RedactURI(o.URI),
+		"server":         redact.Text(o.URI),
 		"server_version": version,
 		"client":         "mongo-go-driver " + moduleVersion + " (raw BSON documents)",
 		"durability":     fmt.Sprintf("write concern {w: 1, j: %t}", journal),

@@ -37,6 +37,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"storebench/internal/redact"
 	"storebench/internal/target"
 	"storebench/internal/target/internal/targetkit"
 )
@@ -281,7 +282,7 @@ func (s *Store) init(ctx context.Context, isSync bool, pool int, uri string) err
 		return err
 	}
 	s.settings = map[string]string{
-		"server":         target.RedactURI(uri),
+		"server":         redact.Text(uri),
 		"server_version": version,
 		"client":         "go-sql-driver/mysql " + moduleVersion + " (database/sql, server-side prepared statements)",
 		"durability":     durability,

@@ -15,7 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"storebench/internal/evloop"
-	"storebench/internal/target"
+	"storebench/internal/redact"
 	"storebench/internal/target/detach"
 	"storebench/internal/workload/oltp"
 )
@@ -104,7 +104,7 @@ var (
 func (c *oltpConn) connect(ctx context.Context) error {
 	conn, err := pgx.ConnectConfig(ctx, c.cfg.Copy())
 	if err != nil {
-		return classify(fmt.Errorf("postgres: oltp connection: %s", target.Scrub(c.cfg.ConnString(), err.Error())), err)
+		return classify(fmt.Errorf("postgres: oltp connection: %s", redact.Scrub(c.cfg.ConnString(), err.Error())), err)
 	}
 	c.conn = conn
 	pc := conn.PgConn()

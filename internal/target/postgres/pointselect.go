@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"storebench/internal/evloop"
-	"storebench/internal/target"
+	"storebench/internal/redact"
 	"storebench/internal/target/detach"
 	"storebench/internal/workload/pointselect"
 )
@@ -25,7 +25,7 @@ import (
 func (s *Store) NewSelectConn(ctx context.Context, table, key, value string) (pointselect.SelectConn, error) {
 	conn, err := pgx.ConnectConfig(ctx, s.connCfg.Copy())
 	if err != nil {
-		return nil, fmt.Errorf("postgres: select connection: %s", target.Scrub(s.connCfg.ConnString(), err.Error()))
+		return nil, fmt.Errorf("postgres: select connection: %s", redact.Scrub(s.connCfg.ConnString(), err.Error()))
 	}
 	q := "SELECT " + pgx.Identifier{value}.Sanitize() + " FROM " + pgx.Identifier{table}.Sanitize() +
 		" WHERE " + pgx.Identifier{key}.Sanitize() + " = $1"

@@ -33,6 +33,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"storebench/internal/redact"
 	"storebench/internal/target"
 	"storebench/internal/target/internal/targetkit"
 )
@@ -139,7 +140,7 @@ func open(o target.Options) (*Store, error) {
 		return nil, err
 	}
 	return &Store{pool: p, connCfg: cfg.ConnConfig, settings: map[string]string{
-		"server":         target.RedactURI(o.URI),
+		"server":         redact.Text(o.URI),
 		"server_version": version,
 		"client":         "pgx " + moduleVersion + " (native protocol, binary format, statements prepared and cached per connection)",
 		"durability":     "synchronous_commit=" + commit + " per session (server fsync=" + fsync + ")",

@@ -31,6 +31,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 
+	"storebench/internal/redact"
 	"storebench/internal/target"
 	"storebench/internal/target/internal/targetkit"
 	"storebench/internal/target/internal/ycsbhash"
@@ -142,7 +143,7 @@ func open(o target.Options) (*Store, error) {
 		durability += " (async study: Redis cannot be asked for less per client)"
 	}
 	return &Store{c: c, opt: opt, watch: watch, settings: map[string]string{
-		"server":         target.RedactURI(o.URI),
+		"server":         redact.Text(o.URI),
 		"server_version": version,
 		"client":         "go-redis " + moduleVersion + ", RESP2",
 		"durability":     durability,

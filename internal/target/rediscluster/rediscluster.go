@@ -31,6 +31,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 
+	"storebench/internal/redact"
 	"storebench/internal/target"
 	"storebench/internal/target/internal/targetkit"
 	"storebench/internal/target/internal/ycsbhash"
@@ -152,7 +153,7 @@ func Open(o target.Options) (*Store, error) {
 		ps = append(ps, p)
 	}
 	return &Store{c: c, addrs: addrs, password: password, settings: map[string]string{
-		"server":         target.RedactURI(o.URI),
+		"server":         redact.Text(o.URI),
 		"server_version": version,
 		"client":         "go-redis " + moduleVersion + " ClusterClient, RESP2, reads from primaries",
 		"durability":     "server's: " + strings.Join(ps, "; ") + " on the primaries; replication asynchronous",

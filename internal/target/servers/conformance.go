@@ -18,6 +18,7 @@ import (
 
 	"storebench/internal/ads"
 	"storebench/internal/kv"
+	"storebench/internal/redact"
 	"storebench/internal/target"
 	"storebench/internal/workload/geo"
 	"storebench/internal/workload/http"
@@ -175,7 +176,7 @@ func Unreachable(t T, name, uriFormat string) {
 	t.Helper()
 	uri := fmt.Sprintf(uriFormat, TestPassword, ClosedPort(t))
 	err := OpenFails(t, name, uri)
-	redacted := target.RedactURI(uri)
+	redacted := redact.Text(uri)
 	if !strings.Contains(err.Error(), redacted) {
 		t.Errorf("error does not name the redacted URI %s: %v", redacted, err)
 	}
@@ -195,9 +196,9 @@ func OpenFails(t T, name, uri string) error {
 	took := time.Since(start)
 	if err == nil {
 		h.Close()
-		t.Fatalf("open %s succeeded", target.RedactURI(uri))
+		t.Fatalf("open %s succeeded", redact.Text(uri))
 	}
-	t.Logf("open %s failed in %v: %v", target.RedactURI(uri), took.Round(time.Millisecond), err)
+	t.Logf("open %s failed in %v: %v", redact.Text(uri), took.Round(time.Millisecond), err)
 	if took >= OpenTimeout {
 		t.Errorf("open took %v to fail, want < %v", took, OpenTimeout)
 	}

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"time"
 
+	"storebench/internal/redact"
 	sweb "storebench/internal/server/web"
 	"storebench/internal/target"
 )
@@ -110,7 +111,7 @@ func open(o target.Options, generated bool) (*Site, error) {
 	}
 	sum := sha256.Sum256(s.page)
 	s.settings = map[string]string{
-		"url":           target.RedactURI(o.URI),
+		"url":           redact.Text(o.URI),
 		"client":        "storebench's own HTTP/1.1 client (raw over TCP; one connection per request unless keep_alive)",
 		"expected_page": fmt.Sprintf("%d bytes, sha256 %s: %s", len(s.page), hex.EncodeToString(sum[:]), source),
 	}
