@@ -41,6 +41,10 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	if code, stop := parse(fs, args, stdout); stop {
 		return code
 	}
+	// A run that did not finish is said above the verdicts: its missing
+	// steps are missing because it stopped, not because they were not
+	// planned.
+	var notes []string
 	// loadAll reads a side: one run directory or several, comma-separated.
 	loadAll := func(arg string) ([]*results.Run, error) {
 		var runs []*results.Run
@@ -53,6 +57,9 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 				return nil, usagef("%v", err)
 			}
 			runs = append(runs, r)
+			if r.Status == results.StatusInterrupted {
+				notes = append(notes, fmt.Sprintf("> **%s was interrupted** (%s): the steps it never ran are absent from this comparison.\n", dir, r.Reason))
+			}
 		}
 		if len(runs) == 0 {
 			return nil, usagef("no run directory in %q", arg)
@@ -124,6 +131,9 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	var md strings.Builder
+	for _, n := range notes {
+		md.WriteString(n + "\n")
+	}
 	for _, p := range pairs {
 		md.WriteString(compare.Markdown(p[0], p[1], compare.Compare(p[0], p[1])))
 		md.WriteString("\n")
