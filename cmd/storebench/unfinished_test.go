@@ -48,6 +48,10 @@ func TestKilledRunIsReportedInterrupted(t *testing.T) {
 	if m := raw(); m["status"] != "running" || m["finished"] != nil {
 		t.Fatalf("results.json of a run under way: status %v, finished %v", m["status"], m["finished"])
 	}
+	// A run under way is reported so, not as interrupted.
+	if stdout, stderr, code := runCLI(t, "report", dir); code != 0 || !strings.Contains(stdout, "Status: **running**") {
+		t.Fatalf("report of a run under way: exit %d: %s\n%s", code, stderr, stdout)
+	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

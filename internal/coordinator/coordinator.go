@@ -18,6 +18,7 @@ import (
 	"storebench/internal/progress"
 	"storebench/internal/report"
 	"storebench/internal/results"
+	sproc "storebench/internal/server/proc"
 	"storebench/internal/study"
 	"storebench/internal/sweep"
 	"storebench/internal/sysinfo"
@@ -260,8 +261,9 @@ func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, erro
 		Command: command, Started: time.Now(), Status: results.StatusRunning,
 		Storebench: o.Version, Host: sysinfo.Collect(), Storage: storage,
 		Seed: s.Seed, Durability: s.Durability, Concurrency: s.Concurrency,
-		Constraints: s.Constraints,
+		Constraints: s.Constraints, PID: os.Getpid(),
 	}
+	run.PIDStart, _ = sproc.StartTime(run.PID)
 	for _, c := range s.Ladder {
 		run.Ladder = append(run.Ladder, int64(c))
 	}

@@ -60,6 +60,11 @@ type Run struct {
 	// Plan is the targets and steps the run set out to run, written
 	// before anything runs (nil in files of earlier versions).
 	Plan *Plan `json:"plan,omitempty"`
+	// PID and PIDStart identify the storebench process that ran it (on
+	// Host), so that a file that says "running" is told apart: still under
+	// way, or left by a process that is gone.
+	PID      int    `json:"pid,omitempty"`
+	PIDStart uint64 `json:"pid_start,omitempty"`
 }
 
 // Target is everything measured on one target.

@@ -2,8 +2,10 @@ package results
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
+	"storebench/internal/server/proc"
 	"storebench/internal/study"
 )
 
@@ -11,8 +13,8 @@ import (
 const (
 	// StatusRunning is a run's (or a target's) while it is under way:
 	// results.json is written so after every step. A file still saying
-	// so was left by a storebench that never finished: Decode reads it as
-	// StatusInterrupted.
+	// so whose process is gone was left by a storebench that never
+	// finished: Decode reads it as StatusInterrupted.
 	StatusRunning = "running"
 	// StatusInterrupted is a run or target stopped by the user (Ctrl-C,
 	// SIGTERM, a closed stdout) or that never finished.
@@ -50,7 +52,7 @@ const NeverFinished = "storebench stopped before the run finished (killed, or th
 // interrupted, the targets never started skipped, and the steps that
 // never ran listed.
 func (r *Run) settle() {
-	if r.Status != StatusRunning {
+	if r.Status != StatusRunning || r.underWay() {
 		return
 	}
 	r.Status, r.Reason = StatusInterrupted, NeverFinished
@@ -138,6 +140,19 @@ func (t *Target) NotRunReason(workload, phase string, n int64) string {
 		}
 	}
 	return ""
+}
+
+// underWay reports whether the process that writes the run is still
+// running it: same host, same PID and same start time.
+func (r *Run) underWay() bool {
+	if r.PID <= 0 {
+		return false
+	}
+	if h, err := os.Hostname(); err != nil || h != r.Host.Hostname {
+		return false
+	}
+	start, err := proc.StartTime(r.PID)
+	return err == nil && start == r.PIDStart && proc.Alive(r.PID)
 }
 
 // upgrade2 reads a version 2 file in version 3's terms: a run stopped
