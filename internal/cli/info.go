@@ -98,7 +98,10 @@ Usage: storebench report RUN_DIR|RUN_DIR/results.json [--constraints FILE [--htm
 
 Re-renders report.md, report.html and the charts (charts/*.png) of a
 finished (or partial) run from its results.json, and prints the Markdown.
-Use it after upgrading storebench or to view a run again.
+Use it after upgrading storebench or to view a run again. A run that
+never finished (storebench killed: its results.json still says
+"running") is reported as interrupted, with the targets and steps it did
+not finish; one still under way, as running.
 
 --constraints judges the run again under other constraints (a study file
 with a constraints: section, or a YAML file of the constraints alone: ram,

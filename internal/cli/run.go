@@ -40,8 +40,11 @@ ordered scans for YCSB E on Redis) is "n/a" with the reason in every table
 and in results.json; the target's other steps run. A target that can run
 nothing of the study is refused before anything starts.
 
-Ctrl-C stops within 2 s, keeps what was measured as a partial result and
-report, and exits with status 130.
+Ctrl-C stops within 2 s (also while a server starts), keeps what was
+measured and the report with status "interrupted" (the steps not finished
+listed), and exits with status 130; a closed output (| head) does the
+same. results.json says "running" until the run ends: after a kill -9,
+"storebench report RUN" shows the run interrupted and what never ran.
 
 Exit status:
   0    complete: every target ran every step it can
@@ -49,7 +52,7 @@ Exit status:
   2    bad command line or study; nothing ran
   3    cut short by a limit (limits.time, --time-limit, limits.target_time,
        limits.disk or not enough free disk): partial results written
-  130  interrupted (Ctrl-C, SIGTERM): partial results written
+  130  interrupted (Ctrl-C, SIGTERM, output closed): partial results written
 
 Examples:
   storebench run ledger
