@@ -48,6 +48,16 @@ func TestKilledRunIsReportedInterrupted(t *testing.T) {
 	if m := raw(); m["status"] != "running" || m["finished"] != nil {
 		t.Fatalf("results.json of a run under way: status %v, finished %v", m["status"], m["finished"])
 	}
+	// bbolt's first step reaches it (written after every step).
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		r, err := results.Decode(mustRead(t, filepath.Join(dir, "results.json")))
+		if err == nil && len(r.Targets) == 2 && len(r.Targets[1].Steps) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("bbolt's first step never reached results.json: %v", err)
+		}
+	}
 	// A run under way is reported so, not as interrupted.
 	if stdout, stderr, code := runCLI(t, "report", dir); code != 0 || !strings.Contains(stdout, "Status: **running**") {
 		t.Fatalf("report of a run under way: exit %d: %s\n%s", code, stderr, stdout)
@@ -199,4 +209,13 @@ func closedOutput(t *testing.T, until string, args ...string) {
 	if err != nil || run.Status != "interrupted" {
 		t.Fatalf("results: %v %v", run, err)
 	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
