@@ -217,6 +217,18 @@ workloads:
 	if !strings.Contains(stderr, "no space left on device (") || !strings.Contains(stderr, " bytes free on "+small) {
 		t.Fatalf("no no-space reason naming %s:\n%s", small, stderr)
 	}
+	// A report is named only when it was written (the disk stayed full).
+	for _, f := range []string{"report.md", "report.html"} {
+		path := filepath.Join(onlyDir(t, out), f)
+		_, err := os.Stat(path)
+		if named := strings.Contains(stderr, path); named != (err == nil) {
+			t.Errorf("%s named on stderr: %v; written: %v\n%s", f, named, err == nil, stderr)
+		}
+	}
+	if strings.Contains(stderr, "worker died: exit status") && !strings.Contains(stderr, "log: ") {
+		t.Errorf("a worker's death without its last words:\n%s", stderr)
+	}
+	t.Logf("stderr:\n%s", stderr)
 	if b, err := os.ReadFile(filepath.Join(onlyDir(t, out), "results.json")); err == nil {
 		var run results.Run
 		json.Unmarshal(b, &run)

@@ -13,8 +13,8 @@ import (
 	"storebench/internal/workload/roots"
 )
 
-// results.json is on disk after each target; the report is rendered once,
-// when the run is over.
+// results.json is on disk from the start ("running"), and after each
+// target (and step); the report is rendered once, when the run is over.
 func TestResultsAfterEachTargetReportOnceAtTheEnd(t *testing.T) {
 	out := t.TempDir()
 	cmd := storebench(t, "run", writeStudy(t, "4s"), "--out", out, "--ladder", "10")
@@ -38,7 +38,8 @@ func TestResultsAfterEachTargetReportOnceAtTheEnd(t *testing.T) {
 		}
 		ents, _ := os.ReadDir(out)
 		if len(ents) == 1 {
-			if _, err := os.Stat(filepath.Join(out, ents[0].Name(), "results.json")); err == nil {
+			r, err := results.Read(filepath.Join(out, ents[0].Name(), "results.json"))
+			if err == nil && r.Targets[0].Status == "ok" {
 				dir = filepath.Join(out, ents[0].Name())
 			}
 		}
@@ -50,8 +51,8 @@ func TestResultsAfterEachTargetReportOnceAtTheEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(run.Targets) != 1 || run.Targets[0].Find("ledger", "stress", -1) == nil {
-		t.Fatalf("results.json after the first target: %d targets", len(run.Targets))
+	if run.Status != "running" || len(run.Targets) != 2 || run.Targets[0].Find("ledger", "stress", -1) == nil || run.Targets[1].Status != "running" {
+		t.Fatalf("results.json after the first target: %s, %d targets", run.Status, len(run.Targets))
 	}
 	for _, f := range []string{"report.md", "report.html", "charts"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); !errors.Is(err, os.ErrNotExist) {

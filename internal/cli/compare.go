@@ -56,6 +56,10 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	// checked are every run read, labelled, for the check that they
 	// measured the same thing the same way.
 	var checked []compare.Run
+	// A run that did not finish is said above the verdicts: its missing
+	// steps are missing because it stopped, not because they were not
+	// planned.
+	var notes []string
 	// loadAll reads a side: one run directory or several, comma-separated.
 	// Its runs are labelled side (one run) or side1, side2…
 	loadAll := func(arg, side string) ([]*results.Run, error) {
@@ -80,6 +84,9 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 				label = fmt.Sprintf("%s%d", side, i+1)
 			}
 			checked = append(checked, compare.Run{Label: label, Path: path, Run: r, Study: studyAsRun(dir, r)})
+			if r.Status == results.StatusInterrupted {
+				notes = append(notes, fmt.Sprintf("> **%s was interrupted** (%s): the steps it never ran are absent from this comparison.\n", dir, r.Reason))
+			}
 		}
 		return runs, nil
 	}
@@ -154,6 +161,9 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, usagef("%v (--force compares them anyway)", err))
 	}
 	var md strings.Builder
+	for _, n := range notes {
+		md.WriteString(n + "\n")
+	}
 	if len(checked) > 1 {
 		md.WriteString(compare.RunsMarkdown(checked, compare.Differences(checked)))
 	}

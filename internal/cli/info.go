@@ -100,8 +100,11 @@ Usage: storebench report RUN_DIR|RUN_DIR/results.json [--out DIR] [--constraints
 
 Re-renders report.md, report.html and the charts (charts/*.png) of a
 finished (or partial) run from its results.json, and prints the Markdown.
-Use it after upgrading storebench or to view a run again. A results.json
-without a study or targets is refused (exit 2).
+Use it after upgrading storebench or to view a run again. A run that
+never finished (storebench killed: its results.json still says
+"running") is reported as interrupted, with the targets and steps it did
+not finish; one still under way, as running.
+A results.json without a study or targets is refused (exit 2).
 
 --out DIR writes the report's files to DIR (created if missing) instead
 of the run directory: for a run directory that cannot be written (a

@@ -17,6 +17,7 @@ import (
 	"storebench/internal/coordinator"
 	"storebench/internal/progress"
 	"storebench/internal/report"
+	"storebench/internal/results"
 	"storebench/internal/study"
 	"storebench/internal/wire"
 )
@@ -45,8 +46,11 @@ ordered scans for YCSB E on Redis) is "n/a" with the reason in every table
 and in results.json; the target's other steps run. A target that can run
 nothing of the study is refused before anything starts.
 
-Ctrl-C stops within 2 s, keeps what was measured as a partial result and
-report, and exits with status 130.
+Ctrl-C stops within 2 s (also while a server starts), keeps what was
+measured and the report with status "interrupted" (the steps not finished
+listed), and exits with status 130; a closed output (| head) does the
+same. results.json says "running" until the run ends: after a kill -9,
+"storebench report RUN" shows the run interrupted and what never ran.
 
 Exit status:
   0    complete: every target ran every step it can
@@ -54,7 +58,7 @@ Exit status:
   2    bad command line or study; nothing ran
   3    cut short by a limit (limits.time, --time-limit, limits.target_time,
        limits.disk or not enough free disk): partial results written
-  130  interrupted (Ctrl-C, SIGTERM): partial results written
+  130  interrupted (Ctrl-C, SIGTERM, output closed): partial results written
 
 Examples:
   storebench run ledger
@@ -187,6 +191,16 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	defer stopSignals()
 	errFile, _ := stderr.(*os.File)
 	tty := errFile != nil && progress.IsTerminal(errFile)
+	// A closed stdout or stderr (`storebench run … | head -1`) is the
+	// reader gone: the run stops as if interrupted, stopping its servers
+	// and removing its data, instead of dying of SIGPIPE on the next
+	// line printed and leaving both behind.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	closedOutput := func() { cancel(errors.New("its output was closed (broken pipe)")) }
+	stopPipe := ignoreSIGPIPE()
+	defer stopPipe()
+	stdout, stderr = onBrokenPipe(stdout, closedOutput), onBrokenPipe(stderr, closedOutput)
 	bar := progress.New(stderr, tty)
 	bar.Println(fmt.Sprintf("storebench %s: study %s, %d targets, ladder %s, durability %s", Version, s.Name, len(s.Targets), ladderString(s), s.Durability))
 
@@ -201,11 +215,21 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout)
 		fmt.Fprint(stdout, report.Markdown(run))
 	}
-	fmt.Fprintf(stderr, "results: %s\n", filepath.Join(dir, "report.md"))
-	fmt.Fprintf(stderr, "html:    %s\n", filepath.Join(dir, "report.html"))
+	// Only files that were written are named (a full disk may have
+	// stopped them; every one is written whole or not at all).
+	if written(filepath.Join(dir, "report.md")) {
+		fmt.Fprintf(stderr, "results: %s\n", filepath.Join(dir, "report.md"))
+	}
+	if written(filepath.Join(dir, "report.html")) {
+		fmt.Fprintf(stderr, "html:    %s\n", filepath.Join(dir, "report.html"))
+	}
 	switch {
 	case errors.Is(err, coordinator.ErrInterrupted):
 		fmt.Fprintln(stderr, "storebench: interrupted; partial results written to "+dir)
+		return exitInterrupted
+	case err != nil && run.Status == results.StatusInterrupted:
+		// Interrupted, and the results could not be written either.
+		fmt.Fprintln(stderr, "storebench: interrupted; "+err.Error())
 		return exitInterrupted
 	case err != nil:
 		return fail(stderr, err)
@@ -231,6 +255,29 @@ func ladderString(s *study.Study) string {
 		p = append(p, study.FormatCount(int64(n)))
 	}
 	return strings.Join(p, ",")
+}
+
+// written reports whether the file exists.
+func written(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// brokenPipe calls stop on the first write that fails with EPIPE: the
+// reader of the output is gone.
+type brokenPipe struct {
+	w    io.Writer
+	stop func()
+}
+
+func onBrokenPipe(w io.Writer, stop func()) io.Writer { return &brokenPipe{w: w, stop: stop} }
+
+func (b *brokenPipe) Write(p []byte) (int, error) {
+	n, err := b.w.Write(p)
+	if errors.Is(err, syscall.EPIPE) {
+		b.stop()
+	}
+	return n, err
 }
 
 // checkOut makes sure --out is a directory, creating it if need be, before

@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,4 +20,13 @@ func protectStdout() (*os.File, error) {
 		return nil, fmt.Errorf("redirect stdout: %w", err)
 	}
 	return os.NewFile(uintptr(fd), "protocol"), nil
+}
+
+// ignoreSIGPIPE makes a write to a closed stdout or stderr fail with
+// EPIPE instead of killing the process (Go's default for descriptors 1
+// and 2), until the returned function is called.
+func ignoreSIGPIPE() func() {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGPIPE)
+	return func() { signal.Stop(c) }
 }

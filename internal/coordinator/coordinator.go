@@ -19,6 +19,7 @@ import (
 	"storebench/internal/redact"
 	"storebench/internal/report"
 	"storebench/internal/results"
+	sproc "storebench/internal/server/proc"
 	"storebench/internal/study"
 	"storebench/internal/sweep"
 	"storebench/internal/sysinfo"
@@ -258,11 +259,12 @@ func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, erro
 	run := &results.Run{
 		SchemaVersion: results.SchemaVersion,
 		Study:         s.Name, Title: s.Title, StudyFile: s.File, StudySource: source,
-		Command: command, Started: time.Now(), Status: "complete",
+		Command: command, Started: time.Now(), Status: results.StatusRunning,
 		Storebench: o.Version, Host: sysinfo.Collect(), Storage: storage,
 		Seed: s.Seed, Durability: s.Durability, Concurrency: s.Concurrency,
-		Constraints: s.Constraints,
+		Constraints: s.Constraints, PID: os.Getpid(),
 	}
+	run.PIDStart, _ = sproc.StartTime(run.PID)
 	for _, c := range s.Ladder {
 		run.Ladder = append(run.Ladder, int64(c))
 	}
@@ -273,6 +275,22 @@ func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, erro
 			}
 			run.WorkloadConcurrency[e.Name] = e.Concurrency
 		}
+	}
+
+	// What the run sets out to do, and every target pending, reach
+	// results.json before anything runs: a run killed on the way is then
+	// read back as interrupted, with what it never ran (results.Decode).
+	run.Plan = &results.Plan{}
+	for j, st := range plan.Steps {
+		run.Plan.Steps = append(run.Plan.Steps, results.PlannedStep{Labels: st.Labels, RateSearch: j < len(plan.Search) && plan.Search[j] != nil})
+	}
+	for i, t := range s.Targets {
+		info := plan.Targets[i]
+		run.Plan.Targets = append(run.Plan.Targets, t.Name)
+		run.Targets = append(run.Targets, &results.Target{Name: t.Name, Title: info.Title, Version: info.Version, Kind: info.Kind, Status: results.StatusPending})
+	}
+	if err := writeRun(run, runDir, false); err != nil {
+		return nil, "", err
 	}
 
 	// The time limit is a deadline on everything; an interrupt (ctx) is
@@ -286,8 +304,7 @@ func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, erro
 
 	for i, t := range s.Targets {
 		info := plan.Targets[i]
-		tr := &results.Target{Name: t.Name, Title: info.Title, Version: info.Version, Kind: info.Kind, Status: "ok"}
-		run.Targets = append(run.Targets, tr)
+		tr := run.Targets[i]
 		if info.Open == nil {
 			tr.Status, tr.Reason = "unavailable", info.Unavailable
 			o.Bar.Println(fmt.Sprintf("%-10s unavailable: %s", t.Name, info.Unavailable))
@@ -306,7 +323,11 @@ func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, erro
 		if i < len(plan.NA) {
 			na = plan.NA[i]
 		}
+		tr.Status = results.StatusRunning
 		runTarget(targetCtx, o, s, t, info, plan.Steps, plan.Search, na, tr, runDir, func() { _ = run.Write(filepath.Join(runDir, "results.json")) })
+		if tr.Status == results.StatusRunning {
+			tr.Status = "ok"
+		}
 		cancelTarget()
 		// Results after every target so that a kill -9 of the
 		// coordinator still leaves every finished target on disk; the
@@ -314,7 +335,8 @@ func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, erro
 		_ = writeRun(run, runDir, false)
 	}
 	run.Finished = time.Now()
-	run.Status, run.Reason = runStatus(run.Targets, runCtx.Err() != nil, stopReason(ctx))
+	run.Status, run.Reason = runStatus(run.Targets, runCtx.Err() != nil, ctx.Err() != nil, stopReason(ctx))
+	run.ListNotRun()
 	if !o.KeepData {
 		_ = os.RemoveAll(dataRoot)
 	}
@@ -365,10 +387,10 @@ func unwrapPath(err error) error {
 }
 
 // runStatus is the run's status from its targets': failed when any target
-// failed (a failure is never hidden by a later stop), else partial when a
-// target was cut short or the run was stopped (stopped: the run's context
-// ended, for why), else complete.
-func runStatus(targets []*results.Target, stopped bool, why string) (status, reason string) {
+// failed (a failure is never hidden by a later stop), else interrupted when
+// the user stopped it, else partial when a target was cut short or the run
+// was stopped (stopped: the run's context ended, for why), else complete.
+func runStatus(targets []*results.Target, stopped, interrupted bool, why string) (status, reason string) {
 	var failed []string
 	status = "complete"
 	for _, tr := range targets {
@@ -382,12 +404,15 @@ func runStatus(targets []*results.Target, stopped bool, why string) (status, rea
 	if stopped {
 		status, reason = "partial", why
 	}
+	if interrupted {
+		status, reason = results.StatusInterrupted, why
+	}
 	if len(failed) > 0 {
 		r := fmt.Sprintf("target %s failed: see its reason", strings.Join(failed, ", "))
 		if len(failed) > 1 {
 			r = fmt.Sprintf("targets %s failed: see their reasons", strings.Join(failed, ", "))
 		}
-		if status == "partial" {
+		if status == "partial" || status == results.StatusInterrupted {
 			r += "; and " + reason
 		}
 		return "failed", r
@@ -405,6 +430,16 @@ func stopWhy(ctx context.Context) string {
 		return "study time limit reached"
 	}
 	return "interrupted by the user"
+}
+
+// stopStatus is the status of a target whose context ended: interrupted
+// when the user stopped it (cancelled), else partial (a limit: a
+// deadline).
+func stopStatus(ctx context.Context) string {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return results.StatusInterrupted
+	}
+	return "partial"
 }
 
 func stopReason(userCtx context.Context) string {
@@ -449,14 +484,26 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 		// A target that fails (a full disk) must not leave its data to
 		// starve the next one; a successful one destroys its own.
 		defer func() {
-			if tr.Status == "failed" || tr.Status == "partial" {
+			if tr.Status == "failed" || tr.Status == "partial" || tr.Status == results.StatusInterrupted {
 				_ = os.RemoveAll(filepath.Join(dataRoot, t.Name))
 			}
 		}()
 	}
-	if err := installStepServers(ctx, o, t.Name, steps, runnable); err != nil {
+	save()
+	// failed records a failure to get the target going, or, when the
+	// run was stopped meanwhile (Ctrl-C during a server's start), the
+	// stop: a cancelled start is not the target's failure.
+	failed := func(how string, err error) {
+		if ctx.Err() != nil {
+			tr.Status, tr.Reason = stopStatus(ctx), "stopped before its first step: "+stopWhy(ctx)
+			bar.Println(fmt.Sprintf("%-10s %s", t.Name, tr.Reason))
+			return
+		}
 		tr.Status, tr.Reason = "failed", err.Error()
-		bar.Println(fmt.Sprintf("%-10s FAILED: %s", t.Name, tr.Reason))
+		bar.Println(fmt.Sprintf("%-10s FAILED%s: %s", t.Name, how, tr.Reason))
+	}
+	if err := installStepServers(ctx, o, t.Name, steps, runnable); err != nil {
+		failed("", err)
 		return
 	}
 	var srv *managed
@@ -464,8 +511,7 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 		if uri == "" {
 			var err error
 			if srv, err = startManaged(ctx, o, s, t.Name, int64(t.Cache), t.Options, info, dir); err != nil {
-				tr.Status, tr.Reason = "failed", err.Error()
-				bar.Println(fmt.Sprintf("%-10s FAILED: %s", t.Name, tr.Reason))
+				failed("", err)
 				return
 			}
 			defer srv.stop(bar, t.Name)
@@ -489,8 +535,7 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 	tr.Log = filepath.Join("logs", t.Name+".log")
 	g, err := startGroup(ctx, o, s, t.Name, runDir)
 	if err != nil {
-		tr.Status, tr.Reason = "failed", err.Error()
-		bar.Println(fmt.Sprintf("%-10s FAILED: %s", t.Name, tr.Reason))
+		failed("", err)
 		return
 	}
 	tr.WorkerPID = g.procs[0].hello.PID
@@ -515,8 +560,7 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 		Concurrency: maxConcurrency(steps), ClientCPUs: s.ClientCPUs,
 	}})
 	if err != nil {
-		tr.Status, tr.Reason = "failed", err.Error()
-		bar.Println(fmt.Sprintf("%-10s FAILED to open: %s", t.Name, err))
+		failed(" to open", err)
 		return
 	}
 	tr.Title, tr.Version, tr.Settings = ev.Opened.Title, ev.Opened.Version, ev.Opened.Settings
@@ -556,13 +600,14 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 	var last *results.Step
 	for {
 		if ctx.Err() != nil {
-			tr.Status, tr.Reason = "partial", "stopped: "+stopWhy(ctx)
+			tr.Status, tr.Reason = stopStatus(ctx), "stopped: "+stopWhy(ctx)
 			return
 		}
 		st, ok := planner.Next(last)
-		if last != nil && last.Labels[results.LTrial] != "" {
-			// The search's curve so far, with the trial just judged,
-			// reaches results.json before the next trial starts.
+		if last != nil {
+			// The step just run (and a search's curve so far, with the
+			// trial just judged) reaches results.json before the next
+			// step starts: a kill -9 loses at most the step under way.
 			tr.Searches = planner.Searches()
 			save()
 		}
@@ -665,7 +710,7 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				tr.Status, tr.Reason = "partial", fmt.Sprintf("stopped during %s N=%s: %s", st.Phase, study.FormatCount(st.N), stopWhy(ctx))
+				tr.Status, tr.Reason = stopStatus(ctx), fmt.Sprintf("stopped during %s N=%s: %s", st.Phase, study.FormatCount(st.N), stopWhy(ctx))
 				bar.End(label + "  stopped: " + stopWhy(ctx))
 				return
 			}
@@ -674,7 +719,7 @@ func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, i
 			return
 		}
 		if res != nil && res.Partial {
-			tr.Status, tr.Reason = "partial", fmt.Sprintf("stopped during %s N=%s: %s", st.Phase, study.FormatCount(st.N), stopWhy(ctx))
+			tr.Status, tr.Reason = stopStatus(ctx), fmt.Sprintf("stopped during %s N=%s: %s", st.Phase, study.FormatCount(st.N), stopWhy(ctx))
 			bar.End(label + "  stopped (partial): " + stopWhy(ctx))
 			return
 		}

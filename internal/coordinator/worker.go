@@ -34,6 +34,65 @@ type proc struct {
 	writeMu   sync.Mutex
 	// host is where the worker runs ("local" or the ssh destination).
 	host string
+	// stderr is the end of the worker's stderr, kept here as well as in
+	// its log: on a full disk the log cannot hold the worker's last
+	// words, which say why it died. stderrDone closes when it is all read.
+	stderr     *tailBuffer
+	stderrDone chan struct{}
+}
+
+// tailBuffer keeps the last bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+const stderrTail = 4 << 10
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > stderrTail {
+		t.buf = append([]byte(nil), t.buf[len(t.buf)-stderrTail:]...)
+	}
+	return len(p), nil
+}
+
+// lines is the last n lines held, joined by " | ".
+func (t *tailBuffer) lines(n int) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return lastLines(string(t.buf), n)
+}
+
+// teeStderr gives cmd a pipe for its stderr whose every byte goes to log
+// (errors ignored: a full disk must not block the worker) and to tail.
+// The pipe's write end is the child's alone once started (closeChild), so
+// the copy ends when the child and whatever inherited it exit.
+func teeStderr(cmd *exec.Cmd, log io.Writer, tail *tailBuffer) (closeChild func(), done chan struct{}, err error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd.Stderr = w
+	done = make(chan struct{})
+	go func() {
+		defer close(done)
+		defer r.Close()
+		buf := make([]byte, 32<<10)
+		for {
+			n, rerr := r.Read(buf)
+			if n > 0 {
+				tail.Write(buf[:n])
+				_, _ = log.Write(buf[:n])
+			}
+			if rerr != nil {
+				return
+			}
+		}
+	}()
+	return func() { w.Close() }, done, nil
 }
 
 func (p *proc) setFault(err error) {
@@ -104,29 +163,36 @@ func startCmd(cmd *exec.Cmd, logPath string) (*proc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worker log: %w", err)
 	}
-	cmd.Stderr = logFile
+	tail := &tailBuffer{}
+	closeChild, stderrDone, err := teeStderr(cmd, logFile, tail)
+	if err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("worker log: %w", err)
+	}
 	// Its own process group: a Ctrl-C at the terminal reaches only the
 	// coordinator, which then cancels the worker's step over the protocol
 	// and gets back what was measured so far.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// The log closes when the worker's stderr has all been copied to it.
+	go func() { <-stderrDone; logFile.Close() }()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		logFile.Close()
+		closeChild()
 		return nil, err
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		logFile.Close()
+		closeChild()
 		return nil, err
 	}
 	// Tied to us: a worker must not outlive a coordinator killed with -9.
 	release, err := sproc.StartTied(cmd)
+	closeChild() // the child holds its own descriptor
 	if err != nil {
-		logFile.Close()
 		return nil, fmt.Errorf("starting worker: %w", err)
 	}
-	logFile.Close() // the child holds its own descriptor
-	p := &proc{cmd: cmd, stdin: stdin, events: make(chan wire.Event, 64), exited: make(chan struct{}), logf: logPath}
+	p := &proc{cmd: cmd, stdin: stdin, events: make(chan wire.Event, 64), exited: make(chan struct{}), logf: logPath,
+		stderr: tail, stderrDone: stderrDone}
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(make([]byte, 1<<20), 256<<20)
@@ -150,6 +216,12 @@ func startCmd(cmd *exec.Cmd, logPath string) (*proc, error) {
 		close(p.events)
 		_ = cmd.Wait()
 		release()
+		// Its stderr reaches the log before it counts as exited (bounded:
+		// a descendant may have inherited the pipe).
+		select {
+		case <-stderrDone:
+		case <-time.After(2 * time.Second):
+		}
 		close(p.exited)
 	}()
 	select {
@@ -323,15 +395,28 @@ func (p *proc) died() string {
 	if err := p.fault(); err != nil {
 		return err.Error()
 	}
+	wait := time.After(2 * time.Second)
 	select {
 	case <-p.exited:
-	case <-time.After(2 * time.Second):
+	case <-wait:
 	}
 	status := "still running"
 	if ps := p.cmd.ProcessState; ps != nil {
 		status = ps.String()
 	}
-	tail := logTail(p.logf, 5)
+	// Its last words from its stderr as it wrote them: the log file may
+	// not hold them (a full disk).
+	tail := ""
+	if p.stderr != nil {
+		select {
+		case <-p.stderrDone:
+		case <-wait:
+		}
+		tail = p.stderr.lines(5)
+	}
+	if tail == "" {
+		tail = logTail(p.logf, 5)
+	}
 	if tail == "" {
 		return status
 	}
@@ -377,7 +462,12 @@ func logTail(path string, n int) string {
 	if err != nil {
 		return ""
 	}
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return lastLines(string(b), n)
+}
+
+// lastLines is the last n lines of s, joined by " | ".
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}

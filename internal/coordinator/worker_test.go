@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -58,6 +59,11 @@ func fakeWorker(mode string) int {
 			emit(wire.Event{Type: wire.EvError, Error: "bad request: invalid character"})
 		case "future-id":
 			emit(wire.Event{ID: r.ID + 5, Type: wire.EvDone})
+		case "enospc":
+			// An engine that meets a full disk and exits, its last words
+			// on stderr (whose log is on that disk).
+			fmt.Fprintln(os.Stderr, "pebble: write 000004.log: no space left on device")
+			return 1
 		case "protocol-error":
 			emit(wire.Event{Type: wire.EvProtocolError, Error: `bad request "{\"id\":tru"`})
 		case "heartbeat-only":
@@ -188,5 +194,43 @@ func TestCancelOfASilentWorker(t *testing.T) {
 	}
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("took %v", took)
+	}
+}
+
+// A worker that dies on a full disk is failed with its last words, though
+// its log, on that disk, could not keep them: "worker died: exit status
+// 1" alone does not say why.
+func TestWorkerDeathOnAFullDiskNamesTheError(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Fatalf("this test mounts a small tmpfs and must run as root (make test does in CI); uid %d", os.Getuid())
+	}
+	dir := t.TempDir()
+	if b, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Fatalf("mount tmpfs: %v: %s", err, b)
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", "-l", dir).Run() })
+	// Fill it.
+	f, err := os.Create(filepath.Join(dir, "fill"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			break
+		}
+	}
+	f.Close()
+	saved := limits
+	limits = limitsForFake
+	t.Cleanup(func() { limits = saved })
+	t.Setenv(fakeWorkerEnv, "enospc")
+	p, err := startWorker(os.Args[0], filepath.Join(dir, "worker.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.call(wire.Request{Cmd: wire.CmdOpen, Open: &wire.OpenArgs{Target: "pebble"}}, nil)
+	if err == nil || !strings.Contains(err.Error(), "worker died: exit status 1") || !strings.Contains(err.Error(), "no space left on device") {
+		t.Fatalf("call: %v", err)
 	}
 }

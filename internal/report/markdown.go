@@ -28,7 +28,14 @@ func document(run *results.Run) string {
 	if run.Finished.IsZero() {
 		dur = 0
 	}
-	fmt.Fprintf(&b, "Study `%s` (%s), run %s, took %s. Status: **%s**", run.Study, run.StudyFile, run.Started.Format("2006-01-02 15:04:05 MST"), dur, run.Status)
+	took := "took " + dur.String()
+	if run.Finished.IsZero() {
+		took = "never finished"
+		if run.Status == results.StatusRunning {
+			took = "still under way"
+		}
+	}
+	fmt.Fprintf(&b, "Study `%s` (%s), run %s, %s. Status: **%s**", run.Study, run.StudyFile, run.Started.Format("2006-01-02 15:04:05 MST"), took, run.Status)
 	if run.Reason != "" {
 		fmt.Fprintf(&b, " (%s)", run.Reason)
 	}

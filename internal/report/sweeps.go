@@ -290,6 +290,9 @@ func sweepCharts(run *results.Run, w string) []*chart.Chart {
 			if rs.Sustainable > 0 {
 				found = "sustains " + perSecond(rs.Sustainable)
 			}
+			if !rs.Done {
+				found += ", search cut short"
+			}
 			a := chart.Series{Legend: t.Title + " (" + found + ")", Color: col, Dashed: dash, Marks: true}
 			l := chart.Series{Legend: t.Title, Color: col, Dashed: dash, Marks: true}
 			for _, tr := range trials {

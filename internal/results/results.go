@@ -20,8 +20,11 @@ import (
 
 // SchemaVersion changes whenever a field changes meaning or disappears.
 // Version 2 moved the ADS root hashes (root, roots_digest) from the step's
-// root into Facts, which the workload owns; Read upgrades version 1.
-const SchemaVersion = 2
+// root into Facts, which the workload owns; version 3 writes a run under
+// way as "running" (no finish time) with its Plan, and a run the user
+// stopped as "interrupted" (version 2: "partial"). Read upgrades versions
+// 1 and 2.
+const SchemaVersion = 3
 
 // Run is a whole study run.
 type Run struct {
@@ -32,9 +35,12 @@ type Run struct {
 	StudySource   string    `json:"study_source"`
 	Command       []string  `json:"command"`
 	Started       time.Time `json:"started"`
-	Finished      time.Time `json:"finished"`
-	// Status: complete, partial (interrupted or a limit hit) or failed
-	// (a target failed; the others still ran).
+	// Finished is absent while the run is under way.
+	Finished time.Time `json:"finished,omitzero"`
+	// Status: running (written so until the run ends; read back as
+	// interrupted), complete, partial (a limit hit), interrupted (by the
+	// user, or it never finished) or failed (a target failed; the others
+	// still ran).
 	Status      string          `json:"status"`
 	Reason      string          `json:"reason,omitempty"`
 	Storebench  string          `json:"storebench_version"`
@@ -52,6 +58,14 @@ type Run struct {
 	// Constraints are the study's (nil: none given); the report ranks
 	// the targets against them.
 	Constraints *study.Constraints `json:"constraints,omitempty"`
+	// Plan is the targets and steps the run set out to run, written
+	// before anything runs (nil in files of earlier versions).
+	Plan *Plan `json:"plan,omitempty"`
+	// PID and PIDStart identify the storebench process that ran it (on
+	// Host), so that a file that says "running" is told apart: still under
+	// way, or left by a process that is gone.
+	PID      int    `json:"pid,omitempty"`
+	PIDStart uint64 `json:"pid_start,omitempty"`
 }
 
 // Target is everything measured on one target.
@@ -61,7 +75,9 @@ type Target struct {
 	Version  string            `json:"version"`
 	Kind     string            `json:"kind"`
 	Settings map[string]string `json:"settings"`
-	// Status: ok, failed, partial, unavailable, skipped.
+	// Status: ok, failed, partial (a limit), interrupted, unavailable,
+	// skipped (never ran: the run was stopped first); while the run is
+	// under way also pending and running.
 	Status string  `json:"status"`
 	Reason string  `json:"reason,omitempty"`
 	Steps  []*Step `json:"steps"`
@@ -69,6 +85,9 @@ type Target struct {
 	// require), each with the reason; they are "n/a" in every table, not
 	// failures.
 	NA []NA `json:"not_applicable,omitempty"`
+	// NotRun are the planned steps an interrupted target never ran,
+	// each with status "not run".
+	NotRun []NA `json:"not_run,omitempty"`
 	// Searches are the sustainable-rate searches run on this target, one
 	// per searched phase and size, each with its curve of trials.
 	Searches []RateSearch `json:"rate_searches,omitempty"`
@@ -364,7 +383,7 @@ type NA struct {
 	Phase    string `json:"phase"`
 	N        int64  `json:"n"`
 	Labels   Labels `json:"labels,omitempty"`
-	Status   string `json:"status"` // always "n/a"
+	Status   string `json:"status"` // "n/a" (Target.NA) or "not run" (Target.NotRun)
 	Reason   string `json:"reason"`
 }
 
@@ -464,7 +483,11 @@ func Decode(b []byte) (*Run, error) {
 			return nil, err
 		}
 	}
+	if r.SchemaVersion == 2 {
+		upgrade2(&r)
+	}
 	r.label()
+	r.settle()
 	return &r, nil
 }
 
@@ -502,6 +525,6 @@ func upgrade1(b []byte, r *Run) error {
 			}
 		}
 	}
-	r.SchemaVersion = SchemaVersion
+	r.SchemaVersion = 2
 	return nil
 }

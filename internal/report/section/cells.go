@@ -8,10 +8,14 @@ import (
 
 // Missing is the cell of a step a target has no figure for: "n/a" with
 // the reason when it cannot run the step (it lacks a capability the step
-// requires), "—" when it simply did not get there (stopped, failed).
+// requires), "not run" when the run was interrupted before it, "—" when
+// it simply did not get there (stopped, failed).
 func Missing(t *results.Target, workload, phase string, n int64) string {
 	if why := t.NotApplicable(workload, phase, n); why != "" {
 		return "n/a: " + why
+	}
+	if t.NotRunReason(workload, phase, n) != "" {
+		return "not done: interrupted"
 	}
 	return "—"
 }

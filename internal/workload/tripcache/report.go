@@ -184,9 +184,14 @@ func render(b *strings.Builder, run *results.Run) {
 			r := []string{t.Title, ph, "none held", "—", "—", "—", "—", seedFigures[t.Name]}
 			if rs.Sustainable > 0 {
 				r[2] = fmt.Sprintf("**%s**", kilo(rs.Sustainable))
-				if !rs.Converged {
+				if rs.Done && !rs.Converged {
 					r[2] += " (trials ran out)"
 				}
+			}
+			if !rs.Done {
+				// Stopped (interrupted, a limit, a failed trial) or never
+				// finished: the best found so far, not the search's answer.
+				r[2] += " (search cut short)"
 			}
 			if good != nil {
 				r[3] = kilo(good.Metrics["cache_ops_per_s"])

@@ -77,3 +77,24 @@ func TestTripcacheReport(t *testing.T) {
 		}
 	}
 }
+
+// A search stopped before it ended (interrupted, killed, a limit) is
+// "cut short", never "trials ran out": its rate is the best found so far,
+// not the search's answer.
+func TestTripcacheReportSaysASearchWasCutShort(t *testing.T) {
+	held := trialStep("socket", 2000, "2000/1", 12000, 2e6, []int64{0}, 1)
+	rs := results.RateSearch{Workload: "tripcache", Phase: "socket", N: 1000, Sustainable: 2000, Converged: false, Done: false,
+		Trials: []results.RateTrial{{Step: held.Name(), Offered: 2000, Achieved: 2000, Sustained: true}}}
+	run := &results.Run{Study: "tripcache", Ladder: []int64{1}, Status: "interrupted", Targets: []*results.Target{{Name: "rocksdb", Title: "RocksDB",
+		Status: "interrupted", Steps: []*results.Step{held}, Searches: []results.RateSearch{rs}}}}
+	md := report.Markdown(run)
+	if !strings.Contains(md, "| RocksDB | socket | **2.0K** (search cut short) |") || strings.Contains(md, "trials ran out") {
+		t.Errorf("a search cut short:\n%s", md)
+	}
+	// One that spent its trials says so.
+	rs.Done = true
+	run.Targets[0].Searches = []results.RateSearch{rs}
+	if md := report.Markdown(run); !strings.Contains(md, "**2.0K** (trials ran out)") {
+		t.Errorf("a search that spent its trials:\n%s", md)
+	}
+}
