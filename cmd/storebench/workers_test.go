@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -221,5 +222,47 @@ func TestClientCPUs(t *testing.T) {
 	}
 	if _, stderr, code := runCLI(t, "run", p, "--client-cpus", "-1", "--out", t.TempDir()); code != 2 || !strings.Contains(stderr, "--client-cpus -1") {
 		t.Errorf("--client-cpus -1: exit %d, %s", code, stderr)
+	}
+}
+
+// --workers on a target whose data its workers cannot share (memcached
+// has no Attach for YCSB's table) is refused before anything starts:
+// exit 2 in one line naming the target and why, no server started (the
+// run's STOREBENCH_HOME is left empty, nothing is written under --out, no
+// "starting" line); the study's own `workers:` alike.
+func TestWorkersOnATargetThatCannotShareAreRefusedBeforeAnythingStarts(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "w.yaml")
+	os.WriteFile(p, []byte("name: w\nladder: [100]\ntargets: [memcached]\nworkloads:\n  - name: ycsb\n    params: {workloads: [a], operations: 100}\n"), 0o644)
+	pw := filepath.Join(t.TempDir(), "w2.yaml")
+	os.WriteFile(pw, []byte("name: w\nladder: [100]\nworkers: 2\ntargets: [memcached]\nworkloads:\n  - name: ycsb\n"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", p, "--workers", "4"}, "--workers 4: 4: memcached cannot share its data among worker processes (no data shared across worker processes), which step ycsb.load"},
+		{[]string{"run", "ycsb", "--targets", "memcached", "--workers", "256"}, "--workers 256: 256: memcached cannot share its data among worker processes"},
+		{[]string{"run", pw}, pw + ":3: workers: 2: memcached cannot share its data among worker processes"},
+	} {
+		home, out := t.TempDir(), t.TempDir()
+		cmd := storebench(t, append(c.args, "--out", out)...)
+		cmd.Env = append(cmd.Env, "STOREBENCH_HOME="+home)
+		var o, e strings.Builder
+		cmd.Stdout, cmd.Stderr = &o, &e
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		if code != 2 || !strings.Contains(e.String(), c.want) || strings.Count(strings.TrimSpace(e.String()), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q\nwant exit 2 and one line with %q", c.args, code, e.String(), c.want)
+		}
+		if strings.Contains(o.String()+e.String(), "starting") {
+			t.Errorf("%v: something started:\n%s%s", c.args, o.String(), e.String())
+		}
+		for _, d := range []string{home, out} {
+			if ents, _ := os.ReadDir(d); len(ents) != 0 {
+				t.Errorf("%v: %s holds %v: something ran", c.args, d, ents)
+			}
+		}
 	}
 }

@@ -190,6 +190,14 @@ func prepare(s *study.Study) (*Plan, error) {
 			return nil, &study.Error{File: s.File, Line: s.Line("workers"), Field: "workers",
 				Msg: fmt.Sprintf("%d: %s is an embedded engine, opened by one process; several workers need a server target", s.Workers, t.Name)}
 		}
+		if s.Workers > 1 {
+			// A step split across the workers needs a target whose data
+			// they can share (a server that lets the others attach to
+			// the table the first made): refused here, not mid-run.
+			if err := splitOn(s, t.Name, info, p.Steps); err != nil {
+				return nil, err
+			}
+		}
 		// Each step's requirements are matched against what the target
 		// provides: a step it cannot run is n/a for it (its other steps
 		// run), and a target that can run nothing at all (an
@@ -209,6 +217,31 @@ func prepare(s *study.Study) (*Plan, error) {
 		p.NA = append(p.NA, why)
 	}
 	return p, nil
+}
+
+// splitOn refuses workers > 1 on a target that cannot share the data of
+// a step that splits across them, naming the target, the step, what it
+// lacks and the targets that have it.
+func splitOn(s *study.Study, name string, info target.Info, steps []workload.Step) error {
+	for _, st := range steps {
+		if info.Provides.CannotRun(st.Requires) != "" {
+			continue // n/a on this target: it does not run
+		}
+		lack := workload.CannotSplitOn(st, info.Provides)
+		if lack == "" {
+			continue
+		}
+		var can []string
+		for _, o := range target.All() {
+			if !o.Embedded() && workload.CannotSplitOn(st, o.Provides) == "" {
+				can = append(can, o.Name)
+			}
+		}
+		return &study.Error{File: s.File, Line: s.Line("workers"), Field: "workers",
+			Msg: fmt.Sprintf("%d: %s cannot share its data among worker processes (%s), which step %s.%s split across %d workers needs; use 1 worker on it, or a target that can (%s)",
+				s.Workers, name, lack, st.Workload, st.Phase, s.Workers, strings.Join(can, ", "))}
+	}
+	return nil
 }
 
 func contains(xs []string, x string) bool {

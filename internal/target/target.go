@@ -99,6 +99,10 @@ const (
 	// old points (workload geo): a layout of its own (geo.Store) or the
 	// seed's layout on ordered keys.
 	Geo Cap = "geo"
+	// Shared: several worker processes can drive one dataset at once,
+	// each attaching to what the first prepared (ycsb.Attacher): what a
+	// step split across workers (--workers N, workload.Splitter) needs.
+	Shared Cap = "shared"
 )
 
 var capText = map[Cap]string{
@@ -113,10 +117,11 @@ var capText = map[Cap]string{
 	HTTP:        "HTTP",
 	Compaction:  "compaction",
 	Geo:         "GPS point layout",
+	Shared:      "data shared across worker processes",
 }
 
 // AllCaps lists every capability, in the order `storebench list` shows them.
-var AllCaps = []Cap{KeyValue, OrderedScan, Batch, Secondary, Pipeline, SQL, Documents, AuthRoots, HTTP, Compaction, Geo}
+var AllCaps = []Cap{KeyValue, OrderedScan, Batch, Secondary, Pipeline, SQL, Documents, AuthRoots, HTTP, Compaction, Geo, Shared}
 
 // String is the capability in words, for reasons and `storebench list`.
 func (c Cap) String() string {

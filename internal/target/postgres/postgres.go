@@ -56,7 +56,7 @@ func init() {
 		OptionNames: optionNames,
 		Server:      "postgres",
 		Schemes:     []string{"postgres", "postgresql"},
-		Provides:    target.Caps{target.KeyValue, target.OrderedScan, target.Secondary, target.SQL, target.Documents, target.Geo},
+		Provides:    target.Caps{target.KeyValue, target.OrderedScan, target.Secondary, target.SQL, target.Documents, target.Geo, target.Shared},
 		Open: func(o target.Options) (io.Closer, error) {
 			s, err := Open(o)
 			if err != nil {

@@ -214,6 +214,10 @@ type run struct {
 // number of goroutines (processes × concurrency).
 func (YCSB) Split(workload.Step) error { return nil }
 
+// SplitNeeds: every process but the first attaches to the table the
+// first one made (Attacher), which the target declares as target.Shared.
+func (YCSB) SplitNeeds(workload.Step) target.Caps { return target.Caps{target.Shared} }
+
 // MergeMetric: the record count and the mix are the whole's; the load
 // under faults counts each part's own inserts, errors and losses.
 func (YCSB) MergeMetric(name string) workload.Merge {
