@@ -512,3 +512,32 @@ func TestOutThatIsNotADirectoryIsRefused(t *testing.T) {
 		t.Errorf("the file given as --out was changed: %q", b)
 	}
 }
+
+// An --out that exists but cannot be written (/proc/self, a directory
+// of a read-only kind, whatever the user's privileges) is refused with
+// exit 2 before anything runs, as every other bad --out; a symbolic link
+// loop and a dangling symbolic link are named as such, not "file exists".
+func TestOutThatCannotBeWrittenIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	loop, dangling := filepath.Join(dir, "loop"), filepath.Join(dir, "dangling")
+	if err := os.Symlink(loop, loop); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "nowhere"), dangling); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ out, want string }{
+		{"/proc/self", "--out /proc/self: cannot create the results directory there: "},
+		{"/proc/self/fd", "--out /proc/self/fd: cannot create the results directory there: "},
+		{loop, "--out " + loop + ": a symbolic link loop"},
+		{dangling, "--out " + dangling + ": a dangling symbolic link (it points to " + filepath.Join(dir, "nowhere") + ": no such file or directory)"},
+	} {
+		_, stderr, code := runCLIWithin(t, 60*time.Second, "run", "ledger", "--targets", "pebble", "--ladder", "10", "--out", c.out)
+		if code != 2 || !strings.Contains(stderr, c.want) || strings.Contains(stderr, "file exists") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("--out %s: exit %d, stderr %q; want exit 2 and %q", c.out, code, stderr, c.want)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "nowhere")); err == nil {
+		t.Errorf("the dangling link's target was created")
+	}
+}

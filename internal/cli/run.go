@@ -229,20 +229,42 @@ func checkOut(out string) error {
 	if out == "" {
 		return usagef("--out: empty: give the directory under which results go")
 	}
-	if st, err := os.Stat(out); err == nil {
+	st, err := os.Stat(out)
+	if err == nil {
 		if !st.IsDir() {
 			return usagef("--out %s: not a directory", out)
 		}
+		// A directory we cannot write in (read-only mount, its mode,
+		// /proc) is refused now, not when the results are due: the run
+		// makes its results directory in it, so the probe makes one too.
+		probe, err := os.MkdirTemp(out, ".storebench-probe-")
+		if err != nil {
+			return usagef("--out %s: cannot create the results directory there: %v", out, pathErr(err))
+		}
+		_ = os.Remove(probe)
 		return nil
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
+	// A symbolic link that leads nowhere would read as "file exists".
+	if lst, lerr := os.Lstat(out); lerr == nil && lst.Mode()&fs.ModeSymlink != 0 {
+		dest, _ := os.Readlink(out)
+		if errors.Is(err, syscall.ELOOP) {
+			return usagef("--out %s: a symbolic link loop (it points to %s, which leads back to it)", out, dest)
 		}
-		return usagef("--out %s: %v", out, err)
+		return usagef("--out %s: a dangling symbolic link (it points to %s: %v)", out, dest, pathErr(err))
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return usagef("--out %s: %v", out, pathErr(err))
 	}
 	return nil
+}
+
+// pathErr is err without the path a *fs.PathError repeats.
+func pathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // parseProfile checks --profile: comma-separated kinds of
