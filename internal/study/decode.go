@@ -195,11 +195,13 @@ func cleanYAMLErr(err error) string {
 	if errors.As(err, &te) && len(te.Errors) > 0 {
 		return te.Errors[0]
 	}
-	s := err.Error()
-	if i := strings.Index(s, ": "); strings.HasPrefix(s, "yaml: line") && i > 0 {
-		return s[i+2:]
+	s := strings.TrimPrefix(err.Error(), "yaml: ")
+	if rest, ok := strings.CutPrefix(s, "line "); ok {
+		if i := strings.Index(rest, ": "); i > 0 {
+			return rest[i+2:]
+		}
 	}
-	return strings.TrimPrefix(s, "yaml: ")
+	return s
 }
 
 // DecodeParams strictly decodes a workload's or target's raw parameter
