@@ -92,7 +92,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&hosts, "hosts", "", "where workers run, comma-separated, round-robin: local, ssh://[user@]host[:port] (keys from ssh-agent or ~/.ssh, never a password)")
 	fs.StringVar(&sshIdentity, "ssh-identity", "", "private key file for the ssh hosts (ssh -i)")
 	fs.Var(&sshOptions, "ssh-option", "an ssh -o option for the ssh hosts, Key=value (repeatable), e.g. UserKnownHostsFile=/path")
-	fs.StringVar(&timeLimit, "time-limit", "", "stop the study after this long (e.g. 30m), keeping what was measured")
+	fs.StringVar(&timeLimit, "time-limit", "", "stop the study after this long (e.g. 30m, at most 2562047h), keeping what was measured; none: no limit, not even the study's")
 	fs.StringVar(&o.Scale, "scale", "", "apply one of the study's named scales (e.g. seed: the seed's own sizes) before the other overrides")
 	fs.Var(&sets, "set", "override a workload parameter: workload.param=value (repeatable), e.g. ledger.selects=5000")
 	out := fs.String("out", "results", "directory under which the run's results directory is created")

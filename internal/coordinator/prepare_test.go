@@ -105,9 +105,9 @@ func TestPrepareErrorsAreLocated(t *testing.T) {
 	for _, c := range []struct {
 		set, want string
 	}{
-		{"ledger.stress.rate=-5", "--set ledger.stress.rate=-5: must not be negative"},
+		{"ledger.stress.rate=-5", "--set ledger.stress.rate=-5: -5 is out of range: want 0..1e8"},
 		{"ledger.stress.duration=0s", "--set ledger.stress.duration=0s: leaves the study without phase ledger.stress, which constraints.p99.ledger.stress needs (studies/ledger.yaml:"},
-		{"ledger.batch=0", "--set ledger.batch=0: 0: want 1..100000"},
+		{"ledger.batch=0", "--set ledger.batch=0: 0 is out of range: want 1..100000"},
 	} {
 		s, err := study.Load("ledger")
 		if err != nil {
@@ -125,7 +125,7 @@ func TestPrepareErrorsAreLocated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err = Prepare(s); err == nil || !strings.HasPrefix(err.Error(), "f.yaml:8: workloads.ledger.params.stress.rate: must not be negative") {
+	if _, err = Prepare(s); err == nil || !strings.HasPrefix(err.Error(), "f.yaml:8: workloads.ledger.params.stress.rate: -5 is out of range: want 0..1e8") {
 		t.Errorf("file value: %v", err)
 	}
 }
