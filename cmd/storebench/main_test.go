@@ -570,6 +570,13 @@ func TestNumericFlagsAreCheckedAgainstTheirRange(t *testing.T) {
 			t.Errorf("%v: something ran: %v", c.args, ents)
 		}
 	}
+	// The ranges are documented where a user looks: storebench list.
+	list, _, code := runCLI(t, "list")
+	for _, want := range []string{"PARAMETERS", "workloads.ledger.params: payload 0..16MiB, batch 1..100000", "stress.rate 0..1e8", "rate.max_trials 1..64"} {
+		if code != 0 || !strings.Contains(list, want) {
+			t.Errorf("storebench list (exit %d) lacks %q", code, want)
+		}
+	}
 	// none runs without the study's limit, and says so in the study the
 	// run records (limits.time absent from study.yaml).
 	limited := filepath.Join(t.TempDir(), "limited.yaml")

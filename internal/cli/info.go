@@ -304,6 +304,13 @@ func writeMatrix(stdout io.Writer) {
 		fmt.Fprintf(tw, "\t%s\n", strings.Join(whys, "; "))
 	}
 	tw.Flush()
+	var shared []string
+	for _, i := range target.All() {
+		if !i.Embedded() && i.Provides.Has(target.Shared) {
+			shared = append(shared, i.Name)
+		}
+	}
+	fmt.Fprintf(stdout, "\nSeveral workers (--workers N, 1..256) can share a step that splits (ycsb) on: %s.\n", strings.Join(shared, ", "))
 }
 
 func uniquePhases(steps []workload.Step) []string {

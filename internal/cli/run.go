@@ -87,7 +87,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&durability, "durability", "", "sync (each write batch fsynced on return) or async, for every target")
 	fs.Int64Var(&seed, "seed", 0, "seed of every generated key, value and choice, 0 or more (same seed, same operations; default: the study's)")
 	fs.IntVar(&concurrency, "concurrency", 0, "load goroutines where a workload runs concurrently, 1..4096 (default: the study's)")
-	fs.IntVar(&workers, "workers", 0, "worker processes driving each server target at once, 1..256, each a disjoint share of the operations (default: one per host; docs/distributed.md)")
+	fs.IntVar(&workers, "workers", 0, "worker processes driving each server target at once, 1..256, each a disjoint share of the operations (default: one per host; docs/distributed.md); more than 1 needs a target whose data they can share (storebench list says which)")
 	fs.IntVar(&clientCPUs, "client-cpus", 0, "CPUs each worker's load goroutines run on (GOMAXPROCS; 0: every core); side by side with a native tool, give both the same threads")
 	fs.StringVar(&hosts, "hosts", "", "where workers run, comma-separated, round-robin: local, ssh://[user@]host[:port] (keys from ssh-agent or ~/.ssh, never a password)")
 	fs.StringVar(&sshIdentity, "ssh-identity", "", "private key file for the ssh hosts (ssh -i)")
