@@ -531,6 +531,8 @@ func TestOutThatCannotBeWrittenIsRefused(t *testing.T) {
 		{"/proc/self/fd", "--out /proc/self/fd: cannot create the results directory there: "},
 		{loop, "--out " + loop + ": a symbolic link loop"},
 		{dangling, "--out " + dangling + ": a dangling symbolic link (it points to " + filepath.Join(dir, "nowhere") + ": no such file or directory)"},
+		{filepath.Join(dangling, "sub"), "--out " + filepath.Join(dangling, "sub") + ": " + dangling + " is a dangling symbolic link (it points to " + filepath.Join(dir, "nowhere") + ": no such file or directory)"},
+		{filepath.Join(loop, "sub"), "--out " + filepath.Join(loop, "sub") + ": " + loop + " is a symbolic link loop"},
 	} {
 		_, stderr, code := runCLIWithin(t, 60*time.Second, "run", "ledger", "--targets", "pebble", "--ladder", "10", "--out", c.out)
 		if code != 2 || !strings.Contains(stderr, c.want) || strings.Contains(stderr, "file exists") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {

@@ -244,18 +244,38 @@ func checkOut(out string) error {
 		_ = os.Remove(probe)
 		return nil
 	}
-	// A symbolic link that leads nowhere would read as "file exists".
-	if lst, lerr := os.Lstat(out); lerr == nil && lst.Mode()&fs.ModeSymlink != 0 {
-		dest, _ := os.Readlink(out)
-		if errors.Is(err, syscall.ELOOP) {
-			return usagef("--out %s: a symbolic link loop (it points to %s, which leads back to it)", out, dest)
-		}
-		return usagef("--out %s: a dangling symbolic link (it points to %s: %v)", out, dest, pathErr(err))
-	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
+		// A symbolic link that leads nowhere, --out's or a parent's,
+		// would read as "file exists".
+		if why := brokenLink(out); why != "" {
+			return usagef("--out %s: %s", out, why)
+		}
 		return usagef("--out %s: %v", out, pathErr(err))
 	}
 	return nil
+}
+
+// brokenLink says which of p and its parents is a symbolic link that
+// leads nowhere, a loop or a dangling one ("" if none is).
+func brokenLink(p string) string {
+	for q := filepath.Clean(p); ; q = filepath.Dir(q) {
+		if lst, err := os.Lstat(q); err == nil && lst.Mode()&fs.ModeSymlink != 0 {
+			if _, err := os.Stat(q); err != nil {
+				dest, _ := os.Readlink(q)
+				what := ""
+				if q != filepath.Clean(p) {
+					what = q + " is "
+				}
+				if errors.Is(err, syscall.ELOOP) {
+					return fmt.Sprintf("%sa symbolic link loop (it points to %s, which leads back to it)", what, dest)
+				}
+				return fmt.Sprintf("%sa dangling symbolic link (it points to %s: %v)", what, dest, pathErr(err))
+			}
+		}
+		if q == filepath.Dir(q) {
+			return ""
+		}
+	}
 }
 
 // pathErr is err without the path a *fs.PathError repeats.
