@@ -114,7 +114,7 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 
 // durationForm is the form time.ParseDuration takes: a number that fits
 // none is too long, not "not a duration".
-var durationForm = regexp.MustCompile(`^[+-]?([0-9]*(\.[0-9]*)?(ns|us|µs|μs|ms|s|m|h))+$`)
+var durationForm = regexp.MustCompile(`^[+-]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$`)
 
 // MaxDuration is the longest duration storebench takes (time.Duration's
 // largest, about 292 years), as it prints in messages.

@@ -38,3 +38,24 @@ func TestYAMLErrorsNameTheirLine(t *testing.T) {
 		}
 	}
 }
+
+// A duration says what is wrong with it: not one, negative, or longer
+// than a Go duration holds (999999999h used to be "not a duration").
+func TestDurationErrorsSayWhatIsWrong(t *testing.T) {
+	for in, want := range map[string]string{
+		"999999999h":  `"999999999h" is too long: at most 2562047h (about 292 years)`,
+		"2562048h":    `"2562048h" is too long`,
+		"-5s":         `"-5s" is negative`,
+		"-999999999h": `"-999999999h" is negative`,
+		".s":          `".s" is not a duration`,
+		"soon":        `"soon" is not a duration`,
+		"1h30m":       "",
+		"2562047h":    "",
+		"0.5s":        "",
+	} {
+		_, err := ParseDuration(in)
+		if (want == "") != (err == nil) || err != nil && !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", in, err, want)
+		}
+	}
+}
