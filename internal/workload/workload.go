@@ -166,7 +166,10 @@ type Workload interface {
 	// Describe is one line for `storebench list`.
 	Describe() string
 	// DecodeParams decodes and validates the study's params (defaults for
-	// anything absent) and returns them as JSON for the steps.
+	// anything absent) and returns them as JSON for the steps, through
+	// study.DecodeParams: every numeric field of the params declares its
+	// range (`range:"lo..hi"`), which the decoder checks and `storebench
+	// list` shows (workload/all TestEveryNumericParameterHasARange).
 	DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error)
 	// Plan lists the steps of this workload for one target.
 	Plan(s *study.Study, params json.RawMessage) ([]Step, error)
