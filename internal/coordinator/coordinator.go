@@ -233,7 +233,7 @@ func splitOn(s *study.Study, name string, info target.Info, steps []workload.Ste
 		}
 		var can []string
 		for _, o := range target.All() {
-			if !o.Embedded() && workload.CannotSplitOn(st, o.Provides) == "" {
+			if !o.Embedded() && o.Provides.CannotRun(st.Requires) == "" && workload.CannotSplitOn(st, o.Provides) == "" {
 				can = append(can, o.Name)
 			}
 		}
