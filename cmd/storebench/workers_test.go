@@ -242,6 +242,7 @@ func TestWorkersOnATargetThatCannotShareAreRefusedBeforeAnythingStarts(t *testin
 		{[]string{"run", p, "--workers", "4"}, "--workers 4: 4: memcached cannot share its data among worker processes (no data shared across worker processes), which step ycsb.load"},
 		{[]string{"run", "ycsb", "--targets", "memcached", "--workers", "256"}, "--workers 256: 256: memcached cannot share its data among worker processes"},
 		{[]string{"run", pw}, pw + ":3: workers: 2: memcached cannot share its data among worker processes"},
+		{[]string{"run", p, "--hosts", "local,local"}, "--hosts local,local: 2: memcached cannot share its data among worker processes"},
 	} {
 		home, out := t.TempDir(), t.TempDir()
 		cmd := storebench(t, append(c.args, "--out", out)...)

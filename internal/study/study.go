@@ -711,7 +711,9 @@ func (s *Study) Apply(o Override) error {
 		}
 		s.overrides = append(s.overrides, override{field: "hosts", flag: "--hosts " + *o.Hosts})
 		if o.Workers == nil && !s.has("workers") {
+			// One worker per host: --hosts said how many.
 			s.Workers = len(s.Hosts)
+			s.overrides = append(s.overrides, override{field: "workers", flag: "--hosts " + *o.Hosts})
 		}
 	}
 	if o.Workers != nil {
