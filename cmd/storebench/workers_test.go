@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -264,6 +265,49 @@ func TestWorkersOnATargetThatCannotShareAreRefusedBeforeAnythingStarts(t *testin
 			if ents, _ := os.ReadDir(d); len(ents) != 0 {
 				t.Errorf("%v: %s holds %v: something ran", c.args, d, ents)
 			}
+		}
+	}
+}
+
+// Several workers on one PostgreSQL: every worker process opens the
+// target at once, and the ledger schema each one makes sure of (CREATE
+// ... IF NOT EXISTS, not safe against itself in PostgreSQL) used to fail
+// all but one ("duplicate key value violates unique constraint
+// pg_type_typname_nsp_index"); the schema is made behind an advisory lock.
+func TestWorkersOnPostgres(t *testing.T) {
+	// Quoted: the URI's password may hold characters a YAML flow list
+	// reads as its own.
+	uri := strconv.Quote(servertest.URI(t, "postgres"))
+	for range 2 {
+		tr, _ := runWorkers(t, uri, "--workers", "3")
+		if len(tr.Workers) != 3 {
+			t.Fatalf("target's workers: %+v", tr.Workers)
+		}
+	}
+}
+
+// The managed PostgreSQL accepts 97 client connections: 4 workers of 32
+// connections each are refused before anything starts (exit 2, one line
+// naming the target, the arithmetic and the bound); they used to fail
+// the load mid-run with "sorry, too many clients already".
+func TestWorkersBeyondTheManagedServersConnectionsAreRefused(t *testing.T) {
+	home, out := t.TempDir(), t.TempDir()
+	cmd := storebench(t, "run", "ycsb", "--targets", "postgres", "--workers", "4", "--concurrency", "32", "--out", out)
+	cmd.Env = append(cmd.Env, "STOREBENCH_HOME="+home)
+	var o, e strings.Builder
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	want := "--workers 4: postgres: 4 worker process(es) × 32 connections (the most load goroutines of a step) = 128, more than the managed postgres server accepts (97)"
+	if code != 2 || !strings.Contains(e.String(), want) || strings.Count(strings.TrimSpace(e.String()), "\n") != 0 {
+		t.Errorf("exit %d, stderr %q\nwant exit 2 and %q", code, e.String(), want)
+	}
+	for _, d := range []string{home, out} {
+		if ents, _ := os.ReadDir(d); len(ents) != 0 {
+			t.Errorf("%s holds %v: something ran", d, ents)
 		}
 	}
 }

@@ -198,6 +198,9 @@ func prepare(s *study.Study) (*Plan, error) {
 				return nil, err
 			}
 		}
+		if err := clientsFit(s, t, info, p.Steps); err != nil {
+			return nil, err
+		}
 		// Each step's requirements are matched against what the target
 		// provides: a step it cannot run is n/a for it (its other steps
 		// run), and a target that can run nothing at all (an
@@ -242,6 +245,33 @@ func splitOn(s *study.Study, name string, info target.Info, steps []workload.Ste
 				s.Workers, name, lack, st.Workload, st.Phase, s.Workers, strings.Join(can, ", "))}
 	}
 	return nil
+}
+
+// clientsFit refuses a run whose worker processes, each with a
+// connection per load goroutine, would open more connections than the
+// managed server of target t accepts (target.Info.ManagedClients).
+func clientsFit(s *study.Study, t *study.Target, info target.Info, steps []workload.Step) error {
+	if info.ManagedClients == 0 || t.URI != "" {
+		return nil
+	}
+	var runs []workload.Step
+	for _, st := range steps {
+		if info.Provides.CannotRun(st.Requires) == "" {
+			runs = append(runs, st)
+		}
+	}
+	c := maxConcurrency(runs)
+	need := s.Workers * c
+	if need <= info.ManagedClients {
+		return nil
+	}
+	field := "concurrency"
+	if s.Workers > 1 {
+		field = "workers"
+	}
+	return &study.Error{File: s.File, Line: s.Line(field), Field: field,
+		Msg: fmt.Sprintf("%s: %d worker process(es) × %d connections (the most load goroutines of a step) = %d, more than the managed %s server accepts (%d); lower workers or concurrency, or name a server of your own by URI",
+			t.Name, s.Workers, c, need, info.Server, info.ManagedClients)}
 }
 
 func contains(xs []string, x string) bool {

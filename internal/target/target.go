@@ -55,6 +55,12 @@ type Info struct {
 	Server string
 	// Schemes are the URI schemes that select this target.
 	Schemes []string
+	// ManagedClients, when set, is how many client connections the
+	// managed server (Server) accepts (PostgreSQL: max_connections less
+	// its superuser reserve): a run whose worker processes × concurrency
+	// would open more is refused before anything starts, rather than
+	// failing mid-run ("too many clients"). 0: no bound a run reaches.
+	ManagedClients int
 	// Provides is what this target's handle offers the workloads: each
 	// workload step requires some capabilities, and the coordinator runs
 	// on a target only the steps whose requirements it provides (the
