@@ -157,3 +157,6 @@ require (
 replace github.com/tecbot/gorocksdb => ./third_party/gorocksdb
 
 replace github.com/dterei/gotsc => ./third_party/gotsc
+
+// Parser errors name the line of their problem (third_party/yaml.v3/STOREBENCH.md).
+replace gopkg.in/yaml.v3 => ./third_party/yaml.v3

@@ -233,7 +233,7 @@ func TestInputsAreNeverReinterpreted(t *testing.T) {
 		{[]string{"run", "ledger", "--seed", "-7"}, "storebench: --seed -7: want a whole number from 0"},
 		{[]string{"run", "ledger", "--ladder", "-1"}, "from 1 to 1e9"},
 		{[]string{"run", "ledger", "--ladder", strings.Join(steps, ",")}, "65 sizes: at most 64"},
-		{[]string{"run", "ledger", "--set", "ledger.stress.rate=-5"}, "storebench: --set ledger.stress.rate=-5: must not be negative"},
+		{[]string{"run", "ledger", "--set", "ledger.stress.rate=-5"}, "storebench: --set ledger.stress.rate=-5: -5 is out of range: want 0..1e8"},
 		{[]string{"run", "ledger", "--set", "ledger.stress.duration=0s"}, "storebench: --set ledger.stress.duration=0s: leaves the study without phase ledger.stress"},
 		{[]string{"run", escape}, "escape.yaml:1: name: "},
 		{[]string{"run", nul}, "nul.yaml:1: name: "},
@@ -515,5 +515,91 @@ func TestOutThatIsNotADirectoryIsRefused(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(afile); string(b) != "hi\n" {
 		t.Errorf("the file given as --out was changed: %q", b)
+	}
+}
+
+// An --out that exists but cannot be written (/proc/self, a directory
+// of a read-only kind, whatever the user's privileges) is refused with
+// exit 2 before anything runs, as every other bad --out; a symbolic link
+// loop and a dangling symbolic link are named as such, not "file exists".
+func TestOutThatCannotBeWrittenIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	loop, dangling := filepath.Join(dir, "loop"), filepath.Join(dir, "dangling")
+	if err := os.Symlink(loop, loop); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "nowhere"), dangling); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ out, want string }{
+		{"/proc/self", "--out /proc/self: cannot create the results directory there: "},
+		{"/proc/self/fd", "--out /proc/self/fd: cannot create the results directory there: "},
+		{loop, "--out " + loop + ": a symbolic link loop"},
+		{dangling, "--out " + dangling + ": a dangling symbolic link (it points to " + filepath.Join(dir, "nowhere") + ": no such file or directory)"},
+		{filepath.Join(dangling, "sub"), "--out " + filepath.Join(dangling, "sub") + ": " + dangling + " is a dangling symbolic link (it points to " + filepath.Join(dir, "nowhere") + ": no such file or directory)"},
+		{filepath.Join(loop, "sub"), "--out " + filepath.Join(loop, "sub") + ": " + loop + " is a symbolic link loop"},
+	} {
+		_, stderr, code := runCLIWithin(t, 60*time.Second, "run", "ledger", "--targets", "pebble", "--ladder", "10", "--out", c.out)
+		if code != 2 || !strings.Contains(stderr, c.want) || strings.Contains(stderr, "file exists") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("--out %s: exit %d, stderr %q; want exit 2 and %q", c.out, code, stderr, c.want)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "nowhere")); err == nil {
+		t.Errorf("the dangling link's target was created")
+	}
+}
+
+// Every numeric value the command line gives is checked against its
+// documented range before anything runs (exit 2, one line naming the
+// flag): a rate of 1e300 (it ran and printed a 300-digit rate), a rate
+// search of 0 trials (it ran forever), a time limit of 0 (it silently
+// removed the study's limit: "none" says that), a duration too long for
+// one (it was "not a duration").
+func TestNumericFlagsAreCheckedAgainstTheirRange(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "ledger", "--set", "ledger.stress.rate=1e300"}, "--set ledger.stress.rate=1e300: 1e300 is out of range: want 0..1e8"},
+		{[]string{"run", "tripcache", "--set", "tripcache.sweep.rate.max_trials=0"}, "--set tripcache.sweep.rate.max_trials=0: 0 is out of range: want 1..64"},
+		{[]string{"run", "ledger", "--time-limit", "0"}, "--time-limit 0: want a positive duration (e.g. 30m), or none to run without the study's limit"},
+		{[]string{"run", "ledger", "--time-limit", "0s"}, "--time-limit 0s: want a positive duration"},
+		{[]string{"run", "ledger", "--time-limit", "999999999h"}, `--time-limit: "999999999h" is too long: at most 2562047h (about 292 years)`},
+		{[]string{"run", "ledger", "--time-limit", "-5m"}, `--time-limit: "-5m" is negative`},
+		{[]string{"run", "ledger", "--set", "ledger.stress.duration=999999999h"}, `"999999999h" is too long: at most 2562047h`},
+	} {
+		out := t.TempDir()
+		_, stderr, code := runCLIWithin(t, 60*time.Second, append(c.args, "--targets", "pebble", "--out", out)...)
+		if code != 2 || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q\nwant exit 2 and %q", c.args, code, stderr, c.want)
+		}
+		if ents, _ := os.ReadDir(out); len(ents) != 0 {
+			t.Errorf("%v: something ran: %v", c.args, ents)
+		}
+	}
+	// The ranges are documented where a user looks: storebench list.
+	list, _, code := runCLI(t, "list")
+	for _, want := range []string{"PARAMETERS", "workloads.ledger.params: payload 0..16MiB, batch 1..100000", "stress.rate 0..1e8", "rate.max_trials 1..64"} {
+		if code != 0 || !strings.Contains(list, want) {
+			t.Errorf("storebench list (exit %d) lacks %q", code, want)
+		}
+	}
+	// none runs without the study's limit, and says so in the study the
+	// run records (limits.time absent from study.yaml).
+	limited := filepath.Join(t.TempDir(), "limited.yaml")
+	if err := os.WriteFile(limited, []byte(strings.ReplaceAll(tinyStudy, "%DUR%", "1s")+"limits:\n  time: 1h\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	_, stderr, code := runCLIWithin(t, 120*time.Second, "run", limited, "--targets", "pebble", "--ladder", "10", "--time-limit", "none", "--out", out, "--quiet")
+	if code != 0 {
+		t.Fatalf("--time-limit none: exit %d\n%s", code, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(onlyDir(t, out), "study.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "time: 1h") {
+		t.Errorf("--time-limit none: study.yaml keeps a time limit:\n%s", b)
 	}
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -221,5 +223,91 @@ func TestClientCPUs(t *testing.T) {
 	}
 	if _, stderr, code := runCLI(t, "run", p, "--client-cpus", "-1", "--out", t.TempDir()); code != 2 || !strings.Contains(stderr, "--client-cpus -1") {
 		t.Errorf("--client-cpus -1: exit %d, %s", code, stderr)
+	}
+}
+
+// --workers on a target whose data its workers cannot share (memcached
+// has no Attach for YCSB's table) is refused before anything starts:
+// exit 2 in one line naming the target and why, no server started (the
+// run's STOREBENCH_HOME is left empty, nothing is written under --out, no
+// "starting" line); the study's own `workers:` alike.
+func TestWorkersOnATargetThatCannotShareAreRefusedBeforeAnythingStarts(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "w.yaml")
+	os.WriteFile(p, []byte("name: w\nladder: [100]\ntargets: [memcached]\nworkloads:\n  - name: ycsb\n    params: {workloads: [a], operations: 100}\n"), 0o644)
+	pw := filepath.Join(t.TempDir(), "w2.yaml")
+	os.WriteFile(pw, []byte("name: w\nladder: [100]\nworkers: 2\ntargets: [memcached]\nworkloads:\n  - name: ycsb\n"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", p, "--workers", "4"}, "--workers 4: 4: memcached cannot share its data among worker processes (no data shared across worker processes), which step ycsb.load"},
+		{[]string{"run", "ycsb", "--targets", "memcached", "--workers", "256"}, "--workers 256: 256: memcached cannot share its data among worker processes"},
+		{[]string{"run", pw}, pw + ":3: workers: 2: memcached cannot share its data among worker processes"},
+		{[]string{"run", p, "--hosts", "local,local"}, "--hosts local,local: 2: memcached cannot share its data among worker processes"},
+	} {
+		home, out := t.TempDir(), t.TempDir()
+		cmd := storebench(t, append(c.args, "--out", out)...)
+		cmd.Env = append(cmd.Env, "STOREBENCH_HOME="+home)
+		var o, e strings.Builder
+		cmd.Stdout, cmd.Stderr = &o, &e
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		if code != 2 || !strings.Contains(e.String(), c.want) || strings.Count(strings.TrimSpace(e.String()), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q\nwant exit 2 and one line with %q", c.args, code, e.String(), c.want)
+		}
+		if strings.Contains(o.String()+e.String(), "starting") {
+			t.Errorf("%v: something started:\n%s%s", c.args, o.String(), e.String())
+		}
+		for _, d := range []string{home, out} {
+			if ents, _ := os.ReadDir(d); len(ents) != 0 {
+				t.Errorf("%v: %s holds %v: something ran", c.args, d, ents)
+			}
+		}
+	}
+}
+
+// Several workers on one PostgreSQL: every worker process opens the
+// target at once, and the ledger schema each one makes sure of (CREATE
+// ... IF NOT EXISTS, not safe against itself in PostgreSQL) used to fail
+// all but one ("duplicate key value violates unique constraint
+// pg_type_typname_nsp_index"); the schema is made behind an advisory lock.
+func TestWorkersOnPostgres(t *testing.T) {
+	// Quoted: the URI's password may hold characters a YAML flow list
+	// reads as its own.
+	uri := strconv.Quote(servertest.URI(t, "postgres"))
+	for range 2 {
+		tr, _ := runWorkers(t, uri, "--workers", "3")
+		if len(tr.Workers) != 3 {
+			t.Fatalf("target's workers: %+v", tr.Workers)
+		}
+	}
+}
+
+// The managed PostgreSQL accepts 97 client connections: 4 workers of 32
+// connections each are refused before anything starts (exit 2, one line
+// naming the target, the arithmetic and the bound); they used to fail
+// the load mid-run with "sorry, too many clients already".
+func TestWorkersBeyondTheManagedServersConnectionsAreRefused(t *testing.T) {
+	home, out := t.TempDir(), t.TempDir()
+	cmd := storebench(t, "run", "ycsb", "--targets", "postgres", "--workers", "4", "--concurrency", "32", "--out", out)
+	cmd.Env = append(cmd.Env, "STOREBENCH_HOME="+home)
+	var o, e strings.Builder
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	want := "--workers 4: postgres: 4 worker process(es) × 32 connections (the most load goroutines of a step) = 128, more than the managed postgres server accepts (97)"
+	if code != 2 || !strings.Contains(e.String(), want) || strings.Count(strings.TrimSpace(e.String()), "\n") != 0 {
+		t.Errorf("exit %d, stderr %q\nwant exit 2 and %q", code, e.String(), want)
+	}
+	for _, d := range []string{home, out} {
+		if ents, _ := os.ReadDir(d); len(ents) != 0 {
+			t.Errorf("%s holds %v: something ran", d, ents)
+		}
 	}
 }

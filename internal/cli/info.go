@@ -6,16 +6,20 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
+	"sort"
 	"strings"
 	"text/tabwriter"
 
+	"storebench/internal/fault"
 	"storebench/internal/kv"
 	"storebench/internal/redact"
 	"storebench/internal/report"
 	"storebench/internal/results"
 	"storebench/internal/server"
 	"storebench/internal/study"
+	"storebench/internal/sweep"
 	"storebench/internal/target"
 	"storebench/internal/worker"
 	"storebench/internal/workload"
@@ -26,7 +30,9 @@ Usage: storebench list
 
 Lists the built-in studies, the workloads and the targets. For each target
 it says whether this binary can run it and, if not, exactly why and what
-installs it.
+installs it. PARAMETERS gives the range of every numeric parameter of
+every workload, its sweep and its faults: a value outside it is refused
+before anything runs (exit 2).
 
 Example:
   storebench list
@@ -82,6 +88,7 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "\n%d target(s) missing from this binary; `make build` enables every engine whose C library is installed.\n", missing)
 	}
 	writeMatrix(stdout)
+	writeParams(stdout)
 	fmt.Fprintln(stdout, "\nSERVERS (storebench installs, starts and stops them; see `storebench server --help`)")
 	tw = tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	for _, srv := range server.All() {
@@ -272,6 +279,32 @@ func readRun(arg string) (*results.Run, string, error) {
 	return run, dir, nil
 }
 
+// writeParams prints the declared range of every numeric parameter (the
+// params types the workloads decoded in writeMatrix, a sweep's and a
+// fault's), as the decoder checks them.
+func writeParams(stdout io.Writer) {
+	fmt.Fprintln(stdout, "\nPARAMETERS (numeric ones, with the range a given value must be in)")
+	types := study.Declared()
+	types["workloads.<name>.sweep"] = reflect.TypeOf(sweep.Spec{})
+	types["workloads.<name>.faults[]"] = reflect.TypeOf(fault.Action{})
+	paths := make([]string, 0, len(types))
+	for p := range types {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, path := range paths {
+		var ps []string
+		for _, p := range study.Params(types[path]) {
+			if p.Numeric {
+				ps = append(ps, p.Path+" "+p.Range.String())
+			}
+		}
+		if len(ps) > 0 {
+			fmt.Fprintf(stdout, "  %s: %s\n", path, strings.Join(ps, ", "))
+		}
+	}
+}
+
 // writeMatrix prints which workload each target can run: "yes", "n/a" (it
 // can run none of the workload's steps) or the phases it cannot run, and
 // why: the capabilities it lacks. The steps are the workload's own with
@@ -335,6 +368,13 @@ func writeMatrix(stdout io.Writer) {
 		fmt.Fprintf(tw, "\t%s\n", strings.Join(whys, "; "))
 	}
 	tw.Flush()
+	var shared []string
+	for _, i := range target.All() {
+		if !i.Embedded() && i.Provides.Has(target.Shared) {
+			shared = append(shared, i.Name)
+		}
+	}
+	fmt.Fprintf(stdout, "\nSeveral workers (--workers N, 1..256) can share a step that splits (ycsb) on: %s.\n", strings.Join(shared, ", "))
 }
 
 func uniquePhases(steps []workload.Step) []string {

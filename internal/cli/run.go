@@ -97,12 +97,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&durability, "durability", "", "sync (each write batch fsynced on return) or async, for every target")
 	fs.Int64Var(&seed, "seed", 0, "seed of every generated key, value and choice, 0 or more (same seed, same operations; default: the study's)")
 	fs.IntVar(&concurrency, "concurrency", 0, "load goroutines where a workload runs concurrently, 1..4096 (default: the study's)")
-	fs.IntVar(&workers, "workers", 0, "worker processes driving each server target at once, 1..256, each a disjoint share of the operations (default: one per host; docs/distributed.md)")
+	fs.IntVar(&workers, "workers", 0, "worker processes driving each server target at once, 1..256, each a disjoint share of the operations (default: one per host; docs/distributed.md); more than 1 needs a target whose data they can share (storebench list says which)")
 	fs.IntVar(&clientCPUs, "client-cpus", 0, "CPUs each worker's load goroutines run on (GOMAXPROCS; 0: every core); side by side with a native tool, give both the same threads")
 	fs.StringVar(&hosts, "hosts", "", "where workers run, comma-separated, round-robin: local, ssh://[user@]host[:port] (keys from ssh-agent or ~/.ssh, never a password)")
 	fs.StringVar(&sshIdentity, "ssh-identity", "", "private key file for the ssh hosts (ssh -i), checked before anything starts")
 	fs.Var(&sshOptions, "ssh-option", "an ssh -o option for the ssh hosts, Key=value (repeatable), e.g. UserKnownHostsFile=/path; any option ssh takes, where a study file's ssh.options may only tune the connection")
-	fs.StringVar(&timeLimit, "time-limit", "", "stop the study after this long (e.g. 30m), keeping what was measured")
+	fs.StringVar(&timeLimit, "time-limit", "", "stop the study after this long (e.g. 30m, at most 2562047h), keeping what was measured; none: no limit, not even the study's")
 	fs.StringVar(&o.Scale, "scale", "", "apply one of the study's named scales (e.g. seed: the seed's own sizes) before the other overrides")
 	fs.Var(&sets, "set", "override a workload parameter: workload.param=value (repeatable), e.g. ledger.selects=5000")
 	out := fs.String("out", "results", "directory under which the run's results directory is created")
@@ -287,20 +287,62 @@ func checkOut(out string) error {
 	if out == "" {
 		return usagef("--out: empty: give the directory under which results go")
 	}
-	if st, err := os.Stat(out); err == nil {
+	st, err := os.Stat(out)
+	if err == nil {
 		if !st.IsDir() {
 			return usagef("--out %s: not a directory", out)
 		}
+		// A directory we cannot write in (read-only mount, its mode,
+		// /proc) is refused now, not when the results are due: the run
+		// makes its results directory in it, so the probe makes one too.
+		probe, err := os.MkdirTemp(out, ".storebench-probe-")
+		if err != nil {
+			return usagef("--out %s: cannot create the results directory there: %v", out, pathErr(err))
+		}
+		_ = os.Remove(probe)
 		return nil
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
+		// A symbolic link that leads nowhere, --out's or a parent's,
+		// would read as "file exists".
+		if why := brokenLink(out); why != "" {
+			return usagef("--out %s: %s", out, why)
 		}
-		return usagef("--out %s: %v", out, err)
+		return usagef("--out %s: %v", out, pathErr(err))
 	}
 	return nil
+}
+
+// brokenLink says which of p and its parents is a symbolic link that
+// leads nowhere, a loop or a dangling one ("" if none is).
+func brokenLink(p string) string {
+	for q := filepath.Clean(p); ; q = filepath.Dir(q) {
+		if lst, err := os.Lstat(q); err == nil && lst.Mode()&fs.ModeSymlink != 0 {
+			if _, err := os.Stat(q); err != nil {
+				dest, _ := os.Readlink(q)
+				what := ""
+				if q != filepath.Clean(p) {
+					what = q + " is "
+				}
+				if errors.Is(err, syscall.ELOOP) {
+					return fmt.Sprintf("%sa symbolic link loop (it points to %s, which leads back to it)", what, dest)
+				}
+				return fmt.Sprintf("%sa dangling symbolic link (it points to %s: %v)", what, dest, pathErr(err))
+			}
+		}
+		if q == filepath.Dir(q) {
+			return ""
+		}
+	}
+}
+
+// pathErr is err without the path a *fs.PathError repeats.
+func pathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // parseProfile checks --profile: comma-separated kinds of

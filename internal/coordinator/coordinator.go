@@ -192,6 +192,17 @@ func prepare(s *study.Study) (*Plan, error) {
 			return nil, &study.Error{File: s.File, Line: s.Line("workers"), Field: "workers",
 				Msg: fmt.Sprintf("%d: %s is an embedded engine, opened by one process; several workers need a server target", s.Workers, t.Name)}
 		}
+		if s.Workers > 1 {
+			// A step split across the workers needs a target whose data
+			// they can share (a server that lets the others attach to
+			// the table the first made): refused here, not mid-run.
+			if err := splitOn(s, t.Name, info, p.Steps); err != nil {
+				return nil, err
+			}
+		}
+		if err := clientsFit(s, t, info, p.Steps); err != nil {
+			return nil, err
+		}
 		// Each step's requirements are matched against what the target
 		// provides: a step it cannot run is n/a for it (its other steps
 		// run), and a target that can run nothing at all (an
@@ -211,6 +222,58 @@ func prepare(s *study.Study) (*Plan, error) {
 		p.NA = append(p.NA, why)
 	}
 	return p, nil
+}
+
+// splitOn refuses workers > 1 on a target that cannot share the data of
+// a step that splits across them, naming the target, the step, what it
+// lacks and the targets that have it.
+func splitOn(s *study.Study, name string, info target.Info, steps []workload.Step) error {
+	for _, st := range steps {
+		if info.Provides.CannotRun(st.Requires) != "" {
+			continue // n/a on this target: it does not run
+		}
+		lack := workload.CannotSplitOn(st, info.Provides)
+		if lack == "" {
+			continue
+		}
+		var can []string
+		for _, o := range target.All() {
+			if !o.Embedded() && o.Provides.CannotRun(st.Requires) == "" && workload.CannotSplitOn(st, o.Provides) == "" {
+				can = append(can, o.Name)
+			}
+		}
+		return &study.Error{File: s.File, Line: s.Line("workers"), Field: "workers",
+			Msg: fmt.Sprintf("%d: %s cannot share its data among worker processes (%s), which step %s.%s split across %d workers needs; use 1 worker on it, or a target that can (%s)",
+				s.Workers, name, lack, st.Workload, st.Phase, s.Workers, strings.Join(can, ", "))}
+	}
+	return nil
+}
+
+// clientsFit refuses a run whose worker processes, each with a
+// connection per load goroutine, would open more connections than the
+// managed server of target t accepts (target.Info.ManagedClients).
+func clientsFit(s *study.Study, t *study.Target, info target.Info, steps []workload.Step) error {
+	if info.ManagedClients == 0 || t.URI != "" {
+		return nil
+	}
+	var runs []workload.Step
+	for _, st := range steps {
+		if info.Provides.CannotRun(st.Requires) == "" {
+			runs = append(runs, st)
+		}
+	}
+	c := maxConcurrency(runs)
+	need := s.Workers * c
+	if need <= info.ManagedClients {
+		return nil
+	}
+	field := "concurrency"
+	if s.Workers > 1 {
+		field = "workers"
+	}
+	return &study.Error{File: s.File, Line: s.Line(field), Field: field,
+		Msg: fmt.Sprintf("%s: %d worker process(es) × %d connections (the most load goroutines of a step) = %d, more than the managed %s server accepts (%d); lower workers or concurrency, or name a server of your own by URI",
+			t.Name, s.Workers, c, need, info.Server, info.ManagedClients)}
 }
 
 func contains(xs []string, x string) bool {

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -104,9 +105,9 @@ func TestPrepareErrorsAreLocated(t *testing.T) {
 	for _, c := range []struct {
 		set, want string
 	}{
-		{"ledger.stress.rate=-5", "--set ledger.stress.rate=-5: must not be negative"},
+		{"ledger.stress.rate=-5", "--set ledger.stress.rate=-5: -5 is out of range: want 0..1e8"},
 		{"ledger.stress.duration=0s", "--set ledger.stress.duration=0s: leaves the study without phase ledger.stress, which constraints.p99.ledger.stress needs (studies/ledger.yaml:"},
-		{"ledger.batch=0", "--set ledger.batch=0: 0: want 1..100000"},
+		{"ledger.batch=0", "--set ledger.batch=0: 0 is out of range: want 1..100000"},
 	} {
 		s, err := study.Load("ledger")
 		if err != nil {
@@ -124,7 +125,7 @@ func TestPrepareErrorsAreLocated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err = Prepare(s); err == nil || !strings.HasPrefix(err.Error(), "f.yaml:8: workloads.ledger.params.stress.rate: must not be negative") {
+	if _, err = Prepare(s); err == nil || !strings.HasPrefix(err.Error(), "f.yaml:8: workloads.ledger.params.stress.rate: -5 is out of range: want 0..1e8") {
 		t.Errorf("file value: %v", err)
 	}
 }
@@ -223,5 +224,41 @@ workloads:
 		if got[name] != c {
 			t.Errorf("%s: concurrency %d, want %d (steps: %v)", name, got[name], c, got)
 		}
+	}
+}
+
+// workers > 1 is refused before anything starts on a target whose data
+// its workers cannot share (memcached: no Attach for YCSB's table),
+// naming the target, the step and what it lacks, whether the study's
+// workers or --workers asked for them; a target that can share (Redis,
+// PostgreSQL) is prepared, and a study whose steps do not split (the
+// ledger runs on one worker) is not refused on memcached.
+func TestPrepareRefusesWorkersOnATargetThatCannotShare(t *testing.T) {
+	parse := func(targets, workload string, workers int) *study.Study {
+		t.Helper()
+		s, err := study.Parse("t.yaml", []byte("name: t\nladder: [10]\nworkers: "+strconv.Itoa(workers)+"\ntargets: ["+targets+"]\nworkloads:\n  - name: "+workload+"\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	_, err := Prepare(parse("redis, memcached", "ycsb", 3))
+	want := "t.yaml:3: workers: 3: memcached cannot share its data among worker processes (no data shared across worker processes), which step ycsb.load split across 3 workers needs"
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "redis") {
+		t.Fatalf("Prepare: %v\nwant %q", err, want)
+	}
+	s := parse("memcached", "ycsb", 1)
+	n := 2
+	if err := s.Apply(study.Override{Workers: &n}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Prepare(s); err == nil || !strings.HasPrefix(err.Error(), "--workers 2: ") || !strings.Contains(err.Error(), "memcached cannot share") {
+		t.Fatalf("Prepare with --workers 2: %v", err)
+	}
+	if _, err := Prepare(parse("redis, postgres", "ycsb", 4)); err != nil {
+		t.Fatalf("redis and postgres share their tables: %v", err)
+	}
+	if _, err := Prepare(parse("memcached", "pointselect", 2)); err != nil && strings.Contains(err.Error(), "cannot share") {
+		t.Fatalf("pointselect does not split: %v", err)
 	}
 }

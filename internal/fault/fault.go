@@ -38,11 +38,11 @@ const DefaultPause = 10 * time.Second
 // single-node target beside the cluster it fails; unset, it applies to
 // every target (each must then be a cluster storebench starts).
 type Action struct {
-	At     study.Duration `yaml:"at" json:"at"`
+	At     study.Duration `yaml:"at" json:"at" range:"0s..24h"`
 	Action string         `yaml:"action" json:"action"`
-	Node   int            `yaml:"node" json:"node"`
+	Node   int            `yaml:"node" json:"node" range:"0..1000"`
 	Phase  string         `yaml:"phase" json:"phase"`
-	For    study.Duration `yaml:"for" json:"for,omitempty"`
+	For    study.Duration `yaml:"for" json:"for,omitempty" range:"0s..24h"`
 	Target string         `yaml:"target" json:"target,omitempty"`
 }
 

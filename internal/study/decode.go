@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -177,8 +178,181 @@ func (d decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) error 
 		if err := d.decode(val, v.Field(idx), fp); err != nil {
 			return err
 		}
+		if rng := t.Field(idx).Tag.Get("range"); rng != "" {
+			if err := d.inRange(val, v.Field(idx), fp, rng); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
+}
+
+// A numeric parameter declares its range in its field's tag,
+// `range:"lo..hi"`, both ends included and written as the parameter is
+// (1e6, 16MiB, 24h): the decoder checks a given value against it, `storebench
+// list` shows it, and a test checks that every numeric parameter of every
+// workload has one (Unranged). A list's range is its elements'.
+
+// Range is a declared range: its ends as written.
+type Range struct{ Lo, Hi string }
+
+func (r Range) String() string { return r.Lo + ".." + r.Hi }
+
+func parseRange(tag string) (Range, bool) {
+	lo, hi, ok := strings.Cut(tag, "..")
+	return Range{strings.TrimSpace(lo), strings.TrimSpace(hi)}, ok && lo != "" && hi != ""
+}
+
+// number is a numeric value (Count, Bytes, Duration in nanoseconds) as a
+// float64, for comparing with its range.
+func number(v reflect.Value) (float64, bool) {
+	switch v.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return float64(v.Int()), true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return float64(v.Uint()), true
+	case reflect.Float32, reflect.Float64:
+		return v.Float(), true
+	}
+	return 0, false
+}
+
+// bound decodes one end of a range as a value of type t.
+func (d decoder) bound(t reflect.Type, s, path string) float64 {
+	b := reflect.New(t).Elem()
+	if err := d.decode(&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}, b, path); err != nil {
+		if err := d.decode(&yaml.Node{Kind: yaml.ScalarNode, Value: s}, b, path); err != nil {
+			panic(fmt.Sprintf("%s: range end %q: %v", path, s, err))
+		}
+	}
+	f, _ := number(b)
+	return f
+}
+
+// inRange checks the decoded value v of node n against its range tag.
+func (d decoder) inRange(n *yaml.Node, v reflect.Value, path, tag string) error {
+	r, ok := parseRange(tag)
+	if !ok {
+		panic(fmt.Sprintf("%s: range tag %q: want lo..hi", path, tag))
+	}
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return nil
+		}
+		v = v.Elem()
+	}
+	if v.Kind() == reflect.Slice {
+		for i := 0; i < v.Len(); i++ {
+			c := n
+			if n.Kind == yaml.SequenceNode && i < len(n.Content) {
+				c = n.Content[i]
+			}
+			if err := d.inRange(c, v.Index(i), fmt.Sprintf("%s[%d]", path, i), tag); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	x, ok := number(v)
+	if !ok {
+		panic(fmt.Sprintf("%s: a range on a %s", path, v.Type()))
+	}
+	lo, hi := d.bound(v.Type(), r.Lo, path), d.bound(v.Type(), r.Hi, path)
+	if !(x >= lo && x <= hi) {
+		return d.errf(n, path, "%s is out of range: want %s", strings.TrimSpace(n.Value), r)
+	}
+	return nil
+}
+
+var numericTypes = map[reflect.Kind]bool{reflect.Int: true, reflect.Int8: true, reflect.Int16: true, reflect.Int32: true, reflect.Int64: true,
+	reflect.Uint: true, reflect.Uint8: true, reflect.Uint16: true, reflect.Uint32: true, reflect.Uint64: true, reflect.Float32: true, reflect.Float64: true}
+
+// Param is one parameter of a declared params type: its dotted path and,
+// for a number, its range.
+type Param struct {
+	Path    string
+	Type    reflect.Type
+	Numeric bool
+	Range   Range
+	Ranged  bool
+}
+
+// Params lists the parameters of a params struct type t, in order,
+// descending into nested structs, pointers and lists.
+func Params(t reflect.Type) []Param {
+	var out []Param
+	var walk func(t reflect.Type, prefix string)
+	walk = func(t reflect.Type, prefix string) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || t == nodeType {
+			return
+		}
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			name := strings.Split(f.Tag.Get("yaml"), ",")[0]
+			if name == "" || name == "-" {
+				continue
+			}
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer || ft.Kind() == reflect.Slice {
+				ft = ft.Elem()
+			}
+			p := Param{Path: join(prefix, name), Type: ft, Numeric: numericTypes[ft.Kind()]}
+			p.Range, p.Ranged = parseRange(f.Tag.Get("range"))
+			if p.Numeric || ft.Kind() != reflect.Struct {
+				out = append(out, p)
+			}
+			walk(ft, p.Path)
+		}
+	}
+	walk(t, "")
+	return out
+}
+
+// Unranged lists the numeric parameters of params type t that declare no
+// range (or a malformed one), and the ranges whose ends do not parse as
+// their parameter: none, for every params type storebench decodes.
+func Unranged(t reflect.Type) (bad []string) {
+	for _, p := range Params(t) {
+		switch {
+		case p.Numeric && !p.Ranged:
+			bad = append(bad, p.Path)
+		case p.Numeric && !validRange(p):
+			bad = append(bad, p.Path+" (range "+p.Range.String()+")")
+		}
+	}
+	return bad
+}
+
+// validRange says whether p's range ends parse as p's type, low to high.
+func validRange(p Param) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	d := decoder{}
+	return d.bound(p.Type, p.Range.Lo, p.Path) <= d.bound(p.Type, p.Range.Hi, p.Path)
+}
+
+var (
+	declaredMu sync.Mutex
+	declared   = map[string]reflect.Type{}
+)
+
+// Declared returns the params types DecodeParams has decoded, by their
+// study path (workloads.ledger.params): what `storebench list` shows and
+// tests check.
+func Declared() map[string]reflect.Type {
+	declaredMu.Lock()
+	defer declaredMu.Unlock()
+	out := make(map[string]reflect.Type, len(declared))
+	for k, v := range declared {
+		out[k] = v
+	}
+	return out
 }
 
 func join(path, field string) string {
@@ -195,17 +369,22 @@ func cleanYAMLErr(err error) string {
 	if errors.As(err, &te) && len(te.Errors) > 0 {
 		return te.Errors[0]
 	}
-	s := err.Error()
-	if i := strings.Index(s, ": "); strings.HasPrefix(s, "yaml: line") && i > 0 {
-		return s[i+2:]
+	s := strings.TrimPrefix(err.Error(), "yaml: ")
+	if rest, ok := strings.CutPrefix(s, "line "); ok {
+		if i := strings.Index(rest, ": "); i > 0 {
+			return rest[i+2:]
+		}
 	}
-	return strings.TrimPrefix(s, "yaml: ")
+	return s
 }
 
 // DecodeParams strictly decodes a workload's or target's raw parameter
 // node into out (a pointer to a struct whose fields carry yaml tags, with
 // defaults already set), reporting errors against the study file.
 func DecodeParams(file string, n yaml.Node, path string, out any) error {
+	declaredMu.Lock()
+	declared[path] = reflect.TypeOf(out).Elem()
+	declaredMu.Unlock()
 	if n.Kind == 0 {
 		return nil // no params given: keep the defaults
 	}

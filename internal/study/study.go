@@ -741,7 +741,9 @@ func (s *Study) Apply(o Override) error {
 		}
 		s.overrides = append(s.overrides, override{field: "hosts", flag: "--hosts " + *o.Hosts})
 		if o.Workers == nil && !s.has("workers") {
+			// One worker per host: --hosts said how many.
 			s.Workers = len(s.Hosts)
+			s.overrides = append(s.overrides, override{field: "workers", flag: "--hosts " + *o.Hosts})
 		}
 	}
 	if o.Workers != nil {
@@ -784,9 +786,18 @@ func (s *Study) Apply(o Override) error {
 		s.SSH.Options = append(cliOpts, s.SSH.Options...)
 	}
 	if o.TimeLimit != nil {
+		// "none" runs without the study's limit; 0 would stop the run
+		// before it began, so it is no way to say that.
 		var d Duration
-		if err := d.UnmarshalYAML(&yaml.Node{Kind: yaml.ScalarNode, Value: *o.TimeLimit}); err != nil {
-			return fmt.Errorf("--time-limit: %v", err)
+		if strings.TrimSpace(*o.TimeLimit) != "none" {
+			v, err := ParseDuration(*o.TimeLimit)
+			if err != nil {
+				return fmt.Errorf("--time-limit: %v", err)
+			}
+			if v <= 0 {
+				return fmt.Errorf("--time-limit %s: want a positive duration (e.g. 30m), or none to run without the study's limit", *o.TimeLimit)
+			}
+			d = Duration(v)
 		}
 		s.Limits.Time = d
 		s.overrides = append(s.overrides, override{field: "limits.time", flag: "--time-limit " + *o.TimeLimit})

@@ -3,6 +3,7 @@ package study
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -103,12 +104,36 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
 		return fmt.Errorf("want a duration (e.g. 10s), got a %s", kindName(n))
 	}
-	v, err := time.ParseDuration(strings.TrimSpace(n.Value))
-	if err != nil || v < 0 {
-		return fmt.Errorf("%q is not a duration (examples: 500ms, 10s, 5m)", n.Value)
+	v, err := ParseDuration(n.Value)
+	if err != nil {
+		return err
 	}
 	*d = Duration(v)
 	return nil
+}
+
+// durationForm is the form time.ParseDuration takes: a number that fits
+// none is too long, not "not a duration".
+var durationForm = regexp.MustCompile(`^[+-]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$`)
+
+// MaxDuration is the longest duration storebench takes (time.Duration's
+// largest, about 292 years), as it prints in messages.
+const MaxDuration = "2562047h"
+
+// ParseDuration parses a Go duration from 0 up, saying what is wrong: not
+// a duration, negative, or too long.
+func ParseDuration(s string) (time.Duration, error) {
+	t := strings.TrimSpace(s)
+	v, err := time.ParseDuration(t)
+	switch {
+	case err != nil && strings.HasPrefix(t, "-") && durationForm.MatchString(t), err == nil && v < 0:
+		return 0, fmt.Errorf("%q is negative: a duration is from 0", s)
+	case err != nil && durationForm.MatchString(t):
+		return 0, fmt.Errorf("%q is too long: at most %s (about 292 years)", s, MaxDuration)
+	case err != nil:
+		return 0, fmt.Errorf("%q is not a duration (examples: 500ms, 10s, 5m)", s)
+	}
+	return v, nil
 }
 
 func (d Duration) String() string { return time.Duration(d).String() }

@@ -30,7 +30,7 @@ import (
 // The command line sets the same with --set WORKLOAD.sweep.concurrency=1,8,64
 // or --set WORKLOAD.sweep.rate.start=500.
 type Spec struct {
-	Concurrency Levels    `yaml:"concurrency"`
+	Concurrency Levels    `yaml:"concurrency" range:"1..4096"`
 	Phases      Phases    `yaml:"phases"`
 	Rate        *RateSpec `yaml:"rate"`
 }
@@ -38,14 +38,14 @@ type Spec struct {
 // RateSpec configures the sustainable-rate search.
 type RateSpec struct {
 	Phases      Phases         `yaml:"phases"`
-	Start       float64        `yaml:"start"`
-	Max         float64        `yaml:"max"`
-	Factor      float64        `yaml:"factor"`
-	Precision   float64        `yaml:"precision"`
-	SLO         study.Duration `yaml:"slo"`
-	MinAchieved float64        `yaml:"min_achieved"`
-	MaxTrials   int            `yaml:"max_trials"`
-	Duration    study.Duration `yaml:"duration"`
+	Start       float64        `yaml:"start" range:"0..1e8"`
+	Max         float64        `yaml:"max" range:"0..1e8"`
+	Factor      float64        `yaml:"factor" range:"0..100"`
+	Precision   float64        `yaml:"precision" range:"0..1"`
+	SLO         study.Duration `yaml:"slo" range:"0s..1h"`
+	MinAchieved float64        `yaml:"min_achieved" range:"0..1"`
+	MaxTrials   int            `yaml:"max_trials" range:"1..64"`
+	Duration    study.Duration `yaml:"duration" range:"1s..24h"`
 }
 
 // Levels is a list of concurrency levels: a YAML list or, from the

@@ -62,6 +62,12 @@ type Info struct {
 	Server string
 	// Schemes are the URI schemes that select this target.
 	Schemes []string
+	// ManagedClients, when set, is how many client connections the
+	// managed server (Server) accepts (PostgreSQL: max_connections less
+	// its superuser reserve): a run whose worker processes × concurrency
+	// would open more is refused before anything starts, rather than
+	// failing mid-run ("too many clients"). 0: no bound a run reaches.
+	ManagedClients int
 	// Provides is what this target's handle offers the workloads: each
 	// workload step requires some capabilities, and the coordinator runs
 	// on a target only the steps whose requirements it provides (the
@@ -106,6 +112,10 @@ const (
 	// old points (workload geo): a layout of its own (geo.Store) or the
 	// seed's layout on ordered keys.
 	Geo Cap = "geo"
+	// Shared: several worker processes can drive one dataset at once,
+	// each attaching to what the first prepared (ycsb.Attacher): what a
+	// step split across workers (--workers N, workload.Splitter) needs.
+	Shared Cap = "shared"
 )
 
 var capText = map[Cap]string{
@@ -120,10 +130,11 @@ var capText = map[Cap]string{
 	HTTP:        "HTTP",
 	Compaction:  "compaction",
 	Geo:         "GPS point layout",
+	Shared:      "data shared across worker processes",
 }
 
 // AllCaps lists every capability, in the order `storebench list` shows them.
-var AllCaps = []Cap{KeyValue, OrderedScan, Batch, Secondary, Pipeline, SQL, Documents, AuthRoots, HTTP, Compaction, Geo}
+var AllCaps = []Cap{KeyValue, OrderedScan, Batch, Secondary, Pipeline, SQL, Documents, AuthRoots, HTTP, Compaction, Geo, Shared}
 
 // String is the capability in words, for reasons and `storebench list`.
 func (c Cap) String() string {

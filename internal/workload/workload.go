@@ -75,6 +75,11 @@ type Step struct {
 // why not; a step that cannot runs on one worker alone.
 type Splitter interface {
 	Split(st Step) error
+	// SplitNeeds is what a target must provide for step st to be split
+	// across its worker processes (target.Shared where the processes
+	// share one table): the coordinator refuses, before anything starts,
+	// workers > 1 on a target that lacks it.
+	SplitNeeds(st Step) target.Caps
 	// MergeMetric says how the parts' figures of one of the step's
 	// metrics combine into the whole's.
 	MergeMetric(name string) Merge
@@ -105,6 +110,18 @@ func CanSplit(st Step) error {
 		return fmt.Errorf("workload %s runs in one worker process (its operations are not split across processes)", st.Workload)
 	}
 	return sp.Split(st)
+}
+
+// CannotSplitOn says why step st, which splits (CanSplit), cannot be
+// split across the worker processes of a target that provides caps (""
+// when it can, or when the step does not split and so runs on one worker
+// alone).
+func CannotSplitOn(st Step, caps target.Caps) string {
+	if CanSplit(st) != nil {
+		return ""
+	}
+	w, _ := Lookup(st.Workload)
+	return caps.CannotRun(w.(Splitter).SplitNeeds(st))
 }
 
 // Env is what a step runs against inside the worker.
@@ -149,7 +166,10 @@ type Workload interface {
 	// Describe is one line for `storebench list`.
 	Describe() string
 	// DecodeParams decodes and validates the study's params (defaults for
-	// anything absent) and returns them as JSON for the steps.
+	// anything absent) and returns them as JSON for the steps, through
+	// study.DecodeParams: every numeric field of the params declares its
+	// range (`range:"lo..hi"`), which the decoder checks and `storebench
+	// list` shows (workload/all TestEveryNumericParameterHasARange).
 	DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error)
 	// Plan lists the steps of this workload for one target.
 	Plan(s *study.Study, params json.RawMessage) ([]Step, error)

@@ -75,7 +75,7 @@ func init() {
 		OptionNames: optionNames,
 		Server:      "cassandra",
 		Schemes:     []string{"cassandra"},
-		Provides:    target.Caps{target.KeyValue, target.Secondary, target.Geo},
+		Provides:    target.Caps{target.KeyValue, target.Secondary, target.Geo, target.Shared},
 		Open: func(o target.Options) (io.Closer, error) {
 			s, err := Open(o)
 			if err != nil {
@@ -93,7 +93,7 @@ func init() {
 		Version:     "gocql " + moduleVersion,
 		OptionNames: clusterOptionNames,
 		Server:      "cassandra-cluster",
-		Provides:    target.Caps{target.KeyValue, target.Secondary, target.Geo},
+		Provides:    target.Caps{target.KeyValue, target.Secondary, target.Geo, target.Shared},
 		Open: func(o target.Options) (io.Closer, error) {
 			s, err := openNamed(o, clusterOptionNames)
 			if err != nil {

@@ -196,12 +196,13 @@ const gisPackage = "postgresql-15-postgis-3"
 
 func init() {
 	target.Register(target.Info{
-		Name:        gisName,
-		Title:       "PostGIS (PostgreSQL, GiST)",
-		Version:     "pgx " + moduleVersion,
-		OptionNames: optionNames,
-		Server:      "postgres",
-		Provides:    target.Caps{target.Geo},
+		Name:           gisName,
+		Title:          "PostGIS (PostgreSQL, GiST)",
+		Version:        "pgx " + moduleVersion,
+		OptionNames:    optionNames,
+		Server:         "postgres",
+		ManagedClients: managedClients,
+		Provides:       target.Caps{target.Geo},
 		Open: func(o target.Options) (io.Closer, error) {
 			s, err := Open(o)
 			if err != nil {

@@ -17,7 +17,13 @@ import (
 // The ledger layout: tables txs (indexed by chain) and balances, written
 // with unnest arrays, and the ledger.Store methods.
 
+// schema runs as one simple query, so as one transaction, behind a
+// transaction-scoped advisory lock: CREATE ... IF NOT EXISTS is not safe
+// against itself in PostgreSQL (two sessions both see no table and the
+// second fails on pg_type's unique index), and every worker process of a
+// run opens the target at once (--workers N).
 const schema = `
+SELECT pg_advisory_xact_lock(7462016225360114034); -- storebench ledger schema
 CREATE TABLE IF NOT EXISTS txs (
 	addr    bytea PRIMARY KEY,
 	prev    bytea NOT NULL,

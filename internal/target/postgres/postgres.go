@@ -44,7 +44,10 @@ const moduleVersion = "v5.12.0"
 const (
 	name        = "postgres"
 	defaultPool = 16
-	openTimeout = 4 * time.Second
+	// managedClients is how many client connections the managed
+	// PostgreSQL accepts (target.Info.ManagedClients).
+	managedClients = 100 - 3
+	openTimeout    = 4 * time.Second
 )
 
 var optionNames = []string{"pool"}
@@ -56,8 +59,12 @@ func init() {
 		Version:     "pgx " + moduleVersion,
 		OptionNames: optionNames,
 		Server:      "postgres",
-		Schemes:     []string{"postgres", "postgresql"},
-		Provides:    target.Caps{target.KeyValue, target.OrderedScan, target.Secondary, target.SQL, target.Documents, target.Geo},
+		// ManagedClients: the managed server's max_connections (its
+		// default, 100) less superuser_reserved_connections (3); checked
+		// against the running server by TestManagedClients.
+		ManagedClients: managedClients,
+		Schemes:        []string{"postgres", "postgresql"},
+		Provides:       target.Caps{target.KeyValue, target.OrderedScan, target.Secondary, target.SQL, target.Documents, target.Geo, target.Shared},
 		Open: func(o target.Options) (io.Closer, error) {
 			s, err := Open(o)
 			if err != nil {

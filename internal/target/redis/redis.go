@@ -61,7 +61,7 @@ func init() {
 		OptionNames: optionNames,
 		Server:      "redis",
 		Schemes:     []string{"redis"},
-		Provides:    target.Caps{target.KeyValue, target.Secondary, target.Pipeline, target.Geo},
+		Provides:    target.Caps{target.KeyValue, target.Secondary, target.Pipeline, target.Geo, target.Shared},
 		Open: func(o target.Options) (io.Closer, error) {
 			s, err := Open(o)
 			if err != nil {

@@ -63,7 +63,7 @@ func init() {
 		OptionNames: optionNames,
 		Server:      name,
 		Schemes:     []string{"redis-cluster"},
-		Provides:    target.Caps{target.KeyValue},
+		Provides:    target.Caps{target.KeyValue, target.Shared},
 		Open: func(o target.Options) (io.Closer, error) {
 			s, err := Open(o)
 			if err != nil {

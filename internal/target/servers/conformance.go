@@ -80,6 +80,7 @@ func CheckCaps(t T, info target.Info, h any) {
 	adsStore, isADS := h.(ads.Store)
 	_, isDB := h.(ycsb.DB)
 	_, isScanner := h.(ycsb.Scanner)
+	_, isAttacher := h.(ycsb.Attacher)
 	_, isLedger := h.(ledger.Store)
 	_, isPipeliner := h.(setget.Pipeliner)
 	_, isSelecter := h.(pointselect.Selecter)
@@ -102,6 +103,7 @@ func CheckCaps(t T, info target.Info, h any) {
 		{target.HTTP, isHTTP},
 		{target.Compaction, isCompacter},
 		{target.Geo, isKV || isGeo},
+		{target.Shared, isAttacher},
 	} {
 		if info.Provides.Has(c.cap) != c.has {
 			t.Errorf("%s declares %s: %v, but its handle %T implements it: %v", info.Name, c.cap, info.Provides.Has(c.cap), h, c.has)

@@ -33,11 +33,11 @@ func init() { workload.Register(Workload{}) }
 // Params are the workload's study parameters (see studies/ads-rw.yaml).
 // The number of pairs written is the ladder size N.
 type Params struct {
-	BlockSize  study.Count `yaml:"block_size" json:"block_size"`
-	KeyBytes   int         `yaml:"key_bytes" json:"key_bytes"`
-	ValueBytes int         `yaml:"value_bytes" json:"value_bytes"`
-	Reads      study.Count `yaml:"reads" json:"reads"`
-	Readers    int         `yaml:"readers" json:"readers"`
+	BlockSize  study.Count `yaml:"block_size" json:"block_size" range:"1..1e6"`
+	KeyBytes   int         `yaml:"key_bytes" json:"key_bytes" range:"16..1024"`
+	ValueBytes int         `yaml:"value_bytes" json:"value_bytes" range:"1..1048576"`
+	Reads      study.Count `yaml:"reads" json:"reads" range:"0..1e12"`
+	Readers    int         `yaml:"readers" json:"readers" range:"1..4096"`
 }
 
 func defaults() Params {

@@ -38,17 +38,17 @@ type Params struct {
 	// (or a sweep's).
 	Modes []string `yaml:"modes" json:"modes"`
 	// Collections: perf1 … perfN (the seed had 3).
-	Collections int `yaml:"collections" json:"collections"`
+	Collections int `yaml:"collections" json:"collections" range:"1..100"`
 	// Operations bounds each mode (the tool's -o; 0: duration alone).
-	Operations study.Count `yaml:"operations" json:"operations"`
+	Operations study.Count `yaml:"operations" json:"operations" range:"0..1e12"`
 	// Duration bounds each mode (the tool's -d; 0: operations alone).
 	// With both, whichever comes first ends the mode, as in the tool.
-	Duration study.Duration `yaml:"duration" json:"duration"`
+	Duration study.Duration `yaml:"duration" json:"duration" range:"0s..24h"`
 	// TextSize is the length of the random text field rndTxt (the tool's
 	// -s; 0: absent, its default).
-	TextSize int `yaml:"text_size" json:"text_size"`
+	TextSize int `yaml:"text_size" json:"text_size" range:"0..1048576"`
 	// Batch is the number of documents per insert of the load.
-	Batch int `yaml:"batch" json:"batch"`
+	Batch int `yaml:"batch" json:"batch" range:"1..100000"`
 }
 
 func defaults() Params {

@@ -54,38 +54,38 @@ func init() { workload.Register(Workload{}) }
 // Params of the geo workload (see studies/geo.yaml).
 type Params struct {
 	// Batch is the points per insert request (the seed's API advised 1,000).
-	Batch int `yaml:"batch" json:"batch"`
+	Batch int `yaml:"batch" json:"batch" range:"1..100000"`
 	// GroupSize is the users per group that meets (correlations).
-	GroupSize int `yaml:"group_size" json:"group_size"`
+	GroupSize int `yaml:"group_size" json:"group_size" range:"1..1000"`
 	Ingest    struct {
-		Duration study.Duration `yaml:"duration" json:"duration"`
+		Duration study.Duration `yaml:"duration" json:"duration" range:"1ms..24h"`
 		// Points, when set, ends the ingest after this many points
 		// (rounded up to whole batches), the duration still bounding
 		// it: the simulated time reached is then the same on a slow
 		// machine as on a fast one.
-		Points study.Count `yaml:"points" json:"points,omitempty"`
+		Points study.Count `yaml:"points" json:"points,omitempty" range:"0..1e12"`
 		// Last is the part of the ingest, at its end, the average insert
 		// rate is taken over (the seed: the last hour of three).
-		Last float64 `yaml:"last" json:"last"`
+		Last float64 `yaml:"last" json:"last" range:"0..1"`
 	} `yaml:"ingest" json:"ingest"`
 	GC struct {
 		// Retention is simulated time: points older than this behind
 		// the newest are deleted.
-		Retention study.Duration `yaml:"retention" json:"retention"`
+		Retention study.Duration `yaml:"retention" json:"retention" range:"1h..87600h"`
 		// Every is the wall-clock interval between GC passes (0: no GC
 		// during ingest; the final pass still runs).
-		Every study.Duration `yaml:"every" json:"every"`
+		Every study.Duration `yaml:"every" json:"every" range:"0s..24h"`
 	} `yaml:"gc" json:"gc"`
 	Timeline struct {
 		// Queries: timelines asked, alternately of a user who exists and
 		// of one who does not.
-		Queries study.Count `yaml:"queries" json:"queries"`
+		Queries study.Count `yaml:"queries" json:"queries" range:"2..1e9"`
 	} `yaml:"timeline" json:"timeline"`
 	Correlate struct {
-		Users   int            `yaml:"users" json:"users"`
-		Window  study.Duration `yaml:"window" json:"window"`
-		Meters  float64        `yaml:"meters" json:"meters"`
-		Minutes int            `yaml:"minutes" json:"minutes"`
+		Users   int            `yaml:"users" json:"users" range:"1..100000"`
+		Window  study.Duration `yaml:"window" json:"window" range:"1h..87600h"`
+		Meters  float64        `yaml:"meters" json:"meters" range:"0..1000"`
+		Minutes int            `yaml:"minutes" json:"minutes" range:"1..1440"`
 	} `yaml:"correlate" json:"correlate"`
 }
 

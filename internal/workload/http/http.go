@@ -135,13 +135,13 @@ const LRequests = "requests"
 
 // Params of the workload (ab's flags in brackets).
 type Params struct {
-	Requests  Requests       `yaml:"requests" json:"requests"`     // -n
-	Duration  study.Duration `yaml:"duration" json:"duration"`     // -t (then requests is ignored)
-	KeepAlive KeepAlive      `yaml:"keep_alive" json:"keep_alive"` // -k
-	Timeout   study.Duration `yaml:"timeout" json:"timeout"`       // -s
+	Requests  Requests       `yaml:"requests" json:"requests" range:"0..1e12"` // -n
+	Duration  study.Duration `yaml:"duration" json:"duration" range:"0s..24h"` // -t (then requests is ignored)
+	KeepAlive KeepAlive      `yaml:"keep_alive" json:"keep_alive"`             // -k
+	Timeout   study.Duration `yaml:"timeout" json:"timeout" range:"1ms..1h"`   // -s
 	// Loops is how many event loops share the connections (Linux, plain
 	// HTTP); 0: half the cores, at least one.
-	Loops int `yaml:"loops" json:"loops,omitempty"`
+	Loops int `yaml:"loops" json:"loops,omitempty" range:"0..1024"`
 }
 
 // HTTP implements workload.Workload. Connections are the step's

@@ -21,7 +21,7 @@ type Background struct {
 	// (make every write durable).
 	Task string `yaml:"task" json:"task"`
 	// Every is the interval between runs (0: back to back).
-	Every study.Duration `yaml:"every" json:"every"`
+	Every study.Duration `yaml:"every" json:"every" range:"0s..24h"`
 }
 
 var tasks = []string{"compact", "scan", "sync"}

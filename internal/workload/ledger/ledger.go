@@ -29,25 +29,25 @@ func init() { workload.Register(Ledger{}) }
 
 // Params are the workload's study parameters (see studies/ledger.yaml).
 type Params struct {
-	Payload study.Bytes `yaml:"payload" json:"payload"`
-	Batch   int         `yaml:"batch" json:"batch"`
-	Selects study.Count `yaml:"selects" json:"selects"`
+	Payload study.Bytes `yaml:"payload" json:"payload" range:"0..16MiB"`
+	Batch   int         `yaml:"batch" json:"batch" range:"1..100000"`
+	Selects study.Count `yaml:"selects" json:"selects" range:"0..1e9"`
 	Chains  struct {
-		Lengths []study.Count `yaml:"lengths" json:"lengths"`
-		Samples int           `yaml:"samples" json:"samples"`
+		Lengths []study.Count `yaml:"lengths" json:"lengths" range:"1..1e9"`
+		Samples int           `yaml:"samples" json:"samples" range:"0..100"`
 	} `yaml:"chains" json:"chains"`
 	Stress struct {
-		Duration     study.Duration `yaml:"duration" json:"duration"`
-		Rate         float64        `yaml:"rate" json:"rate"`
-		ReadFraction float64        `yaml:"read_fraction" json:"read_fraction"`
-		Workers      int            `yaml:"workers" json:"workers"`
+		Duration     study.Duration `yaml:"duration" json:"duration" range:"0s..24h"`
+		Rate         float64        `yaml:"rate" json:"rate" range:"0..1e8"`
+		ReadFraction float64        `yaml:"read_fraction" json:"read_fraction" range:"0..1"`
+		Workers      int            `yaml:"workers" json:"workers" range:"0..4096"`
 		// Background, if set, runs a job beside the load (see
 		// backgroundTask), timed on its own.
 		Background *Background `yaml:"background" json:"background,omitempty"`
 	} `yaml:"stress" json:"stress"`
 	Balance struct {
-		Addresses study.Count `yaml:"addresses" json:"addresses"`
-		Reads     study.Count `yaml:"reads" json:"reads"`
+		Addresses study.Count `yaml:"addresses" json:"addresses" range:"0..1e9"`
+		Reads     study.Count `yaml:"reads" json:"reads" range:"0..1e9"`
 	} `yaml:"balance" json:"balance"`
 }
 

@@ -47,21 +47,21 @@ const (
 // (sysbench --table-size); threads are the step's concurrency (the
 // study's, or a sweep's levels).
 type Params struct {
-	Tables int `yaml:"tables" json:"tables"`
+	Tables int `yaml:"tables" json:"tables" range:"1..1000"`
 	// Phases run in this order; without prepare the tables must exist
 	// (prepared by an earlier run, or by sysbench with the same
 	// --tables and --table-size and then read verification is of the
 	// format only: see Verify).
 	Phases []string `yaml:"phases" json:"phases"`
 	// Duration of each run phase (sysbench --time).
-	Duration study.Duration `yaml:"duration" json:"duration"`
+	Duration study.Duration `yaml:"duration" json:"duration" range:"1ms..24h"`
 	// RangeSize of the range selects (sysbench --range-size).
-	RangeSize int `yaml:"range_size" json:"range_size"`
+	RangeSize int `yaml:"range_size" json:"range_size" range:"1..1e6"`
 	// ReportInterval of the interval lines (sysbench --report-interval),
 	// a whole number of seconds.
-	ReportInterval study.Duration `yaml:"report_interval" json:"report_interval"`
+	ReportInterval study.Duration `yaml:"report_interval" json:"report_interval" range:"1s..1h"`
 	// BatchRows per bulk insert statement in prepare.
-	BatchRows int `yaml:"batch_rows" json:"batch_rows"`
+	BatchRows int `yaml:"batch_rows" json:"batch_rows" range:"1..10000"`
 	// Verify: "rows" checks each point select's c against its id (rows
 	// prepared by storebench), "format" only sysbench's format (tables
 	// prepared by sysbench itself).
@@ -74,7 +74,7 @@ type Params struct {
 	Client string `yaml:"client" json:"client"`
 	// Loops is how many event loops share the connections (0: half the
 	// cores, at least one).
-	Loops int `yaml:"loops" json:"loops,omitempty"`
+	Loops int `yaml:"loops" json:"loops,omitempty" range:"0..1024"`
 }
 
 func defaults() Params {

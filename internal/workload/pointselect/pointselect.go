@@ -55,14 +55,14 @@ type Params struct {
 	Table    string         `yaml:"table" json:"table"`
 	Key      string         `yaml:"key" json:"key"`
 	Value    string         `yaml:"value" json:"value"`
-	Rows     study.Count    `yaml:"rows" json:"rows"`
-	Duration study.Duration `yaml:"duration" json:"duration"`
+	Rows     study.Count    `yaml:"rows" json:"rows" range:"1..1e9"`
+	Duration study.Duration `yaml:"duration" json:"duration" range:"1ms..24h"`
 	// Client: "events" (default: event loops where the target can, see
 	// Evented) or "goroutines" (a goroutine per connection, always).
 	Client string `yaml:"client" json:"client"`
 	// Loops is how many event loops share the connections (0: half the
 	// cores, at least one).
-	Loops int `yaml:"loops" json:"loops,omitempty"`
+	Loops int `yaml:"loops" json:"loops,omitempty" range:"0..1024"`
 }
 
 var ident = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

@@ -72,18 +72,18 @@ type Pipeline struct {
 
 // Params of the workload (redis-benchmark's flags in brackets).
 type Params struct {
-	Requests  study.Count `yaml:"requests" json:"requests"`     // -n
-	Pipeline  int         `yaml:"pipeline" json:"pipeline"`     // -P
-	ValueSize int         `yaml:"value_size" json:"value_size"` // -d
+	Requests  study.Count `yaml:"requests" json:"requests" range:"1..1e12"`        // -n
+	Pipeline  int         `yaml:"pipeline" json:"pipeline" range:"1..10000"`       // -P
+	ValueSize int         `yaml:"value_size" json:"value_size" range:"1..1048576"` // -d
 	// Keyspace > 0 draws keys from that many (-r); 0 uses one key, as
 	// redis-benchmark does without -r.
-	Keyspace study.Count `yaml:"keyspace" json:"keyspace"`
+	Keyspace study.Count `yaml:"keyspace" json:"keyspace" range:"0..1e12"`
 	// Client: "events" (default: event loops where the target can, see
 	// Evented) or "goroutines" (a goroutine per connection, always).
 	Client string `yaml:"client" json:"client"`
 	// Loops is how many event loops share the connections (0: half the
 	// cores, at least one).
-	Loops int `yaml:"loops" json:"loops,omitempty"`
+	Loops int `yaml:"loops" json:"loops,omitempty" range:"0..1024"`
 }
 
 // SetGet implements workload.Workload. Connections are the study's

@@ -35,16 +35,16 @@ func init() { workload.Register(Workload{}) }
 // Params are the workload's study parameters (see studies/tokens.yaml).
 // The number of accounts n is the ladder size.
 type Params struct {
-	Tokens   int         `yaml:"tokens" json:"tokens"`
-	MaxTypes int         `yaml:"max_types" json:"max_types"`
-	Gas      study.Count `yaml:"gas" json:"gas"`
-	Readers  int         `yaml:"readers" json:"readers"`
+	Tokens   int         `yaml:"tokens" json:"tokens" range:"1..255"`
+	MaxTypes int         `yaml:"max_types" json:"max_types" range:"1..255"`
+	Gas      study.Count `yaml:"gas" json:"gas" range:"0..1e6"`
+	Readers  int         `yaml:"readers" json:"readers" range:"0..4096"`
 	Genacc   struct {
-		BlockSize study.Count `yaml:"block_size" json:"block_size"`
+		BlockSize study.Count `yaml:"block_size" json:"block_size" range:"1..1e6"`
 	} `yaml:"genacc" json:"genacc"`
 	Runtx struct {
-		Blocks    study.Count `yaml:"blocks" json:"blocks"`
-		BlockSize study.Count `yaml:"block_size" json:"block_size"`
+		Blocks    study.Count `yaml:"blocks" json:"blocks" range:"0..1e6"`
+		BlockSize study.Count `yaml:"block_size" json:"block_size" range:"1..1e6"`
 	} `yaml:"runtx" json:"runtx"`
 }
 

@@ -40,31 +40,31 @@ type Params struct {
 	Transport string `yaml:"transport" json:"transport"`
 	// Rate is the phase's own offered rate in ticks per second
 	// [packet.size]; the rate search offers its own.
-	Rate     float64        `yaml:"rate" json:"rate"`
-	Duration study.Duration `yaml:"duration" json:"duration"`
+	Rate     float64        `yaml:"rate" json:"rate" range:"0..1e8"`
+	Duration study.Duration `yaml:"duration" json:"duration" range:"1s..24h"`
 	// Sensors, TripsDayLimit and Multiplier shape the stream
 	// [trips.day.limit, trips.day.multiplier]; MinTicks and MaxTicks
 	// bound a trip's length.
-	Sensors       study.Count `yaml:"sensors" json:"sensors"`
-	TripsDayLimit study.Count `yaml:"trips_day_limit" json:"trips_day_limit"`
-	Multiplier    study.Count `yaml:"multiplier" json:"multiplier"`
-	MinTicks      int64       `yaml:"min_ticks" json:"min_ticks"`
-	MaxTicks      int64       `yaml:"max_ticks" json:"max_ticks"`
+	Sensors       study.Count `yaml:"sensors" json:"sensors" range:"1..1e9"`
+	TripsDayLimit study.Count `yaml:"trips_day_limit" json:"trips_day_limit" range:"1..1e9"`
+	Multiplier    study.Count `yaml:"multiplier" json:"multiplier" range:"1..1e6"`
+	MinTicks      int64       `yaml:"min_ticks" json:"min_ticks" range:"2..1e6"`
+	MaxTicks      int64       `yaml:"max_ticks" json:"max_ticks" range:"2..1e6"`
 	// Queue bounds the consumer's in-process queue (ticks, all
 	// processing goroutines together).
-	Queue int `yaml:"queue" json:"queue"`
+	Queue int `yaml:"queue" json:"queue" range:"1..1e8"`
 	// LateAfter: a tick whose processing starts this long after it was
 	// due counts as late (the per-second late count is the rate search's
 	// backlog signal).
-	LateAfter study.Duration `yaml:"late_after" json:"late_after"`
+	LateAfter study.Duration `yaml:"late_after" json:"late_after" range:"1ms..1h"`
 	// Grace is how long after the stream's last tick was due the
 	// consumer keeps reading before it stops (an overloaded consumer
 	// must not stretch a trial without bound).
-	Grace study.Duration `yaml:"grace" json:"grace"`
+	Grace study.Duration `yaml:"grace" json:"grace" range:"0s..1h"`
 	// Kafka: bootstrap brokers of an external Kafka ("" starts the
 	// managed one), the topic's partitions and the producer's acks.
 	KafkaURI        string `yaml:"kafka_uri" json:"kafka_uri"`
-	KafkaPartitions int    `yaml:"kafka_partitions" json:"kafka_partitions"`
+	KafkaPartitions int    `yaml:"kafka_partitions" json:"kafka_partitions" range:"1..1024"`
 	KafkaAcks       string `yaml:"kafka_acks" json:"kafka_acks"`
 }
 

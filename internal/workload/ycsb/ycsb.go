@@ -52,20 +52,20 @@ type Params struct {
 	// Workloads to run after loading, in order (a–f).
 	Workloads []string `yaml:"workloads" json:"workloads"`
 	// Operations per workload.
-	Operations study.Count `yaml:"operations" json:"operations"`
+	Operations study.Count `yaml:"operations" json:"operations" range:"0..1e12"`
 	// Fields per record and bytes per field (YCSB: 10 × 100).
-	Fields      int `yaml:"fields" json:"fields"`
-	FieldLength int `yaml:"field_length" json:"field_length"`
+	Fields      int `yaml:"fields" json:"fields" range:"1..1000"`
+	FieldLength int `yaml:"field_length" json:"field_length" range:"16..1048576"`
 	// Distribution overrides each workload's own (uniform, zipfian, latest).
 	Distribution string `yaml:"distribution" json:"distribution"`
 	// MaxScanLength: scan lengths are uniform in [1, max].
-	MaxScanLength int `yaml:"max_scan_length" json:"max_scan_length"`
+	MaxScanLength int `yaml:"max_scan_length" json:"max_scan_length" range:"1..1e6"`
 	// Rate > 0 runs the workloads open-loop at this many operations/s.
-	Rate float64 `yaml:"rate" json:"rate"`
+	Rate float64 `yaml:"rate" json:"rate" range:"0..1e8"`
 	// LoadRate > 0 runs the load open-loop at this many inserts/s, e.g.
 	// so that a load under fault actions lasts past them whatever the
 	// machine's speed.
-	LoadRate float64 `yaml:"load_rate" json:"load_rate"`
+	LoadRate float64 `yaml:"load_rate" json:"load_rate" range:"0..1e8"`
 }
 
 func defaults() Params {
@@ -213,6 +213,10 @@ type run struct {
 // by global goroutine, so they are the same data for the same total
 // number of goroutines (processes × concurrency).
 func (YCSB) Split(workload.Step) error { return nil }
+
+// SplitNeeds: every process but the first attaches to the table the
+// first one made (Attacher), which the target declares as target.Shared.
+func (YCSB) SplitNeeds(workload.Step) target.Caps { return target.Caps{target.Shared} }
 
 // MergeMetric: the record count and the mix are the whole's; the load
 // under faults counts each part's own inserts, errors and losses.
