@@ -19,6 +19,7 @@ require (
 	github.com/dgraph-io/badger/v4 v4.9.6
 	github.com/ethereum/go-ethereum v1.17.10
 	github.com/go-sql-driver/mysql v1.10.1
+	github.com/goccy/go-yaml v1.19.2
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/jmhodges/levigo v1.0.0
 	github.com/linxGnu/grocksdb v1.7.15
@@ -157,6 +158,3 @@ require (
 replace github.com/tecbot/gorocksdb => ./third_party/gorocksdb
 
 replace github.com/dterei/gotsc => ./third_party/gotsc
-
-// Parser errors name the line of their problem (third_party/yaml.v3/STOREBENCH.md).
-replace gopkg.in/yaml.v3 => ./third_party/yaml.v3

@@ -291,8 +291,7 @@ func decodeDocument(file string, data []byte) (*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&root); err != nil {
 		msg := cleanYAMLErr(err)
-		line := 0
-		fmt.Sscanf(err.Error(), "yaml: line %d:", &line)
+		line := syntaxLine(data, err)
 		if err == io.EOF {
 			msg = "the file is empty"
 		}
