@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"storebench/internal/measure/procstat"
 )
 
 // Alive reports whether a process with that PID exists and is not a
@@ -22,45 +25,20 @@ func Alive(pid int) bool {
 	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
 		return false
 	}
-	state, _, err := stat(pid)
+	st, err := procstat.StatOf(pid)
 	if err != nil {
 		// Gone between the two checks, or no /proc: trust kill(0).
-		return !os.IsNotExist(err)
+		return !errors.Is(err, fs.ErrNotExist)
 	}
-	return state != "Z" && state != "X"
+	return st.State != "Z" && st.State != "X"
 }
 
 // StartTime is the process's start time in clock ticks since boot, which
 // with its PID identifies it: a PID reused by another process has another
 // start time.
 func StartTime(pid int) (uint64, error) {
-	_, start, err := stat(pid)
-	return start, err
-}
-
-// stat reads a process's state letter and start time from /proc.
-func stat(pid int) (state string, start uint64, err error) {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return "", 0, err
-	}
-	// The command name (field 2) may hold spaces and parentheses: the
-	// fields after it start after the last ')'.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return "", 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
-	}
-	f := strings.Fields(s[i+1:])
-	// f[0] is field 3 (state); starttime is field 22.
-	if len(f) < 20 {
-		return "", 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
-	}
-	start, err = strconv.ParseUint(f[19], 10, 64)
-	if err != nil {
-		return "", 0, fmt.Errorf("/proc/%d/stat: start time: %w", pid, err)
-	}
-	return f[0], start, nil
+	st, err := procstat.StatOf(pid)
+	return st.StartTicks, err
 }
 
 // StopPID stops a process we may not be the parent of (one started by an
