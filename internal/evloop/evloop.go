@@ -16,6 +16,12 @@
 // bytes, times each operation from its request's first write to its
 // reply's last byte, and records it through the runner's Loop (exact
 // per-loop histograms, the run's static split of operations).
+//
+// Drive runs on a Poller (the epoll set and its wait loop), which a client
+// with a state machine of its own drives directly: the HTTP workload's,
+// which opens a connection per request in ab's close mode (Addr.Connect)
+// and counts failures instead of failing the run. This package is the
+// only user of epoll in storebench.
 package evloop
 
 import "time"

@@ -2,12 +2,10 @@ package evloop
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -65,11 +63,6 @@ type conn struct {
 	writable bool // EPOLLOUT registered
 }
 
-var base = time.Now()
-
-// mono reads only the monotonic clock (half the cost of time.Now).
-func mono() time.Duration { return time.Since(base) }
-
 // Drive runs the operations loop rl hands out over conns, one operation
 // in flight per connection, until rl has no more work and every
 // operation in flight ended, or ctx ends. It fails on the first session
@@ -83,78 +76,76 @@ func Drive(ctx context.Context, rl *runner.Loop, conns []Conn, opt Options) erro
 	if opt.ReadBuffer <= 0 {
 		opt.ReadBuffer = 64 << 10
 	}
-	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	p, err := NewPoller(len(conns))
 	if err != nil {
-		return fmt.Errorf("evloop: epoll_create1: %w", err)
+		return err
 	}
-	defer unix.Close(ep)
+	defer p.Close()
 	cs := make([]*conn, len(conns))
 	for i, c := range conns {
 		cs[i] = &conn{Conn: c, idx: int32(i), in: make([]byte, opt.ReadBuffer), wbuf: make([]byte, 0, 4096)}
 		// Level-triggered read interest for the connection's life: a
 		// reply that does not fit one read is read on the next wait.
-		ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: int32(i)}
-		if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, c.Fd, &ev); err != nil {
-			return fmt.Errorf("evloop: epoll_ctl: %w", err)
+		if err := p.Set(c.Fd, int32(i), In|RDHup, false); err != nil {
+			return err
 		}
 	}
-	l := &loop{rl: rl, ep: ep, conns: cs, evs: make([]unix.EpollEvent, len(cs))}
-	live := 0
+	l := &loop{rl: rl, p: p, conns: cs, timeout: opt.Timeout}
 	for _, c := range cs {
 		if err := l.begin(c); err != nil {
 			return err
 		}
 		if c.busy {
-			live++
+			l.live++
 		}
 	}
-	const wait = 50 // ms: the longest the loop goes without noticing a stop or a timeout
-	nextScan := mono() + wait*time.Millisecond
-	for live > 0 {
-		n, err := unix.EpollWait(ep, l.evs, wait)
-		if err != nil && !errors.Is(err, unix.EINTR) {
-			return fmt.Errorf("evloop: epoll_wait: %w", err)
-		}
-		for i := 0; i < n; i++ {
-			c := cs[l.evs[i].Fd]
-			ev := l.evs[i].Events
-			if ev&unix.EPOLLOUT != 0 && len(c.out) > 0 {
-				if err := l.write(c); err != nil {
-					return err
-				}
-			}
-			if ev&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
-				was := c.busy
-				if err := l.read(c); err != nil {
-					return err
-				}
-				if was && !c.busy {
-					live--
-				}
-			}
-		}
-		if rl.Stopping() && ctx.Err() != nil {
-			// Cancelled: what is in flight is abandoned, not counted.
-			return ctx.Err()
-		}
-		if now := mono(); now >= nextScan {
-			nextScan = now + wait*time.Millisecond
-			for _, c := range cs {
-				if c.busy && now-c.start > opt.Timeout {
-					return fmt.Errorf("evloop: %s: no reply within %v", c.Name, opt.Timeout)
-				}
-			}
-		}
+	if err := p.Run(ctx, rl, l); err != nil {
+		return err
 	}
 	return ctx.Err()
 }
 
 // loop is one driving goroutine's state.
 type loop struct {
-	rl    *runner.Loop
-	ep    int
-	conns []*conn
-	evs   []unix.EpollEvent
+	rl      *runner.Loop
+	p       *Poller
+	conns   []*conn
+	live    int // connections with an operation in flight
+	timeout time.Duration
+}
+
+// Live says whether an operation is in flight.
+func (l *loop) Live() (bool, error) { return l.live > 0, nil }
+
+// Ready writes the rest of a request to a writable connection and reads
+// a readable one.
+func (l *loop) Ready(slot int32, ev uint32) error {
+	c := l.conns[slot]
+	if ev&Out != 0 && len(c.out) > 0 {
+		if err := l.write(c); err != nil {
+			return err
+		}
+	}
+	if ev&(In|RDHup|Gone) != 0 {
+		was := c.busy
+		if err := l.read(c); err != nil {
+			return err
+		}
+		if was && !c.busy {
+			l.live--
+		}
+	}
+	return nil
+}
+
+// Scan fails the run on an operation past its deadline.
+func (l *loop) Scan(now time.Duration) error {
+	for _, c := range l.conns {
+		if c.busy && now-c.start > l.timeout {
+			return fmt.Errorf("evloop: %s: no reply within %v", c.Name, l.timeout)
+		}
+	}
+	return nil
 }
 
 // begin starts c's next operation, if the loop has one.
@@ -169,7 +160,7 @@ func (l *loop) begin(c *conn) error {
 		return err
 	}
 	c.wbuf, c.out, c.seq, c.busy = w, w, seq, true
-	c.start = mono()
+	c.start = Mono()
 	return l.write(c)
 }
 
@@ -177,7 +168,7 @@ func (l *loop) begin(c *conn) error {
 // of it gets write interest until it took all.
 func (l *loop) write(c *conn) error {
 	for len(c.out) > 0 {
-		n, errno := rawWrite(c.Fd, c.out)
+		n, errno := Write(c.Fd, c.out)
 		if errno == unix.EINTR {
 			continue
 		}
@@ -199,15 +190,12 @@ func (l *loop) write(c *conn) error {
 }
 
 func (l *loop) want(c *conn, out bool) error {
-	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: c.idx}
+	ev := uint32(In | RDHup)
 	if out {
-		ev.Events |= unix.EPOLLOUT
+		ev |= Out
 	}
 	c.writable = out
-	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, c.Fd, &ev); err != nil {
-		return fmt.Errorf("evloop: epoll_ctl: %w", err)
-	}
-	return nil
+	return l.p.Set(c.Fd, c.idx, ev, true)
 }
 
 // read takes what the socket has and hands it to the session; a complete
@@ -217,7 +205,7 @@ func (l *loop) read(c *conn) error {
 		// A reply larger than the buffer so far: grow it.
 		c.in = append(c.in, make([]byte, len(c.in))...)
 	}
-	n, errno := rawRead(c.Fd, c.in[c.filled:])
+	n, errno := Read(c.Fd, c.in[c.filled:])
 	switch {
 	case errno == unix.EAGAIN || errno == unix.EINTR:
 		return nil
@@ -246,7 +234,7 @@ func (l *loop) read(c *conn) error {
 		}
 		used += k
 		if done {
-			l.rl.Done(c.seq, mono()-c.start)
+			l.rl.Done(c.seq, Mono()-c.start)
 			if len(more) > 0 {
 				return fmt.Errorf("evloop: %s: a finished operation asked to send more", c.Name)
 			}
@@ -306,17 +294,4 @@ func (l *loop) closed(c *conn, how error) error {
 		}
 	}
 	return fmt.Errorf("evloop: %s: %s", c.Name, msg)
-}
-
-// Reads and writes of non-blocking sockets never block, so they go
-// straight to the kernel without the runtime's syscall bookkeeping
-// (entersyscall/exitsyscall), which costs more than the call saves here.
-func rawRead(fd int, p []byte) (int, unix.Errno) {
-	r, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-	return int(r), e
-}
-
-func rawWrite(fd int, p []byte) (int, unix.Errno) {
-	r, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-	return int(r), e
 }

@@ -7,21 +7,13 @@
 package procstat
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"strconv"
 	"time"
-)
 
-// nsPerTick converts the clock-tick counters of /proc/<pid>/stat to
-// nanoseconds. The kernel always reports those counters in USER_HZ, which is
-// fixed at 100 on Linux regardless of the kernel's internal CONFIG_HZ (the
-// kernel rescales for the /proc ABI), so a constant is correct here and avoids
-// depending on sysconf(_SC_CLK_TCK), which Go cannot call without cgo.
-const nsPerTick = int64(time.Second) / 100
+	"github.com/prometheus/procfs"
+)
 
 // Snapshot is one sample of a process's (or a process tree's) resource
 // counters. Counters are cumulative since process start; compare two
@@ -68,7 +60,15 @@ type Snapshot struct {
 
 // Self samples the calling process.
 func Self() (Snapshot, error) {
-	s, _, err := sample("/proc/self")
+	pfs, err := defaultFS()
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("procstat: %w", err)
+	}
+	p, err := pfs.Self()
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("procstat: sampling self: %w", err)
+	}
+	s, _, err := sample(p)
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("procstat: sampling self: %w", err)
 	}
@@ -80,7 +80,7 @@ func Of(pid int) (Snapshot, error) {
 	if pid <= 0 {
 		return Snapshot{}, fmt.Errorf("procstat: invalid pid %d", pid)
 	}
-	s, _, err := sample(procDir(pid))
+	s, _, err := samplePID(pid)
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("procstat: sampling pid %d: %w", pid, err)
 	}
@@ -107,7 +107,7 @@ func Tree(pid int) (Snapshot, error) {
 	var total Snapshot
 	total.IOAvailable = true
 	for _, p := range members {
-		s, st, err := sample(procDir(p))
+		s, st, err := samplePID(p)
 		if err != nil {
 			if p != pid && errors.Is(err, fs.ErrNotExist) {
 				// A descendant exited between listing and sampling; its
@@ -121,9 +121,9 @@ func Tree(pid int) (Snapshot, error) {
 		}
 		total.RSSBytes += s.RSSBytes
 		total.PeakRSSBytes += s.PeakRSSBytes
-		total.PSSBytes += pss(procDir(p))
-		total.CPUUserNs += s.CPUUserNs + st.childUserNs
-		total.CPUSysNs += s.CPUSysNs + st.childSysNs
+		total.PSSBytes += pss(p)
+		total.CPUUserNs += s.CPUUserNs + st.ChildUserNs
+		total.CPUSysNs += s.CPUSysNs + st.ChildSysNs
 		total.ReadBytes += s.ReadBytes
 		total.WriteBytes += s.WriteBytes
 		total.ReadChars += s.ReadChars
@@ -150,179 +150,46 @@ func CPUPercent(a, b Snapshot) float64 {
 	return float64(cpu) / float64(wall.Nanoseconds()) * 100
 }
 
-func procDir(pid int) string {
-	return "/proc/" + strconv.Itoa(pid)
+// samplePID samples the process pid.
+func samplePID(pid int) (Snapshot, Stat, error) {
+	pfs, err := defaultFS()
+	if err != nil {
+		return Snapshot{}, Stat{}, err
+	}
+	p, err := pfs.Proc(pid)
+	if err != nil {
+		return Snapshot{}, Stat{}, err
+	}
+	return sample(p)
 }
 
-// statFields holds what sample reads from /proc/<pid>/stat beyond the
-// Snapshot itself.
-type statFields struct {
-	ppid        int
-	userNs      int64
-	sysNs       int64
-	childUserNs int64
-	childSysNs  int64
-	threads     int
-}
-
-// sample reads one process's status, stat and io files under dir (a
-// /proc/<pid> or /proc/self directory).
-func sample(dir string) (Snapshot, statFields, error) {
+// sample reads one process's stat, status and io files.
+func sample(p procfs.Proc) (Snapshot, Stat, error) {
 	s := Snapshot{At: time.Now(), Processes: 1}
 
-	statBuf, err := os.ReadFile(dir + "/stat")
+	st, err := readStat(p)
 	if err != nil {
-		return Snapshot{}, statFields{}, fmt.Errorf("reading stat: %w", err)
+		return Snapshot{}, Stat{}, err
 	}
-	st, err := parseStat(statBuf)
-	if err != nil {
-		return Snapshot{}, statFields{}, fmt.Errorf("parsing %s/stat: %w", dir, err)
-	}
-	s.CPUUserNs, s.CPUSysNs, s.Threads = st.userNs, st.sysNs, st.threads
+	s.CPUUserNs, s.CPUSysNs, s.Threads = st.UserNs, st.SysNs, st.Threads
 
-	statusBuf, err := os.ReadFile(dir + "/status")
+	// Kernel threads and zombies have no Vm* lines; their memory figures
+	// stay zero, which is accurate.
+	status, err := p.NewStatus()
 	if err != nil {
-		return Snapshot{}, statFields{}, fmt.Errorf("reading status: %w", err)
+		return Snapshot{}, Stat{}, fmt.Errorf("reading status: %w", err)
 	}
-	if err := parseStatus(statusBuf, &s); err != nil {
-		return Snapshot{}, statFields{}, fmt.Errorf("parsing %s/status: %w", dir, err)
-	}
+	s.RSSBytes, s.PeakRSSBytes = int64(status.VmRSS), int64(status.VmHWM)
 
 	// I/O accounting is optional: the file may be missing from the kernel or
 	// unreadable (ptrace access check), and memory/CPU figures are still
 	// worth having, so failure here only clears IOAvailable.
-	if ioBuf, err := os.ReadFile(dir + "/io"); err == nil {
-		if parseIO(ioBuf, &s) == nil {
-			s.IOAvailable = true
-		}
+	if io, err := p.IO(); err == nil {
+		s.ReadChars, s.WriteChars = int64(io.RChar), int64(io.WChar)
+		s.ReadBytes, s.WriteBytes = int64(io.ReadBytes), int64(io.WriteBytes)
+		s.IOAvailable = true
 	}
 	return s, st, nil
-}
-
-// parseStat extracts the fields of /proc/<pid>/stat that procstat needs. The
-// command name (field 2) is in parentheses and may itself contain spaces and
-// parentheses, so fields are counted from the last ')'.
-func parseStat(b []byte) (statFields, error) {
-	end := bytes.LastIndexByte(b, ')')
-	if end < 0 {
-		return statFields{}, errors.New("no ')' after command name")
-	}
-	f := bytes.Fields(b[end+1:])
-	// f[0] is field 3 (state), so field n is f[n-3].
-	const (
-		ppidField    = 4
-		utimeField   = 14
-		stimeField   = 15
-		cutimeField  = 16
-		cstimeField  = 17
-		threadsField = 20
-	)
-	if len(f) < threadsField-2 {
-		return statFields{}, fmt.Errorf("only %d fields after command name", len(f))
-	}
-	num := func(field int) (int64, error) {
-		v, err := strconv.ParseInt(string(f[field-3]), 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("field %d: %w", field, err)
-		}
-		return v, nil
-	}
-	var st statFields
-	var v [6]int64
-	for i, field := range []int{ppidField, utimeField, stimeField, cutimeField, cstimeField, threadsField} {
-		n, err := num(field)
-		if err != nil {
-			return statFields{}, err
-		}
-		v[i] = n
-	}
-	st.ppid = int(v[0])
-	st.userNs = v[1] * nsPerTick
-	st.sysNs = v[2] * nsPerTick
-	st.childUserNs = v[3] * nsPerTick
-	st.childSysNs = v[4] * nsPerTick
-	st.threads = int(v[5])
-	return st, nil
-}
-
-// parseStatus fills RSSBytes, PeakRSSBytes and Threads from
-// /proc/<pid>/status. Kernel threads and zombies have no Vm* lines; their
-// memory figures stay zero, which is accurate.
-func parseStatus(b []byte, s *Snapshot) error {
-	for len(b) > 0 {
-		var line []byte
-		line, b, _ = bytes.Cut(b, []byte{'\n'})
-		key, val, ok := bytes.Cut(line, []byte{':'})
-		if !ok {
-			continue
-		}
-		switch string(key) {
-		case "VmRSS", "VmHWM":
-			kb, err := parseKB(val)
-			if err != nil {
-				return fmt.Errorf("%s: %w", key, err)
-			}
-			if string(key) == "VmRSS" {
-				s.RSSBytes = kb
-			} else {
-				s.PeakRSSBytes = kb
-			}
-		case "Threads":
-			n, err := strconv.Atoi(string(bytes.TrimSpace(val)))
-			if err != nil {
-				return fmt.Errorf("Threads: %w", err)
-			}
-			s.Threads = n
-		}
-	}
-	return nil
-}
-
-// parseKB parses a status value such as "   1234 kB" into bytes.
-func parseKB(val []byte) (int64, error) {
-	f := bytes.Fields(val)
-	if len(f) == 0 {
-		return 0, errors.New("empty value")
-	}
-	n, err := strconv.ParseInt(string(f[0]), 10, 64)
-	if err != nil {
-		return 0, err
-	}
-	if len(f) > 1 && string(f[1]) != "kB" {
-		return 0, fmt.Errorf("unexpected unit %q", f[1])
-	}
-	return n * 1024, nil
-}
-
-// parseIO fills the I/O counters from /proc/<pid>/io.
-func parseIO(b []byte, s *Snapshot) error {
-	for len(b) > 0 {
-		var line []byte
-		line, b, _ = bytes.Cut(b, []byte{'\n'})
-		key, val, ok := bytes.Cut(line, []byte{':'})
-		if !ok {
-			continue
-		}
-		var dst *int64
-		switch string(key) {
-		case "rchar":
-			dst = &s.ReadChars
-		case "wchar":
-			dst = &s.WriteChars
-		case "read_bytes":
-			dst = &s.ReadBytes
-		case "write_bytes":
-			dst = &s.WriteBytes
-		default:
-			continue
-		}
-		n, err := strconv.ParseInt(string(bytes.TrimSpace(val)), 10, 64)
-		if err != nil {
-			return fmt.Errorf("%s: %w", key, err)
-		}
-		*dst = n
-	}
-	return nil
 }
 
 // descendants returns root followed by every live process whose parent chain
@@ -330,25 +197,21 @@ func parseIO(b []byte, s *Snapshot) error {
 // kernel offers no cheaper child enumeration that covers all threads'
 // children).
 func descendants(root int) ([]int, error) {
-	entries, err := os.ReadDir("/proc")
+	pfs, err := defaultFS()
+	if err != nil {
+		return nil, err
+	}
+	procs, err := pfs.AllProcs()
 	if err != nil {
 		return nil, fmt.Errorf("reading /proc: %w", err)
 	}
 	children := make(map[int][]int)
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid <= 0 {
-			continue // not a process directory
-		}
-		b, err := os.ReadFile(procDir(pid) + "/stat")
+	for _, p := range procs {
+		st, err := readStat(p)
 		if err != nil {
 			continue // exited since the directory was listed
 		}
-		st, err := parseStat(b)
-		if err != nil {
-			continue
-		}
-		children[st.ppid] = append(children[st.ppid], pid)
+		children[st.PPID] = append(children[st.PPID], p.PID)
 	}
 	// The visited set guards against a ppid cycle, which a pid reused while
 	// /proc was being read could in principle fake.
@@ -367,19 +230,18 @@ func descendants(root int) ([]int, error) {
 
 // pss reads the proportional set size of a process from smaps_rollup
 // (0 if unreadable).
-func pss(dir string) int64 {
-	b, err := os.ReadFile(dir + "/smaps_rollup")
+func pss(pid int) int64 {
+	pfs, err := defaultFS()
 	if err != nil {
 		return 0
 	}
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		if rest, ok := bytes.CutPrefix(line, []byte("Pss:")); ok {
-			kb, err := parseKB(rest)
-			if err != nil {
-				return 0
-			}
-			return kb
-		}
+	p, err := pfs.Proc(pid)
+	if err != nil {
+		return 0
 	}
-	return 0
+	r, err := p.ProcSMapsRollup()
+	if err != nil {
+		return 0
+	}
+	return int64(r.Pss)
 }

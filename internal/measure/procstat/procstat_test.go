@@ -3,6 +3,9 @@
 package procstat
 
 import (
+	"errors"
+	"fmt"
+	iofs "io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -191,7 +195,7 @@ func TestTreeIncludesChild(t *testing.T) {
 	// the exec so its figures are sleep's own.
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		comm, err := os.ReadFile(procDir(pid) + "/comm")
+		comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
 		if err == nil && strings.TrimSpace(string(comm)) == "sleep" {
 			break
 		}
@@ -254,18 +258,77 @@ func TestInvalidPid(t *testing.T) {
 }
 
 func TestParseStatOddCommand(t *testing.T) {
-	// A command name with spaces and a ')' must not shift the fields.
-	line := "1234 (a) b (c) S 77 1234 1234 0 -1 4194560 100 0 0 0 250 30 7 9 20 0 5 0 1000 123456 789 18446744073709551615"
-	st, err := parseStat([]byte(line))
+	// A command name with spaces and a ')' must not shift the fields, and
+	// the clock ticks come out as nanoseconds at USER_HZ = 100.
+	root := t.TempDir()
+	write := func(pid, line string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Join(root, pid), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, pid, "stat"), []byte(line), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("1234", "1234 (a) b (c) S 77 1234 1234 0 -1 4194560 100 0 0 0 250 30 7 9 20 0 5 0 1000 123456 789 18446744073709551615 "+
+		"1 1 0 0 0 0 0 0 0 0 0 0 17 3 0 0 0 0 0 0 0 0 0 0 0 0 0\n")
+	write("1235", "1235 (x) S 1")
+	pfs, err := procfs.NewFS(root)
 	if err != nil {
-		t.Fatalf("parseStat: %v", err)
+		t.Fatal(err)
 	}
-	want := statFields{ppid: 77, userNs: 2500 * 1e6, sysNs: 300 * 1e6, childUserNs: 70 * 1e6, childSysNs: 90 * 1e6, threads: 5}
+	p, err := pfs.Proc(1234)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := readStat(p)
+	if err != nil {
+		t.Fatalf("readStat: %v", err)
+	}
+	want := Stat{State: "S", PPID: 77, UserNs: 2500 * 1e6, SysNs: 300 * 1e6, ChildUserNs: 70 * 1e6, ChildSysNs: 90 * 1e6, Threads: 5, StartTicks: 1000}
 	if st != want {
-		t.Errorf("parseStat = %+v, want %+v", st, want)
+		t.Errorf("readStat = %+v, want %+v", st, want)
 	}
-	if _, err := parseStat([]byte("1234 (x) S 1")); err == nil {
-		t.Error("parseStat of a truncated line succeeded")
+	if p, err = pfs.Proc(1235); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readStat(p); err == nil {
+		t.Error("readStat of a truncated line succeeded")
+	}
+}
+
+// TestStatOf checks StatOf on live processes: this one (its parent, its
+// state), a child started later (a later start time, this process as its
+// parent) and a pid that cannot exist (an error matching fs.ErrNotExist,
+// which the server manager's liveness check relies on).
+func TestStatOf(t *testing.T) {
+	self, err := StatOf(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if self.PPID != os.Getppid() {
+		t.Errorf("StatOf(self).PPID = %d, want %d", self.PPID, os.Getppid())
+	}
+	if self.State != "R" && self.State != "S" {
+		t.Errorf("StatOf(self).State = %q, want R or S", self.State)
+	}
+	if self.Threads < 1 || self.StartTicks == 0 {
+		t.Errorf("StatOf(self) = %+v, want threads and a start time", self)
+	}
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	child, err := StatOf(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if child.PPID != os.Getpid() || child.StartTicks < self.StartTicks {
+		t.Errorf("StatOf(child) = %+v, want ppid %d and a start time from %d on", child, os.Getpid(), self.StartTicks)
+	}
+	if _, err := StatOf(1 << 30); !errors.Is(err, iofs.ErrNotExist) {
+		t.Errorf("StatOf(no such pid) = %v, want an error matching fs.ErrNotExist", err)
 	}
 }
 

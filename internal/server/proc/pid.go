@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io/fs"
+	"net"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
+
+	"github.com/prometheus/procfs"
+
+	"storebench/internal/measure/procstat"
 )
 
 // Alive reports whether a process with that PID exists and is not a
@@ -22,45 +25,20 @@ func Alive(pid int) bool {
 	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
 		return false
 	}
-	state, _, err := stat(pid)
+	st, err := procstat.StatOf(pid)
 	if err != nil {
 		// Gone between the two checks, or no /proc: trust kill(0).
-		return !os.IsNotExist(err)
+		return !errors.Is(err, fs.ErrNotExist)
 	}
-	return state != "Z" && state != "X"
+	return st.State != "Z" && st.State != "X"
 }
 
 // StartTime is the process's start time in clock ticks since boot, which
 // with its PID identifies it: a PID reused by another process has another
 // start time.
 func StartTime(pid int) (uint64, error) {
-	_, start, err := stat(pid)
-	return start, err
-}
-
-// stat reads a process's state letter and start time from /proc.
-func stat(pid int) (state string, start uint64, err error) {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return "", 0, err
-	}
-	// The command name (field 2) may hold spaces and parentheses: the
-	// fields after it start after the last ')'.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return "", 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
-	}
-	f := strings.Fields(s[i+1:])
-	// f[0] is field 3 (state); starttime is field 22.
-	if len(f) < 20 {
-		return "", 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
-	}
-	start, err = strconv.ParseUint(f[19], 10, 64)
-	if err != nil {
-		return "", 0, fmt.Errorf("/proc/%d/stat: start time: %w", pid, err)
-	}
-	return f[0], start, nil
+	st, err := procstat.StatOf(pid)
+	return st.StartTicks, err
 }
 
 // StopPID stops a process we may not be the parent of (one started by an
@@ -127,48 +105,38 @@ func waitGone(ctx context.Context, pid int, timeout time.Duration) bool {
 // that another server already on the port, answering in its place, is not
 // taken for ours.
 func Listening(pid, port int) error {
-	inodes, err := listenInodes(port)
+	pfs, err := procfs.NewDefaultFS()
 	if err != nil {
-		return err
+		return fmt.Errorf("reading /proc: %w", err)
+	}
+	tcp, err := pfs.NetTCP()
+	if err != nil {
+		return fmt.Errorf("reading /proc/net/tcp: %w", err)
+	}
+	// The sockets listening on 127.0.0.1:port or 0.0.0.0:port, as the
+	// targets of the descriptors that hold them.
+	inodes := map[string]bool{}
+	for _, l := range tcp {
+		const listen = 0x0A
+		if l.St == listen && l.LocalPort == uint64(port) && (l.LocalAddr.Equal(net.IPv4(127, 0, 0, 1)) || l.LocalAddr.Equal(net.IPv4zero)) {
+			inodes["socket:["+strconv.FormatUint(l.Inode, 10)+"]"] = true
+		}
 	}
 	if len(inodes) == 0 {
 		return fmt.Errorf("nothing listens on port %d yet", port)
 	}
-	fds, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "fd"))
+	p, err := pfs.Proc(pid)
+	var fds []string
+	if err == nil {
+		fds, err = p.FileDescriptorTargets()
+	}
 	if err != nil {
 		return fmt.Errorf("reading the descriptors of pid %d: %w", pid, err)
 	}
 	for _, fd := range fds {
-		link, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "fd", fd.Name()))
-		if err != nil {
-			continue // closed meanwhile
-		}
-		if strings.HasPrefix(link, "socket:[") && inodes[strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")] {
+		if inodes[fd] {
 			return nil
 		}
 	}
 	return fmt.Errorf("port %d is held by another process, not by pid %d", port, pid)
-}
-
-// listenInodes returns the socket inodes listening on 127.0.0.1:port or
-// 0.0.0.0:port, from /proc/net/tcp.
-func listenInodes(port int) (map[string]bool, error) {
-	b, err := os.ReadFile("/proc/net/tcp")
-	if err != nil {
-		return nil, fmt.Errorf("reading /proc/net/tcp: %w", err)
-	}
-	suffix := fmt.Sprintf(":%04X", port)
-	out := map[string]bool{}
-	for _, line := range strings.Split(string(b), "\n")[1:] {
-		f := strings.Fields(line)
-		// sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
-		if len(f) < 10 || f[3] != "0A" { // 0A: LISTEN
-			continue
-		}
-		if local := f[1]; strings.HasSuffix(local, suffix) &&
-			(strings.HasPrefix(local, "0100007F:") || strings.HasPrefix(local, "00000000:")) {
-			out[f[9]] = true
-		}
-	}
-	return out, nil
 }

@@ -4,18 +4,16 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash"
-	"net"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
+	"storebench/internal/evloop"
 	"storebench/internal/measure/latency"
 	"storebench/internal/runner"
 )
@@ -37,9 +35,7 @@ import (
 // events is the event-loop driver of one step.
 type events struct {
 	r       *run
-	sa      unsafe.Pointer // *unix.RawSockaddrInet4 or 6
-	salen   uintptr
-	family  int
+	addr    *evloop.Addr
 	conns   int
 	loops   int
 	tallies []*tally // one per loop
@@ -52,24 +48,11 @@ func newEvents(r *run, conns, loops int) *events {
 	if r.tls != nil {
 		return nil
 	}
-	ta, err := net.ResolveTCPAddr("tcp", r.addr)
-	if err != nil || ta.IP == nil {
+	addr, err := evloop.ResolveAddr(r.addr)
+	if err != nil {
 		return nil
 	}
-	e := &events{r: r, conns: conns}
-	// The address in the kernel's own form, for a raw connect.
-	port := uint16(ta.Port)
-	if ip4 := ta.IP.To4(); ip4 != nil {
-		sa := &unix.RawSockaddrInet4{Family: unix.AF_INET}
-		copy(sa.Addr[:], ip4)
-		binary.BigEndian.PutUint16((*[2]byte)(unsafe.Pointer(&sa.Port))[:], port)
-		e.sa, e.salen, e.family = unsafe.Pointer(sa), unsafe.Sizeof(*sa), unix.AF_INET
-	} else {
-		sa := &unix.RawSockaddrInet6{Family: unix.AF_INET6}
-		copy(sa.Addr[:], ta.IP.To16())
-		binary.BigEndian.PutUint16((*[2]byte)(unsafe.Pointer(&sa.Port))[:], port)
-		e.sa, e.salen, e.family = unsafe.Pointer(sa), unsafe.Sizeof(*sa), unix.AF_INET6
-	}
+	e := &events{r: r, addr: addr, conns: conns}
 	e.loops = loops
 	if e.loops <= 0 {
 		// Half the cores (at least one): the server under test usually
@@ -122,84 +105,76 @@ type econn struct {
 	buf []byte
 }
 
-// loop is one driving goroutine's state.
+// loop is one driving goroutine's state, the evloop.Handler of its
+// poller.
 type loop struct {
 	e     *events
 	l     *runner.Loop
 	t     *tally
-	ep    int
+	p     *evloop.Poller
 	slots []*econn
-	live  int // slots with a request in flight
-	evs   []unix.EpollEvent
+	live  int      // slots with a request in flight
 	ready []*econn // slots to start their next request
 }
 
-var base = time.Now()
-
-// mono reads only the monotonic clock (half the cost of time.Now).
-func mono() time.Duration { return time.Since(base) }
+func mono() time.Duration { return evloop.Mono() }
 
 // drive is the runner.Drive of the step: loop l owns connection slots
 // l, l+L, l+2L, ...
 func (e *events) drive(ctx context.Context, rl *runner.Loop) error {
-	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
-	if err != nil {
-		return fmt.Errorf("http: epoll_create1: %w", err)
-	}
-	lp := &loop{e: e, l: rl, t: e.tallies[rl.ID], ep: ep}
-	defer lp.closeAll()
+	var slots []*econn
 	for i := rl.ID; i < e.conns; i += e.loops {
-		lp.slots = append(lp.slots, &econn{fd: -1, idx: int32(len(lp.slots)), buf: make([]byte, 64<<10), mis: -1})
+		slots = append(slots, &econn{fd: -1, idx: int32(len(slots)), buf: make([]byte, 64<<10), mis: -1})
 	}
-	lp.evs = make([]unix.EpollEvent, len(lp.slots))
+	p, err := evloop.NewPoller(len(slots))
+	if err != nil {
+		return fmt.Errorf("http: %w", err)
+	}
+	lp := &loop{e: e, l: rl, t: e.tallies[rl.ID], p: p, slots: slots}
+	defer lp.closeAll()
 	lp.ready = append(lp.ready, lp.slots...)
 	for _, c := range lp.slots {
 		c.state = stQueued // live until begin finds no more work
 	}
 	lp.live = len(lp.slots)
-	const wait = 50 // ms: the longest the loop goes without noticing a stop or a deadline
-	nextScan := mono() + wait*time.Millisecond
-	for {
-		// Slots whose request ended without a response (a failure)
-		// start their next one here rather than from the failure, so a
-		// run of failures is a loop, not a recursion.
-		for len(lp.ready) > 0 {
-			c := lp.ready[len(lp.ready)-1]
-			lp.ready = lp.ready[:len(lp.ready)-1]
-			lp.begin(c, mono())
-		}
-		if lp.live == 0 {
-			return nil
-		}
-		n, err := unix.EpollWait(ep, lp.evs, wait)
-		if err != nil && !errors.Is(err, unix.EINTR) {
-			return fmt.Errorf("http: epoll_wait: %w", err)
-		}
-		for i := 0; i < n; i++ {
-			c := lp.slots[lp.evs[i].Fd]
-			switch c.state {
-			case stConnecting, stWriting:
-				lp.write(c, mono())
-			case stReading:
-				lp.read(c)
-			}
-		}
-		if rl.Stopping() && ctx.Err() != nil {
-			// Cancelled: what is in flight is abandoned, not counted.
-			return ctx.Err()
-		}
-		if now := mono(); now >= nextScan {
-			nextScan = now + wait*time.Millisecond
-			lp.expire(now)
-		}
+	return p.Run(ctx, rl, lp)
+}
+
+// Live starts the next request of the slots whose request ended without
+// a response (a failure) here rather than from the failure, so a run of
+// failures is a loop, not a recursion; and says whether any is in flight.
+func (lp *loop) Live() (bool, error) {
+	for len(lp.ready) > 0 {
+		c := lp.ready[len(lp.ready)-1]
+		lp.ready = lp.ready[:len(lp.ready)-1]
+		lp.begin(c, mono())
 	}
+	return lp.live > 0, nil
+}
+
+// Ready moves a ready slot's request on.
+func (lp *loop) Ready(slot int32, _ uint32) error {
+	c := lp.slots[slot]
+	switch c.state {
+	case stConnecting, stWriting:
+		lp.write(c, mono())
+	case stReading:
+		lp.read(c)
+	}
+	return nil
+}
+
+// Scan fails the requests whose deadline passed.
+func (lp *loop) Scan(now time.Duration) error {
+	lp.expire(now)
+	return nil
 }
 
 func (lp *loop) closeAll() {
 	for _, c := range lp.slots {
 		lp.drop(c)
 	}
-	unix.Close(lp.ep)
+	lp.p.Close()
 }
 
 // begin starts the slot's next request at now, if the loop has one.
@@ -234,14 +209,14 @@ func (lp *loop) send(c *econn, now time.Duration) {
 		lp.write(c, now)
 		return
 	}
-	fd, _, errno := unix.RawSyscall(unix.SYS_SOCKET, uintptr(lp.e.family), unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-	if errno != 0 {
+	fd, errno := lp.e.addr.Connect()
+	if fd < 0 {
 		lp.fail(c, fConnect, "connect: socket: "+errno.Error())
 		return
 	}
-	c.fd, c.state, c.connecting, c.interest = int(fd), stConnecting, true, 0
+	c.fd, c.state, c.connecting, c.interest = fd, stConnecting, true, 0
 	c.deadline = now + lp.e.r.timeout
-	if _, _, errno := unix.RawSyscall(unix.SYS_CONNECT, fd, uintptr(lp.e.sa), lp.e.salen); errno != 0 && errno != unix.EINPROGRESS {
+	if errno != 0 {
 		lp.fail(c, fConnect, "connect: "+errno.Error())
 		return
 	}
@@ -254,9 +229,9 @@ func (lp *loop) send(c *econn, now time.Duration) {
 // write writes (the rest of) the request.
 func (lp *loop) write(c *econn, now time.Duration) {
 	req := lp.e.r.req
-	n, errno := rawWrite(c.fd, req[c.wrote:])
+	n, errno := evloop.Write(c.fd, req[c.wrote:])
 	if errno == unix.EAGAIN || errno == unix.EINTR {
-		lp.want(c, unix.EPOLLOUT)
+		lp.want(c, evloop.Out)
 		return
 	}
 	if errno != 0 {
@@ -278,12 +253,12 @@ func (lp *loop) write(c *econn, now time.Duration) {
 	}
 	c.wrote += n
 	if c.wrote < len(req) {
-		lp.want(c, unix.EPOLLOUT)
+		lp.want(c, evloop.Out)
 		return
 	}
 	c.tWritten = mono()
 	c.state = stReading
-	lp.want(c, unix.EPOLLIN)
+	lp.want(c, evloop.In)
 }
 
 // want sets the slot's epoll interest.
@@ -291,13 +266,8 @@ func (lp *loop) want(c *econn, ev uint32) {
 	if c.interest == ev {
 		return
 	}
-	op := unix.EPOLL_CTL_MOD
-	if c.interest == 0 {
-		op = unix.EPOLL_CTL_ADD
-	}
-	e := unix.EpollEvent{Events: ev, Fd: c.idx}
-	if _, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_CTL, uintptr(lp.ep), uintptr(op), uintptr(c.fd), uintptr(unsafe.Pointer(&e)), 0, 0); errno != 0 {
-		lp.fail(c, fExceptions, "epoll_ctl: "+errno.Error())
+	if err := lp.p.Set(c.fd, c.idx, ev, c.interest != 0); err != nil {
+		lp.fail(c, fExceptions, strings.TrimPrefix(err.Error(), "evloop: "))
 		return
 	}
 	c.interest = ev
@@ -324,7 +294,7 @@ func (lp *loop) read(c *econn) {
 	} else {
 		p = c.buf
 	}
-	n, errno := rawRead(c.fd, p)
+	n, errno := evloop.Read(c.fd, p)
 	if errno == unix.EAGAIN || errno == unix.EINTR {
 		return
 	}
@@ -475,22 +445,7 @@ func (lp *loop) expire(now time.Duration) {
 // drop closes the slot's connection (which also leaves the epoll set).
 func (lp *loop) drop(c *econn) {
 	if c.fd >= 0 {
-		rawClose(c.fd)
+		evloop.CloseRaw(c.fd)
 		c.fd, c.interest, c.connecting = -1, 0, false
 	}
 }
-
-// Reads, writes and closes of non-blocking sockets never block (nor do
-// socket, a non-blocking connect and epoll_ctl), so they go straight to the kernel without the runtime's syscall bookkeeping
-// (entersyscall/exitsyscall), which costs more than the call saves here.
-func rawRead(fd int, p []byte) (int, unix.Errno) {
-	r, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-	return int(r), e
-}
-
-func rawWrite(fd int, p []byte) (int, unix.Errno) {
-	r, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-	return int(r), e
-}
-
-func rawClose(fd int) { unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0) }

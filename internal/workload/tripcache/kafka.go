@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"storebench/internal/kv"
+	"storebench/internal/measure/procstat"
 	"storebench/internal/server"
 	kafkaserver "storebench/internal/server/kafka"
 	"storebench/internal/server/proc"
@@ -588,20 +589,6 @@ func startManagedKafka(ctx context.Context) (uri, desc string, pid int, err erro
 // procCPU is a process's user and system CPU time so far, from
 // /proc/PID/stat (clock ticks of 10 ms).
 func procCPU(pid int) (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// The command may hold spaces: fields count from after its ")".
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no command field", pid)
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
-	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * 10 * time.Millisecond, nil
+	st, err := procstat.StatOf(pid)
+	return st.CPU(), err
 }

@@ -1,11 +1,10 @@
 package tripcache
 
 import (
-	"bufio"
-	"os"
+	"math"
 	"runtime"
-	"strconv"
-	"strings"
+
+	"github.com/prometheus/procfs"
 )
 
 // cpuTimes is the first line of /proc/stat: the whole machine's CPU time
@@ -13,25 +12,19 @@ import (
 type cpuTimes struct{ busy, idle, iowait int64 }
 
 func readCPUTimes() (cpuTimes, bool) {
-	f, err := os.Open("/proc/stat")
+	pfs, err := procfs.NewDefaultFS()
 	if err != nil {
 		return cpuTimes{}, false
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	if !sc.Scan() {
+	st, err := pfs.Stat()
+	if err != nil {
 		return cpuTimes{}, false
 	}
-	fs := strings.Fields(sc.Text())
-	if len(fs) < 8 || fs[0] != "cpu" {
-		return cpuTimes{}, false
-	}
-	var v [8]int64
-	for i := range v {
-		v[i], _ = strconv.ParseInt(fs[i+1], 10, 64)
-	}
-	// user nice system idle iowait irq softirq steal
-	return cpuTimes{busy: v[0] + v[1] + v[2] + v[5] + v[6] + v[7], idle: v[3], iowait: v[4]}, true
+	// procfs gives seconds (ticks / USER_HZ); back to whole ticks.
+	ticks := func(s float64) int64 { return int64(math.Round(s * 100)) }
+	c := st.CPUTotal
+	return cpuTimes{busy: ticks(c.User) + ticks(c.Nice) + ticks(c.System) + ticks(c.IRQ) + ticks(c.SoftIRQ) + ticks(c.Steal),
+		idle: ticks(c.Idle), iowait: ticks(c.Iowait)}, true
 }
 
 // machineCPU is the machine's busy and iowait CPU between two readings,
