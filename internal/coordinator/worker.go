@@ -272,7 +272,7 @@ func (p *proc) send(r wire.Request) (int64, error) {
 	select {
 	case err := <-written:
 		if err != nil {
-			return 0, fmt.Errorf("worker is gone: %s", p.died())
+			return 0, fmt.Errorf("worker died: %s", p.died())
 		}
 	case <-time.After(limits.send):
 		p.kill() // the write fails once the worker is gone
