@@ -15,7 +15,6 @@ import (
 	"storebench/internal/target"
 	"storebench/internal/target/servers"
 	"storebench/internal/workload/ledger"
-	"storebench/internal/workload/pointselect"
 	"storebench/internal/workload/worktest"
 )
 
@@ -70,7 +69,7 @@ func TestWithServer(t *testing.T) {
 		// and is interrupted when it ends: a select blocked behind
 		// another session's lock on the table returns the context's error
 		// soon after, and no later select starts.
-		sc, err := open(t, kv.Async).(pointselect.Selecter).NewSelectConn(ctx, "ps_accounts", "aid", "abalance")
+		sc, err := open(t, kv.Async).(target.IntSelecter).PrepareIntSelect(ctx, `SELECT "abalance" FROM "ps_accounts" WHERE "aid" = $1`)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +100,7 @@ func TestWithServer(t *testing.T) {
 		// The server's error is the select's error, and the connection's
 		// replies stay in step: a statement prepared for an integer
 		// column fails once the column is a bigint, each time, cleanly.
-		sc2, err := open(t, kv.Async).(pointselect.Selecter).NewSelectConn(ctx, "ps_accounts", "aid", "abalance")
+		sc2, err := open(t, kv.Async).(target.IntSelecter).PrepareIntSelect(ctx, `SELECT "abalance" FROM "ps_accounts" WHERE "aid" = $1`)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -82,7 +82,7 @@ func CheckCaps(t T, info target.Info, h any) {
 	_, isScanner := h.(ycsb.Scanner)
 	_, isLedger := h.(ledger.Store)
 	_, isPipeliner := h.(setget.Pipeliner)
-	_, isSelecter := h.(pointselect.Selecter)
+	_, isSelecter := h.(target.IntSelecter)
 	_, isOLTP := h.(oltp.Store)
 	isSQL := isSelecter && isOLTP
 	_, isHTTP := h.(http.Site)
@@ -676,18 +676,18 @@ func SetGet(t T, h any) {
 	}
 }
 
-// PointSelect checks a pointselect.Selecter on a table whose rows (key ->
-// value) the test created.
+// PointSelect checks a target.IntSelecter, with the pointselect
+// workload's select, on a table whose rows (key -> value) the test
+// created.
 func PointSelect(t T, h any, table, key, value string, rows map[int64]int64) {
 	t.Helper()
-	sel, ok := h.(pointselect.Selecter)
-	if !ok {
-		t.Fatalf("%T does not implement pointselect.Selecter", h)
+	if _, ok := h.(target.IntSelecter); !ok {
+		t.Fatalf("%T does not implement target.IntSelecter", h)
 	}
 	ctx := context.Background()
-	c, err := sel.NewSelectConn(ctx, table, key, value)
+	c, err := pointselect.Open(ctx, h, table, key, value)
 	if err != nil {
-		t.Fatalf("NewSelectConn: %v", err)
+		t.Fatalf("pointselect.Open: %v", err)
 	}
 	defer c.Close()
 	for k, want := range rows {
@@ -699,8 +699,8 @@ func PointSelect(t T, h any, table, key, value string, rows map[int64]int64) {
 	if _, found, err := c.Select(ctx, -12345); err != nil || found {
 		t.Errorf("Select of a missing key: found %v, %v", found, err)
 	}
-	if _, err := sel.NewSelectConn(ctx, "no_such_table", key, value); err == nil {
-		t.Errorf("NewSelectConn accepted a missing table")
+	if _, err := pointselect.Open(ctx, h, "no_such_table", key, value); err == nil {
+		t.Errorf("pointselect.Open accepted a missing table")
 	}
 }
 
