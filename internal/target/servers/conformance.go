@@ -25,7 +25,6 @@ import (
 	"storebench/internal/workload/ledger"
 	"storebench/internal/workload/oltp"
 	"storebench/internal/workload/pointselect"
-	"storebench/internal/workload/setget"
 	"storebench/internal/workload/ycsb"
 )
 
@@ -81,7 +80,7 @@ func CheckCaps(t T, info target.Info, h any) {
 	_, isDB := h.(ycsb.DB)
 	_, isScanner := h.(ycsb.Scanner)
 	_, isLedger := h.(ledger.Store)
-	_, isPipeliner := h.(setget.Pipeliner)
+	_, isPipeliner := h.(target.Pipeliner)
 	_, isSelecter := h.(target.IntSelecter)
 	_, isOLTP := h.(oltp.Store)
 	isSQL := isSelecter && isOLTP
@@ -631,13 +630,13 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// SetGet checks a setget.Pipeliner: pipelined SETs read back by pipelined
+// SetGet checks a target.Pipeliner: pipelined SETs read back by pipelined
 // GETs on sessions of their own, an absent key as nil.
 func SetGet(t T, h any) {
 	t.Helper()
-	p, ok := h.(setget.Pipeliner)
+	p, ok := h.(target.Pipeliner)
 	if !ok {
-		t.Fatalf("%T does not implement setget.Pipeliner", h)
+		t.Fatalf("%T does not implement target.Pipeliner", h)
 	}
 	a, err := p.NewSession(context.Background())
 	if err != nil {
