@@ -71,3 +71,19 @@ type EventedIntSelect interface {
 	// used (Close still closes the connection).
 	Session(name string, key func(seq int64) int64, got func(key, value int64, found bool) error) (evloop.Conn, error)
 }
+
+// SQLDB is a SQL target's pool of connections, safe for concurrent use,
+// on which a workload runs its own statements (its tables, written in
+// the target's dialect). The target prepares each statement once and
+// keeps it.
+type SQLDB interface {
+	SQLer
+	// ExecDDL runs schema statements, one after the other, unprepared.
+	ExecDDL(ctx context.Context, stmts ...string) error
+	// Exec runs q with args and returns the number of rows it matched.
+	Exec(ctx context.Context, q string, args ...any) (rows int64, err error)
+	// Query runs q with args and calls row with each row's columns, as
+	// the driver's bytes (nil for NULL; valid only during the call),
+	// until row returns false.
+	Query(ctx context.Context, q string, args []any, row func(cols [][]byte) bool) error
+}

@@ -14,9 +14,6 @@ import (
 // Integer point selects (pgbench -S shaped, the pointselect workload): a
 // connection of its own per load goroutine.
 
-// SQLDialect implements target.SQLer.
-func (s *Store) SQLDialect() target.Dialect { return target.MySQL }
-
 // PrepareIntSelect implements target.IntSelecter: a connection of its own
 // (outside the pool) with q prepared.
 func (s *Store) PrepareIntSelect(ctx context.Context, q string) (target.IntSelect, error) {

@@ -19,9 +19,6 @@ import (
 // Integer point selects (pgbench -S shaped, the pointselect workload): a
 // connection of its own per load goroutine, the SELECT prepared on it.
 
-// SQLDialect implements target.SQLer.
-func (s *Store) SQLDialect() target.Dialect { return target.PostgreSQL }
-
 // PrepareIntSelect implements target.IntSelecter: a connection of its own
 // with q prepared, as pgbench -S runs its select.
 func (s *Store) PrepareIntSelect(ctx context.Context, q string) (target.IntSelect, error) {

@@ -77,8 +77,8 @@ func CheckCaps(t T, info target.Info, h any) {
 	t.Helper()
 	_, isKV := h.(kv.Store)
 	adsStore, isADS := h.(ads.Store)
-	_, isDB := h.(ycsb.DB)
-	_, isScanner := h.(ycsb.Scanner)
+	db, isDB := ycsb.Of(h)
+	_, isScanner := db.(ycsb.Scanner)
 	_, isLedger := h.(ledger.Store)
 	_, isPipeliner := h.(target.Pipeliner)
 	_, isSelecter := h.(target.IntSelecter)
@@ -465,11 +465,11 @@ func brief(tx ledger.Tx) briefTx {
 // count, early stop) when scanner says the target must offer it.
 func YCSB(t T, h any, scanner bool) {
 	t.Helper()
-	db, ok := h.(ycsb.DB)
+	db, ok := ycsb.Of(h)
 	if !ok {
-		t.Fatalf("%T does not implement ycsb.DB", h)
+		t.Fatalf("%T offers no YCSB table", h)
 	}
-	sc, isScanner := h.(ycsb.Scanner)
+	sc, isScanner := db.(ycsb.Scanner)
 	if isScanner != scanner {
 		t.Errorf("%T implements ycsb.Scanner: %v, want %v", h, isScanner, scanner)
 	}
