@@ -91,8 +91,6 @@ var knownWrong = map[string][]string{
 	"internal/target/postgres/ledger.go":           {"internal/workload/ledger"},
 	"internal/target/postgres/oltp.go":             {"internal/workload/oltp"},
 	"internal/target/postgres/postgres_test.go":    {"internal/workload/ledger", "internal/workload/worktest"},
-	"internal/target/redis/geo.go":                 {"internal/workload/geo"},
-	"internal/target/redis/ledger.go":              {"internal/workload/ledger"},
 	"internal/target/redis/redis_test.go":          {"internal/workload/ledger", "internal/workload/setget", "internal/workload/worktest", "internal/workload/ycsb"},
 	"internal/target/rediscluster/cluster_test.go": {"internal/workload/ycsb"},
 	"internal/target/servers/conformance.go": {"internal/workload/geo", "internal/workload/http", "internal/workload/ledger",

@@ -39,7 +39,7 @@ func TestWithServer(t *testing.T) {
 		h := open(t, kv.Async)
 		servers.YCSB(t, h, false)
 		// Init deletes the records of YCSB only, not the ledger's keys.
-		l := h.(ledger.Store)
+		l, _, _ := ledger.StoreOf(h)
 		addr := []byte("an address of thirty-two bytes..")
 		if err := l.PutBalances(context.Background(), [][]byte{addr}, []uint64{7}); err != nil {
 			t.Fatal(err)

@@ -79,14 +79,16 @@ func CheckCaps(t T, info target.Info, h any) {
 	adsStore, isADS := h.(ads.Store)
 	db, isDB := ycsb.Of(h)
 	_, isScanner := db.(ycsb.Scanner)
-	_, isLedger := h.(ledger.Store)
+	_, _, isLedger := ledger.StoreOf(h)
 	_, isPipeliner := h.(target.Pipeliner)
 	_, isSelecter := h.(target.IntSelecter)
 	_, isOLTP := h.(oltp.Store)
 	isSQL := isSelecter && isOLTP
 	_, isHTTP := h.(http.Site)
 	_, isCompacter := h.(kv.Compacter)
-	_, isGeo := h.(geo.Store)
+	closer, _ := h.(io.Closer)
+	_, geoErr := geo.StoreOf(closer)
+	isGeo := geoErr == nil
 	for _, c := range []struct {
 		cap target.Cap
 		has bool
@@ -264,9 +266,9 @@ func ModuleVersion(t T, module, version string) {
 // absent keys wrap kv.ErrNotFound.
 func Ledger(t T, h any) {
 	t.Helper()
-	s, ok := h.(ledger.Store)
+	s, _, ok := ledger.StoreOf(h)
 	if !ok {
-		t.Fatalf("%T does not implement ledger.Store", h)
+		t.Fatalf("%T offers no ledger layout", h)
 	}
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
