@@ -80,7 +80,6 @@ var knownWrong = map[string][]string{
 	"internal/target/cassandra/geo.go":             {"internal/workload/geo"},
 	"internal/target/cassandra/ledger.go":          {"internal/workload/ledger"},
 	"internal/target/memcached/memcached_test.go":  {"internal/workload/ledger"},
-	"internal/target/mongodb/documents.go":         {"internal/workload/documents"},
 	"internal/target/mongodb/ledger.go":            {"internal/workload/ledger"},
 	"internal/target/mysql/lean.go":                {"internal/workload/oltp"},
 	"internal/target/mysql/lean_test.go":           {"internal/workload/oltp"},

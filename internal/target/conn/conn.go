@@ -5,10 +5,20 @@
 // through a dialect); the key-value engines offer kv.Store.
 package conn
 
-import "github.com/redis/go-redis/v9"
+import (
+	"github.com/redis/go-redis/v9"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+)
 
 // RESP is a target that speaks RESP to one server (Redis, not a cluster).
 type RESP interface {
 	// RESPClient is the target's go-redis client, safe for concurrent use.
 	RESPClient() *redis.Client
+}
+
+// Mongo is a target that speaks MongoDB's protocol (MongoDB, FerretDB).
+type Mongo interface {
+	// MongoDatabase is the database the target's URI names, on its
+	// client (with the study's write concern), safe for concurrent use.
+	MongoDatabase() *mongo.Database
 }
