@@ -100,8 +100,8 @@ const (
 	// AuthRoots: a root hash committing to the whole state after each
 	// block, with proofs (authenticated data structures).
 	AuthRoots Cap = "auth-roots"
-	// HTTP: serves pages over HTTP (workload http).
-	HTTP Cap = "http"
+	// HTTP: an HTTP endpoint that serves pages.
+	HTTP Cap = "http-endpoint"
 	// Compaction: a full compaction of its own on demand (kv.Compacter),
 	// e.g. as a background task beside a load.
 	Compaction Cap = "compaction"
