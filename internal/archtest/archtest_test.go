@@ -89,12 +89,10 @@ var knownWrong = map[string][]string{
 	"internal/target/postgres/geo.go":              {"internal/workload/geo"},
 	"internal/target/postgres/ledger.go":           {"internal/workload/ledger"},
 	"internal/target/postgres/oltp.go":             {"internal/workload/oltp"},
-	"internal/target/postgres/postgres_test.go":    {"internal/workload/ledger", "internal/workload/worktest"},
-	"internal/target/redis/redis_test.go":          {"internal/workload/ledger", "internal/workload/setget", "internal/workload/worktest", "internal/workload/ycsb"},
+	"internal/target/redis/redis_test.go":          {"internal/workload/ledger", "internal/workload/ycsb"},
 	"internal/target/rediscluster/cluster_test.go": {"internal/workload/ycsb"},
 	"internal/target/servers/conformance.go": {"internal/workload/geo", "internal/workload/http", "internal/workload/ledger",
 		"internal/workload/oltp", "internal/workload/pointselect", "internal/workload/ycsb"},
-	"internal/target/servers/stall.go":    {"internal/workload"},
 	"internal/target/sqlite/documents.go": {"internal/workload/documents"},
 	"internal/target/sqlite/oltp.go":      {"internal/workload/oltp"},
 }

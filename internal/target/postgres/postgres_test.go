@@ -14,8 +14,6 @@ import (
 	"storebench/internal/server/servertest"
 	"storebench/internal/target"
 	"storebench/internal/target/servers"
-	"storebench/internal/workload/ledger"
-	"storebench/internal/workload/worktest"
 )
 
 func TestInfo(t *testing.T) {
@@ -131,26 +129,4 @@ func TestUnreachable(t *testing.T) {
 // A server that accepts connections and never answers fails Open in time.
 func TestSilentServer(t *testing.T) {
 	servers.Silent(t, "postgres", "postgres://bench:%s@127.0.0.1:%d/storebench?sslmode=disable")
-}
-
-// A cancelled ledger step returns at once although the server stopped
-// answering: every statement takes the step's context.
-func TestCancelOnAStalledServer(t *testing.T) {
-	o := target.Options{URI: servertest.URI(t, "postgres"), Durability: kv.Async}
-	const study = `
-name: t
-ladder: [%N%]
-targets: [postgres]
-workloads:
-  - name: ledger
-    params: {payload: 100, batch: 10, selects: 1e9, chains: {samples: 0}, stress: {duration: 0s}, balance: {addresses: 0}}
-`
-	t.Run("LedgerInsert", func(t *testing.T) {
-		steps := worktest.Plan(t, ledger.Ledger{}, strings.ReplaceAll(study, "%N%", "1e9"))
-		servers.CancelWhenStalled(t, "postgres", o, steps[:1])
-	})
-	t.Run("LedgerSelect", func(t *testing.T) {
-		steps := worktest.Plan(t, ledger.Ledger{}, strings.ReplaceAll(study, "%N%", "1000"))
-		servers.CancelWhenStalled(t, "postgres", o, steps[:2])
-	})
 }
