@@ -1,7 +1,6 @@
 package redis_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -10,8 +9,6 @@ import (
 	"storebench/internal/server/servertest"
 	"storebench/internal/target"
 	"storebench/internal/target/servers"
-	"storebench/internal/workload/ledger"
-	"storebench/internal/workload/ycsb"
 )
 
 func TestInfo(t *testing.T) {
@@ -33,22 +30,7 @@ func TestWithServer(t *testing.T) {
 		t.Logf("settings: %v", servers.Settings(t, h, "layout.ledger", "batch"))
 		servers.Ledger(t, h)
 	})
-	t.Run("YCSB", func(t *testing.T) {
-		h := open(t, kv.Async)
-		servers.YCSB(t, h, false)
-		// Init deletes the records of YCSB only, not the ledger's keys.
-		l, _, _ := ledger.StoreOf(h)
-		addr := []byte("an address of thirty-two bytes..")
-		if err := l.PutBalances(context.Background(), [][]byte{addr}, []uint64{7}); err != nil {
-			t.Fatal(err)
-		}
-		if err := h.(ycsb.DB).Init(context.Background(), 3); err != nil {
-			t.Fatal(err)
-		}
-		if v, err := l.GetBalance(context.Background(), addr); err != nil || v != 7 {
-			t.Errorf("balance after YCSB Init: %d, %v", v, err)
-		}
-	})
+	// The YCSB layout's checks run in package ycsb (TestOnRedis).
 	t.Run("SetGet", func(t *testing.T) {
 		servers.SetGet(t, open(t, kv.Async))
 	})
