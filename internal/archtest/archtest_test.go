@@ -84,7 +84,6 @@ var knownWrong = map[string][]string{
 	"internal/target/mysql/lean_test.go":          {"internal/workload/oltp"},
 	"internal/target/mysql/ledger.go":             {"internal/workload/ledger"},
 	"internal/target/mysql/oltp.go":               {"internal/workload/oltp"},
-	"internal/target/postgres/documents.go":       {"internal/workload/documents"},
 	"internal/target/postgres/geo.go":             {"internal/workload/geo"},
 	"internal/target/postgres/ledger.go":          {"internal/workload/ledger"},
 	"internal/target/postgres/oltp.go":            {"internal/workload/oltp"},

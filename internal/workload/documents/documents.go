@@ -183,13 +183,18 @@ func Check(seed uint64, coll int, id int64, textSize int, d *Doc) string {
 
 // StoreOf finds the documents layout on a target's handle: its own (a
 // Store), or this package's on what the target offers (layout_mongo.go:
-// a MongoDB database); false when there is none.
+// a MongoDB database; layout_sql.go: PostgreSQL's jsonb); false when
+// there is none.
 func StoreOf(h any) (Store, bool) {
 	switch h := h.(type) {
 	case Store:
 		return h, true
 	case conn.Mongo:
 		return mongoStore{h.MongoDatabase()}, true
+	case target.SQLDB:
+		if d := h.SQLDialect(); d.Name == "postgres" {
+			return pgStore{db: h, d: d}, true
+		}
 	}
 	return nil, false
 }
