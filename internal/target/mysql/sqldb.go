@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"sync"
+	"sync/atomic"
 
 	"storebench/internal/target"
 	"storebench/internal/target/internal/targetkit"
@@ -21,18 +22,25 @@ const maxPrepared = 1024
 type prepared struct {
 	mu    sync.Mutex // held while preparing
 	n     int
-	stmts sync.Map // string -> *sql.Stmt
+	stmts sync.Map // string -> *stmt
+}
+
+// stmt is a prepared statement and the number of columns of its rows,
+// learnt from its first query (0 until then).
+type stmt struct {
+	*sql.Stmt
+	cols atomic.Int32
 }
 
 // get returns q prepared, or nil when too many are kept already.
-func (p *prepared) get(ctx context.Context, db *sql.DB, q string) (*sql.Stmt, error) {
+func (p *prepared) get(ctx context.Context, db *sql.DB, q string) (*stmt, error) {
 	if st, ok := p.stmts.Load(q); ok {
-		return st.(*sql.Stmt), nil
+		return st.(*stmt), nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if st, ok := p.stmts.Load(q); ok {
-		return st.(*sql.Stmt), nil
+		return st.(*stmt), nil
 	}
 	if p.n >= maxPrepared {
 		return nil, nil
@@ -41,16 +49,17 @@ func (p *prepared) get(ctx context.Context, db *sql.DB, q string) (*sql.Stmt, er
 	if err != nil {
 		return nil, err
 	}
-	p.stmts.Store(q, st)
+	s := &stmt{Stmt: st}
+	p.stmts.Store(q, s)
 	p.n++
-	return st, nil
+	return s, nil
 }
 
 func (p *prepared) close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.stmts.Range(func(k, v any) bool {
-		v.(*sql.Stmt).Close()
+		v.(*stmt).Close()
 		p.stmts.Delete(k)
 		return true
 	})
@@ -107,11 +116,21 @@ func (s *Store) Query(ctx context.Context, q string, args []any, row func([][]by
 	var sc *targetkit.Scratch[sql.RawBytes]
 	for rows.Next() {
 		if sc == nil {
-			cols, err := rows.Columns()
-			if err != nil {
-				return err
+			n := 0
+			if st != nil {
+				n = int(st.cols.Load())
 			}
-			sc = scratchPool.Get(len(cols))
+			if n == 0 {
+				cols, err := rows.Columns()
+				if err != nil {
+					return err
+				}
+				n = len(cols)
+				if st != nil {
+					st.cols.Store(int32(n))
+				}
+			}
+			sc = scratchPool.Get(n)
 			defer scratchPool.Put(sc)
 		}
 		if err := rows.Scan(sc.Dest...); err != nil {
