@@ -1,9 +1,12 @@
 // Package target is the registry of everything storebench can measure:
 // embedded key-value engines (registered through package kv) and clients
 // of servers (Redis, PostgreSQL, ...), which register here. A target is
-// opened into a handle; workloads find what they need on the handle by
-// type assertion (kv.Store, ledger.Store, ycsb.DB, ...), so each target
-// implements the layouts that are idiomatic for it.
+// opened into a handle that offers what its engine has (kv.Store, SQLDB
+// with its Dialect, IntSelecter, Pipeliner, conn.RESP, ...); workloads
+// find it by type assertion and keep their layouts on it in their own
+// packages. Some servers still implement a workload's own interface
+// (ledger.Store, ycsb.DB, ...): internal/archtest lists them, and no
+// other import from here into internal/workload is allowed.
 package target
 
 import (
@@ -103,8 +106,8 @@ const (
 	// AuthRoots: a root hash committing to the whole state after each
 	// block, with proofs (authenticated data structures).
 	AuthRoots Cap = "auth-roots"
-	// HTTP: serves pages over HTTP (workload http).
-	HTTP Cap = "http"
+	// HTTP: an HTTP endpoint that serves pages.
+	HTTP Cap = "http-endpoint"
 	// Compaction: a full compaction of its own on demand (kv.Compacter),
 	// e.g. as a background task beside a load.
 	Compaction Cap = "compaction"

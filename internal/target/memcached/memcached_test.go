@@ -10,7 +10,6 @@ import (
 	"storebench/internal/server/servertest"
 	"storebench/internal/target"
 	"storebench/internal/target/servers"
-	"storebench/internal/workload/ledger"
 )
 
 func TestInfo(t *testing.T) {
@@ -38,11 +37,17 @@ func TestWithServer(t *testing.T) {
 	t.Run("SetGet", func(t *testing.T) {
 		servers.SetGet(t, open(t, kv.Async))
 	})
-	// memcached keeps no order: it must not offer the ledger layout.
-	t.Run("NoLedger", func(t *testing.T) {
-		if _, ok := open(t, kv.Async).(ledger.Store); ok {
-			t.Error("memcached implements ledger.Store")
+	// memcached keeps no order: it offers no ledger layout (declares no
+	// secondary lookups; package ledger's TestNoLayoutOnMemcached).
+	t.Run("Caps", func(t *testing.T) {
+		info, err := target.Lookup("memcached")
+		if err != nil {
+			t.Fatal(err)
 		}
+		if info.Provides.Has(target.Secondary) {
+			t.Error("memcached declares secondary lookups")
+		}
+		servers.CheckCaps(t, info, open(t, kv.Async))
 	})
 }
 

@@ -7,8 +7,8 @@ import (
 	"strconv"
 
 	"storebench/internal/evloop"
+	"storebench/internal/target"
 	"storebench/internal/target/internal/rtconn"
-	"storebench/internal/workload/setget"
 )
 
 // The setget workload (memcslap/redis-benchmark shaped): a connection of
@@ -18,8 +18,8 @@ import (
 // driven by an event loop (Events). gomemcache allocates an Item per
 // request and reads at once after each write.
 
-// NewSession implements setget.Pipeliner.
-func (s *Store) NewSession(ctx context.Context) (setget.Session, error) {
+// NewSession implements target.Pipeliner.
+func (s *Store) NewSession(ctx context.Context) (target.Session, error) {
 	c, err := rtconn.Dial(ctx, s.addr, timeout)
 	if err != nil {
 		return nil, fmt.Errorf("memcached: setget session to %s: %w", s.addr, err)
@@ -175,10 +175,10 @@ func (s *session) Close() error {
 	return s.c.Close()
 }
 
-// Events implements setget.Evented: the socket goes to an event loop;
+// Events implements target.EventedSession: the socket goes to an event loop;
 // each pipeline's sets or gets are written by Request (the same requests
 // as Set and Get) and every reply parsed in full by Reply.
-func (s *session) Events(name string, p setget.Pipeline) (evloop.Conn, error) {
+func (s *session) Events(name string, p target.PipelinePlan) (evloop.Conn, error) {
 	nc, err := s.c.Take()
 	if err != nil {
 		return evloop.Conn{}, fmt.Errorf("memcached: %s: %w", name, err)
@@ -194,7 +194,7 @@ func (s *session) Events(name string, p setget.Pipeline) (evloop.Conn, error) {
 // events is a session's protocol on an event loop: one operation is one
 // pipeline, done when its last reply has been parsed.
 type events struct {
-	p    setget.Pipeline
+	p    target.PipelinePlan
 	keys [][]byte
 	i    int // the next reply's request
 }

@@ -97,8 +97,9 @@ func register(targetName, title, srv string, schemes []string, b backend) {
 	})
 }
 
-// Store is an open client. It implements ledger.Store, ycsb.DB and
-// ycsb.Scanner and is safe for concurrent use.
+// Store is an open client. It implements ledger.Store, ycsb.DB,
+// ycsb.Scanner and conn.Mongo (the documents workload's own layout runs
+// on its database) and is safe for concurrent use.
 type Store struct {
 	binaryIDs          bool // addresses as binary _id rather than hex strings
 	client             *mongo.Client
@@ -262,3 +263,7 @@ func abandon(c *mongo.Client) {
 	defer cancel()
 	_ = c.Disconnect(ctx)
 }
+
+// MongoDatabase implements conn.Mongo: the documents workload's layout
+// runs on the database.
+func (s *Store) MongoDatabase() *mongo.Database { return s.db }

@@ -8,6 +8,7 @@
 //	            KEY txs_chain (genesis, idx)
 //	        balances(addr VARBINARY(32) PRIMARY KEY, amount BIGINT UNSIGNED)
 //	ycsb    usertable(ycsb_key VARCHAR(255) utf8mb4_bin PRIMARY KEY, field0 LONGBLOB, …)
+//	        (the workload's own, package ycsb's layout_sql.go, on target.SQLDB)
 //
 // Every statement is a server-side prepared statement (database/sql keeps
 // one per connection); nothing is interpolated client-side. PutTxs is one
@@ -62,7 +63,7 @@ func init() {
 		OptionNames: optionNames,
 		Server:      "mariadb",
 		Schemes:     []string{"mysql"},
-		Provides:    target.Caps{target.KeyValue, target.OrderedScan, target.Secondary, target.SQL},
+		Provides:    target.Caps{target.KeyValue, target.OrderedScan, target.Secondary, target.SQL, target.Shared},
 		Open: func(o target.Options) (io.Closer, error) {
 			s, err := Open(o)
 			if err != nil {
@@ -73,8 +74,9 @@ func init() {
 	})
 }
 
-// Store is an open connection pool. It implements ledger.Store, ycsb.DB
-// and ycsb.Scanner and is safe for concurrent use.
+// Store is an open connection pool. It implements ledger.Store and
+// target.SQLDB (on which the ycsb workload keeps its table) and is safe
+// for concurrent use.
 type Store struct {
 	db        *sql.DB
 	cfg       *mysql.Config
@@ -91,9 +93,8 @@ type Store struct {
 	// client does not speak.
 	oltpDriver atomic.Bool
 
-	// ycsb layout (ycsb.go): the statements of the table Init made
-	mu   sync.RWMutex
-	ycsb *ycsbStmts
+	// the statements of the workloads' tables (target.SQLDB, sqldb.go)
+	prepared prepared
 }
 
 // stmtCache holds prepared statements built by a function of an int;
@@ -303,7 +304,7 @@ func (s *Store) Settings() map[string]string { return s.settings }
 // Close closes the statements and the pool.
 func (s *Store) Close() error {
 	s.closeLedger()
-	s.closeYCSB()
+	s.prepared.close()
 	return s.db.Close()
 }
 

@@ -5,20 +5,18 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/go-sql-driver/mysql"
 
-	"storebench/internal/workload/pointselect"
+	"storebench/internal/target"
 )
 
-// The pointselect workload (pgbench -S shaped): a connection of its own
-// per load goroutine.
+// Integer point selects (pgbench -S shaped, the pointselect workload): a
+// connection of its own per load goroutine.
 
-// NewSelectConn implements pointselect.Selecter: a connection of its own
-// (outside the pool) with "SELECT value FROM table WHERE key = ?"
-// prepared.
-func (s *Store) NewSelectConn(ctx context.Context, table, key, value string) (pointselect.SelectConn, error) {
+// PrepareIntSelect implements target.IntSelecter: a connection of its own
+// (outside the pool) with q prepared.
+func (s *Store) PrepareIntSelect(ctx context.Context, q string) (target.IntSelect, error) {
 	conn, err := mysql.NewConnector(s.cfg)
 	if err != nil {
 		return nil, err
@@ -26,8 +24,6 @@ func (s *Store) NewSelectConn(ctx context.Context, table, key, value string) (po
 	db := sql.OpenDB(conn)
 	db.SetMaxOpenConns(1)
 	db.SetMaxIdleConns(1)
-	quote := func(id string) string { return "`" + strings.ReplaceAll(id, "`", "``") + "`" }
-	q := "SELECT " + quote(value) + " FROM " + quote(table) + " WHERE " + quote(key) + " = ?"
 	st, err := db.PrepareContext(ctx, q)
 	if err != nil {
 		db.Close()
@@ -42,7 +38,7 @@ type selectConn struct {
 	st *sql.Stmt
 }
 
-// Select implements pointselect.SelectConn.
+// Select implements target.IntSelect.
 func (c *selectConn) Select(ctx context.Context, key int64) (int64, bool, error) {
 	var v sql.NullInt64
 	err := c.st.QueryRowContext(ctx, key).Scan(&v)
@@ -52,7 +48,7 @@ func (c *selectConn) Select(ctx context.Context, key int64) (int64, bool, error)
 	return v.Int64, err == nil, err
 }
 
-// Close implements pointselect.SelectConn.
+// Close implements target.IntSelect.
 func (c *selectConn) Close() error {
 	c.st.Close()
 	return c.db.Close()

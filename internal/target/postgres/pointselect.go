@@ -12,23 +12,20 @@ import (
 
 	"storebench/internal/evloop"
 	"storebench/internal/redact"
+	"storebench/internal/target"
 	"storebench/internal/target/detach"
-	"storebench/internal/workload/pointselect"
 )
 
-// The pointselect workload (pgbench -S shaped): a connection of its own
-// per load goroutine, the SELECT prepared on it.
+// Integer point selects (pgbench -S shaped, the pointselect workload): a
+// connection of its own per load goroutine, the SELECT prepared on it.
 
-// NewSelectConn implements pointselect.Selecter: a connection of its own
-// with "SELECT value FROM table WHERE key = $1" prepared, as pgbench -S
-// runs it.
-func (s *Store) NewSelectConn(ctx context.Context, table, key, value string) (pointselect.SelectConn, error) {
+// PrepareIntSelect implements target.IntSelecter: a connection of its own
+// with q prepared, as pgbench -S runs its select.
+func (s *Store) PrepareIntSelect(ctx context.Context, q string) (target.IntSelect, error) {
 	conn, err := pgx.ConnectConfig(ctx, s.connCfg.Copy())
 	if err != nil {
 		return nil, fmt.Errorf("postgres: select connection: %s", redact.Scrub(s.connCfg.ConnString(), err.Error()))
 	}
-	q := "SELECT " + pgx.Identifier{value}.Sanitize() + " FROM " + pgx.Identifier{table}.Sanitize() +
-		" WHERE " + pgx.Identifier{key}.Sanitize() + " = $1"
 	sd, err := conn.PgConn().Prepare(ctx, "pointselect", q, nil)
 	if err != nil {
 		conn.Close(context.Background())
@@ -37,6 +34,10 @@ func (s *Store) NewSelectConn(ctx context.Context, table, key, value string) (po
 	c := &selectConn{conn: conn, param: make([]byte, 8), fd: -1}
 	pc := conn.PgConn()
 	c.watch.Interrupt = func() { pc.Conn().SetDeadline(interrupted) }
+	if len(sd.ParamOIDs) != 1 || len(sd.Fields) != 1 {
+		conn.Close(context.Background())
+		return nil, fmt.Errorf("postgres: %s takes %d parameters and returns %d columns, want 1 and 1", q, len(sd.ParamOIDs), len(sd.Fields))
+	}
 	switch sd.ParamOIDs[0] {
 	case pgtype.Int8OID:
 	case pgtype.Int4OID:
@@ -45,13 +46,13 @@ func (s *Store) NewSelectConn(ctx context.Context, table, key, value string) (po
 		c.param = c.param[:2]
 	default:
 		conn.Close(context.Background())
-		return nil, fmt.Errorf("postgres: %s.%s is of type OID %d, want an integer", table, key, sd.ParamOIDs[0])
+		return nil, fmt.Errorf("postgres: %s: the parameter is of type OID %d, want an integer", q, sd.ParamOIDs[0])
 	}
 	switch sd.Fields[0].DataTypeOID {
 	case pgtype.Int2OID, pgtype.Int4OID, pgtype.Int8OID:
 	default:
 		conn.Close(context.Background())
-		return nil, fmt.Errorf("postgres: %s.%s is of type OID %d, want an integer", table, value, sd.Fields[0].DataTypeOID)
+		return nil, fmt.Errorf("postgres: %s: the column is of type OID %d, want an integer", q, sd.Fields[0].DataTypeOID)
 	}
 	c.params = [][]byte{c.param}
 	// On a plain socket the select runs on our own lean path (see
@@ -84,7 +85,7 @@ type selectConn struct {
 	row   func([][]byte)
 }
 
-// Select implements pointselect.SelectConn.
+// Select implements target.IntSelect.
 func (c *selectConn) Select(ctx context.Context, key int64) (int64, bool, error) {
 	c.setParam(key)
 	c.v, c.found, c.bad = 0, false, nil
@@ -135,7 +136,7 @@ func (c *selectConn) onRow(vals [][]byte) {
 	}
 }
 
-// Session implements pointselect.Evented on the lean path: the socket
+// Session implements target.EventedIntSelect on the lean path: the socket
 // goes to an event loop, each select's Bind/Execute/Sync written by
 // Request and its replies parsed in full by Reply (every DataRow, an
 // ErrorResponse as a *pgconn.PgError, up to ReadyForQuery).
@@ -235,7 +236,7 @@ func (c *selectConn) setParam(key int64) {
 	}
 }
 
-// Close implements pointselect.SelectConn.
+// Close implements target.IntSelect.
 func (c *selectConn) Close() error {
 	if c.fd >= 0 {
 		// Terminate, best effort, then close.

@@ -7,6 +7,7 @@
 //	            ts bigint, type smallint, payload bytea), index txs_chain (genesis, idx)
 //	        balances(addr bytea PRIMARY KEY, amount bigint)
 //	ycsb    usertable(ycsb_key varchar COLLATE "C" PRIMARY KEY, field0 bytea, …)
+//	        (the workload's own, package ycsb's layout_sql.go, on target.SQLDB)
 //
 // Every statement is prepared once per connection and cached by pgx
 // (QueryExecModeCacheStatement), parameters and results travel in binary.
@@ -16,7 +17,7 @@
 // row into one allocation.
 //
 // The pointselect workload (pgbench -S shaped) gets a connection of its
-// own per load goroutine through NewSelectConn.
+// own per load goroutine through PrepareIntSelect.
 //
 // Durability: the session's synchronous_commit follows the study (on for
 // sync, off for async), so the class holds on any server, managed or not.
@@ -27,7 +28,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -75,16 +75,13 @@ func init() {
 	})
 }
 
-// Store is an open connection pool. It implements ledger.Store, ycsb.DB
-// and ycsb.Scanner and is safe for concurrent use.
+// Store is an open connection pool. It implements ledger.Store and
+// target.SQLDB (on which the ycsb workload keeps its table) and is safe
+// for concurrent use.
 type Store struct {
 	pool     *pgxpool.Pool
 	connCfg  *pgx.ConnConfig
 	settings map[string]string
-
-	// ycsb layout (ycsb.go)
-	mu   sync.RWMutex
-	ycsb *ycsbSQL // statements of the table Init made
 }
 
 // Open connects to o.URI (postgres://user[:password]@host:port/db) and

@@ -14,9 +14,6 @@ import (
 	"storebench/internal/server/servertest"
 	"storebench/internal/target"
 	"storebench/internal/target/servers"
-	"storebench/internal/workload/ledger"
-	"storebench/internal/workload/pointselect"
-	"storebench/internal/workload/worktest"
 )
 
 func TestInfo(t *testing.T) {
@@ -70,7 +67,7 @@ func TestWithServer(t *testing.T) {
 		// and is interrupted when it ends: a select blocked behind
 		// another session's lock on the table returns the context's error
 		// soon after, and no later select starts.
-		sc, err := open(t, kv.Async).(pointselect.Selecter).NewSelectConn(ctx, "ps_accounts", "aid", "abalance")
+		sc, err := open(t, kv.Async).(target.IntSelecter).PrepareIntSelect(ctx, `SELECT "abalance" FROM "ps_accounts" WHERE "aid" = $1`)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +98,7 @@ func TestWithServer(t *testing.T) {
 		// The server's error is the select's error, and the connection's
 		// replies stay in step: a statement prepared for an integer
 		// column fails once the column is a bigint, each time, cleanly.
-		sc2, err := open(t, kv.Async).(pointselect.Selecter).NewSelectConn(ctx, "ps_accounts", "aid", "abalance")
+		sc2, err := open(t, kv.Async).(target.IntSelecter).PrepareIntSelect(ctx, `SELECT "abalance" FROM "ps_accounts" WHERE "aid" = $1`)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,26 +129,4 @@ func TestUnreachable(t *testing.T) {
 // A server that accepts connections and never answers fails Open in time.
 func TestSilentServer(t *testing.T) {
 	servers.Silent(t, "postgres", "postgres://bench:%s@127.0.0.1:%d/storebench?sslmode=disable")
-}
-
-// A cancelled ledger step returns at once although the server stopped
-// answering: every statement takes the step's context.
-func TestCancelOnAStalledServer(t *testing.T) {
-	o := target.Options{URI: servertest.URI(t, "postgres"), Durability: kv.Async}
-	const study = `
-name: t
-ladder: [%N%]
-targets: [postgres]
-workloads:
-  - name: ledger
-    params: {payload: 100, batch: 10, selects: 1e9, chains: {samples: 0}, stress: {duration: 0s}, balance: {addresses: 0}}
-`
-	t.Run("LedgerInsert", func(t *testing.T) {
-		steps := worktest.Plan(t, ledger.Ledger{}, strings.ReplaceAll(study, "%N%", "1e9"))
-		servers.CancelWhenStalled(t, "postgres", o, steps[:1])
-	})
-	t.Run("LedgerSelect", func(t *testing.T) {
-		steps := worktest.Plan(t, ledger.Ledger{}, strings.ReplaceAll(study, "%N%", "1000"))
-		servers.CancelWhenStalled(t, "postgres", o, steps[:2])
-	})
 }

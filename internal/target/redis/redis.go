@@ -1,6 +1,7 @@
 // Package redis is the storebench target for Redis, through go-redis.
 //
-// Layouts (each the one a Redis user would pick):
+// Layouts (each the one a Redis user would pick; the ledger's and geo's
+// are the workloads' own, on RESPClient: their packages' layout_resp.go):
 //
 //	ledger  tx:<addr>      string: the transaction's canonical encoding
 //	        chain:<gen>    sorted set: member = address, score = index
@@ -76,7 +77,7 @@ type quietLogger struct{}
 
 func (quietLogger) Printf(context.Context, string, ...any) {}
 
-// Store is an open Redis client. It implements ledger.Store and ycsb.DB
+// Store is an open Redis client. It implements conn.RESP and ycsb.DB
 // and is safe for concurrent use.
 type Store struct {
 	c        *redis.Client
@@ -142,6 +143,8 @@ func open(o target.Options) (*Store, error) {
 	if !isSync {
 		durability += " (async study: Redis cannot be asked for less per client)"
 	}
+	// The layouts are the workloads' (ledger's and geo's layout_resp.go),
+	// described here as every report has shown them.
 	return &Store{c: c, opt: opt, watch: watch, settings: map[string]string{
 		"server":         redact.Text(o.URI),
 		"server_version": version,
@@ -150,9 +153,9 @@ func open(o target.Options) (*Store, error) {
 		"pool":           fmt.Sprintf("%d connections (and up to %d for pipelines)", pool, pool),
 		"layout.ledger":  "tx:<addr> string (canonical encoding); chain:<genesis> sorted set (score index, member address); bal:<addr> decimal string",
 		"layout.ycsb":    "usertable:<key> hash field0..fieldN-1 (no scan index: workload E unsupported)",
-		"layout.geo":     geoLayout,
+		"layout.geo":     "sorted sets geo:z:<block>:<zx>:<zy> (score ts, member user|ts|lat|lon) and geo:u:<block>:<user> (score ts), blocks of 1000 s and zones of 100 m; GC deletes whole blocks",
 		"batch":          "PutTxs: one MULTI/EXEC pipeline (SET + ZADD per transaction); PutBalances: one MSET",
-		"chain_read":     fmt.Sprintf("ZRANGE pages of %d members, each read with one MGET", chainPage),
+		"chain_read":     "ZRANGE pages of 256 members, each read with one MGET",
 		"setget":         "one connection per load goroutine with the allocation-free RESP2 pipeline client (internal/target/redis/resp)",
 	}}, nil
 }
@@ -200,3 +203,7 @@ func noAnswer(err error) error {
 func openError(uri string, err error) error {
 	return target.OpenError(name, uri, err)
 }
+
+// RESPClient implements conn.RESP: the workloads' layouts (ledger, geo)
+// run on the client.
+func (s *Store) RESPClient() *redis.Client { return s.c }

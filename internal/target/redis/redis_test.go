@@ -1,7 +1,6 @@
 package redis_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -10,10 +9,6 @@ import (
 	"storebench/internal/server/servertest"
 	"storebench/internal/target"
 	"storebench/internal/target/servers"
-	"storebench/internal/workload/ledger"
-	"storebench/internal/workload/setget"
-	"storebench/internal/workload/worktest"
-	"storebench/internal/workload/ycsb"
 )
 
 func TestInfo(t *testing.T) {
@@ -35,22 +30,7 @@ func TestWithServer(t *testing.T) {
 		t.Logf("settings: %v", servers.Settings(t, h, "layout.ledger", "batch"))
 		servers.Ledger(t, h)
 	})
-	t.Run("YCSB", func(t *testing.T) {
-		h := open(t, kv.Async)
-		servers.YCSB(t, h, false)
-		// Init deletes the records of YCSB only, not the ledger's keys.
-		l := h.(ledger.Store)
-		addr := []byte("an address of thirty-two bytes..")
-		if err := l.PutBalances(context.Background(), [][]byte{addr}, []uint64{7}); err != nil {
-			t.Fatal(err)
-		}
-		if err := h.(ycsb.DB).Init(context.Background(), 3); err != nil {
-			t.Fatal(err)
-		}
-		if v, err := l.GetBalance(context.Background(), addr); err != nil || v != 7 {
-			t.Errorf("balance after YCSB Init: %d, %v", v, err)
-		}
-	})
+	// The YCSB layout's checks run in package ycsb (TestOnRedis).
 	t.Run("SetGet", func(t *testing.T) {
 		servers.SetGet(t, open(t, kv.Async))
 	})
@@ -89,42 +69,6 @@ func TestBadURI(t *testing.T) {
 // A server that accepts connections and never answers fails Open in time.
 func TestSilentServer(t *testing.T) {
 	servers.Silent(t, "redis", "redis://bench:%s@127.0.0.1:%d/0")
-}
-
-// A cancelled step returns at once although the server stopped answering:
-// ledger writes and verified reads (go-redis) and setget pipelines (the
-// RESP client) all take the step's context.
-func TestCancelOnAStalledServer(t *testing.T) {
-	uri := strings.TrimSuffix(servertest.URI(t, "redis"), "/0") + "/9"
-	o := target.Options{URI: uri, Durability: kv.Async, Extra: map[string]string{"pool": "8"}}
-	const ledgerStudy = `
-name: t
-ladder: [%N%]
-targets: [redis]
-workloads:
-  - name: ledger
-    params: {payload: 100, batch: 10, selects: 1e9, chains: {samples: 0}, stress: {duration: 0s}, balance: {addresses: 0}}
-`
-	t.Run("LedgerInsert", func(t *testing.T) {
-		steps := worktest.Plan(t, ledger.Ledger{}, strings.ReplaceAll(ledgerStudy, "%N%", "1e9"))
-		servers.CancelWhenStalled(t, "redis", o, steps[:1])
-	})
-	t.Run("LedgerSelect", func(t *testing.T) {
-		steps := worktest.Plan(t, ledger.Ledger{}, strings.ReplaceAll(ledgerStudy, "%N%", "1000"))
-		servers.CancelWhenStalled(t, "redis", o, steps[:2])
-	})
-	t.Run("SetGet", func(t *testing.T) {
-		steps := worktest.Plan(t, setget.SetGet{}, `
-name: t
-ladder: [1]
-concurrency: 2
-targets: [redis]
-workloads:
-  - name: setget
-    params: {requests: 1e9, pipeline: 4}
-`)
-		servers.CancelWhenStalled(t, "redis", o, steps[:1])
-	})
 }
 
 // The run's highest concurrency sizes the default pool, so no load

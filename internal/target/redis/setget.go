@@ -5,17 +5,17 @@ import (
 	"fmt"
 
 	"storebench/internal/evloop"
+	"storebench/internal/target"
 	"storebench/internal/target/redis/resp"
-	"storebench/internal/workload/setget"
 )
 
 // The setget workload (redis-benchmark shaped): a connection of its own
-// per load goroutine, or per event loop slot (setget.Evented).
+// per load goroutine, or per event loop slot (target.EventedSession).
 
-// NewSession implements setget.Pipeliner: a connection of its own,
+// NewSession implements target.Pipeliner: a connection of its own,
 // through the allocation-free RESP2 client, for redis-benchmark-shaped
 // SET/GET pipelines.
-func (s *Store) NewSession(ctx context.Context) (setget.Session, error) {
+func (s *Store) NewSession(ctx context.Context) (target.Session, error) {
 	if s.opt.Username != "" && s.opt.Username != "default" {
 		return nil, fmt.Errorf("redis: setget sessions authenticate the default user only, not %q", s.opt.Username)
 	}
@@ -33,10 +33,10 @@ type session struct {
 	fd int
 }
 
-// Events implements setget.Evented: the socket (already authenticated
+// Events implements target.EventedSession: the socket (already authenticated
 // and on its database) goes to an event loop; each pipeline's SETs or
 // GETs are written by Request and every reply parsed by Reply.
-func (s *session) Events(name string, p setget.Pipeline) (evloop.Conn, error) {
+func (s *session) Events(name string, p target.PipelinePlan) (evloop.Conn, error) {
 	nc, err := s.Conn.Take()
 	if err != nil {
 		return evloop.Conn{}, fmt.Errorf("redis: %s: %w", name, err)
@@ -49,7 +49,7 @@ func (s *session) Events(name string, p setget.Pipeline) (evloop.Conn, error) {
 	return evloop.Conn{Fd: fd, Name: "redis " + name, Session: &events{p: p}}, nil
 }
 
-// Close implements setget.Session.
+// Close implements target.Session.
 func (s *session) Close() error {
 	if s.fd >= 0 {
 		return evloop.Close(s.fd)
@@ -60,7 +60,7 @@ func (s *session) Close() error {
 // events is a session's protocol on an event loop: one operation is one
 // pipeline, done when its last reply has been parsed.
 type events struct {
-	p    setget.Pipeline
+	p    target.PipelinePlan
 	keys [][]byte
 	i    int // the next reply's request
 }

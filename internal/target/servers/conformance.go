@@ -25,7 +25,6 @@ import (
 	"storebench/internal/workload/ledger"
 	"storebench/internal/workload/oltp"
 	"storebench/internal/workload/pointselect"
-	"storebench/internal/workload/setget"
 	"storebench/internal/workload/ycsb"
 )
 
@@ -78,17 +77,20 @@ func CheckCaps(t T, info target.Info, h any) {
 	t.Helper()
 	_, isKV := h.(kv.Store)
 	adsStore, isADS := h.(ads.Store)
-	_, isDB := h.(ycsb.DB)
-	_, isScanner := h.(ycsb.Scanner)
-	_, isAttacher := h.(ycsb.Attacher)
-	_, isLedger := h.(ledger.Store)
-	_, isPipeliner := h.(setget.Pipeliner)
-	_, isSelecter := h.(pointselect.Selecter)
+	db, isDB := ycsb.Of(h)
+	_, isScanner := db.(ycsb.Scanner)
+	_, isAttacher := db.(ycsb.Attacher)
+	isAttacher = isAttacher && !isKV // an embedded engine is one process's
+	_, _, isLedger := ledger.StoreOf(h)
+	_, isPipeliner := h.(target.Pipeliner)
+	_, isSelecter := h.(target.IntSelecter)
 	_, isOLTP := h.(oltp.Store)
 	isSQL := isSelecter && isOLTP
 	_, isHTTP := h.(http.Site)
 	_, isCompacter := h.(kv.Compacter)
-	_, isGeo := h.(geo.Store)
+	closer, _ := h.(io.Closer)
+	_, geoErr := geo.StoreOf(closer)
+	isGeo := geoErr == nil
 	for _, c := range []struct {
 		cap target.Cap
 		has bool
@@ -267,9 +269,9 @@ func ModuleVersion(t T, module, version string) {
 // absent keys wrap kv.ErrNotFound.
 func Ledger(t T, h any) {
 	t.Helper()
-	s, ok := h.(ledger.Store)
+	s, _, ok := ledger.StoreOf(h)
 	if !ok {
-		t.Fatalf("%T does not implement ledger.Store", h)
+		t.Fatalf("%T offers no ledger layout", h)
 	}
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
@@ -468,11 +470,11 @@ func brief(tx ledger.Tx) briefTx {
 // count, early stop) when scanner says the target must offer it.
 func YCSB(t T, h any, scanner bool) {
 	t.Helper()
-	db, ok := h.(ycsb.DB)
+	db, ok := ycsb.Of(h)
 	if !ok {
-		t.Fatalf("%T does not implement ycsb.DB", h)
+		t.Fatalf("%T offers no YCSB table", h)
 	}
-	sc, isScanner := h.(ycsb.Scanner)
+	sc, isScanner := db.(ycsb.Scanner)
 	if isScanner != scanner {
 		t.Errorf("%T implements ycsb.Scanner: %v, want %v", h, isScanner, scanner)
 	}
@@ -633,13 +635,13 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// SetGet checks a setget.Pipeliner: pipelined SETs read back by pipelined
+// SetGet checks a target.Pipeliner: pipelined SETs read back by pipelined
 // GETs on sessions of their own, an absent key as nil.
 func SetGet(t T, h any) {
 	t.Helper()
-	p, ok := h.(setget.Pipeliner)
+	p, ok := h.(target.Pipeliner)
 	if !ok {
-		t.Fatalf("%T does not implement setget.Pipeliner", h)
+		t.Fatalf("%T does not implement target.Pipeliner", h)
 	}
 	a, err := p.NewSession(context.Background())
 	if err != nil {
@@ -678,18 +680,18 @@ func SetGet(t T, h any) {
 	}
 }
 
-// PointSelect checks a pointselect.Selecter on a table whose rows (key ->
-// value) the test created.
+// PointSelect checks a target.IntSelecter, with the pointselect
+// workload's select, on a table whose rows (key -> value) the test
+// created.
 func PointSelect(t T, h any, table, key, value string, rows map[int64]int64) {
 	t.Helper()
-	sel, ok := h.(pointselect.Selecter)
-	if !ok {
-		t.Fatalf("%T does not implement pointselect.Selecter", h)
+	if _, ok := h.(target.IntSelecter); !ok {
+		t.Fatalf("%T does not implement target.IntSelecter", h)
 	}
 	ctx := context.Background()
-	c, err := sel.NewSelectConn(ctx, table, key, value)
+	c, err := pointselect.Open(ctx, h, table, key, value)
 	if err != nil {
-		t.Fatalf("NewSelectConn: %v", err)
+		t.Fatalf("pointselect.Open: %v", err)
 	}
 	defer c.Close()
 	for k, want := range rows {
@@ -701,8 +703,8 @@ func PointSelect(t T, h any, table, key, value string, rows map[int64]int64) {
 	if _, found, err := c.Select(ctx, -12345); err != nil || found {
 		t.Errorf("Select of a missing key: found %v, %v", found, err)
 	}
-	if _, err := sel.NewSelectConn(ctx, "no_such_table", key, value); err == nil {
-		t.Errorf("NewSelectConn accepted a missing table")
+	if _, err := pointselect.Open(ctx, h, "no_such_table", key, value); err == nil {
+		t.Errorf("pointselect.Open accepted a missing table")
 	}
 }
 

@@ -11,8 +11,8 @@ import (
 
 	"github.com/mattn/go-sqlite3"
 
+	"storebench/internal/target"
 	"storebench/internal/workload/oltp"
-	"storebench/internal/workload/pointselect"
 )
 
 // The oltp workload (sysbench oltp_read_only / oltp_write_only) in the
@@ -157,14 +157,15 @@ func classify(err error) error {
 	return err
 }
 
-// NewSelectConn implements pointselect.Selecter: a connection of its own
-// with "SELECT value FROM table WHERE key = ?" prepared.
-func (s *Store) NewSelectConn(ctx context.Context, table, key, value string) (pointselect.SelectConn, error) {
+// SQLDialect implements target.SQLer.
+func (s *Store) SQLDialect() target.Dialect { return target.SQLite }
+
+// PrepareIntSelect implements target.IntSelecter: a connection of its own
+// with q prepared.
+func (s *Store) PrepareIntSelect(ctx context.Context, q string) (target.IntSelect, error) {
 	db := sql.OpenDB(s.sqlConn)
 	db.SetMaxOpenConns(1)
 	db.SetMaxIdleConns(1)
-	quote := func(id string) string { return `"` + strings.ReplaceAll(id, `"`, `""`) + `"` }
-	q := "SELECT " + quote(value) + " FROM " + quote(table) + " WHERE " + quote(key) + " = ?"
 	st, err := db.PrepareContext(ctx, q)
 	if err != nil {
 		db.Close()

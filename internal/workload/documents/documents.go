@@ -13,6 +13,7 @@ import (
 	"storebench/internal/runner"
 	"storebench/internal/study"
 	"storebench/internal/target"
+	"storebench/internal/target/conn"
 	"storebench/internal/workload"
 	"storebench/internal/workload/gen"
 )
@@ -180,12 +181,30 @@ func Check(seed uint64, coll int, id int64, textSize int, d *Doc) string {
 	return ""
 }
 
+// StoreOf finds the documents layout on a target's handle: its own (a
+// Store), or this package's on what the target offers (layout_mongo.go:
+// a MongoDB database; layout_sql.go: PostgreSQL's jsonb); false when
+// there is none.
+func StoreOf(h any) (Store, bool) {
+	switch h := h.(type) {
+	case Store:
+		return h, true
+	case conn.Mongo:
+		return mongoStore{h.MongoDatabase()}, true
+	case target.SQLDB:
+		if d := h.SQLDialect(); d.Name == "postgres" {
+			return pgStore{db: h, d: d}, true
+		}
+	}
+	return nil, false
+}
+
 func (Documents) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*results.Step, error) {
 	var p Params
 	if err := json.Unmarshal(st.Params, &p); err != nil {
 		return nil, fmt.Errorf("documents: bad step params: %w", err)
 	}
-	store, ok := env.Target.(Store)
+	store, ok := StoreOf(env.Target)
 	if !ok {
 		return nil, fmt.Errorf("documents: this target keeps no documents")
 	}

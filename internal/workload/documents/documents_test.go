@@ -122,7 +122,7 @@ func TestEveryModeOnEveryTarget(t *testing.T) {
 	for _, name := range targets {
 		t.Run(name, func(t *testing.T) {
 			h := open(t, name)
-			s := h.(documents.Store)
+			s, _ := documents.StoreOf(h)
 			steps := plan(t, 90, "0s")
 			var phases []string
 			for _, st := range steps {

@@ -32,6 +32,7 @@ import (
 	"storebench/internal/runner"
 	"storebench/internal/study"
 	"storebench/internal/target"
+	"storebench/internal/target/conn"
 	"storebench/internal/workload"
 	"storebench/internal/workload/gen"
 )
@@ -172,11 +173,15 @@ func (Workload) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, erro
 	return steps, nil
 }
 
-// StoreOf finds the geo layout of a target's handle: its own, or the
-// seed's layout on an ordered key-value store.
+// StoreOf finds the geo layout of a target's handle: its own, this
+// package's on what the target offers (layout_*.go: RESP), or the seed's
+// layout on an ordered key-value store.
 func StoreOf(h io.Closer) (Store, error) {
 	if s, ok := h.(Store); ok {
 		return s, nil
+	}
+	if c, ok := h.(conn.RESP); ok {
+		return respStore{c.RESPClient()}, nil
 	}
 	if s, ok := h.(kv.Store); ok {
 		return KVLayout{S: s}, nil

@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"storebench/internal/kv"
+	_ "storebench/internal/server/cassandra" // registers the servers the test starts without env vars
+	_ "storebench/internal/server/postgres"
+	_ "storebench/internal/server/redis"
 	"storebench/internal/server/servertest"
 	"storebench/internal/target"
 	_ "storebench/internal/target/all"

@@ -22,6 +22,7 @@ import (
 	"storebench/internal/runner"
 	"storebench/internal/study"
 	"storebench/internal/target"
+	"storebench/internal/target/conn"
 	"storebench/internal/workload"
 )
 
@@ -179,12 +180,8 @@ func (Ledger) Execute(ctx context.Context, env *workload.Env, st workload.Step) 
 		return nil, fmt.Errorf("ledger: bad step params: %w", err)
 	}
 	r := &run{env: env, st: st, p: p, g: txGen{seed: uint64(st.Seed), payload: int(p.Payload)}}
-	switch h := env.Target.(type) {
-	case Store:
-		r.store = h
-	case kv.Store:
-		r.store, r.kv = KVStore{KV: h}, h
-	default:
+	var ok bool
+	if r.store, r.kv, ok = StoreOf(env.Target); !ok {
 		return nil, fmt.Errorf("ledger: target offers neither a ledger layout nor a key-value store")
 	}
 	switch st.Phase {
@@ -206,13 +203,26 @@ func (Ledger) Execute(ctx context.Context, env *workload.Env, st workload.Step) 
 	return nil, fmt.Errorf("ledger: unknown phase %q", st.Phase)
 }
 
+// StoreOf finds the ledger layout on a target's handle: its own (a Store),
+// this package's on what the target offers (layout_*.go: RESP), or the
+// layout on an ordered key-value store (then kvs is the store, for
+// zero-copy verified reads); false when there is none.
+func StoreOf(h any) (s Store, kvs kv.Store, ok bool) {
+	switch h := h.(type) {
+	case Store:
+		return h, nil, true
+	case conn.RESP:
+		return respStore{h.RESPClient()}, nil, true
+	case kv.Store:
+		return KVStore{KV: h}, h, true
+	}
+	return nil, nil, false
+}
+
 // CanRun reports whether a target handle can run the ledger workload.
 func CanRun(h any) bool {
-	switch h.(type) {
-	case Store, kv.Store:
-		return true
-	}
-	return false
+	_, _, ok := StoreOf(h)
+	return ok
 }
 
 type run struct {

@@ -23,30 +23,30 @@ import (
 
 func init() { workload.Register(PointSelect{}) }
 
-// Selecter is the capability of SQL targets: a connection of its own with
-// "SELECT value FROM table WHERE key = $1" prepared.
-type Selecter interface {
-	NewSelectConn(ctx context.Context, table, key, value string) (SelectConn, error)
-}
-
-// SelectConn runs the prepared select.
-type SelectConn interface {
-	// Select returns the value of the row with this key (found false when
-	// there is none).
-	Select(ctx context.Context, key int64) (value int64, found bool, err error)
-	Close() error
-}
+// SelectConn runs the prepared select: the target's integer point
+// select (target.IntSelecter), on a connection of its own.
+type SelectConn = target.IntSelect
 
 // Evented is the optional ability of a SelectConn on a plain socket
 // whose protocol an event loop can drive (package evloop): its selects
 // then cost a write, a read and a share of one epoll_wait, as pgbench's
 // do, instead of a goroutine's park and wake per round trip.
-type Evented interface {
-	// Session hands the connection's socket to an event loop. Operation
-	// seq selects key(seq); got takes each answer (value, found) and
-	// says whether it is right. After Session only the returned Conn is
-	// used (Close still closes the connection).
-	Session(name string, key func(seq int64) int64, got func(key, value int64, found bool) error) (evloop.Conn, error)
+type Evented = target.EventedIntSelect
+
+// Query is the select, "SELECT value FROM table WHERE key = $1", in the
+// dialect d.
+func Query(d target.Dialect, table, key, value string) string {
+	return "SELECT " + d.Quote(value) + " FROM " + d.Quote(table) + " WHERE " + d.Quote(key) + " = " + d.Param(1)
+}
+
+// Open opens a connection of its own on the target h with the select
+// prepared.
+func Open(ctx context.Context, h any, table, key, value string) (SelectConn, error) {
+	sel, ok := h.(target.IntSelecter)
+	if !ok {
+		return nil, fmt.Errorf("pointselect: target has no SQL point selects")
+	}
+	return sel.PrepareIntSelect(ctx, Query(sel.SQLDialect(), table, key, value))
 }
 
 // Params: the table and its columns (pgbench's by default), the key range
@@ -112,8 +112,7 @@ func (PointSelect) Execute(ctx context.Context, env *workload.Env, st workload.S
 	if err := json.Unmarshal(st.Params, &p); err != nil {
 		return nil, err
 	}
-	sel, ok := env.Target.(Selecter)
-	if !ok {
+	if _, ok := env.Target.(target.IntSelecter); !ok {
 		return nil, fmt.Errorf("pointselect: target has no SQL point selects")
 	}
 	conns := make([]SelectConn, st.Concurrency)
@@ -125,7 +124,7 @@ func (PointSelect) Execute(ctx context.Context, env *workload.Env, st workload.S
 		}
 	}()
 	for i := range conns {
-		c, err := sel.NewSelectConn(ctx, p.Table, p.Key, p.Value)
+		c, err := Open(ctx, env.Target, p.Table, p.Key, p.Value)
 		if err != nil {
 			return nil, err
 		}

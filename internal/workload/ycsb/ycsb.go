@@ -143,16 +143,26 @@ func Requires(w string) target.Caps {
 	return target.Caps{target.KeyValue}
 }
 
+// Of is the YCSB table on a target handle: the target's own layout (a
+// DB), this package's on its SQL (target.SQLDB, layout_sql.go) or on its
+// ordered keys (kv.Store); false when it offers none.
+func Of(h any) (DB, bool) {
+	switch t := h.(type) {
+	case DB:
+		return t, true
+	case target.SQLDB:
+		return sqlDBOf(t), true
+	case kv.Store:
+		return KVDB{KV: t}, true
+	}
+	return nil, false
+}
+
 // CanRun says whether a target handle can run YCSB workload w ("" for
 // any), and if not, why.
 func CanRun(h any, w string) error {
-	var db DB
-	switch t := h.(type) {
-	case DB:
-		db = t
-	case kv.Store:
-		db = KVDB{KV: t}
-	default:
+	db, ok := Of(h)
+	if !ok {
 		return fmt.Errorf("offers no YCSB table")
 	}
 	if m := core[w]; m.scan > 0 {
@@ -168,13 +178,8 @@ func (YCSB) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*
 	if err := json.Unmarshal(st.Params, &p); err != nil {
 		return nil, fmt.Errorf("ycsb: bad step params: %w", err)
 	}
-	var db DB
-	switch t := env.Target.(type) {
-	case DB:
-		db = t
-	case kv.Store:
-		db = KVDB{KV: t}
-	default:
+	db, ok := Of(env.Target)
+	if !ok {
 		return nil, fmt.Errorf("ycsb: target offers no YCSB table")
 	}
 	if err := CanRun(env.Target, st.Phase); err != nil {

@@ -64,6 +64,16 @@ func CopyFields[B ~[]byte](vals []B) [][]byte {
 type Scratch[B ~[]byte] struct {
 	Vals []B
 	Dest []any
+	Row  [][]byte // Vals as [][]byte (Fill)
+}
+
+// Fill returns the scanned values as [][]byte, still the driver's: valid
+// until the next scan.
+func (sc *Scratch[B]) Fill() [][]byte {
+	for i, v := range sc.Vals {
+		sc.Row[i] = v
+	}
+	return sc.Row
 }
 
 // ScratchPool recycles Scratch values.
@@ -78,6 +88,7 @@ func (sp *ScratchPool[B]) Get(n int) *Scratch[B] {
 	if len(sc.Vals) != n {
 		sc.Vals = make([]B, n)
 		sc.Dest = make([]any, n)
+		sc.Row = make([][]byte, n)
 		for i := range sc.Vals {
 			sc.Dest[i] = &sc.Vals[i]
 		}
@@ -88,5 +99,6 @@ func (sp *ScratchPool[B]) Get(n int) *Scratch[B] {
 // Put returns a scratch, dropping its references to driver buffers.
 func (sp *ScratchPool[B]) Put(sc *Scratch[B]) {
 	clear(sc.Vals)
+	clear(sc.Row)
 	sp.p.Put(sc)
 }

@@ -1,4 +1,4 @@
-package redis
+package ledger
 
 import (
 	"context"
@@ -9,19 +9,21 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"storebench/internal/kv"
-	"storebench/internal/workload/ledger"
 )
 
 // The ledger layout: tx:<addr> strings, chain:<genesis> sorted sets and
-// bal:<addr> decimal strings, and the ledger.Store methods.
+// bal:<addr> decimal strings, and the Store methods.
 
 const (
 	// chainPage is how many chain members one ZRANGE + MGET round reads.
 	chainPage = 256
 	// encodedHeader is the size of a canonical transaction less its
-	// payload (ledger.Encode); it only sizes buffers.
+	// payload (Encode); it only sizes buffers.
 	encodedHeader = 117
 )
+
+// respStore is the ledger layout on a RESP target (conn.RESP: Redis).
+type respStore struct{ c *redis.Client }
 
 // Keys are built in one byte slab per call and turned into strings with a
 // single conversion: go-redis takes keys as strings.
@@ -30,8 +32,8 @@ func appendTxKey(b, addr []byte) []byte      { return append(append(b, "tx:"...)
 func appendChainKey(b, gen []byte) []byte    { return append(append(b, "chain:"...), gen...) }
 func appendBalanceKey(b, addr []byte) []byte { return append(append(b, "bal:"...), addr...) }
 
-// PutTxs implements ledger.Store: one MULTI/EXEC transaction.
-func (s *Store) PutTxs(ctx context.Context, txs []ledger.Tx) error {
+// PutTxs implements Store: one MULTI/EXEC transaction.
+func (s respStore) PutTxs(ctx context.Context, txs []Tx) error {
 	if len(txs) == 0 {
 		return nil
 	}
@@ -51,7 +53,7 @@ func (s *Store) PutTxs(ctx context.Context, txs []ledger.Tx) error {
 	off := 0
 	for i := range txs {
 		tx := &txs[i]
-		v := ledger.Encode(vals[len(vals):], *tx)
+		v := Encode(vals[len(vals):], *tx)
 		if len(v) <= cap(vals)-len(vals) {
 			vals = vals[:len(vals)+len(v)] // v was written in place
 		}
@@ -66,22 +68,22 @@ func (s *Store) PutTxs(ctx context.Context, txs []ledger.Tx) error {
 	return err
 }
 
-// GetTx implements ledger.Store.
-func (s *Store) GetTx(ctx context.Context, address []byte) (ledger.Tx, error) {
+// GetTx implements Store.
+func (s respStore) GetTx(ctx context.Context, address []byte) (Tx, error) {
 	var kb [64]byte
 	v, err := s.c.Get(ctx, string(appendTxKey(kb[:0], address))).Bytes()
 	if errors.Is(err, redis.Nil) {
-		return ledger.Tx{}, fmt.Errorf("transaction %x: %w", address, kv.ErrNotFound)
+		return Tx{}, fmt.Errorf("transaction %x: %w", address, kv.ErrNotFound)
 	}
 	if err != nil {
-		return ledger.Tx{}, err
+		return Tx{}, err
 	}
-	return ledger.Decode(v)
+	return Decode(v)
 }
 
-// Chain implements ledger.Store: ZRANGE a page of addresses, MGET their
+// Chain implements Store: ZRANGE a page of addresses, MGET their
 // transactions, repeat.
-func (s *Store) Chain(ctx context.Context, genesis []byte, fn func(ledger.Tx) bool) error {
+func (s respStore) Chain(ctx context.Context, genesis []byte, fn func(Tx) bool) error {
 	var kb [64]byte
 	chainKey := string(appendChainKey(kb[:0], genesis))
 	keys := make([]string, 0, chainPage)
@@ -106,7 +108,7 @@ func (s *Store) Chain(ctx context.Context, genesis []byte, fn func(ledger.Tx) bo
 			if !ok {
 				return fmt.Errorf("chain %x entry %d: transaction %x: %w", genesis, start+int64(i), members[i], kv.ErrNotFound)
 			}
-			tx, err := ledger.Decode([]byte(str))
+			tx, err := Decode([]byte(str))
 			if err != nil {
 				return fmt.Errorf("chain %x entry %d: %w", genesis, start+int64(i), err)
 			}
@@ -120,8 +122,8 @@ func (s *Store) Chain(ctx context.Context, genesis []byte, fn func(ledger.Tx) bo
 	}
 }
 
-// PutBalances implements ledger.Store: one MSET (atomic).
-func (s *Store) PutBalances(ctx context.Context, addrs [][]byte, amounts []uint64) error {
+// PutBalances implements Store: one MSET (atomic).
+func (s respStore) PutBalances(ctx context.Context, addrs [][]byte, amounts []uint64) error {
 	if len(addrs) != len(amounts) {
 		return fmt.Errorf("%d addresses but %d amounts", len(addrs), len(amounts))
 	}
@@ -144,8 +146,8 @@ func (s *Store) PutBalances(ctx context.Context, addrs [][]byte, amounts []uint6
 	return s.c.MSet(ctx, args...).Err()
 }
 
-// GetBalance implements ledger.Store.
-func (s *Store) GetBalance(ctx context.Context, address []byte) (uint64, error) {
+// GetBalance implements Store.
+func (s respStore) GetBalance(ctx context.Context, address []byte) (uint64, error) {
 	var kb [64]byte
 	v, err := s.c.Get(ctx, string(appendBalanceKey(kb[:0], address))).Result()
 	if errors.Is(err, redis.Nil) {

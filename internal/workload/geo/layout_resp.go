@@ -1,4 +1,4 @@
-package redis
+package geo
 
 import (
 	"context"
@@ -9,8 +9,6 @@ import (
 	"strconv"
 
 	"github.com/redis/go-redis/v9"
-
-	"storebench/internal/workload/geo"
 )
 
 // The geo workload's layout (seed 002's GPS points), the seed's zones and
@@ -27,6 +25,9 @@ import (
 // whole blocks (their keys listed in geo:b:<block>): Redis' EXPIRE is
 // wall-clock time, and the simulated clock runs far faster, so expiry is
 // the GC's explicit DEL of blocks older than the retention.
+
+// respStore is the geo layout on a RESP target (conn.RESP: Redis).
+type respStore struct{ c *redis.Client }
 
 const geoLayout = "sorted sets geo:z:<block>:<zx>:<zy> (score ts, member user|ts|lat|lon) and geo:u:<block>:<user> (score ts), blocks of 1000 s and zones of 100 m; GC deletes whole blocks"
 
@@ -47,8 +48,8 @@ func appendF(b []byte, f float64) []byte {
 }
 func readF(b []byte) float64 { return math.Float64frombits(binary.BigEndian.Uint64(b)) }
 
-// PrepareGeo implements geo.Store: drop every key of an earlier run.
-func (s *Store) PrepareGeo(ctx context.Context) (string, error) {
+// PrepareGeo implements Store: drop every key of an earlier run.
+func (s respStore) PrepareGeo(ctx context.Context) (string, error) {
 	blocks, err := s.c.ZRange(ctx, blocksKey, 0, -1).Result()
 	if err != nil {
 		return "", err
@@ -65,14 +66,14 @@ func (s *Store) PrepareGeo(ctx context.Context) (string, error) {
 	return geoLayout, s.c.Del(ctx, blocksKey).Err()
 }
 
-// InsertPoints implements geo.Store.
-func (s *Store) InsertPoints(ctx context.Context, pts []geo.Point) error {
+// InsertPoints implements Store.
+func (s respStore) InsertPoints(ctx context.Context, pts []Point) error {
 	zones := map[string][]redis.Z{}
 	users := map[string][]redis.Z{}
 	blockKeys := map[int64][]any{}
 	for _, p := range pts {
-		blk := geo.Block(p.TS)
-		zx, zy := geo.Zone(p.Lat, p.Lon)
+		blk := Block(p.TS)
+		zx, zy := Zone(p.Lat, p.Lon)
 		zk, uk := zoneSetKey(blk, zx, zy), userSetKey(blk, p.User)
 		var m [32]byte
 		b := binary.BigEndian.AppendUint64(m[:0], uint64(p.User))
@@ -103,14 +104,14 @@ func (s *Store) InsertPoints(ctx context.Context, pts []geo.Point) error {
 	return err
 }
 
-// Timeline implements geo.Store.
-func (s *Store) Timeline(ctx context.Context, user, from, to int64, fn func(geo.Point) error) error {
+// Timeline implements Store.
+func (s respStore) Timeline(ctx context.Context, user, from, to int64, fn func(Point) error) error {
 	if to <= from {
 		return nil
 	}
 	var cmds []*redis.StringSliceCmd
 	_, err := s.c.Pipelined(ctx, func(pp redis.Pipeliner) error {
-		for blk := geo.Block(from); blk <= geo.Block(to-1); blk++ {
+		for blk := Block(from); blk <= Block(to-1); blk++ {
 			cmds = append(cmds, pp.ZRangeByScore(ctx, userSetKey(blk, user), &redis.ZRangeBy{Min: strconv.FormatInt(from, 10), Max: "(" + strconv.FormatInt(to, 10)}))
 		}
 		return nil
@@ -124,7 +125,7 @@ func (s *Store) Timeline(ctx context.Context, user, from, to int64, fn func(geo.
 				return fmt.Errorf("redis: a timeline member of %d bytes, want 24", len(m))
 			}
 			b := []byte(m)
-			if err := fn(geo.Point{User: user, TS: int64(binary.BigEndian.Uint64(b)), Lat: readF(b[8:]), Lon: readF(b[16:])}); err != nil {
+			if err := fn(Point{User: user, TS: int64(binary.BigEndian.Uint64(b)), Lat: readF(b[8:]), Lon: readF(b[16:])}); err != nil {
 				return err
 			}
 		}
@@ -132,10 +133,10 @@ func (s *Store) Timeline(ctx context.Context, user, from, to int64, fn func(geo.
 	return nil
 }
 
-// Near implements geo.Store: each zone set of a block the track's boxes
+// Near implements Store: each zone set of a block the track's boxes
 // touch, read once over the track's span in the block.
-func (s *Store) Near(ctx context.Context, track []geo.Point, meters float64, fn func(geo.Point) error) error {
-	cells, want := geo.TrackCells(track, meters)
+func (s respStore) Near(ctx context.Context, track []Point, meters float64, fn func(Point) error) error {
+	cells, want := TrackCells(track, meters)
 	var cmds []*redis.StringSliceCmd
 	_, err := s.c.Pipelined(ctx, func(pp redis.Pipeliner) error {
 		for _, c := range cells {
@@ -153,7 +154,7 @@ func (s *Store) Near(ctx context.Context, track []geo.Point, meters float64, fn 
 				return fmt.Errorf("redis: a zone member of %d bytes, want 32", len(m))
 			}
 			b := []byte(m)
-			p := geo.Point{User: int64(binary.BigEndian.Uint64(b)), TS: int64(binary.BigEndian.Uint64(b[8:])), Lat: readF(b[16:]), Lon: readF(b[24:])}
+			p := Point{User: int64(binary.BigEndian.Uint64(b)), TS: int64(binary.BigEndian.Uint64(b[8:])), Lat: readF(b[16:]), Lon: readF(b[24:])}
 			if u, ok := want[p.TS]; !ok || u == p.User {
 				continue
 			}
@@ -167,7 +168,7 @@ func (s *Store) Near(ctx context.Context, track []geo.Point, meters float64, fn 
 
 // dropBlock deletes every key of a block, counting its points first when
 // asked (the members of its user sets).
-func (s *Store) dropBlock(ctx context.Context, blk int64, count bool) (int64, error) {
+func (s respStore) dropBlock(ctx context.Context, blk int64, count bool) (int64, error) {
 	keys, err := s.c.SMembers(ctx, blockSetKey(blk)).Result()
 	if err != nil {
 		return 0, err
@@ -202,9 +203,9 @@ func (s *Store) dropBlock(ctx context.Context, blk int64, count bool) (int64, er
 	return points, s.c.ZRem(ctx, blocksKey, strconv.FormatInt(blk, 10)).Err()
 }
 
-// DeleteBefore implements geo.Store: the blocks before the cutoff, whole.
-func (s *Store) DeleteBefore(ctx context.Context, before int64) (int64, error) {
-	blocks, err := s.c.ZRangeByScore(ctx, blocksKey, &redis.ZRangeBy{Min: "-inf", Max: "(" + strconv.FormatInt(geo.Block(before), 10)}).Result()
+// DeleteBefore implements Store: the blocks before the cutoff, whole.
+func (s respStore) DeleteBefore(ctx context.Context, before int64) (int64, error) {
+	blocks, err := s.c.ZRangeByScore(ctx, blocksKey, &redis.ZRangeBy{Min: "-inf", Max: "(" + strconv.FormatInt(Block(before), 10)}).Result()
 	if err != nil {
 		return 0, err
 	}
@@ -226,8 +227,8 @@ func (s *Store) DeleteBefore(ctx context.Context, before int64) (int64, error) {
 	return points, nil
 }
 
-// GeoStats implements geo.Store: the user sets of every block.
-func (s *Store) GeoStats(ctx context.Context) (count, oldest, newest int64, err error) {
+// GeoStats implements Store: the user sets of every block.
+func (s respStore) GeoStats(ctx context.Context) (count, oldest, newest int64, err error) {
 	blocks, err := s.c.ZRange(ctx, blocksKey, 0, -1).Result()
 	if err != nil {
 		return 0, 0, 0, err

@@ -1,4 +1,6 @@
-package servers
+// Package stalltest runs a workload's steps on a server target whose server
+// stops answering, and checks that a cancelled step returns at once.
+package stalltest
 
 import (
 	"context"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"storebench/internal/target"
+	"storebench/internal/target/servers"
 	"storebench/internal/workload"
 )
 
@@ -31,7 +34,7 @@ type stallProxy struct {
 	conns   []net.Conn
 }
 
-func newStallProxy(t T, to string) *stallProxy {
+func newStallProxy(t servers.T, to string) *stallProxy {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -97,7 +100,7 @@ func (p *stallProxy) close() {
 // answering, connections stay open) and then the step's context is
 // cancelled. The step must return within CancelBound of the cancel:
 // every operation takes the step's context.
-func CancelWhenStalled(t T, name string, o target.Options, steps []workload.Step) {
+func CancelWhenStalled(t servers.T, name string, o target.Options, steps []workload.Step) {
 	t.Helper()
 	u, err := url.Parse(o.URI)
 	if err != nil {
@@ -107,7 +110,7 @@ func CancelWhenStalled(t T, name string, o target.Options, steps []workload.Step
 	defer p.close()
 	u.Host = p.l.Addr().String()
 	o.URI = u.String()
-	h := Open(t, name, o)
+	h := servers.Open(t, name, o)
 	// The proxy first: a client closing a connection to a stalled server
 	// may wait for its goodbye to be read.
 	defer h.Close()

@@ -1,4 +1,4 @@
-package mongodb
+package documents
 
 import (
 	"context"
@@ -9,27 +9,29 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
-
-	"storebench/internal/workload/documents"
 )
 
 // The documents layout (mongodb-performance-test's): collections perf1 …
 // perfN of documents {_id: int64, threadId: int32, threadRunCount: int64,
 // rnd: int64, [rndTxt: string], v: int32}, with the _id index, written
-// and read as raw BSON. It implements documents.Store.
+// and read as raw BSON, on a MongoDB-protocol target's database
+// (conn.Mongo).
 
-var idAsc = bson.D{{Key: documents.FieldID, Value: 1}}
+// mongoStore is the documents layout on a MongoDB database.
+type mongoStore struct{ db *mongo.Database }
 
-func docBSON(b []byte, d *documents.Doc) []byte {
+var idAsc = bson.D{{Key: FieldID, Value: 1}}
+
+func docBSON(b []byte, d *Doc) []byte {
 	i, b := bsoncore.AppendDocumentStart(b)
-	b = bsoncore.AppendInt64Element(b, documents.FieldID, d.ID)
-	b = bsoncore.AppendInt32Element(b, documents.FieldThreadID, d.ThreadID)
-	b = bsoncore.AppendInt64Element(b, documents.FieldThreadRunCount, d.ThreadRunCount)
-	b = bsoncore.AppendInt64Element(b, documents.FieldRnd, d.Rnd)
+	b = bsoncore.AppendInt64Element(b, FieldID, d.ID)
+	b = bsoncore.AppendInt32Element(b, FieldThreadID, d.ThreadID)
+	b = bsoncore.AppendInt64Element(b, FieldThreadRunCount, d.ThreadRunCount)
+	b = bsoncore.AppendInt64Element(b, FieldRnd, d.Rnd)
 	if d.Text != "" {
-		b = bsoncore.AppendStringElement(b, documents.FieldText, d.Text)
+		b = bsoncore.AppendStringElement(b, FieldText, d.Text)
 	}
-	b = bsoncore.AppendInt32Element(b, documents.FieldVersion, d.V)
+	b = bsoncore.AppendInt32Element(b, FieldVersion, d.V)
 	b, _ = bsoncore.AppendDocumentEnd(b, i)
 	return b
 }
@@ -38,15 +40,15 @@ func docBSON(b []byte, d *documents.Doc) []byte {
 func int64IDFilter(id int64) bson.Raw {
 	b := make([]byte, 0, 18)
 	i, b := bsoncore.AppendDocumentStart(b)
-	b = bsoncore.AppendInt64Element(b, documents.FieldID, id)
+	b = bsoncore.AppendInt64Element(b, FieldID, id)
 	b, _ = bsoncore.AppendDocumentEnd(b, i)
 	return b
 }
 
-// PrepareDocuments implements documents.Store: drop, create, and ask for
+// PrepareDocuments implements Store: drop, create, and ask for
 // the ascending _id index as the tool does (createIndex({_id: 1}), which
 // MongoDB and FerretDB satisfy with the index every collection has).
-func (s *Store) PrepareDocuments(ctx context.Context, colls []string) (string, error) {
+func (s mongoStore) PrepareDocuments(ctx context.Context, colls []string) (string, error) {
 	for _, c := range colls {
 		coll := s.db.Collection(c)
 		if err := coll.Drop(ctx); err != nil {
@@ -62,8 +64,8 @@ func (s *Store) PrepareDocuments(ctx context.Context, colls []string) (string, e
 	return "createIndex({_id: 1}) before the load: the unique _id_ index every collection has", nil
 }
 
-// InsertDocuments implements documents.Store: one ordered InsertMany.
-func (s *Store) InsertDocuments(ctx context.Context, coll string, docs []documents.Doc) error {
+// InsertDocuments implements Store: one ordered InsertMany.
+func (s mongoStore) InsertDocuments(ctx context.Context, coll string, docs []Doc) error {
 	all := make([]any, len(docs))
 	for i := range docs {
 		all[i] = bson.Raw(docBSON(nil, &docs[i]))
@@ -72,21 +74,21 @@ func (s *Store) InsertDocuments(ctx context.Context, coll string, docs []documen
 	return err
 }
 
-// InsertDocument implements documents.Store: insertOne.
-func (s *Store) InsertDocument(ctx context.Context, coll string, d *documents.Doc) error {
+// InsertDocument implements Store: insertOne.
+func (s mongoStore) InsertDocument(ctx context.Context, coll string, d *Doc) error {
 	_, err := s.db.Collection(coll).InsertOne(ctx, bson.Raw(docBSON(make([]byte, 0, 96+len(d.Text)), d)))
 	return err
 }
 
-// FindDocuments implements documents.Store: find({_id}) and its cursor.
-func (s *Store) FindDocuments(ctx context.Context, coll string, id int64, fn func(*documents.Doc) error) (int64, error) {
+// FindDocuments implements Store: find({_id}) and its cursor.
+func (s mongoStore) FindDocuments(ctx context.Context, coll string, id int64, fn func(*Doc) error) (int64, error) {
 	cur, err := s.db.Collection(coll).Find(ctx, int64IDFilter(id))
 	if err != nil {
 		return 0, err
 	}
 	defer cur.Close(context.Background())
 	var n int64
-	var d documents.Doc
+	var d Doc
 	for cur.Next(ctx) {
 		n++
 		if err := decodeDoc(bsoncore.Document(cur.Current), &d); err != nil {
@@ -99,31 +101,31 @@ func (s *Store) FindDocuments(ctx context.Context, coll string, id int64, fn fun
 	return n, cur.Err()
 }
 
-func decodeDoc(raw bsoncore.Document, d *documents.Doc) error {
+func decodeDoc(raw bsoncore.Document, d *Doc) error {
 	var ok bool
-	*d = documents.Doc{}
-	if d.ID, ok = raw.Lookup(documents.FieldID).AsInt64OK(); !ok {
+	*d = Doc{}
+	if d.ID, ok = raw.Lookup(FieldID).AsInt64OK(); !ok {
 		return errors.New("document without an integer _id")
 	}
-	d.ThreadID, _ = raw.Lookup(documents.FieldThreadID).Int32OK()
-	d.ThreadRunCount, _ = raw.Lookup(documents.FieldThreadRunCount).AsInt64OK()
-	d.Rnd, _ = raw.Lookup(documents.FieldRnd).Int64OK()
-	d.Text, _ = raw.Lookup(documents.FieldText).StringValueOK()
-	d.V, _ = raw.Lookup(documents.FieldVersion).Int32OK()
+	d.ThreadID, _ = raw.Lookup(FieldThreadID).Int32OK()
+	d.ThreadRunCount, _ = raw.Lookup(FieldThreadRunCount).AsInt64OK()
+	d.Rnd, _ = raw.Lookup(FieldRnd).Int64OK()
+	d.Text, _ = raw.Lookup(FieldText).StringValueOK()
+	d.V, _ = raw.Lookup(FieldVersion).Int32OK()
 	return nil
 }
 
-// UpdateDocument implements documents.Store: updateOne({_id}, {$set:
+// UpdateDocument implements Store: updateOne({_id}, {$set:
 // {rnd}, $inc: {v: 1}}).
-func (s *Store) UpdateDocument(ctx context.Context, coll string, id, rnd int64) (int64, error) {
+func (s mongoStore) UpdateDocument(ctx context.Context, coll string, id, rnd int64) (int64, error) {
 	b := make([]byte, 0, 64)
 	i, b := bsoncore.AppendDocumentStart(b)
 	var j int32
 	j, b = bsoncore.AppendDocumentElementStart(b, "$set")
-	b = bsoncore.AppendInt64Element(b, documents.FieldRnd, rnd)
+	b = bsoncore.AppendInt64Element(b, FieldRnd, rnd)
 	b, _ = bsoncore.AppendDocumentEnd(b, j)
 	j, b = bsoncore.AppendDocumentElementStart(b, "$inc")
-	b = bsoncore.AppendInt32Element(b, documents.FieldVersion, 1)
+	b = bsoncore.AppendInt32Element(b, FieldVersion, 1)
 	b, _ = bsoncore.AppendDocumentEnd(b, j)
 	b, _ = bsoncore.AppendDocumentEnd(b, i)
 	res, err := s.db.Collection(coll).UpdateOne(ctx, int64IDFilter(id), bson.Raw(b))
@@ -133,8 +135,8 @@ func (s *Store) UpdateDocument(ctx context.Context, coll string, id, rnd int64) 
 	return res.ModifiedCount, nil
 }
 
-// DeleteDocument implements documents.Store: deleteOne({_id}).
-func (s *Store) DeleteDocument(ctx context.Context, coll string, id int64) (int64, error) {
+// DeleteDocument implements Store: deleteOne({_id}).
+func (s mongoStore) DeleteDocument(ctx context.Context, coll string, id int64) (int64, error) {
 	res, err := s.db.Collection(coll).DeleteOne(ctx, int64IDFilter(id))
 	if err != nil {
 		return 0, err
@@ -142,30 +144,30 @@ func (s *Store) DeleteDocument(ctx context.Context, coll string, id int64) (int6
 	return res.DeletedCount, nil
 }
 
-// DocumentStats implements documents.Store: countDocuments and the
+// DocumentStats implements Store: countDocuments and the
 // highest _id (the tool's max query).
-func (s *Store) DocumentStats(ctx context.Context, coll string) (int64, int64, error) {
+func (s mongoStore) DocumentStats(ctx context.Context, coll string) (int64, int64, error) {
 	c := s.db.Collection(coll)
 	n, err := c.CountDocuments(ctx, bson.D{})
 	if err != nil {
 		return 0, 0, err
 	}
-	raw, err := c.FindOne(ctx, bson.D{}, options.FindOne().SetSort(bson.D{{Key: documents.FieldID, Value: -1}})).Raw()
+	raw, err := c.FindOne(ctx, bson.D{}, options.FindOne().SetSort(bson.D{{Key: FieldID, Value: -1}})).Raw()
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		return n, 0, nil
 	}
 	if err != nil {
 		return 0, 0, err
 	}
-	id, ok := bsoncore.Document(raw).Lookup(documents.FieldID).AsInt64OK()
+	id, ok := bsoncore.Document(raw).Lookup(FieldID).AsInt64OK()
 	if !ok {
 		return 0, 0, fmt.Errorf("%s holds a document without an integer _id", coll)
 	}
 	return n, id, nil
 }
 
-// DocumentIndexes implements documents.Store: listIndexes.
-func (s *Store) DocumentIndexes(ctx context.Context, coll string) ([]string, error) {
+// DocumentIndexes implements Store: listIndexes.
+func (s mongoStore) DocumentIndexes(ctx context.Context, coll string) ([]string, error) {
 	cur, err := s.db.Collection(coll).Indexes().List(ctx)
 	if err != nil {
 		return nil, err

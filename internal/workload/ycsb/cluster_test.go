@@ -1,6 +1,6 @@
 //go:build cluster
 
-package rediscluster_test
+package ycsb_test
 
 import (
 	"context"
@@ -11,11 +11,13 @@ import (
 	_ "storebench/internal/server/rediscluster"
 	"storebench/internal/server/servertest"
 	"storebench/internal/target"
+	_ "storebench/internal/target/rediscluster"
 	"storebench/internal/target/servers"
 	"storebench/internal/workload/ycsb"
 )
 
-// TestClusterRedisYCSB runs the YCSB conformance checks through the
+// TestClusterRedisYCSB runs the YCSB conformance checks (the Redis
+// Cluster target's own layout, a ycsb.DB) through the
 // cluster client on a managed cluster, and checks what the target
 // declares for faults: primary reads after them, asynchronous
 // replication, and a watch that sees the topology.

@@ -1,0 +1,235 @@
+// Package archtest keeps the arrows between storebench's layers one way:
+// targets offer what their engine has and know no workload, workloads
+// know no coordinator, CLI or output, the coordinator and the outputs
+// know no CLI, and the building blocks (kv, measure) know none of them.
+// It reads the import lines of every Go file under internal/ and cmd/
+// (test files and every build tag's files included), so an arrow in the
+// wrong direction fails `make test` whichever tags built it.
+package archtest
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// module is the import path of the module (see go.mod).
+const module = "storebench"
+
+// A rule forbids the files under From (a package path relative to the
+// module, with its subpackages) to import any package under one of To,
+// except those under one of Except. Tests, when set, exempts test files
+// (a workload's test may render its sections through the report).
+type rule struct {
+	From   string
+	To     []string
+	Except []string
+	Tests  bool
+	Why    string
+}
+
+// outputs are the packages that show or write a run's results. A
+// workload writes its own report sections through internal/report/section,
+// the report's interface to the workloads, which is not an output.
+var outputs = []string{"internal/progress", "internal/report"}
+
+var sections = []string{"internal/report/section"}
+
+var rules = []rule{
+	{From: "internal/target", To: []string{"internal/workload"}, Tests: true,
+		Why: "a target offers what its engine has (a KV handle, SQL, CQL, RESP, ...); each workload holds its own layouts for them"},
+	{From: "internal/target", To: append([]string{"internal/coordinator", "internal/cli", "internal/worker"}, outputs...), Tests: true,
+		Why: "a target is opened by the run; it does not drive one or show its results"},
+	{From: "internal/workload", To: []string{"internal/coordinator", "internal/cli", "internal/worker"}, Tests: true,
+		Why: "a workload is run by the coordinator (through the worker); it does not drive the run"},
+	{From: "internal/workload", To: outputs, Except: sections,
+		Why: "a workload returns its results (and its report sections through report/section); the outputs show them"},
+	{From: "internal/coordinator", To: []string{"internal/cli"}, Tests: true,
+		Why: "the CLI drives the coordinator"},
+	{From: "internal/coordinator", To: outputs,
+		Why: "the coordinator emits events; the outputs (console, results, report) take them"},
+	{From: "internal/progress", To: []string{"internal/coordinator", "internal/cli", "internal/target", "internal/workload"}, Tests: true,
+		Why: "an output takes the run's events; it does not reach back into the run"},
+	{From: "internal/report", To: []string{"internal/coordinator", "internal/cli"},
+		Why: "an output takes the run's events and results; it does not reach back into the run"},
+	{From: "internal/kv", To: []string{"internal/target", "internal/workload", "internal/coordinator", "internal/cli"}, Tests: true,
+		Why: "package kv is the engines' interface, below targets and workloads"},
+	{From: "internal/measure", To: []string{"internal/target", "internal/workload", "internal/coordinator", "internal/cli"}, Tests: true,
+		Why: "measurement is a building block, below targets and workloads"},
+}
+
+// knownWrong lists the imports that break a rule today, each by file
+// (relative to the module root) and imported package. The list only
+// shrinks: a file here that no longer has the import fails the test too,
+// so that its line is deleted with the fix. Nothing may be added.
+var knownWrong = map[string][]string{
+	// The coordinator still prints and reports itself (issue 21, item 1).
+	"internal/coordinator/coordinator.go": {"internal/progress", "internal/report"},
+	"internal/coordinator/faults.go":      {"internal/progress"},
+	"internal/coordinator/managed.go":     {"internal/progress"},
+	"internal/coordinator/output.go":      {"internal/report"},
+	// Per-workload layouts still held by targets (issue 21, item 2).
+	"internal/target/aerospike/aerospike_test.go": {"internal/workload/ledger"},
+	"internal/target/aerospike/ledger.go":         {"internal/workload/ledger"},
+	"internal/target/cassandra/geo.go":            {"internal/workload/geo"},
+	"internal/target/cassandra/ledger.go":         {"internal/workload/ledger"},
+	"internal/target/mongodb/ledger.go":           {"internal/workload/ledger"},
+	"internal/target/mysql/lean.go":               {"internal/workload/oltp"},
+	"internal/target/mysql/lean_test.go":          {"internal/workload/oltp"},
+	"internal/target/mysql/ledger.go":             {"internal/workload/ledger"},
+	"internal/target/mysql/oltp.go":               {"internal/workload/oltp"},
+	"internal/target/postgres/geo.go":             {"internal/workload/geo"},
+	"internal/target/postgres/ledger.go":          {"internal/workload/ledger"},
+	"internal/target/postgres/oltp.go":            {"internal/workload/oltp"},
+	"internal/target/servers/conformance.go": {"internal/workload/geo", "internal/workload/http", "internal/workload/ledger",
+		"internal/workload/oltp", "internal/workload/pointselect", "internal/workload/ycsb"},
+	"internal/target/sqlite/documents.go": {"internal/workload/documents"},
+	"internal/target/sqlite/oltp.go":      {"internal/workload/oltp"},
+}
+
+// under reports whether package path p is dir or below it.
+func under(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }
+
+// fileImports returns, for every Go file under the module's internal/ and
+// cmd/, the module packages it imports (relative to the module root).
+func fileImports(t *testing.T, root string) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	fset := token.NewFileSet()
+	for _, top := range []string{"internal", "cmd"} {
+		err := filepath.WalkDir(filepath.Join(root, top), func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if n := d.Name(); n == "testdata" || (strings.HasPrefix(n, ".") && path != root) {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !strings.HasSuffix(path, ".go") {
+				return nil
+			}
+			f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(root, path)
+			rel = filepath.ToSlash(rel)
+			for _, s := range f.Imports {
+				p, err := strconv.Unquote(s.Path.Value)
+				if err != nil {
+					return err
+				}
+				if under(p, module) {
+					out[rel] = append(out[rel], strings.TrimPrefix(strings.TrimPrefix(p, module), "/"))
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// moduleRoot is the directory of go.mod, two levels above this package.
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("module root: %v", err)
+	}
+	return root
+}
+
+// wrongArrows returns the imports of files that break a rule: file ->
+// imported packages, each once, sorted, and why.
+func wrongArrows(files map[string][]string) (map[string][]string, map[string]string) {
+	wrong := map[string][]string{}
+	why := map[string]string{}
+	for file, imps := range files {
+		dir := filepath.ToSlash(filepath.Dir(file))
+		test := strings.HasSuffix(file, "_test.go")
+		for _, r := range rules {
+			if !under(dir, r.From) || (test && !r.Tests) {
+				continue
+			}
+			for _, imp := range imps {
+				if slices.ContainsFunc(r.Except, func(e string) bool { return under(imp, e) }) {
+					continue
+				}
+				for _, to := range r.To {
+					if under(imp, to) && !slices.Contains(wrong[file], imp) {
+						wrong[file] = append(wrong[file], imp)
+						why[file+" -> "+imp] = r.Why
+					}
+				}
+			}
+		}
+	}
+	for f := range wrong {
+		slices.Sort(wrong[f])
+	}
+	return wrong, why
+}
+
+// TestImportDirection fails on an import that runs against the layers'
+// direction and is not on the known-wrong list, and on a known-wrong
+// entry that is no longer there (delete its line).
+func TestImportDirection(t *testing.T) {
+	files := fileImports(t, moduleRoot(t))
+	if len(files) < 100 {
+		t.Fatalf("read the imports of only %d files: is the module root right?", len(files))
+	}
+	wrong, why := wrongArrows(files)
+	for file, imps := range wrong {
+		for _, imp := range imps {
+			if !slices.Contains(knownWrong[file], imp) {
+				t.Errorf("%s imports %s: wrong direction (%s)", file, imp, why[file+" -> "+imp])
+			}
+		}
+	}
+	for file, imps := range knownWrong {
+		for _, imp := range imps {
+			if !slices.Contains(wrong[file], imp) {
+				t.Errorf("%s no longer imports %s: delete it from knownWrong in archtest_test.go", file, imp)
+			}
+		}
+	}
+}
+
+// TestRulesCatchAWrongArrow checks the checker: a made-up target file that
+// imports a workload, and a workload file that imports the coordinator,
+// are caught; the arrows the other way are not.
+func TestRulesCatchAWrongArrow(t *testing.T) {
+	wrong, _ := wrongArrows(map[string][]string{
+		"internal/target/newdb/layout.go":     {"internal/kv", "internal/workload/ledger"},
+		"internal/workload/newwl/newwl.go":    {"internal/target", "internal/coordinator"},
+		"internal/coordinator/coordinator.go": {"internal/target", "internal/workload"},
+		"internal/kv/kv.go":                   {"internal/target"},
+	})
+	want := map[string][]string{
+		"internal/target/newdb/layout.go":  {"internal/workload/ledger"},
+		"internal/workload/newwl/newwl.go": {"internal/coordinator"},
+		"internal/kv/kv.go":                {"internal/target"},
+	}
+	if len(wrong) != len(want) {
+		t.Errorf("wrong arrows %v, want %v", wrong, want)
+	}
+	for f, imps := range want {
+		if !slices.Equal(wrong[f], imps) {
+			t.Errorf("%s: wrong arrows %v, want %v", f, wrong[f], imps)
+		}
+	}
+}
