@@ -15,6 +15,10 @@ import (
 	"syscall"
 
 	"storebench/internal/coordinator"
+	"storebench/internal/event"
+	"storebench/internal/output/console"
+	"storebench/internal/output/reportfile"
+	"storebench/internal/output/resultsfile"
 	"storebench/internal/progress"
 	"storebench/internal/report"
 	"storebench/internal/results"
@@ -201,12 +205,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	stopPipe := ignoreSIGPIPE()
 	defer stopPipe()
 	stdout, stderr = onBrokenPipe(stdout, closedOutput), onBrokenPipe(stderr, closedOutput)
-	bar := progress.New(stderr, tty)
-	bar.Println(fmt.Sprintf("storebench %s: study %s, %d targets, ladder %s, durability %s", Version, s.Name, len(s.Targets), ladderString(s), s.Durability))
+	con := console.New(stderr, tty)
+	con.Println(fmt.Sprintf("storebench %s: study %s, %d targets, ladder %s, durability %s", Version, s.Name, len(s.Targets), ladderString(s), s.Durability))
+	outputs := event.List{con, resultsfile.New(), reportfile.New()}
+	defer outputs.Close()
 
 	run, dir, err := coordinator.Run(ctx, coordinator.Options{
 		Study: s, OutDir: *out, Exe: exe, Version: Version, Command: append([]string{"storebench", "run"}, args...),
-		Bar: bar, KeepData: *keep, Profile: kinds,
+		Output: outputs, KeepData: *keep, Profile: kinds,
 	}, plan)
 	if run == nil {
 		return fail(stderr, err)
