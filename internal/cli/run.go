@@ -17,6 +17,8 @@ import (
 	"storebench/internal/coordinator"
 	"storebench/internal/event"
 	"storebench/internal/output/console"
+	"storebench/internal/output/export"
+	"storebench/internal/output/metrics"
 	"storebench/internal/output/reportfile"
 	"storebench/internal/output/resultsfile"
 	"storebench/internal/progress"
@@ -95,7 +97,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	var seed int64
 	var concurrency, workers, clientCPUs int
 	var hosts, sshIdentity string
-	var sets, sshOptions multiFlag
+	var sets, sshOptions, exports multiFlag
 	fs.StringVar(&ladder, "ladder", "", "data sizes to measure, comma-separated (e.g. 10,1e3,1e5; from 1 to 1e9, at most 64 sizes)")
 	fs.StringVar(&targets, "targets", "", "targets to run, comma-separated (e.g. pebble,rocksdb); see \"storebench list\"")
 	fs.StringVar(&durability, "durability", "", "sync (each write batch fsynced on return) or async, for every target")
@@ -112,6 +114,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "results", "directory under which the run's results directory is created")
 	keep := fs.Bool("keep-data", false, "keep the engines' data directories after the run")
 	quiet := fs.Bool("quiet", false, "do not print the report at the end (it is still written)")
+	metricsAddr := fs.String("metrics", "", "serve the run's figures live in the OpenMetrics format at http://ADDR/metrics, e.g. 127.0.0.1:9464 (name the interface: :9464 or 0.0.0.0 is refused)")
+	fs.Var(&exports, "export", "also write the figures as flat files: csv=DIR or jsonl=DIR (repeatable): DIR/steps.csv, one row per step, and DIR/ticks.csv, one row per second of each step")
 	profile := fs.String("profile", "", "write pprof profiles of each worker's steps, comma-separated kinds of cpu,mutex,block, to profiles/<target>/<step>.<kind>.pprof (read them with go tool pprof)")
 	if code, stop := parse(fs, args, stdout); stop {
 		return code
@@ -130,7 +134,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	// Only the flags given override the study, and every one given is
 	// checked, empty or zero included: --targets '' is not "the study's".
-	var badScale, badProfile bool
+	var badScale, badProfile, badMetrics bool
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "ladder":
@@ -157,10 +161,25 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			badScale = o.Scale == ""
 		case "profile":
 			badProfile = *profile == ""
+		case "metrics":
+			badMetrics = true
 		}
 	})
 	if badProfile {
 		return fail(stderr, usagef("--profile: empty: name kinds of %s", strings.Join(wire.ProfileKinds, ",")))
+	}
+	if badMetrics {
+		if err := metrics.CheckAddr(*metricsAddr); err != nil {
+			return fail(stderr, usagef("--metrics %v", err))
+		}
+	}
+	var specs []export.Spec
+	for _, v := range exports {
+		sp, err := export.ParseSpec(v)
+		if err != nil {
+			return fail(stderr, usagef("--export %v", err))
+		}
+		specs = append(specs, sp)
 	}
 	if badScale {
 		return fail(stderr, usagef("--scale: empty: name one of the study's scales (%s)", strings.Join(s.ScaleNames(), ", ")))
@@ -190,6 +209,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, fmt.Errorf("cannot find my own binary to start workers: %w", err))
 	}
+	extra, err := extraOutputs(*metricsAddr, specs)
+	defer func() { _ = extra.Close() }()
+	if err != nil {
+		return fail(stderr, err)
+	}
 
 	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
@@ -207,13 +231,21 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	stdout, stderr = onBrokenPipe(stdout, closedOutput), onBrokenPipe(stderr, closedOutput)
 	con := console.New(stderr, tty)
 	con.Println(fmt.Sprintf("storebench %s: study %s, %d targets, ladder %s, durability %s", Version, s.Name, len(s.Targets), ladderString(s), s.Durability))
-	outputs := event.List{con, resultsfile.New(), reportfile.New()}
-	defer outputs.Close()
+	for _, o := range extra {
+		if m, ok := o.(*metrics.Metrics); ok {
+			con.Println("metrics: " + m.URL())
+		}
+	}
+	outputs := append(event.List{con, resultsfile.New(), reportfile.New()}, extra...)
 
 	run, dir, err := coordinator.Run(ctx, coordinator.Options{
 		Study: s, OutDir: *out, Exe: exe, Version: Version, Command: append([]string{"storebench", "run"}, args...),
 		Output: outputs, KeepData: *keep, Profile: kinds,
 	}, plan)
+	if cerr := extra.Close(); cerr != nil {
+		fmt.Fprintf(stderr, "storebench: warning: %v\n", cerr)
+	}
+	extra = nil
 	if run == nil {
 		return fail(stderr, err)
 	}
@@ -253,6 +285,30 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return exitPartial
 	}
 	return exitOK
+}
+
+// extraOutputs are the outputs the flags ask for beside the console,
+// results.json and the report: the live metrics endpoint (--metrics) and
+// the flat files (--export). Each is set up before anything runs, so
+// that an address in use or a directory that cannot be written is the
+// command line's error (exit 2).
+func extraOutputs(addr string, specs []export.Spec) (event.List, error) {
+	var l event.List
+	if addr != "" {
+		m, err := metrics.New(addr)
+		if err != nil {
+			return l, usagef("--metrics %s: %v", addr, err)
+		}
+		l = append(l, m)
+	}
+	for _, sp := range specs {
+		e, err := export.New(sp)
+		if err != nil {
+			return l, usagef("--export %s=%s: %v", sp.Format, sp.Dir, err)
+		}
+		l = append(l, e)
+	}
+	return l, nil
 }
 
 func ladderString(s *study.Study) string {
