@@ -1,6 +1,9 @@
 // Package coordinator runs a study: it plans the steps, starts one worker
-// process per target, drives the steps, enforces the limits, and writes
-// the results directory (results.json, report.md, HDR logs, worker logs).
+// process per target, drives the steps, enforces the limits, and keeps
+// the results directory's study files, HDR logs, profiles and worker
+// logs. What happens it tells its outputs as events (package event): the
+// console, results.json, the report and the others (internal/output/...)
+// render them; the coordinator prints and renders nothing itself.
 // Targets run one after another so that each has the machine to itself.
 package coordinator
 
@@ -250,37 +253,119 @@ var ErrInterrupted = errors.New("interrupted")
 func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, error) {
 	s := o.Study
 	o.emit = emitter(o.Output)
-	stamp := time.Now().Format("20060102-150405")
-	runDir, err := makeRunDir(o.OutDir, s.Name+"-"+stamp)
+	runDir, source, err := startDir(o)
 	if err != nil {
 		return nil, "", err
+	}
+	run := newRun(o, plan, runDir, source)
+	// What the run sets out to do, and every target pending, reach
+	// results.json before anything runs: a run killed on the way is then
+	// read back as interrupted, with what it never ran (results.Decode).
+	if err := o.emit(event.RunPlanned{Run: run, Dir: runDir}); err != nil {
+		return nil, "", err
+	}
+
+	// The time limit is a deadline on everything; an interrupt (ctx) is
+	// told apart from it for the report.
+	runCtx := ctx
+	var cancelLimit context.CancelFunc = func() {}
+	if s.Limits.Time > 0 {
+		runCtx, cancelLimit = context.WithTimeout(ctx, time.Duration(s.Limits.Time))
+	}
+	defer cancelLimit()
+	for i := range s.Targets {
+		runTargetIn(ctx, runCtx, o, run, i, plan, runDir)
+	}
+	run.Finished = time.Now()
+	run.Status, run.Reason = runStatus(run.Targets, runCtx.Err() != nil, ctx.Err() != nil, stopReason(ctx))
+	run.ListNotRun()
+	if !o.KeepData {
+		_ = os.RemoveAll(filepath.Join(runDir, "data"))
+	}
+	var end event.Event = event.RunFinished{Run: run, Dir: runDir}
+	if ctx.Err() != nil {
+		end = event.RunInterrupted{Run: run, Dir: runDir}
+	}
+	if err := o.emit(end); err != nil {
+		return run, runDir, err
+	}
+	if ctx.Err() != nil {
+		return run, runDir, ErrInterrupted
+	}
+	return run, runDir, nil
+}
+
+// runTargetIn runs target i of the run within runCtx (ctx is the user's),
+// with its own time limit: an unavailable target is said, one reached
+// once the run was stopped is skipped.
+func runTargetIn(ctx, runCtx context.Context, o Options, run *results.Run, i int, plan *Plan, runDir string) {
+	t, info, tr := o.Study.Targets[i], plan.Targets[i], run.Targets[i]
+	if info.Open == nil {
+		tr.Status, tr.Reason = "unavailable", info.Unavailable
+		_ = o.emit(event.TargetUnavailable{Target: t.Name, Reason: info.Unavailable})
+		return
+	}
+	if runCtx.Err() != nil {
+		tr.Status, tr.Reason = "skipped", stopReason(ctx)
+		return
+	}
+	targetCtx, cancelTarget := runCtx, context.CancelFunc(func() {})
+	if lim := o.Study.Limits.TargetTime; lim > 0 {
+		targetCtx, cancelTarget = context.WithTimeoutCause(runCtx, time.Duration(lim),
+			fmt.Errorf("target time limit %s reached", lim))
+	}
+	defer cancelTarget()
+	tr.Status = results.StatusRunning
+	runTarget(targetCtx, o, run, i, plan, runDir)
+	if tr.Status == results.StatusRunning {
+		tr.Status = "ok"
+	}
+	// Results after every target so that a kill -9 of the coordinator
+	// still leaves every finished target on disk; the report once, at the
+	// end.
+	_ = o.emit(event.TargetFinished{Run: run, Target: tr})
+}
+
+// startDir creates the run's results directory with its logs/, hdr/ and
+// data/, and writes the study there: the text as given, and the study as
+// it runs (scale and overrides applied), which `storebench run` takes
+// back. What a run stores of its study never holds a password from a
+// target's URI. It returns the directory and the text as stored.
+func startDir(o Options) (runDir, source string, err error) {
+	s := o.Study
+	stamp := time.Now().Format("20060102-150405")
+	runDir, err = makeRunDir(o.OutDir, s.Name+"-"+stamp)
+	if err != nil {
+		return "", "", err
 	}
 	for _, d := range []string{"logs", "hdr", "data"} {
 		if err := os.MkdirAll(filepath.Join(runDir, d), 0o755); err != nil {
-			return nil, "", fmt.Errorf("creating results directory: %w", err)
+			return "", "", fmt.Errorf("creating results directory: %w", err)
 		}
 	}
-	// The text as given, and the study as it runs (scale and overrides
-	// applied), which `storebench run` takes back. What a run stores of
-	// its study and command line never holds a password from a target's
-	// URI.
-	source, command := redact.Text(s.Source), redact.Args(o.Command)
+	source = redact.Text(s.Source)
 	if err := os.WriteFile(filepath.Join(runDir, "study.original.yaml"), []byte(source), 0o644); err != nil {
-		return nil, "", err
+		return "", "", err
 	}
 	effective, err := s.Effective(redact.Text)
 	if err != nil {
-		return nil, "", err
+		return "", "", err
 	}
 	if err := os.WriteFile(filepath.Join(runDir, "study.yaml"), []byte(redact.Text(string(effective))), 0o644); err != nil {
-		return nil, "", err
+		return "", "", err
 	}
-	dataRoot := filepath.Join(runDir, "data")
-	storage, _ := sysinfo.StorageOf(dataRoot)
+	return runDir, source, nil
+}
+
+// newRun is the run's results as it starts: status running, the plan,
+// every target pending.
+func newRun(o Options, plan *Plan, runDir, source string) *results.Run {
+	s := o.Study
+	storage, _ := sysinfo.StorageOf(filepath.Join(runDir, "data"))
 	run := &results.Run{
 		SchemaVersion: results.SchemaVersion,
 		Study:         s.Name, Title: s.Title, StudyFile: s.File, StudySource: source,
-		Command: command, Started: time.Now(), Status: results.StatusRunning,
+		Command: redact.Args(o.Command), Started: time.Now(), Status: results.StatusRunning,
 		Storebench: o.Version, Host: sysinfo.Collect(), Storage: storage,
 		Seed: s.Seed, Durability: s.Durability, Concurrency: s.Concurrency,
 		Constraints: s.Constraints, PID: os.Getpid(),
@@ -297,10 +382,6 @@ func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, erro
 			run.WorkloadConcurrency[e.Name] = e.Concurrency
 		}
 	}
-
-	// What the run sets out to do, and every target pending, reach
-	// results.json before anything runs: a run killed on the way is then
-	// read back as interrupted, with what it never ran (results.Decode).
 	run.Plan = &results.Plan{}
 	for j, st := range plan.Steps {
 		run.Plan.Steps = append(run.Plan.Steps, results.PlannedStep{Labels: st.Labels, RateSearch: j < len(plan.Search) && plan.Search[j] != nil})
@@ -310,64 +391,7 @@ func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, erro
 		run.Plan.Targets = append(run.Plan.Targets, t.Name)
 		run.Targets = append(run.Targets, &results.Target{Name: t.Name, Title: info.Title, Version: info.Version, Kind: info.Kind, Status: results.StatusPending})
 	}
-	if err := o.emit(event.RunPlanned{Run: run, Dir: runDir}); err != nil {
-		return nil, "", err
-	}
-
-	// The time limit is a deadline on everything; an interrupt (ctx) is
-	// told apart from it for the report.
-	runCtx := ctx
-	var cancelLimit context.CancelFunc = func() {}
-	if s.Limits.Time > 0 {
-		runCtx, cancelLimit = context.WithTimeout(ctx, time.Duration(s.Limits.Time))
-	}
-	defer cancelLimit()
-
-	for i, t := range s.Targets {
-		info := plan.Targets[i]
-		tr := run.Targets[i]
-		if info.Open == nil {
-			tr.Status, tr.Reason = "unavailable", info.Unavailable
-			_ = o.emit(event.TargetUnavailable{Target: t.Name, Reason: info.Unavailable})
-			continue
-		}
-		if runCtx.Err() != nil {
-			tr.Status, tr.Reason = "skipped", stopReason(ctx)
-			continue
-		}
-		targetCtx, cancelTarget := runCtx, context.CancelFunc(func() {})
-		if s.Limits.TargetTime > 0 {
-			targetCtx, cancelTarget = context.WithTimeoutCause(runCtx, time.Duration(s.Limits.TargetTime),
-				fmt.Errorf("target time limit %s reached", s.Limits.TargetTime))
-		}
-		tr.Status = results.StatusRunning
-		runTarget(targetCtx, o, run, i, plan, runDir)
-		if tr.Status == results.StatusRunning {
-			tr.Status = "ok"
-		}
-		cancelTarget()
-		// Results after every target so that a kill -9 of the
-		// coordinator still leaves every finished target on disk; the
-		// report once, at the end.
-		_ = o.emit(event.TargetFinished{Run: run, Target: tr})
-	}
-	run.Finished = time.Now()
-	run.Status, run.Reason = runStatus(run.Targets, runCtx.Err() != nil, ctx.Err() != nil, stopReason(ctx))
-	run.ListNotRun()
-	if !o.KeepData {
-		_ = os.RemoveAll(dataRoot)
-	}
-	var end event.Event = event.RunFinished{Run: run, Dir: runDir}
-	if ctx.Err() != nil {
-		end = event.RunInterrupted{Run: run, Dir: runDir}
-	}
-	if err := o.emit(end); err != nil {
-		return run, runDir, err
-	}
-	if ctx.Err() != nil {
-		return run, runDir, ErrInterrupted
-	}
-	return run, runDir, nil
+	return run
 }
 
 // maxRunDirAttempts bounds the search for a free results directory name:
