@@ -73,8 +73,22 @@ Examples:
   storebench run tokens --scale seed --targets moeingads
   storebench run ./my-study.yaml --out /data/results
   storebench run ycsb --targets pebble --concurrency 8 --profile cpu,mutex,block
+  storebench run ledger --metrics 127.0.0.1:9464 --export csv=/tmp/ledger-csv
   storebench run ycsb --targets redis --workers 4          # four worker processes, merged exactly
   storebench run ycsb --targets postgres --hosts local,ssh://bench@10.0.0.7 --ssh-identity ~/.ssh/bench
+
+Live metrics (--metrics 127.0.0.1:9464): while the run lasts,
+http://ADDR/metrics serves each step's operations and throughput (live
+while it runs) and, once it ends, its latency quantiles, verified reads,
+errors and the target's RSS and CPU, in the OpenMetrics format (Prometheus
+scrapes it), labelled by study, target, workload, phase, n and labels. The
+address names its interface: :9464 or 0.0.0.0:9464 is refused; port 0
+picks a free one (printed at the start).
+
+Flat files (--export csv=DIR, --export jsonl=DIR, repeatable): DIR/steps.csv
+has one row per step and DIR/ticks.csv one row per second of each step,
+the figures of results.json, written as each step ends (jsonl: one JSON
+object a line, same keys). Files of those names in DIR are replaced.
 
 Profiles (--profile cpu,mutex,block, any of them): each worker profiles
 every step it runs and the coordinator writes
