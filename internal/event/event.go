@@ -177,8 +177,11 @@ type Output interface {
 // List fans every event out to its outputs, in order.
 type List []Output
 
-// Handle gives e to every output and returns the first error; every
-// output sees e either way.
+// Handle gives e to every output and returns the first error. An error
+// on the run's first or last event (RunPlanned, RunFinished,
+// RunInterrupted) stops there: the outputs after may build on what the
+// ones before wrote (the report is rendered only once results.json is
+// written whole). Other events reach every output either way.
 func (l List) Handle(e Event) error {
 	var first error
 	for _, o := range l {
@@ -187,9 +190,20 @@ func (l List) Handle(e Event) error {
 		}
 		if err := o.Handle(e); err != nil && first == nil {
 			first = err
+			if decisive(e) {
+				return err
+			}
 		}
 	}
 	return first
+}
+
+func decisive(e Event) bool {
+	switch e.(type) {
+	case RunPlanned, RunFinished, RunInterrupted:
+		return true
+	}
+	return false
 }
 
 // Close closes every output and joins their errors.
