@@ -15,6 +15,12 @@ import (
 	"syscall"
 
 	"storebench/internal/coordinator"
+	"storebench/internal/event"
+	"storebench/internal/output/console"
+	"storebench/internal/output/export"
+	"storebench/internal/output/metrics"
+	"storebench/internal/output/reportfile"
+	"storebench/internal/output/resultsfile"
 	"storebench/internal/progress"
 	"storebench/internal/report"
 	"storebench/internal/results"
@@ -67,8 +73,22 @@ Examples:
   storebench run tokens --scale seed --targets moeingads
   storebench run ./my-study.yaml --out /data/results
   storebench run ycsb --targets pebble --concurrency 8 --profile cpu,mutex,block
+  storebench run ledger --metrics 127.0.0.1:9464 --export csv=/tmp/ledger-csv
   storebench run ycsb --targets redis --workers 4          # four worker processes, merged exactly
   storebench run ycsb --targets postgres --hosts local,ssh://bench@10.0.0.7 --ssh-identity ~/.ssh/bench
+
+Live metrics (--metrics 127.0.0.1:9464): while the run lasts,
+http://ADDR/metrics serves each step's operations and throughput (live
+while it runs) and, once it ends, its latency quantiles, verified reads,
+errors and the target's RSS and CPU, in the OpenMetrics format (Prometheus
+scrapes it), labelled by study, target, workload, phase, n and labels. The
+address names its interface: :9464 or 0.0.0.0:9464 is refused; port 0
+picks a free one (printed at the start).
+
+Flat files (--export csv=DIR, --export jsonl=DIR, repeatable): DIR/steps.csv
+has one row per step and DIR/ticks.csv one row per second of each step,
+the figures of results.json, written as each step ends (jsonl: one JSON
+object a line, same keys). Files of those names in DIR are replaced.
 
 Profiles (--profile cpu,mutex,block, any of them): each worker profiles
 every step it runs and the coordinator writes
@@ -91,7 +111,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	var seed int64
 	var concurrency, workers, clientCPUs int
 	var hosts, sshIdentity string
-	var sets, sshOptions multiFlag
+	var sets, sshOptions, exports multiFlag
 	fs.StringVar(&ladder, "ladder", "", "data sizes to measure, comma-separated (e.g. 10,1e3,1e5; from 1 to 1e9, at most 64 sizes)")
 	fs.StringVar(&targets, "targets", "", "targets to run, comma-separated (e.g. pebble,rocksdb); see \"storebench list\"")
 	fs.StringVar(&durability, "durability", "", "sync (each write batch fsynced on return) or async, for every target")
@@ -108,6 +128,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "results", "directory under which the run's results directory is created")
 	keep := fs.Bool("keep-data", false, "keep the engines' data directories after the run")
 	quiet := fs.Bool("quiet", false, "do not print the report at the end (it is still written)")
+	metricsAddr := fs.String("metrics", "", "serve the run's figures live in the OpenMetrics format at http://ADDR/metrics, e.g. 127.0.0.1:9464 (name the interface: :9464 or 0.0.0.0 is refused)")
+	fs.Var(&exports, "export", "also write the figures as flat files: csv=DIR or jsonl=DIR (repeatable): DIR/steps.csv, one row per step, and DIR/ticks.csv, one row per second of each step")
 	profile := fs.String("profile", "", "write pprof profiles of each worker's steps, comma-separated kinds of cpu,mutex,block, to profiles/<target>/<step>.<kind>.pprof (read them with go tool pprof)")
 	if code, stop := parse(fs, args, stdout); stop {
 		return code
@@ -126,7 +148,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	// Only the flags given override the study, and every one given is
 	// checked, empty or zero included: --targets '' is not "the study's".
-	var badScale, badProfile bool
+	var badScale, badProfile, badMetrics bool
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "ladder":
@@ -153,10 +175,25 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			badScale = o.Scale == ""
 		case "profile":
 			badProfile = *profile == ""
+		case "metrics":
+			badMetrics = true
 		}
 	})
 	if badProfile {
 		return fail(stderr, usagef("--profile: empty: name kinds of %s", strings.Join(wire.ProfileKinds, ",")))
+	}
+	if badMetrics {
+		if err := metrics.CheckAddr(*metricsAddr); err != nil {
+			return fail(stderr, usagef("--metrics %v", err))
+		}
+	}
+	var specs []export.Spec
+	for _, v := range exports {
+		sp, err := export.ParseSpec(v)
+		if err != nil {
+			return fail(stderr, usagef("--export %v", err))
+		}
+		specs = append(specs, sp)
 	}
 	if badScale {
 		return fail(stderr, usagef("--scale: empty: name one of the study's scales (%s)", strings.Join(s.ScaleNames(), ", ")))
@@ -186,6 +223,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, fmt.Errorf("cannot find my own binary to start workers: %w", err))
 	}
+	extra, err := extraOutputs(*metricsAddr, specs)
+	defer func() { _ = extra.Close() }()
+	if err != nil {
+		return fail(stderr, err)
+	}
 
 	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
@@ -201,13 +243,23 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	stopPipe := ignoreSIGPIPE()
 	defer stopPipe()
 	stdout, stderr = onBrokenPipe(stdout, closedOutput), onBrokenPipe(stderr, closedOutput)
-	bar := progress.New(stderr, tty)
-	bar.Println(fmt.Sprintf("storebench %s: study %s, %d targets, ladder %s, durability %s", Version, s.Name, len(s.Targets), ladderString(s), s.Durability))
+	con := console.New(stderr, tty)
+	con.Println(fmt.Sprintf("storebench %s: study %s, %d targets, ladder %s, durability %s", Version, s.Name, len(s.Targets), ladderString(s), s.Durability))
+	for _, o := range extra {
+		if m, ok := o.(*metrics.Metrics); ok {
+			con.Println("metrics: " + m.URL())
+		}
+	}
+	outputs := append(event.List{con, resultsfile.New(), reportfile.New()}, extra...)
 
 	run, dir, err := coordinator.Run(ctx, coordinator.Options{
 		Study: s, OutDir: *out, Exe: exe, Version: Version, Command: append([]string{"storebench", "run"}, args...),
-		Bar: bar, KeepData: *keep, Profile: kinds,
+		Output: outputs, KeepData: *keep, Profile: kinds,
 	}, plan)
+	if cerr := extra.Close(); cerr != nil {
+		fmt.Fprintf(stderr, "storebench: warning: %v\n", cerr)
+	}
+	extra = nil
 	if run == nil {
 		return fail(stderr, err)
 	}
@@ -247,6 +299,30 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return exitPartial
 	}
 	return exitOK
+}
+
+// extraOutputs are the outputs the flags ask for beside the console,
+// results.json and the report: the live metrics endpoint (--metrics) and
+// the flat files (--export). Each is set up before anything runs, so
+// that an address in use or a directory that cannot be written is the
+// command line's error (exit 2).
+func extraOutputs(addr string, specs []export.Spec) (event.List, error) {
+	var l event.List
+	if addr != "" {
+		m, err := metrics.New(addr)
+		if err != nil {
+			return l, usagef("--metrics %s: %v", addr, err)
+		}
+		l = append(l, m)
+	}
+	for _, sp := range specs {
+		e, err := export.New(sp)
+		if err != nil {
+			return l, usagef("--export %s=%s: %v", sp.Format, sp.Dir, err)
+		}
+		l = append(l, e)
+	}
+	return l, nil
 }
 
 func ladderString(s *study.Study) string {

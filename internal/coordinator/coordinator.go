@@ -1,6 +1,9 @@
 // Package coordinator runs a study: it plans the steps, starts one worker
-// process per target, drives the steps, enforces the limits, and writes
-// the results directory (results.json, report.md, HDR logs, worker logs).
+// process per target, drives the steps, enforces the limits, and keeps
+// the results directory's study files, HDR logs, profiles and worker
+// logs. What happens it tells its outputs as events (package event): the
+// console, results.json, the report and the others (internal/output/...)
+// render them; the coordinator prints and renders nothing itself.
 // Targets run one after another so that each has the machine to itself.
 package coordinator
 
@@ -12,19 +15,17 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
-	"storebench/internal/progress"
+	"storebench/internal/event"
 	"storebench/internal/redact"
-	"storebench/internal/report"
 	"storebench/internal/results"
 	sproc "storebench/internal/server/proc"
 	"storebench/internal/study"
 	"storebench/internal/sweep"
 	"storebench/internal/sysinfo"
 	"storebench/internal/target"
-	"storebench/internal/wire"
 	"storebench/internal/workload"
 )
 
@@ -37,12 +38,34 @@ type Options struct {
 	Exe      string
 	Version  string
 	Command  []string
-	Bar      *progress.Bar
 	KeepData bool
 	// Profile asks every worker for these pprof profiles of each step
 	// (wire.ProfileKinds); they go to profiles/<target>/<step>.<kind>.pprof.
 	Profile []string
+	// Output is told what happens (package event): the console, the
+	// results file, the report and the others the command line chose.
+	// The coordinator prints and renders nothing itself.
+	Output event.Output
+
+	emit func(event.Event) error
 }
+
+// emitter gives events to out one at a time: they come from the run's
+// goroutine, a step's progress and a server's or a fault's own.
+func emitter(out event.Output) func(event.Event) error {
+	var mu sync.Mutex
+	return func(e event.Event) error {
+		if out == nil {
+			return nil
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return out.Handle(e)
+	}
+}
+
+// notice tells the outputs a message about a target ("": the run).
+func (o Options) notice(target, text string) { _ = o.emit(event.Notice{Target: target, Text: text}) }
 
 // Plan is the checked, expanded form of a study: what will run.
 type Plan struct {
@@ -292,37 +315,120 @@ var ErrInterrupted = errors.New("interrupted")
 // it wrote, also when interrupted (status partial) or when targets failed.
 func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, error) {
 	s := o.Study
-	stamp := time.Now().Format("20060102-150405")
-	runDir, err := makeRunDir(o.OutDir, s.Name+"-"+stamp)
+	o.emit = emitter(o.Output)
+	runDir, source, err := startDir(o)
 	if err != nil {
 		return nil, "", err
+	}
+	run := newRun(o, plan, runDir, source)
+	// What the run sets out to do, and every target pending, reach
+	// results.json before anything runs: a run killed on the way is then
+	// read back as interrupted, with what it never ran (results.Decode).
+	if err := o.emit(event.RunPlanned{Run: run, Dir: runDir}); err != nil {
+		return nil, "", err
+	}
+
+	// The time limit is a deadline on everything; an interrupt (ctx) is
+	// told apart from it for the report.
+	runCtx := ctx
+	var cancelLimit context.CancelFunc = func() {}
+	if s.Limits.Time > 0 {
+		runCtx, cancelLimit = context.WithTimeout(ctx, time.Duration(s.Limits.Time))
+	}
+	defer cancelLimit()
+	for i := range s.Targets {
+		runTargetIn(ctx, runCtx, o, run, i, plan, runDir)
+	}
+	run.Finished = time.Now()
+	run.Status, run.Reason = runStatus(run.Targets, runCtx.Err() != nil, ctx.Err() != nil, stopReason(ctx))
+	run.ListNotRun()
+	if !o.KeepData {
+		_ = os.RemoveAll(filepath.Join(runDir, "data"))
+	}
+	var end event.Event = event.RunFinished{Run: run, Dir: runDir}
+	if ctx.Err() != nil {
+		end = event.RunInterrupted{Run: run, Dir: runDir}
+	}
+	if err := o.emit(end); err != nil {
+		return run, runDir, err
+	}
+	if ctx.Err() != nil {
+		return run, runDir, ErrInterrupted
+	}
+	return run, runDir, nil
+}
+
+// runTargetIn runs target i of the run within runCtx (ctx is the user's),
+// with its own time limit: an unavailable target is said, one reached
+// once the run was stopped is skipped.
+func runTargetIn(ctx, runCtx context.Context, o Options, run *results.Run, i int, plan *Plan, runDir string) {
+	t, info, tr := o.Study.Targets[i], plan.Targets[i], run.Targets[i]
+	if info.Open == nil {
+		tr.Status, tr.Reason = "unavailable", info.Unavailable
+		_ = o.emit(event.TargetUnavailable{Target: t.Name, Reason: info.Unavailable})
+		return
+	}
+	if runCtx.Err() != nil {
+		tr.Status, tr.Reason = "skipped", stopReason(ctx)
+		return
+	}
+	targetCtx, cancelTarget := runCtx, context.CancelFunc(func() {})
+	if lim := o.Study.Limits.TargetTime; lim > 0 {
+		targetCtx, cancelTarget = context.WithTimeoutCause(runCtx, time.Duration(lim),
+			fmt.Errorf("target time limit %s reached", lim))
+	}
+	defer cancelTarget()
+	tr.Status = results.StatusRunning
+	runTarget(targetCtx, o, run, i, plan, runDir)
+	if tr.Status == results.StatusRunning {
+		tr.Status = "ok"
+	}
+	// Results after every target so that a kill -9 of the coordinator
+	// still leaves every finished target on disk; the report once, at the
+	// end.
+	_ = o.emit(event.TargetFinished{Run: run, Target: tr})
+}
+
+// startDir creates the run's results directory with its logs/, hdr/ and
+// data/, and writes the study there: the text as given, and the study as
+// it runs (scale and overrides applied), which `storebench run` takes
+// back. What a run stores of its study never holds a password from a
+// target's URI. It returns the directory and the text as stored.
+func startDir(o Options) (runDir, source string, err error) {
+	s := o.Study
+	stamp := time.Now().Format("20060102-150405")
+	runDir, err = makeRunDir(o.OutDir, s.Name+"-"+stamp)
+	if err != nil {
+		return "", "", err
 	}
 	for _, d := range []string{"logs", "hdr", "data"} {
 		if err := os.MkdirAll(filepath.Join(runDir, d), 0o755); err != nil {
-			return nil, "", fmt.Errorf("creating results directory: %w", err)
+			return "", "", fmt.Errorf("creating results directory: %w", err)
 		}
 	}
-	// The text as given, and the study as it runs (scale and overrides
-	// applied), which `storebench run` takes back. What a run stores of
-	// its study and command line never holds a password from a target's
-	// URI.
-	source, command := redact.Text(s.Source), redact.Args(o.Command)
+	source = redact.Text(s.Source)
 	if err := os.WriteFile(filepath.Join(runDir, "study.original.yaml"), []byte(source), 0o644); err != nil {
-		return nil, "", err
+		return "", "", err
 	}
 	effective, err := s.Effective(redact.Text)
 	if err != nil {
-		return nil, "", err
+		return "", "", err
 	}
 	if err := os.WriteFile(filepath.Join(runDir, "study.yaml"), []byte(redact.Text(string(effective))), 0o644); err != nil {
-		return nil, "", err
+		return "", "", err
 	}
-	dataRoot := filepath.Join(runDir, "data")
-	storage, _ := sysinfo.StorageOf(dataRoot)
+	return runDir, source, nil
+}
+
+// newRun is the run's results as it starts: status running, the plan,
+// every target pending.
+func newRun(o Options, plan *Plan, runDir, source string) *results.Run {
+	s := o.Study
+	storage, _ := sysinfo.StorageOf(filepath.Join(runDir, "data"))
 	run := &results.Run{
 		SchemaVersion: results.SchemaVersion,
 		Study:         s.Name, Title: s.Title, StudyFile: s.File, StudySource: source,
-		Command: command, Started: time.Now(), Status: results.StatusRunning,
+		Command: redact.Args(o.Command), Started: time.Now(), Status: results.StatusRunning,
 		Storebench: o.Version, Host: sysinfo.Collect(), Storage: storage,
 		Seed: s.Seed, Durability: s.Durability, Concurrency: s.Concurrency,
 		Constraints: s.Constraints, PID: os.Getpid(),
@@ -339,10 +445,6 @@ func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, erro
 			run.WorkloadConcurrency[e.Name] = e.Concurrency
 		}
 	}
-
-	// What the run sets out to do, and every target pending, reach
-	// results.json before anything runs: a run killed on the way is then
-	// read back as interrupted, with what it never ran (results.Decode).
 	run.Plan = &results.Plan{}
 	for j, st := range plan.Steps {
 		run.Plan.Steps = append(run.Plan.Steps, results.PlannedStep{Labels: st.Labels, RateSearch: j < len(plan.Search) && plan.Search[j] != nil})
@@ -352,64 +454,7 @@ func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, erro
 		run.Plan.Targets = append(run.Plan.Targets, t.Name)
 		run.Targets = append(run.Targets, &results.Target{Name: t.Name, Title: info.Title, Version: info.Version, Kind: info.Kind, Status: results.StatusPending})
 	}
-	if err := writeRun(run, runDir, false); err != nil {
-		return nil, "", err
-	}
-
-	// The time limit is a deadline on everything; an interrupt (ctx) is
-	// told apart from it for the report.
-	runCtx := ctx
-	var cancelLimit context.CancelFunc = func() {}
-	if s.Limits.Time > 0 {
-		runCtx, cancelLimit = context.WithTimeout(ctx, time.Duration(s.Limits.Time))
-	}
-	defer cancelLimit()
-
-	for i, t := range s.Targets {
-		info := plan.Targets[i]
-		tr := run.Targets[i]
-		if info.Open == nil {
-			tr.Status, tr.Reason = "unavailable", info.Unavailable
-			o.Bar.Println(fmt.Sprintf("%-10s unavailable: %s", t.Name, info.Unavailable))
-			continue
-		}
-		if runCtx.Err() != nil {
-			tr.Status, tr.Reason = "skipped", stopReason(ctx)
-			continue
-		}
-		targetCtx, cancelTarget := runCtx, context.CancelFunc(func() {})
-		if s.Limits.TargetTime > 0 {
-			targetCtx, cancelTarget = context.WithTimeoutCause(runCtx, time.Duration(s.Limits.TargetTime),
-				fmt.Errorf("target time limit %s reached", s.Limits.TargetTime))
-		}
-		var na []string
-		if i < len(plan.NA) {
-			na = plan.NA[i]
-		}
-		tr.Status = results.StatusRunning
-		runTarget(targetCtx, o, s, t, info, plan.Steps, plan.Search, na, tr, runDir, func() { _ = run.Write(filepath.Join(runDir, "results.json")) })
-		if tr.Status == results.StatusRunning {
-			tr.Status = "ok"
-		}
-		cancelTarget()
-		// Results after every target so that a kill -9 of the
-		// coordinator still leaves every finished target on disk; the
-		// report once, at the end.
-		_ = writeRun(run, runDir, false)
-	}
-	run.Finished = time.Now()
-	run.Status, run.Reason = runStatus(run.Targets, runCtx.Err() != nil, ctx.Err() != nil, stopReason(ctx))
-	run.ListNotRun()
-	if !o.KeepData {
-		_ = os.RemoveAll(dataRoot)
-	}
-	if err := writeRun(run, runDir, true); err != nil {
-		return run, runDir, err
-	}
-	if ctx.Err() != nil {
-		return run, runDir, ErrInterrupted
-	}
-	return run, runDir, nil
+	return run
 }
 
 // maxRunDirAttempts bounds the search for a free results directory name:
@@ -510,313 +555,6 @@ func stopReason(userCtx context.Context) string {
 		return "interrupted by the user"
 	}
 	return "study time limit reached"
-}
-
-// runTarget drives every step on one target in its own worker, as its
-// planner gives them. na[j], when not empty, says why this target cannot
-// run steps[j]; search[j] set runs steps[j] as a rate search. save writes
-// results.json so far (after each rate search's trial).
-func runTarget(ctx context.Context, o Options, s *study.Study, t study.Target, info target.Info, steps []workload.Step, search []*sweep.RateSpec, na []string, tr *results.Target, runDir string, save func()) {
-	bar := o.Bar
-	steps = faultsOn(steps, t.Name)
-	uri, dir := t.URI, filepath.Join(runDir, "data", t.Name)
-	dataRoot := filepath.Join(runDir, "data")
-	// Steps the target cannot run are n/a, recorded before anything
-	// starts so that a failure later still leaves them in results.json. A
-	// step that continues on the data of an n/a fresh step is n/a too.
-	runnable := make([]bool, len(steps))
-	freshNA := ""
-	for j, st := range steps {
-		why := ""
-		if j < len(na) {
-			why = na[j]
-		}
-		if st.Fresh {
-			freshNA = why
-		} else if why == "" && freshNA != "" {
-			why = freshNA
-		}
-		if why == "" {
-			runnable[j] = true
-			continue
-		}
-		tr.NA = append(tr.NA, results.NA{Workload: st.Workload, Phase: st.Phase, N: st.N, Labels: st.Labels, Status: "n/a", Reason: why})
-		bar.Println(fmt.Sprintf("%-10s %s %s N=%s: n/a: %s", t.Name, st.Workload, st.Phase, study.FormatCount(st.N), why))
-	}
-	if !o.KeepData {
-		// A target that fails (a full disk) must not leave its data to
-		// starve the next one; a successful one destroys its own.
-		defer func() {
-			if tr.Status == "failed" || tr.Status == "partial" || tr.Status == results.StatusInterrupted {
-				_ = os.RemoveAll(filepath.Join(dataRoot, t.Name))
-			}
-		}()
-	}
-	save()
-	// failed records a failure to get the target going, or, when the
-	// run was stopped meanwhile (Ctrl-C during a server's start), the
-	// stop: a cancelled start is not the target's failure.
-	failed := func(how string, err error) {
-		if ctx.Err() != nil {
-			tr.Status, tr.Reason = stopStatus(ctx), "stopped before its first step: "+stopWhy(ctx)
-			bar.Println(fmt.Sprintf("%-10s %s", t.Name, tr.Reason))
-			return
-		}
-		tr.Status, tr.Reason = "failed", err.Error()
-		bar.Println(fmt.Sprintf("%-10s FAILED%s: %s", t.Name, how, tr.Reason))
-	}
-	if err := installStepServers(ctx, o, t.Name, steps, runnable); err != nil {
-		failed("", err)
-		return
-	}
-	var srv *managed
-	if !info.Embedded() {
-		if uri == "" {
-			var err error
-			if srv, err = startManaged(ctx, o, s, t.Name, int64(t.Cache), t.Options, info, dir); err != nil {
-				failed("", err)
-				return
-			}
-			defer srv.stop(bar, t.Name)
-			uri = srv.inst.URI
-			tr.Server = srv.describe(runDir)
-		} else {
-			tr.Server = &results.Server{Name: info.Name, URI: redact.Text(uri)}
-			if t.Cache > 0 {
-				// Said rather than silently dropped: the server's own
-				// cache is its operator's setting.
-				tr.Server.Settings = map[string]string{"cache": fmt.Sprintf("%s asked, not applied: a server named by URI is sized by whoever runs it", human(int64(t.Cache)))}
-			}
-		}
-		dir = ""
-	}
-	if err := checkFaultTargets(srv, steps); err != nil {
-		tr.Status, tr.Reason = "failed", err.Error()
-		bar.Println(fmt.Sprintf("%-10s FAILED: %s", t.Name, tr.Reason))
-		return
-	}
-	tr.Log = filepath.Join("logs", t.Name+".log")
-	g, err := startGroup(ctx, o, s, t.Name, runDir)
-	if err != nil {
-		failed("", err)
-		return
-	}
-	tr.WorkerPID = g.procs[0].hello.PID
-	if len(g.procs) > 1 || g.remote[0] {
-		for _, p := range g.procs {
-			tr.Workers = append(tr.Workers, results.WorkerProc{Host: p.host, PID: p.hello.PID})
-		}
-	}
-	defer g.quit(5 * time.Second)
-	if dir != "" && g.remote[0] {
-		// An embedded engine on a remote worker keeps its data on that
-		// host, under the worker's login directory.
-		cache := s.SSH.CacheDir
-		if cache == "" {
-			cache = defaultRemoteCache
-		}
-		dir = filepath.Join(cache, "data", filepath.Base(runDir), t.Name)
-	}
-
-	ev, err := g.each(wire.Request{Cmd: wire.CmdOpen, Open: &wire.OpenArgs{
-		Target: info.Name, Dir: dir, URI: uri, Durability: s.Durability, CacheBytes: int64(t.Cache), Options: t.Options,
-		Concurrency: maxConcurrency(steps), ClientCPUs: s.ClientCPUs,
-	}})
-	if err != nil {
-		failed(" to open", err)
-		return
-	}
-	tr.Title, tr.Version, tr.Settings = ev.Opened.Title, ev.Opened.Version, ev.Opened.Settings
-	if srv != nil && !strings.Contains(tr.Title, srv.title) {
-		// Name the column after the server that was measured: the mongodb
-		// target on FerretDB is FerretDB, never MongoDB. A title that
-		// already names its server stays (PostGIS on PostgreSQL is not the
-		// postgres target's column).
-		tr.Title = srv.title
-	}
-
-	var diskUsed int64
-	// The disk taken at each data size so far, per workload (each has its
-	// own bytes per item).
-	sizes := map[string][]footprint{}
-	// The data filesystem's free space: watched during every step, and
-	// checked before each fresh one. External servers keep their data
-	// elsewhere.
-	space := func() (fsSpace, error) { return statSpace(dataRoot) }
-	local := (info.Embedded() && !g.remote[0]) || srv != nil
-	// The planner sees only the steps this target can run; a search's
-	// trials are planned from the last result.
-	var mine []workload.Step
-	var mineSearch []*sweep.RateSpec
-	for j, st := range steps {
-		if runnable[j] {
-			mine = append(mine, st)
-			var sp *sweep.RateSpec
-			if j < len(search) {
-				sp = search[j]
-			}
-			mineSearch = append(mineSearch, sp)
-		}
-	}
-	planner := sweep.NewAdaptive(mine, mineSearch)
-	defer func() { tr.Searches = planner.Searches() }()
-	var last *results.Step
-	for {
-		if ctx.Err() != nil {
-			tr.Status, tr.Reason = stopStatus(ctx), "stopped: "+stopWhy(ctx)
-			return
-		}
-		st, ok := planner.Next(last)
-		if last != nil {
-			// The step just run (and a search's curve so far, with the
-			// trial just judged) reaches results.json before the next
-			// step starts: a kill -9 loses at most the step under way.
-			tr.Searches = planner.Searches()
-			save()
-		}
-		if !ok {
-			break
-		}
-		last = nil
-		// A fresh step's disk is estimated before it starts (the last
-		// footprint scaled to its size, or the workload's bytes per
-		// item): one that would exceed the disk limit or the free space,
-		// and the larger ones after it, are not started.
-		if st.Fresh {
-			var sp *fsSpace
-			if local {
-				if x, err := space(); err == nil {
-					sp = &x
-				}
-			}
-			least, scaled := estimateDisk(sizes[st.Workload], st.N, st.ItemBytes)
-			refuse, warn := checkFits(least, scaled, int64(s.Limits.Disk), sp, diskUsed, st.N)
-			if refuse != "" {
-				tr.Status, tr.Reason = "partial", refuse
-				bar.Println(fmt.Sprintf("%-10s %s", t.Name, tr.Reason))
-				return
-			}
-			if warn != "" {
-				bar.Println(fmt.Sprintf("%-10s warning: %s", t.Name, warn))
-			}
-		}
-		label := fmt.Sprintf("%-10s %-8s N=%-6s", t.Name, st.Phase, study.FormatCount(st.N))
-		if x := st.Labels.Extra(); x != "" {
-			label += " " + x
-		}
-		bar.Begin(label)
-		stCopy := st
-		before := srv.snapshot()
-		beforeNodes := srv.nodeSnapshots()
-		stepCtx, cancelStep := context.WithCancelCause(ctx)
-		faults := startFaults(stepCtx, srv, st.Faults, bar, t.Name)
-		var progress atomic.Int64
-		stopWatch := func() {}
-		if local {
-			stopWatch = watchDisk(stepCtx, cancelStep, space, &progress)
-		}
-		res, profiles, err := g.step(stepCtx, stCopy, o.Profile, func(done, total int64) {
-			progress.Store(done)
-			bar.Update(done, total)
-		}, faults.begin)
-		stopWatch()
-		events := faults.finish()
-		var noSpace *NoSpaceError
-		if c := context.Cause(stepCtx); ctx.Err() == nil && errors.As(c, &noSpace) {
-			// The step was stopped because the disk is full: that fails
-			// the target, whatever the worker answered.
-			if err == nil {
-				err = noSpace
-			} else {
-				err = fmt.Errorf("%w: %v", noSpace, err)
-			}
-		} else if err != nil && local {
-			// A step that failed on its own on a full disk says so.
-			if sp, serr := space(); serr == nil && sp.Free < diskFullBelow && !strings.Contains(err.Error(), "bytes free on") {
-				err = fmt.Errorf("%w: %v", &NoSpaceError{Free: sp.Free, Mount: sp.Mount}, err)
-			}
-		}
-		cancelStep(nil)
-		if res != nil && srv != nil {
-			res.ServerResources = srv.resources(before)
-			if len(beforeNodes) > 0 && res.ServerResources != nil {
-				clusterResources(res, srv, beforeNodes)
-			}
-			if res.ServerResources != nil {
-				diskUsed = res.ServerResources.DiskAllocated
-			}
-		}
-		if res != nil {
-			res.Events = eventsOf(events, res.Started)
-		}
-		if len(st.Faults) > 0 && ctx.Err() == nil {
-			// A step cut short may have left a node down or paused.
-			rctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-			if rerr := restoreNodes(rctx, srv); rerr != nil && err == nil {
-				err = fmt.Errorf("bringing the cluster back after the faults: %w", rerr)
-			}
-			cancel()
-		}
-		if res != nil {
-			last = res
-			tr.Steps = append(tr.Steps, res)
-			if res.ServerResources == nil {
-				diskUsed = res.Resources.DiskAllocated
-			}
-			sizes[st.Workload] = record(sizes[st.Workload], st.N, diskUsed)
-			if herr := writeHlog(runDir, t.Name, res); herr != nil {
-				bar.Println("warning: " + herr.Error())
-			}
-			if perr := writeProfiles(runDir, t.Name, res, profiles); perr != nil {
-				bar.Println("warning: " + perr.Error())
-			}
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				tr.Status, tr.Reason = stopStatus(ctx), fmt.Sprintf("stopped during %s N=%s: %s", st.Phase, study.FormatCount(st.N), stopWhy(ctx))
-				bar.End(label + "  stopped: " + stopWhy(ctx))
-				return
-			}
-			tr.Status, tr.Reason = "failed", fmt.Sprintf("%s N=%s: %v", st.Phase, study.FormatCount(st.N), err)
-			bar.End(fmt.Sprintf("%s  FAILED: %v", label, err))
-			return
-		}
-		if res != nil && res.Partial {
-			tr.Status, tr.Reason = stopStatus(ctx), fmt.Sprintf("stopped during %s N=%s: %s", st.Phase, study.FormatCount(st.N), stopWhy(ctx))
-			bar.End(label + "  stopped (partial): " + stopWhy(ctx))
-			return
-		}
-		bar.End(fmt.Sprintf("%s  %s", label, summary(res)))
-	}
-	if _, err := g.each(wire.Request{Cmd: wire.CmdDestroy}); err != nil {
-		bar.Println(fmt.Sprintf("%-10s could not remove its data: %v", t.Name, err))
-	}
-}
-
-func summary(r *results.Step) string {
-	s := fmt.Sprintf("%8.3fs  %s ops/s", r.Seconds, fmtRate(float64(r.Ops)/max(r.Seconds, 1e-9)))
-	// Steps without per-operation timings (the token invariants) have no
-	// percentile to print.
-	if r.Latency.Count > 0 {
-		s += "  p99 " + report.Latency(r.Latency.P99)
-	}
-	if r.Intended != nil {
-		s += fmt.Sprintf("  (from intended start: p99 %s, %d late)", report.Latency(r.Intended.P99), r.Late)
-	}
-	if r.Verify.Checked > 0 {
-		s += fmt.Sprintf("  verified %d", r.Verify.Checked)
-	}
-	return s
-}
-
-func fmtRate(r float64) string {
-	switch {
-	case r >= 1e6:
-		return fmt.Sprintf("%.2fM", r/1e6)
-	case r >= 1e3:
-		return fmt.Sprintf("%.1fk", r/1e3)
-	}
-	return fmt.Sprintf("%.0f", r)
 }
 
 func human(b int64) string {

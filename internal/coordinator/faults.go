@@ -6,9 +6,9 @@ import (
 	"sync"
 	"time"
 
+	"storebench/internal/event"
 	"storebench/internal/fault"
 	"storebench/internal/measure/procstat"
-	"storebench/internal/progress"
 	"storebench/internal/results"
 	"storebench/internal/server"
 	"storebench/internal/study"
@@ -102,7 +102,7 @@ type faultRun struct {
 
 // startFaults prepares the step's actions; they are timed from the
 // instant given to begin.
-func startFaults(ctx context.Context, srv *managed, actions []fault.Action, bar *progress.Bar, name string) *faultRun {
+func startFaults(ctx context.Context, srv *managed, actions []fault.Action, emit func(event.Event) error, name string) *faultRun {
 	fr := &faultRun{act: ctx, start: make(chan time.Time, 1)}
 	fr.schedule, fr.cancel = context.WithCancel(ctx)
 	if len(actions) == 0 {
@@ -142,14 +142,14 @@ func startFaults(ctx context.Context, srv *managed, actions []fault.Action, bar 
 					// is still brought back by its restart, now.
 					for _, b := range acts[i:] {
 						if b.Action == fault.Restart && node.PID() == 0 {
-							fr.do(node, b, bar, name)
+							fr.do(node, b, emit, name)
 							break
 						}
 					}
 					return
 				case <-t.C:
 				}
-				fr.do(node, a, bar, name)
+				fr.do(node, a, emit, name)
 			}
 		}()
 	}
@@ -164,7 +164,7 @@ func (fr *faultRun) begin(at time.Time) {
 	}
 }
 
-func (fr *faultRun) do(node *server.Node, a fault.Action, bar *progress.Bar, name string) {
+func (fr *faultRun) do(node *server.Node, a fault.Action, emit func(event.Event) error, name string) {
 	ctx := fr.act
 	ev := results.Event{Time: time.Now(), Action: a.Action, Node: a.Node, NodeName: node.Name + " " + node.Addr}
 	var err error
@@ -175,7 +175,7 @@ func (fr *faultRun) do(node *server.Node, a fault.Action, bar *progress.Bar, nam
 		err = node.Kill()
 	case fault.Pause:
 		if err = node.Pause(); err == nil {
-			fr.record(ev, nil, bar, name)
+			fr.record(ev, nil, emit, name)
 			t := time.NewTimer(a.PauseFor())
 			select {
 			case <-fr.schedule.Done():
@@ -191,24 +191,24 @@ func (fr *faultRun) do(node *server.Node, a fault.Action, bar *progress.Bar, nam
 		err = node.Restart(ctx)
 	}
 	ev.TookSeconds = time.Since(ev.Time).Seconds()
-	fr.record(ev, err, bar, name)
+	fr.record(ev, err, emit, name)
 }
 
-func (fr *faultRun) record(ev results.Event, err error, bar *progress.Bar, name string) {
+func (fr *faultRun) record(ev results.Event, err error, emit func(event.Event) error, name string) {
 	if err != nil {
 		ev.Error = err.Error()
 	}
 	fr.mu.Lock()
 	fr.events = append(fr.events, ev)
 	fr.mu.Unlock()
-	msg := fmt.Sprintf("%-10s fault: %s %s", name, ev.Action, ev.NodeName)
+	msg := fmt.Sprintf("fault: %s %s", ev.Action, ev.NodeName)
 	if ev.TookSeconds > 0.05 {
 		msg += fmt.Sprintf(" (took %.1fs)", ev.TookSeconds)
 	}
 	if err != nil {
 		msg += ": " + err.Error()
 	}
-	bar.Println(msg)
+	_ = emit(event.Notice{Target: name, Text: msg})
 }
 
 // finish drops the actions whose time has not come (a step that ended

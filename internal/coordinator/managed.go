@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"storebench/internal/event"
 	"storebench/internal/kv"
 	"storebench/internal/measure/procstat"
-	"storebench/internal/progress"
 	"storebench/internal/redact"
 	"storebench/internal/results"
 	"storebench/internal/server"
@@ -34,11 +34,11 @@ type managed struct {
 	release func()
 }
 
-// barWriter prints a server's progress lines above the progress bar.
-type barWriter struct{ bar *progress.Bar }
+// logWriter turns a server's progress lines into events.
+type logWriter struct{ emit func(event.Event) error }
 
-func (w barWriter) Write(p []byte) (int, error) {
-	w.bar.Println(string(trimNL(p)))
+func (w logWriter) Write(p []byte) (int, error) {
+	_ = w.emit(event.ServerLog{Line: string(trimNL(p))})
 	return len(p), nil
 }
 
@@ -60,7 +60,7 @@ func startManaged(ctx context.Context, o Options, s *study.Study, name string, c
 	if err != nil {
 		return nil, err
 	}
-	log := barWriter{o.Bar}
+	log := logWriter{o.emit}
 	if err := ensureInstalled(ctx, o, name, srv); err != nil {
 		return nil, err
 	}
@@ -70,7 +70,7 @@ func startManaged(ctx context.Context, o Options, s *study.Study, name string, c
 		// data directory under a private one (a 0700 home): keep the
 		// server's data in a world-traversable place instead, and say so.
 		alt := filepath.Join(os.TempDir(), "storebench-data", filepath.Base(filepath.Dir(filepath.Dir(dir))), filepath.Base(dir))
-		o.Bar.Println(fmt.Sprintf("%-10s %s is not reachable by other users; server data goes to %s", name, filepath.Dir(dir), alt))
+		o.notice(name, fmt.Sprintf("%s is not reachable by other users; server data goes to %s", filepath.Dir(dir), alt))
 		dir = alt
 		elsewhere = alt
 	}
@@ -83,9 +83,9 @@ func startManaged(ctx context.Context, o Options, s *study.Study, name string, c
 	// Servers a killed run left behind (they die with it, but belt and
 	// braces) are stopped before another is started.
 	if err := server.ReapLeftovers(ctx, log); err != nil {
-		o.Bar.Println(fmt.Sprintf("%-10s %v", name, err))
+		o.notice(name, err.Error())
 	}
-	o.Bar.Println(fmt.Sprintf("%-10s starting %s ...", name, srv.Title()))
+	_ = o.emit(event.ServerStarting{Target: name, Title: srv.Title()})
 	t0 := time.Now()
 	inst, err := srv.Start(ctx, server.Config{Dir: dir, Durability: kv.Durability(s.Durability), MemoryBytes: cache, Options: opts, Log: log})
 	if err != nil {
@@ -102,7 +102,7 @@ func startManaged(ctx context.Context, o Options, s *study.Study, name string, c
 		_ = inst.Stop(sctx)
 		return nil, err
 	}
-	o.Bar.Println(fmt.Sprintf("%-10s ready at %s in %.1fs (pid %d)", name, redact.Text(inst.URI), time.Since(t0).Seconds(), inst.PID))
+	_ = o.emit(event.ServerReady{Target: name, URI: redact.Text(inst.URI), Took: time.Since(t0), PID: inst.PID})
 	title, _, _ := strings.Cut(srv.Title(), " (")
 	return &managed{inst: inst, title: title, elsewhere: elsewhere, keep: o.KeepData, release: release}, nil
 }
@@ -114,8 +114,8 @@ func ensureInstalled(ctx context.Context, o Options, name string, srv server.Ser
 	if err == nil {
 		return nil
 	}
-	o.Bar.Println(fmt.Sprintf("%-10s %v; installing %s", name, err, srv.Title()))
-	if ierr := srv.Install(ctx, barWriter{o.Bar}); ierr != nil {
+	o.notice(name, fmt.Sprintf("%v; installing %s", err, srv.Title()))
+	if ierr := srv.Install(ctx, logWriter{o.emit}); ierr != nil {
 		return fmt.Errorf("installing %s: %w", srv.Title(), ierr)
 	}
 	return srv.Check()
@@ -181,12 +181,11 @@ func (m *managed) describe(runDir string) *results.Server {
 		PID: m.inst.PID, Settings: m.inst.Settings, Log: log}
 }
 
-func (m *managed) stop(bar *progress.Bar, name string) {
+func (m *managed) stop(emit func(event.Event) error, name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), server.DefaultStopTimeout)
 	defer cancel()
-	if err := m.inst.Stop(ctx); err != nil {
-		bar.Println(fmt.Sprintf("%-10s stopping the server: %v", name, err))
-	}
+	err := m.inst.Stop(ctx)
+	_ = emit(event.ServerStopped{Target: name, Err: err})
 	if !server.Alive(m.inst.PID) {
 		m.release()
 	}

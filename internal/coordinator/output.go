@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"storebench/internal/measure/latency"
-	"storebench/internal/report"
 	"storebench/internal/results"
 	"storebench/internal/wire"
 )
@@ -68,21 +67,6 @@ func writeHlog(runDir, target string, st *results.Step) error {
 		return fmt.Errorf("%s: %w", path, werr)
 	}
 	return nil
-}
-
-// writeRun writes results.json and, once the run is over (final), the
-// report: report.md, report.html and charts/. Results go to disk after
-// every target, so that a kill -9 of the coordinator still leaves every
-// finished target there (`storebench report` renders them); rendering
-// the whole report is left to the end, where it is done once.
-func writeRun(run *results.Run, runDir string, final bool) error {
-	if err := run.Write(filepath.Join(runDir, "results.json")); err != nil {
-		return err
-	}
-	if !final {
-		return nil
-	}
-	return report.WriteAll(runDir, run)
 }
 
 // writeProfiles writes a step's pprof profiles (kind -> bytes, from the
