@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,10 +59,11 @@ func TestLedgerStressStreamsAndBackgroundInResults(t *testing.T) {
 	}
 	var sum, hsum int64
 	for _, s := range st.Streams {
-		// At 200/s for 2 s: never more than the rate allows; fewer
-		// when the machine cannot keep up (a loaded make test once
-		// made 171), but some.
-		if s.Rate != 200 || s.Workers != 2 || s.Ops < 50 || s.Ops > 2*200+2 {
+		// At 200/s for 2 s: never more than the rate allows over the
+		// step's measured time (a loaded machine stops it a little after
+		// 2 s, with 404 ops once); fewer when the machine cannot keep up
+		// (a loaded make test once made 171), but some.
+		if s.Rate != 200 || s.Workers != 2 || s.Ops < 50 || float64(s.Ops) > math.Ceil(200*st.Seconds)+2 {
 			t.Fatalf("stream %s: rate %v, %d workers, %d ops", s.Name, s.Rate, s.Workers, s.Ops)
 		}
 		if total(s.Hist) != s.Ops || total(s.HistIntended) != s.Ops {
