@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"storebench/internal/results"
+	"storebench/internal/server"
 )
 
 // A run killed with -9 during its second target is never "complete":
@@ -113,9 +114,7 @@ func TestKilledRunIsReportedInterrupted(t *testing.T) {
 // Ctrl-C while a managed server starts stops the run as interrupted
 // (exit 130), not as the target's failure ("context canceled").
 func TestInterruptDuringServerStart(t *testing.T) {
-	if _, err := exec.LookPath("initdb"); err != nil {
-		t.Skip("PostgreSQL is not installed (scripts/install-servers.sh)")
-	}
+	installed(t, "postgres")
 	p := filepath.Join(t.TempDir(), "pg.yaml")
 	if err := os.WriteFile(p, []byte(strings.Replace(strings.ReplaceAll(tinyStudy, "%DUR%", "1s"), "targets: [pebble, bbolt]", "targets: [postgres, bbolt]", 1)), 0o644); err != nil {
 		t.Fatal(err)
@@ -155,9 +154,7 @@ func TestClosedOutputLeavesNothingBehind(t *testing.T) {
 	// The reader goes once the data (and the server) are there.
 	t.Run("embedded", func(t *testing.T) { closedOutput(t, "pebble     insert", writeStudy(t, "60s"), "--targets", "pebble") })
 	t.Run("server", func(t *testing.T) {
-		if _, err := exec.LookPath("redis-server"); err != nil {
-			t.Skip("redis-server is not installed (scripts/install-servers.sh)")
-		}
+		installed(t, "redis")
 		closedOutput(t, "ready at", writeRedisLedger(t, "60s"))
 	})
 }
@@ -218,4 +215,18 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// installed fails the test when server name is not installed: make test
+// installs every server (scripts/install-servers.sh), so a missing one is
+// a broken install step, never a reason to skip.
+func installed(t *testing.T, name string) {
+	t.Helper()
+	s, err := server.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Check(); err != nil {
+		t.Fatalf("%s is not installed (scripts/install-servers.sh): %v", name, err)
+	}
 }
