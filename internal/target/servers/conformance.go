@@ -84,7 +84,7 @@ func CheckCaps(t T, info target.Info, h any) {
 	_, _, isLedger := ledger.StoreOf(h)
 	_, isPipeliner := h.(target.Pipeliner)
 	_, isSelecter := h.(target.IntSelecter)
-	_, isOLTP := h.(oltp.Store)
+	_, isOLTP := oltp.StoreOf(h)
 	isSQL := isSelecter && isOLTP
 	_, isHTTP := h.(http.Site)
 	_, isCompacter := h.(kv.Compacter)
