@@ -29,6 +29,11 @@ import (
 // n-D GiST's &&& against a 3-D box of zero height in time. The workload
 // keeps the points within the distance itself, so both answers are judged
 // by the same rule. The GC is one DELETE … WHERE ts < cutoff per pass.
+//
+// They run on the target's pgx pool (conn.Postgres), not target.SQLDB:
+// their statements bind Go slices as PostgreSQL arrays and scan float8
+// and bigint columns in pgx's binary format, which SQLDB's driver bytes
+// would leave to decode by hand.
 
 const geoLayoutBTree = "geo_points(ts bigint, user_id bigint, lat float8, lon float8), B-tree (ts, lat) and (user_id, ts)"
 
