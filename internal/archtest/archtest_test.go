@@ -77,8 +77,6 @@ var knownWrong = map[string][]string{
 	"internal/target/aerospike/aerospike_test.go": {"internal/workload/ledger"},
 	"internal/target/aerospike/ledger.go":         {"internal/workload/ledger"},
 	"internal/target/cassandra/geo.go":            {"internal/workload/geo"},
-	"internal/target/cassandra/ledger.go":         {"internal/workload/ledger"},
-	"internal/target/mongodb/ledger.go":           {"internal/workload/ledger"},
 	"internal/target/mysql/lean.go":               {"internal/workload/oltp"},
 	"internal/target/mysql/lean_test.go":          {"internal/workload/oltp"},
 	"internal/target/mysql/ledger.go":             {"internal/workload/ledger"},

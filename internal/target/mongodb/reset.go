@@ -2,16 +2,25 @@ package mongodb
 
 import (
 	"context"
+	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
-// Reset empties the ledger collections (keeping their indexes), for a
-// fresh ladder step.
+// Reset empties every collection of the database (what storebench wrote,
+// keeping their indexes), for a fresh ladder step.
 func (s *Store) Reset(ctx context.Context) error {
-	if _, err := s.txs.DeleteMany(ctx, bson.D{}); err != nil {
+	names, err := s.db.ListCollectionNames(ctx, bson.D{})
+	if err != nil {
 		return err
 	}
-	_, err := s.balances.DeleteMany(ctx, bson.D{})
-	return err
+	for _, n := range names {
+		if strings.HasPrefix(n, "system.") {
+			continue
+		}
+		if _, err := s.db.Collection(n).DeleteMany(ctx, bson.D{}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
