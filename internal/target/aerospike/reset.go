@@ -6,10 +6,10 @@ import (
 	"storebench/internal/target/conn"
 )
 
-// Reset truncates the sets the workloads write (conn.AerospikeSets) in the
+// Reset truncates the sets the workloads keep (conn.OwnTables) in the
 // namespace, for a fresh ladder step.
 func (s *Store) Reset(ctx context.Context) error {
-	for _, set := range conn.AerospikeSets() {
+	for _, set := range conn.OwnTables() {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

@@ -1,16 +1,24 @@
 package cassandra
 
-import "context"
+import (
+	"context"
+	"slices"
 
-// Reset empties every table of the keyspace (what storebench wrote), for a
-// fresh ladder step (the managed server runs with auto_snapshot off, so
-// TRUNCATE leaves no copy behind).
+	"storebench/internal/target/conn"
+)
+
+// Reset empties the tables of the keyspace that the workloads keep
+// (conn.OwnTables), for a fresh ladder step (the managed server runs
+// with auto_snapshot off, so TRUNCATE leaves no copy behind).
 func (s *Store) Reset(ctx context.Context) error {
+	own := conn.OwnTables()
 	iter := s.s.Query(`SELECT table_name FROM system_schema.tables WHERE keyspace_name = ?`, s.ks).IterContext(ctx)
 	var tables []string
 	var t string
 	for iter.Scan(&t) {
-		tables = append(tables, t)
+		if slices.Contains(own, t) {
+			tables = append(tables, t)
+		}
 	}
 	if err := iter.Close(); err != nil {
 		return err

@@ -33,7 +33,7 @@ func aerospikeStoreOf(h conn.Aerospike) *aerospikeStore {
 }
 
 // The target's Reset truncates the ledger's sets.
-func init() { conn.AddAerospikeSets(setTxs, setChain, setBalances) }
+func init() { conn.AddOwnTables(setTxs, setChain, setBalances) }
 
 const (
 	// chainWindow is how many chain entries one batch get reads.

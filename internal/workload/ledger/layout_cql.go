@@ -26,6 +26,9 @@ const (
 	cqlChainPage = 1000
 )
 
+// The target's Reset empties the ledger's tables.
+func init() { conn.AddOwnTables("txs_by_addr", "txs_by_chain", "balances") }
+
 // cqlStore is the ledger layout on one CQL session.
 type cqlStore struct {
 	s  *gocql.Session

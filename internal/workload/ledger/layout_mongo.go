@@ -26,6 +26,9 @@ const (
 	chainBatch = 1000
 )
 
+// The target's Reset empties the ledger's collections.
+func init() { conn.AddOwnTables("txs", "balances") }
+
 // mongoStore is the ledger layout on one database.
 type mongoStore struct {
 	binaryIDs     bool // addresses as binary _id rather than hex strings
