@@ -210,7 +210,7 @@ func (Ledger) Execute(ctx context.Context, env *workload.Env, st workload.Step) 
 }
 
 // StoreOf finds the ledger layout on a target's handle: its own (a Store),
-// this package's on what the target offers (layout_*.go: RESP, CQL, MongoDB, Aerospike), or the
+// this package's on what the target offers (layout_*.go: RESP, CQL, MongoDB, Aerospike, SQL), or the
 // layout on an ordered key-value store (then kvs is the store, for
 // zero-copy verified reads); false when there is none.
 func StoreOf(h any) (s Store, kvs kv.Store, ok bool) {
@@ -225,6 +225,12 @@ func StoreOf(h any) (s Store, kvs kv.Store, ok bool) {
 		return mongoStoreOf(h), nil, true
 	case conn.Aerospike:
 		return aerospikeStoreOf(h), nil, true
+	case target.SQLDB:
+		if sqlLedger(h.SQLDialect()) {
+			return sqlStoreOf(h), nil, true
+		}
+	}
+	switch h := h.(type) {
 	case kv.Store:
 		return KVStore{KV: h}, h, true
 	}
