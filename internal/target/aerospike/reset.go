@@ -1,15 +1,10 @@
 package aerospike
 
-import (
-	"context"
+import "context"
 
-	"storebench/internal/target/conn"
-)
-
-// Reset truncates the sets the workloads keep (conn.OwnTables) in the
-// namespace, for a fresh ladder step.
+// Reset truncates the ledger sets of the namespace, for a fresh ladder step.
 func (s *Store) Reset(ctx context.Context) error {
-	for _, set := range conn.OwnTables() {
+	for _, set := range []string{"txs", "chain", "balances"} {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

@@ -184,12 +184,6 @@ func (Ledger) Execute(ctx context.Context, env *workload.Env, st workload.Step) 
 	if r.store, r.kv, ok = StoreOf(env.Target); !ok {
 		return nil, fmt.Errorf("ledger: target offers neither a ledger layout nor a key-value store")
 	}
-	// A layout that makes its tables does so before the step is measured.
-	if p, ok := r.store.(preparer); ok {
-		if err := p.prepare(ctx); err != nil {
-			return nil, fmt.Errorf("ledger: %w", err)
-		}
-	}
 	switch st.Phase {
 	case "insert":
 		return r.insert(ctx)
@@ -210,7 +204,7 @@ func (Ledger) Execute(ctx context.Context, env *workload.Env, st workload.Step) 
 }
 
 // StoreOf finds the ledger layout on a target's handle: its own (a Store),
-// this package's on what the target offers (layout_*.go: RESP, CQL, MongoDB, Aerospike, SQL), or the
+// this package's on what the target offers (layout_*.go: RESP), or the
 // layout on an ordered key-value store (then kvs is the store, for
 // zero-copy verified reads); false when there is none.
 func StoreOf(h any) (s Store, kvs kv.Store, ok bool) {
@@ -219,28 +213,10 @@ func StoreOf(h any) (s Store, kvs kv.Store, ok bool) {
 		return h, nil, true
 	case conn.RESP:
 		return respStore{h.RESPClient()}, nil, true
-	case conn.CQL:
-		return cqlStoreOf(h), nil, true
-	case conn.Mongo:
-		return mongoStoreOf(h), nil, true
-	case conn.Aerospike:
-		return aerospikeStoreOf(h), nil, true
-	case target.SQLDB:
-		if sqlLedger(h.SQLDialect()) {
-			return sqlStoreOf(h), nil, true
-		}
-	}
-	switch h := h.(type) {
 	case kv.Store:
 		return KVStore{KV: h}, h, true
 	}
 	return nil, nil, false
-}
-
-// preparer is a layout that makes its schema (once per handle) before a
-// step runs; its methods make it too when called first.
-type preparer interface {
-	prepare(ctx context.Context) error
 }
 
 // CanRun reports whether a target handle can run the ledger workload.

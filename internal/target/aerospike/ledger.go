@@ -1,4 +1,4 @@
-package ledger
+package aerospike
 
 import (
 	"context"
@@ -10,30 +10,12 @@ import (
 	"github.com/aerospike/aerospike-client-go/v8/types"
 
 	"storebench/internal/kv"
-	"storebench/internal/target/conn"
+	"storebench/internal/workload/ledger"
 )
 
-// The ledger layout on an Aerospike target (conn.Aerospike), in the
-// target's namespace: sets txs, chain (one record per genesis and index,
-// as Aerospike has no ordered scan) and balances, and the Store methods.
-
-// aerospikeStore is the ledger layout on one client.
-type aerospikeStore struct {
-	c          *as.Client
-	ns         string
-	read       *as.BasePolicy
-	batch      *as.BatchPolicy
-	batchWrite *as.BatchWritePolicy
-}
-
-// aerospikeStoreOf is the ledger layout on h.
-func aerospikeStoreOf(h conn.Aerospike) *aerospikeStore {
-	p := h.AerospikePolicies()
-	return &aerospikeStore{c: h.AerospikeClient(), ns: h.AerospikeNamespace(), read: p.Read, batch: p.Batch, batchWrite: p.BatchWrite}
-}
-
-// The target's Reset truncates the ledger's sets.
-func init() { conn.AddOwnTables(setTxs, setChain, setBalances) }
+// The ledger layout: sets txs, chain (one record per genesis and index, as
+// Aerospike has no ordered scan) and balances, and the ledger.Store
+// methods.
 
 const (
 	// chainWindow is how many chain entries one batch get reads.
@@ -55,35 +37,35 @@ const (
 	binAmount  = "amount"
 )
 
-// asTxKey is the key of a transaction's record.
-func asTxKey(ns string, address []byte) (*as.Key, error) {
+// TxKey is the key of a transaction's record.
+func TxKey(ns string, address []byte) (*as.Key, error) {
 	k, err := as.NewKey(ns, setTxs, address)
 	return k, asError(err)
 }
 
-// asChainKeyValue is the user key of chain entry (genesis, index): the
+// ChainKeyValue is the user key of chain entry (genesis, index): the
 // genesis, '|' and the index in 8 big-endian bytes.
-func asChainKeyValue(genesis []byte, index uint64) []byte {
+func ChainKeyValue(genesis []byte, index uint64) []byte {
 	b := make([]byte, 0, len(genesis)+9)
 	b = append(b, genesis...)
 	b = append(b, '|')
 	return binary.BigEndian.AppendUint64(b, index)
 }
 
-// asChainKey is the key of chain entry (genesis, index).
-func asChainKey(ns string, genesis []byte, index uint64) (*as.Key, error) {
-	k, err := as.NewKey(ns, setChain, asChainKeyValue(genesis, index))
+// ChainKey is the key of chain entry (genesis, index).
+func ChainKey(ns string, genesis []byte, index uint64) (*as.Key, error) {
+	k, err := as.NewKey(ns, setChain, ChainKeyValue(genesis, index))
 	return k, asError(err)
 }
 
-// asBalanceKey is the key of an address's balance.
-func asBalanceKey(ns string, address []byte) (*as.Key, error) {
+// BalanceKey is the key of an address's balance.
+func BalanceKey(ns string, address []byte) (*as.Key, error) {
 	k, err := as.NewKey(ns, setBalances, address)
 	return k, asError(err)
 }
 
-// asTxBins are the bins of a transaction's record (the address is the key).
-func asTxBins(tx Tx) []*as.Bin {
+// TxBins are the bins of a transaction's record (the address is the key).
+func TxBins(tx ledger.Tx) []*as.Bin {
 	return []*as.Bin{
 		as.NewBin(binPrev, nonNil(tx.Prev)),
 		as.NewBin(binGenesis, nonNil(tx.Genesis)),
@@ -94,20 +76,20 @@ func asTxBins(tx Tx) []*as.Bin {
 	}
 }
 
-// asTxFromBins rebuilds the transaction of address from its record's bins.
+// TxFromBins rebuilds the transaction of address from its record's bins.
 // The transaction owns copies of its bytes, in one allocation.
-func asTxFromBins(address []byte, bins as.BinMap) (Tx, error) {
-	prev, err1 := asBytesBin(bins, binPrev, false)
-	gen, err2 := asBytesBin(bins, binGenesis, false)
-	payload, err3 := asBytesBin(bins, binPayload, true) // an empty blob may come back absent
-	idx, err4 := asIntBin(bins, binIdx)
-	ts, err5 := asIntBin(bins, binTs)
-	typ, err6 := asIntBin(bins, binType)
+func TxFromBins(address []byte, bins as.BinMap) (ledger.Tx, error) {
+	prev, err1 := bytesBin(bins, binPrev, false)
+	gen, err2 := bytesBin(bins, binGenesis, false)
+	payload, err3 := bytesBin(bins, binPayload, true) // an empty blob may come back absent
+	idx, err4 := intBin(bins, binIdx)
+	ts, err5 := intBin(bins, binTs)
+	typ, err6 := intBin(bins, binType)
 	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
-		return Tx{}, fmt.Errorf("transaction %x: %w", address, err)
+		return ledger.Tx{}, fmt.Errorf("transaction %x: %w", address, err)
 	}
 	if typ < 0 || typ > 255 {
-		return Tx{}, fmt.Errorf("transaction %x: type %d out of range", address, typ)
+		return ledger.Tx{}, fmt.Errorf("transaction %x: type %d out of range", address, typ)
 	}
 	n := len(address) + len(prev) + len(gen) + len(payload)
 	b := make([]byte, 0, n)
@@ -116,7 +98,7 @@ func asTxFromBins(address []byte, bins as.BinMap) (Tx, error) {
 	b = append(b, gen...)
 	b = append(b, payload...)
 	a, p, g := len(address), len(prev), len(gen)
-	return Tx{
+	return ledger.Tx{
 		Address:   b[:a:a],
 		Prev:      b[a : a+p : a+p],
 		Genesis:   b[a+p : a+p+g : a+p+g],
@@ -127,9 +109,9 @@ func asTxFromBins(address []byte, bins as.BinMap) (Tx, error) {
 	}, nil
 }
 
-// PutTxs implements Store: one batch write of every transaction's
+// PutTxs implements ledger.Store: one batch write of every transaction's
 // record and chain entry.
-func (s *aerospikeStore) PutTxs(ctx context.Context, txs []Tx) error {
+func (s *Store) PutTxs(ctx context.Context, txs []ledger.Tx) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -138,15 +120,15 @@ func (s *aerospikeStore) PutTxs(ctx context.Context, txs []Tx) error {
 	}
 	recs := make([]as.BatchRecordIfc, 0, 2*len(txs))
 	for i := range txs {
-		tk, err := asTxKey(s.ns, txs[i].Address)
+		tk, err := TxKey(s.ns, txs[i].Address)
 		if err != nil {
 			return err
 		}
-		ck, err := asChainKey(s.ns, txs[i].Genesis, txs[i].Index)
+		ck, err := ChainKey(s.ns, txs[i].Genesis, txs[i].Index)
 		if err != nil {
 			return err
 		}
-		bins := asTxBins(txs[i])
+		bins := TxBins(txs[i])
 		ops := make([]*as.Operation, len(bins))
 		for j, b := range bins {
 			ops[j] = as.PutOp(b)
@@ -158,7 +140,7 @@ func (s *aerospikeStore) PutTxs(ctx context.Context, txs []Tx) error {
 	return s.batchOperate(recs)
 }
 
-func (s *aerospikeStore) batchOperate(recs []as.BatchRecordIfc) error {
+func (s *Store) batchOperate(recs []as.BatchRecordIfc) error {
 	if err := s.c.BatchOperate(s.batch, recs); err != nil {
 		return err
 	}
@@ -173,28 +155,28 @@ func (s *aerospikeStore) batchOperate(recs []as.BatchRecordIfc) error {
 	return nil
 }
 
-// GetTx implements Store.
-func (s *aerospikeStore) GetTx(ctx context.Context, address []byte) (Tx, error) {
+// GetTx implements ledger.Store.
+func (s *Store) GetTx(ctx context.Context, address []byte) (ledger.Tx, error) {
 	if err := ctx.Err(); err != nil {
-		return Tx{}, err
+		return ledger.Tx{}, err
 	}
-	k, err := asTxKey(s.ns, address)
+	k, err := TxKey(s.ns, address)
 	if err != nil {
-		return Tx{}, err
+		return ledger.Tx{}, err
 	}
 	rec, aerr := s.c.Get(s.read, k)
-	if asNotFound(aerr) {
-		return Tx{}, fmt.Errorf("transaction %x: %w", address, kv.ErrNotFound)
+	if isNotFound(aerr) {
+		return ledger.Tx{}, fmt.Errorf("transaction %x: %w", address, kv.ErrNotFound)
 	}
 	if aerr != nil {
-		return Tx{}, aerr
+		return ledger.Tx{}, aerr
 	}
-	return asTxFromBins(address, rec.Bins)
+	return TxFromBins(address, rec.Bins)
 }
 
-// Chain implements Store: batch gets of chain entries, window by
+// Chain implements ledger.Store: batch gets of chain entries, window by
 // window, until the first missing index.
-func (s *aerospikeStore) Chain(ctx context.Context, genesis []byte, fn func(Tx) bool) error {
+func (s *Store) Chain(ctx context.Context, genesis []byte, fn func(ledger.Tx) bool) error {
 	keys := make([]*as.Key, chainWindow)
 	addrs := make([][]byte, 0, chainWindow)
 	for start := uint64(0); ; start += chainWindow {
@@ -202,7 +184,7 @@ func (s *aerospikeStore) Chain(ctx context.Context, genesis []byte, fn func(Tx) 
 			return err
 		}
 		for i := range keys {
-			k, err := asChainKey(s.ns, genesis, start+uint64(i))
+			k, err := ChainKey(s.ns, genesis, start+uint64(i))
 			if err != nil {
 				return err
 			}
@@ -228,7 +210,7 @@ func (s *aerospikeStore) Chain(ctx context.Context, genesis []byte, fn func(Tx) 
 		}
 		txKeys := make([]*as.Key, len(addrs))
 		for i, a := range addrs {
-			k, err := asTxKey(s.ns, a)
+			k, err := TxKey(s.ns, a)
 			if err != nil {
 				return err
 			}
@@ -242,7 +224,7 @@ func (s *aerospikeStore) Chain(ctx context.Context, genesis []byte, fn func(Tx) 
 			if r == nil {
 				return fmt.Errorf("chain %x entry %d: transaction %x: %w", genesis, start+uint64(i), addrs[i], kv.ErrNotFound)
 			}
-			tx, err := asTxFromBins(addrs[i], r.Bins)
+			tx, err := TxFromBins(addrs[i], r.Bins)
 			if err != nil {
 				return err
 			}
@@ -256,8 +238,8 @@ func (s *aerospikeStore) Chain(ctx context.Context, genesis []byte, fn func(Tx) 
 	}
 }
 
-// PutBalances implements Store: batch writes.
-func (s *aerospikeStore) PutBalances(ctx context.Context, addrs [][]byte, amounts []uint64) error {
+// PutBalances implements ledger.Store: batch writes.
+func (s *Store) PutBalances(ctx context.Context, addrs [][]byte, amounts []uint64) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -271,7 +253,7 @@ func (s *aerospikeStore) PutBalances(ctx context.Context, addrs [][]byte, amount
 		j := min(i+balanceBatch, len(addrs))
 		recs := make([]as.BatchRecordIfc, 0, j-i)
 		for k := i; k < j; k++ {
-			key, err := asBalanceKey(s.ns, addrs[k])
+			key, err := BalanceKey(s.ns, addrs[k])
 			if err != nil {
 				return err
 			}
@@ -284,63 +266,22 @@ func (s *aerospikeStore) PutBalances(ctx context.Context, addrs [][]byte, amount
 	return nil
 }
 
-// GetBalance implements Store.
-func (s *aerospikeStore) GetBalance(ctx context.Context, address []byte) (uint64, error) {
+// GetBalance implements ledger.Store.
+func (s *Store) GetBalance(ctx context.Context, address []byte) (uint64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	k, err := asBalanceKey(s.ns, address)
+	k, err := BalanceKey(s.ns, address)
 	if err != nil {
 		return 0, err
 	}
 	rec, aerr := s.c.Get(s.read, k, binAmount)
-	if asNotFound(aerr) {
+	if isNotFound(aerr) {
 		return 0, fmt.Errorf("balance of %x: %w", address, kv.ErrNotFound)
 	}
 	if aerr != nil {
 		return 0, aerr
 	}
-	v, err := asIntBin(rec.Bins, binAmount)
+	v, err := intBin(rec.Bins, binAmount)
 	return uint64(v), err
-}
-
-func asBytesBin(bins as.BinMap, name string, optional bool) ([]byte, error) {
-	v, ok := bins[name]
-	if !ok || v == nil {
-		if optional {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("bin %s missing", name)
-	}
-	b, ok := v.([]byte)
-	if !ok {
-		return nil, fmt.Errorf("bin %s is a %T, want bytes", name, v)
-	}
-	return b, nil
-}
-
-func asIntBin(bins as.BinMap, name string) (int64, error) {
-	switch v := bins[name].(type) {
-	case int:
-		return int64(v), nil
-	case int64:
-		return v, nil
-	case nil:
-		return 0, fmt.Errorf("bin %s missing", name)
-	default:
-		return 0, fmt.Errorf("bin %s is a %T, want an integer", name, v)
-	}
-}
-
-// asError turns the client's Error interface into a plain error without
-// wrapping a typed nil.
-func asError(err as.Error) error {
-	if err == nil {
-		return nil
-	}
-	return err
-}
-
-func asNotFound(err as.Error) bool {
-	return err != nil && err.Matches(types.KEY_NOT_FOUND_ERROR)
 }
