@@ -9,8 +9,7 @@
 //	                      PRIMARY KEY ((genesis), idx)) clustered by idx ascending
 //	        balances     (addr blob PRIMARY KEY, amount bigint: the uint64's bits)
 //	ycsb    usertable    (y_id text PRIMARY KEY, field0 blob, …)
-//	geo     geo_zone, geo_user, geo_blocks (the workload's own, package
-//	        geo's layout_cql.go, on conn.CQL)
+//	geo     geo_zone, geo_user, geo_blocks (geo.go)
 //
 // Both transaction tables hold the whole transaction, so GetTx and Chain
 // each read one partition. PutTxs writes the txs_by_chain rows of a chain
@@ -154,6 +153,9 @@ type Store struct {
 	hosts int
 	// readCons is the geo layout's read consistency (read_consistency).
 	readCons gocql.Consistency
+
+	// geo layout (geo.go)
+	geo geoState
 }
 
 // Open connects to o.URI (cassandra://[user:password@]host:port/keyspace),
@@ -293,16 +295,6 @@ func (s *Store) init(isSync bool, pool int, uri string) error {
 
 // Settings implements kv.Describer.
 func (s *Store) Settings() map[string]string { return s.settings }
-
-// CQLSession implements conn.CQL.
-func (s *Store) CQLSession() *gocql.Session { return s.s }
-
-// CQLKeyspace implements conn.CQL.
-func (s *Store) CQLKeyspace() string { return s.ks }
-
-// CQLConsistency implements conn.CQLConsistencies: option consistency,
-// and read_consistency (the geo layout's reads).
-func (s *Store) CQLConsistency() (write, read gocql.Consistency) { return s.cons, s.readCons }
 
 // Close closes the session.
 func (s *Store) Close() error {
