@@ -38,6 +38,7 @@ import (
 
 	"storebench/internal/redact"
 	"storebench/internal/target"
+	"storebench/internal/target/conn"
 	"storebench/internal/target/internal/targetkit"
 )
 
@@ -73,7 +74,8 @@ func init() {
 	})
 }
 
-// Store is an open Aerospike client. It implements ledger.Store and
+// Store is an open Aerospike client. It offers its client (conn.Aerospike:
+// the ledger layout is workload/ledger's layout_aerospike.go), implements
 // ycsb.DB (without Scanner) and is safe for concurrent use.
 //
 // The Aerospike client takes no context: every operation checks the
@@ -302,4 +304,22 @@ func asError(err as.Error) error {
 
 func isNotFound(err as.Error) bool {
 	return err != nil && err.Matches(types.KEY_NOT_FOUND_ERROR)
+}
+
+// The ledger layout's batch sizes (workload/ledger's
+// layout_aerospike.go), for its settings.
+const (
+	chainWindow  = 128
+	balanceBatch = 5000
+)
+
+// AerospikeClient implements conn.Aerospike.
+func (s *Store) AerospikeClient() *as.Client { return s.c }
+
+// AerospikeNamespace implements conn.Aerospike.
+func (s *Store) AerospikeNamespace() string { return s.ns }
+
+// AerospikePolicies implements conn.Aerospike.
+func (s *Store) AerospikePolicies() conn.AerospikePolicies {
+	return conn.AerospikePolicies{Read: s.read, Batch: s.batch, BatchWrite: s.batchWrite}
 }

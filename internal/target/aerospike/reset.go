@@ -1,10 +1,15 @@
 package aerospike
 
-import "context"
+import (
+	"context"
 
-// Reset truncates the ledger sets of the namespace, for a fresh ladder step.
+	"storebench/internal/target/conn"
+)
+
+// Reset truncates the sets the workloads keep (conn.OwnTables) in the
+// namespace, for a fresh ladder step.
 func (s *Store) Reset(ctx context.Context) error {
-	for _, set := range []string{"txs", "chain", "balances"} {
+	for _, set := range conn.OwnTables() {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

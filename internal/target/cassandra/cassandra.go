@@ -132,16 +132,14 @@ func consistencyOf(v string, hosts int) (gocql.Consistency, error) {
 	return 0, fmt.Errorf("option consistency: %q: want ONE, TWO, THREE, QUORUM, ALL, LOCAL_ONE or LOCAL_QUORUM", v)
 }
 
-// Store is an open session. It implements ledger.Store and ycsb.DB
+// Store is an open session. It offers its session (conn.CQL: the ledger
+// layout is workload/ledger's layout_cql.go), implements ycsb.DB
 // (without Scanner: rows are ordered by token, not key) and is safe for
 // concurrent use.
 type Store struct {
 	s        *gocql.Session
 	ks       string
 	settings map[string]string
-
-	// ledger layout (ledger.go): its statements
-	putAddr, putChain, getTx, chain, putBalance, getBalance string
 
 	// ycsb layout (ycsb.go): the statements of the table Init made
 	mu   sync.RWMutex
@@ -159,8 +157,8 @@ type Store struct {
 }
 
 // Open connects to o.URI (cassandra://[user:password@]host:port/keyspace),
-// creating the keyspace (SimpleStrategy, replication factor 1) and the
-// ledger tables if they are missing.
+// creating the keyspace (SimpleStrategy, replication factor 1) if it is
+// missing.
 func Open(o target.Options) (*Store, error) {
 	s, err := openNamed(o, optionNames)
 	if err != nil {
@@ -273,9 +271,6 @@ func (s *Store) init(isSync bool, pool int, uri string) error {
 	if err := s.s.Query(`CREATE KEYSPACE IF NOT EXISTS ` + ks + ` WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`).ExecContext(ctx); err != nil {
 		return fmt.Errorf("creating keyspace %s: %w", ks, err)
 	}
-	if err := s.initLedger(ctx); err != nil {
-		return err
-	}
 	s.settings = map[string]string{
 		"server":         redact.Text(uri),
 		"server_version": version,
@@ -295,6 +290,12 @@ func (s *Store) init(isSync bool, pool int, uri string) error {
 
 // Settings implements kv.Describer.
 func (s *Store) Settings() map[string]string { return s.settings }
+
+// CQLSession implements conn.CQL.
+func (s *Store) CQLSession() *gocql.Session { return s.s }
+
+// CQLKeyspace implements conn.CQL.
+func (s *Store) CQLKeyspace() string { return s.ks }
 
 // Close closes the session.
 func (s *Store) Close() error {

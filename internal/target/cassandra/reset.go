@@ -1,12 +1,30 @@
 package cassandra
 
-import "context"
+import (
+	"context"
+	"slices"
 
-// Reset empties the ledger tables, for a fresh ladder step (the managed
-// server runs with auto_snapshot off, so TRUNCATE leaves no copy behind).
+	"storebench/internal/target/conn"
+)
+
+// Reset empties the tables of the keyspace that the workloads keep
+// (conn.OwnTables), for a fresh ladder step (the managed server runs
+// with auto_snapshot off, so TRUNCATE leaves no copy behind).
 func (s *Store) Reset(ctx context.Context) error {
-	for _, t := range []string{"txs_by_addr", "txs_by_chain", "balances"} {
-		if err := s.s.Query("TRUNCATE " + s.ks + "." + t).WithContext(ctx).Exec(); err != nil {
+	own := conn.OwnTables()
+	iter := s.s.Query(`SELECT table_name FROM system_schema.tables WHERE keyspace_name = ?`, s.ks).IterContext(ctx)
+	var tables []string
+	var t string
+	for iter.Scan(&t) {
+		if slices.Contains(own, t) {
+			tables = append(tables, t)
+		}
+	}
+	if err := iter.Close(); err != nil {
+		return err
+	}
+	for _, t := range tables {
+		if err := s.s.Query(`TRUNCATE ` + s.ks + `."` + t + `"`).WithContext(ctx).Exec(); err != nil {
 			return err
 		}
 	}

@@ -22,3 +22,11 @@ type Mongo interface {
 	// client (with the study's write concern), safe for concurrent use.
 	MongoDatabase() *mongo.Database
 }
+
+// MongoBinaryIDs is the optional choice of a Mongo target for the _id of
+// a document keyed by bytes (option address_id): binary when true, the
+// bytes' hex string otherwise (FerretDB finds string _ids through its
+// primary key and scans the collection for binary ones).
+type MongoBinaryIDs interface {
+	MongoBinaryIDs() bool
+}

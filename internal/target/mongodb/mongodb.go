@@ -56,6 +56,9 @@ const (
 	defaultPool = 16
 	defaultDB   = "storebench"
 	openTimeout = 3 * time.Second
+	// chainBatch is the batch size of the ledger layout's chain reads
+	// (workload/ledger's layout_mongo.go), for its settings.
+	chainBatch = 1000
 )
 
 var optionNames = []string{"pool", "address_id"}
@@ -97,23 +100,22 @@ func register(targetName, title, srv string, schemes []string, b backend) {
 	})
 }
 
-// Store is an open client. It implements ledger.Store, ycsb.DB,
-// ycsb.Scanner and conn.Mongo (the documents workload's own layout runs
-// on its database) and is safe for concurrent use.
+// Store is an open client. It implements ycsb.DB, ycsb.Scanner and
+// conn.Mongo (the ledger and documents workloads' own layouts run on its
+// database) and is safe for concurrent use.
 type Store struct {
-	binaryIDs          bool // addresses as binary _id rather than hex strings
-	client             *mongo.Client
-	db                 *mongo.Database
-	txs, balances, ycs *mongo.Collection
-	settings           map[string]string
+	binaryIDs bool // addresses as binary _id rather than hex strings
+	client    *mongo.Client
+	db        *mongo.Database
+	ycs       *mongo.Collection
+	settings  map[string]string
 
 	// ycsb layout (ycsb.go): the field names Init set
 	fieldsMu sync.RWMutex
 	fields   []string
 }
 
-// Open connects to o.URI (mongodb://[user:password@]host:port/db) and
-// creates the ledger index if it is missing.
+// Open connects to o.URI (mongodb://[user:password@]host:port/db).
 func Open(o target.Options) (*Store, error) { return openOn(o, name, backendSQLite) }
 
 func openOn(o target.Options, targetName string, b backend) (*Store, error) {
@@ -171,12 +173,7 @@ func open(o target.Options, b backend) (*Store, error) {
 		return nil, fmt.Errorf("no answer to a ping within %s", openTimeout)
 	}
 	db := client.Database(dbName)
-	s := &Store{binaryIDs: idType == "binary", client: client, db: db,
-		txs: db.Collection("txs"), balances: db.Collection("balances"), ycs: db.Collection("usertable")}
-	if err := s.createChainIndex(ctx); err != nil {
-		abandon(client)
-		return nil, err
-	}
+	s := &Store{binaryIDs: idType == "binary", client: client, db: db, ycs: db.Collection("usertable")}
 	version, ferret, note := "unknown", false, ""
 	var info struct {
 		Version         string `bson:"version"`
@@ -264,6 +261,9 @@ func abandon(c *mongo.Client) {
 	_ = c.Disconnect(ctx)
 }
 
-// MongoDatabase implements conn.Mongo: the documents workload's layout
-// runs on the database.
+// MongoDatabase implements conn.Mongo: the ledger and documents
+// workloads' layouts run on the database.
 func (s *Store) MongoDatabase() *mongo.Database { return s.db }
+
+// MongoBinaryIDs implements conn.MongoBinaryIDs (option address_id).
+func (s *Store) MongoBinaryIDs() bool { return s.binaryIDs }

@@ -32,7 +32,6 @@ import (
 	"net"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -74,19 +73,15 @@ func init() {
 	})
 }
 
-// Store is an open connection pool. It implements ledger.Store and
-// target.SQLDB (on which the ycsb workload keeps its table) and is safe
+// Store is an open connection pool. It implements target.SQLDB and
+// target.SQLTransactor (on which the ledger and ycsb workloads keep their
+// tables) and is safe
 // for concurrent use.
 type Store struct {
 	db        *sql.DB
 	cfg       *mysql.Config
 	settings  map[string]string
 	maxPacket int
-
-	// ledger layout (ledger.go)
-	getTx, chain, getBalance *sql.Stmt
-	putTxs                   stmtCache // by row count
-	putBalances              stmtCache // by row count
 
 	// oltpDriver is set when the oltp connections go to go-sql-driver
 	// (oltp.go): the server asked for an authentication method the lean
@@ -95,40 +90,6 @@ type Store struct {
 
 	// the statements of the workloads' tables (target.SQLDB, sqldb.go)
 	prepared prepared
-}
-
-// stmtCache holds prepared statements built by a function of an int;
-// lookups take no lock.
-type stmtCache struct {
-	mu    sync.Mutex // held while preparing
-	stmts sync.Map   // int -> *sql.Stmt
-}
-
-func (c *stmtCache) get(db *sql.DB, n int, build func() string) (*sql.Stmt, error) {
-	if st, ok := c.stmts.Load(n); ok {
-		return st.(*sql.Stmt), nil
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if st, ok := c.stmts.Load(n); ok {
-		return st.(*sql.Stmt), nil
-	}
-	st, err := db.Prepare(build())
-	if err != nil {
-		return nil, err
-	}
-	c.stmts.Store(n, st)
-	return st, nil
-}
-
-func (c *stmtCache) close() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.stmts.Range(func(k, v any) bool {
-		v.(*sql.Stmt).Close()
-		c.stmts.Delete(k)
-		return true
-	})
 }
 
 type quietLogger struct{}
@@ -279,9 +240,6 @@ func (s *Store) init(ctx context.Context, isSync bool, pool int, uri string) err
 		durability += " (cannot be relaxed per session)"
 	}
 	s.maxPacket = min(maxPacket/2, maxStmtBytes)
-	if err := s.openLedger(ctx); err != nil {
-		return err
-	}
 	s.settings = map[string]string{
 		"server":         redact.Text(uri),
 		"server_version": version,
@@ -303,17 +261,14 @@ func (s *Store) Settings() map[string]string { return s.settings }
 
 // Close closes the statements and the pool.
 func (s *Store) Close() error {
-	s.closeLedger()
 	s.prepared.close()
 	return s.db.Close()
 }
 
-var argsPool = sync.Pool{New: func() any { return new([]any) }}
-
-// nonNil turns a nil slice into an empty one: the driver sends nil as NULL.
-func nonNil(b []byte) []byte {
-	if b == nil {
-		return []byte{}
-	}
-	return b
-}
+// The ledger layout's statement sizes (workload/ledger's layout_sql.go),
+// for its settings.
+const (
+	maxRows      = 128
+	maxStmtBytes = 8 << 20
+	balanceRows  = 1000
+)

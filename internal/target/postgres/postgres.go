@@ -75,8 +75,8 @@ func init() {
 	})
 }
 
-// Store is an open connection pool. It implements ledger.Store and
-// target.SQLDB (on which the ycsb workload keeps its table) and is safe
+// Store is an open connection pool. It implements target.SQLDB (on which
+// the ledger and ycsb workloads keep their tables) and is safe
 // for concurrent use.
 type Store struct {
 	pool     *pgxpool.Pool
@@ -139,10 +139,6 @@ func open(o target.Options) (*Store, error) {
 		p.Close()
 		return nil, fmt.Errorf("the study asks for sync durability but the server runs with fsync=%s", fsync)
 	}
-	if err := createLedgerTables(ctx, p); err != nil {
-		p.Close()
-		return nil, err
-	}
 	return &Store{pool: p, connCfg: cfg.ConnConfig, settings: map[string]string{
 		"server":         redact.Text(o.URI),
 		"server_version": version,
@@ -165,12 +161,4 @@ func (s *Store) Settings() map[string]string { return s.settings }
 func (s *Store) Close() error {
 	s.pool.Close()
 	return nil
-}
-
-// nonNil turns a nil slice into an empty one: pgx sends nil as SQL NULL.
-func nonNil(b []byte) []byte {
-	if b == nil {
-		return []byte{}
-	}
-	return b
 }

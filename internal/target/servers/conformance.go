@@ -274,6 +274,9 @@ func Ledger(t T, h any) {
 		t.Fatalf("%T offers no ledger layout", h)
 	}
 	ctx := context.Background()
+	if err := ledger.Prepare(ctx, s); err != nil {
+		t.Fatalf("ledger tables: %v", err)
+	}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	a := makeChain(rng, 12)
 	b := makeChain(rng, 5)

@@ -184,6 +184,10 @@ func (Ledger) Execute(ctx context.Context, env *workload.Env, st workload.Step) 
 	if r.store, r.kv, ok = StoreOf(env.Target); !ok {
 		return nil, fmt.Errorf("ledger: target offers neither a ledger layout nor a key-value store")
 	}
+	// A layout that makes its tables does so before the step is measured.
+	if err := Prepare(ctx, r.store); err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
 	switch st.Phase {
 	case "insert":
 		return r.insert(ctx)
@@ -204,7 +208,7 @@ func (Ledger) Execute(ctx context.Context, env *workload.Env, st workload.Step) 
 }
 
 // StoreOf finds the ledger layout on a target's handle: its own (a Store),
-// this package's on what the target offers (layout_*.go: RESP), or the
+// this package's on what the target offers (layout_*.go: RESP, CQL, MongoDB, Aerospike, SQL), or the
 // layout on an ordered key-value store (then kvs is the store, for
 // zero-copy verified reads); false when there is none.
 func StoreOf(h any) (s Store, kvs kv.Store, ok bool) {
@@ -213,10 +217,40 @@ func StoreOf(h any) (s Store, kvs kv.Store, ok bool) {
 		return h, nil, true
 	case conn.RESP:
 		return respStore{h.RESPClient()}, nil, true
+	case conn.CQL:
+		return cqlStoreOf(h), nil, true
+	case conn.Mongo:
+		return mongoStoreOf(h), nil, true
+	case conn.Aerospike:
+		return aerospikeStoreOf(h), nil, true
+	case target.SQLDB:
+		if sqlLedger(h.SQLDialect()) {
+			return sqlStoreOf(h), nil, true
+		}
+	}
+	switch h := h.(type) {
 	case kv.Store:
 		return KVStore{KV: h}, h, true
 	}
 	return nil, nil, false
+}
+
+// preparer is a layout that makes its schema (once per handle) before a
+// step runs. Its operations do not check: a lock or flag every operation
+// read would be shared by all the load goroutines.
+type preparer interface {
+	prepare(ctx context.Context) error
+}
+
+// Prepare makes the tables (collections, indexes) of a layout that needs
+// them, once per handle: Execute calls it before a step is measured, and
+// anything else that uses a Store directly (a conformance test) calls it
+// first.
+func Prepare(ctx context.Context, s Store) error {
+	if p, ok := s.(preparer); ok {
+		return p.prepare(ctx)
+	}
+	return nil
 }
 
 // CanRun reports whether a target handle can run the ledger workload.

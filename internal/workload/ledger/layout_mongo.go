@@ -1,4 +1,4 @@
-package mongodb
+package ledger
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sync"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -13,20 +14,54 @@ import (
 	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
 
 	"storebench/internal/kv"
-	"storebench/internal/workload/ledger"
+	"storebench/internal/target/conn"
 )
 
-// The ledger layout: collections txs (with the chain index) and balances,
-// keyed by address, documents built as raw BSON, and the ledger.Store
-// methods.
+// The ledger layout on a MongoDB-protocol target (conn.Mongo: MongoDB,
+// FerretDB), in the target's database: collections txs (with the chain
+// index, created if missing) and balances, keyed by address, documents
+// built as raw BSON, and the Store methods.
 
 const (
 	chainBatch = 1000
 )
 
-// createChainIndex creates the index Chain reads through, if it is
-// missing.
-func (s *Store) createChainIndex(ctx context.Context) error {
+// The target's Reset empties the ledger's collections.
+func init() { conn.AddOwnTables("txs", "balances") }
+
+// mongoStore is the ledger layout on one database.
+type mongoStore struct {
+	binaryIDs     bool // addresses as binary _id rather than hex strings
+	txs, balances *mongo.Collection
+
+	mu    sync.Mutex
+	ready bool // the chain index exists
+}
+
+// mongoStores holds each database's layout, so that the steps of a run on
+// one handle create the index once (*mongo.Database -> *mongoStore).
+var mongoStores sync.Map
+
+// mongoStoreOf is the ledger layout on h, the same for every step on it.
+func mongoStoreOf(h conn.Mongo) *mongoStore {
+	db := h.MongoDatabase()
+	if s, ok := mongoStores.Load(db); ok {
+		return s.(*mongoStore)
+	}
+	b, _ := h.(conn.MongoBinaryIDs)
+	s, _ := mongoStores.LoadOrStore(db, &mongoStore{binaryIDs: b != nil && b.MongoBinaryIDs(),
+		txs: db.Collection("txs"), balances: db.Collection("balances")})
+	return s.(*mongoStore)
+}
+
+// prepare creates the index Chain reads through, if it is missing (once
+// per database; again after a failure).
+func (s *mongoStore) prepare(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ready {
+		return nil
+	}
 	_, err := s.txs.Indexes().CreateOne(ctx, mongo.IndexModel{
 		Keys:    bson.D{{Key: "genesis", Value: 1}, {Key: "idx", Value: 1}},
 		Options: options.Index().SetName("chain"),
@@ -34,6 +69,7 @@ func (s *Store) createChainIndex(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("creating the chain index: %w", err)
 	}
+	s.ready = true
 	return nil
 }
 
@@ -41,7 +77,7 @@ func (s *Store) createChainIndex(ctx context.Context) error {
 // by default (FerretDB finds string _ids through its primary key, binary
 // ones only by scanning), or the 32 bytes as binary (option
 // address_id=binary, the natural choice on MongoDB itself).
-func (s *Store) appendAddressID(dst, addr []byte) []byte {
+func (s *mongoStore) appendAddressID(dst, addr []byte) []byte {
 	if s.binaryIDs {
 		return bsoncore.AppendBinaryElement(dst, "_id", 0, addr)
 	}
@@ -68,7 +104,7 @@ func addressFromID(dst []byte, v bsoncore.Value) ([]byte, error) {
 }
 
 // idFilter is {_id: address} as raw BSON.
-func (s *Store) idFilter(addr []byte) bson.Raw {
+func (s *mongoStore) idFilter(addr []byte) bson.Raw {
 	b := make([]byte, 0, 4+1+4+4+1+2*len(addr)+1)
 	i, b := bsoncore.AppendDocumentStart(b)
 	b = s.appendAddressID(b, addr)
@@ -76,14 +112,14 @@ func (s *Store) idFilter(addr []byte) bson.Raw {
 	return b
 }
 
-func txDocSize(tx *ledger.Tx) int {
+func txDocSize(tx *Tx) int {
 	// document length and terminator; per element type byte, name, NUL;
 	// binaries length and subtype; the _id as hex.
 	return 5 + 7*2 + len("_id") + len("prev") + len("genesis") + len("idx") + len("ts") + len("type") + len("payload") +
 		4*5 + 2*len(tx.Address) + len(tx.Prev) + len(tx.Genesis) + len(tx.Payload) + 8 + 8 + 4
 }
 
-func (s *Store) appendTxDoc(dst []byte, tx *ledger.Tx) []byte {
+func (s *mongoStore) appendTxDoc(dst []byte, tx *Tx) []byte {
 	i, dst := bsoncore.AppendDocumentStart(dst)
 	dst = s.appendAddressID(dst, tx.Address)
 	dst = bsoncore.AppendBinaryElement(dst, "prev", 0, tx.Prev)
@@ -124,8 +160,8 @@ func insertOrReplace(ctx context.Context, c *mongo.Collection, docs []bson.Raw) 
 	return err
 }
 
-// PutTxs implements ledger.Store.
-func (s *Store) PutTxs(ctx context.Context, txs []ledger.Tx) error {
+// PutTxs implements Store.
+func (s *mongoStore) PutTxs(ctx context.Context, txs []Tx) error {
 	if len(txs) == 0 {
 		return nil
 	}
@@ -148,21 +184,21 @@ func (s *Store) PutTxs(ctx context.Context, txs []ledger.Tx) error {
 	return insertOrReplace(ctx, s.txs, docs)
 }
 
-// GetTx implements ledger.Store.
-func (s *Store) GetTx(ctx context.Context, address []byte) (ledger.Tx, error) {
+// GetTx implements Store.
+func (s *mongoStore) GetTx(ctx context.Context, address []byte) (Tx, error) {
 	raw, err := s.txs.FindOne(ctx, s.idFilter(address)).Raw()
 	if errors.Is(err, mongo.ErrNoDocuments) {
-		return ledger.Tx{}, fmt.Errorf("transaction %x: %w", address, kv.ErrNotFound)
+		return Tx{}, fmt.Errorf("transaction %x: %w", address, kv.ErrNotFound)
 	}
 	if err != nil {
-		return ledger.Tx{}, err
+		return Tx{}, err
 	}
 	return txFromDoc(bsoncore.Document(raw))
 }
 
 // txFromDoc copies a transaction out of its document, into one
 // allocation.
-func txFromDoc(doc bsoncore.Document) (ledger.Tx, error) {
+func txFromDoc(doc bsoncore.Document) (Tx, error) {
 	bin := func(key string) ([]byte, error) {
 		_, b, ok := doc.Lookup(key).BinaryOK()
 		if !ok {
@@ -184,19 +220,19 @@ func txFromDoc(doc bsoncore.Document) (ledger.Tx, error) {
 	ts, err6 := num("ts")
 	typ, err7 := num("type")
 	if err := errors.Join(err2, err3, err4, err5, err6, err7); err != nil {
-		return ledger.Tx{}, err
+		return Tx{}, err
 	}
 	b := make([]byte, 0, 32+len(prev)+len(gen)+len(payload))
 	b, err := addressFromID(b, doc.Lookup("_id"))
 	if err != nil {
-		return ledger.Tx{}, err
+		return Tx{}, err
 	}
 	a, p, g := len(b), len(prev), len(gen)
 	b = append(b, prev...)
 	b = append(b, gen...)
 	b = append(b, payload...)
 	n := len(b)
-	return ledger.Tx{
+	return Tx{
 		Address:   b[:a:a],
 		Prev:      b[a : a+p : a+p],
 		Genesis:   b[a+p : a+p+g : a+p+g],
@@ -209,8 +245,8 @@ func txFromDoc(doc bsoncore.Document) (ledger.Tx, error) {
 
 var chainSort = bson.D{{Key: "idx", Value: 1}}
 
-// Chain implements ledger.Store: one indexed find, sorted by idx.
-func (s *Store) Chain(ctx context.Context, genesis []byte, fn func(ledger.Tx) bool) error {
+// Chain implements Store: one indexed find, sorted by idx.
+func (s *mongoStore) Chain(ctx context.Context, genesis []byte, fn func(Tx) bool) error {
 	b := make([]byte, 0, 4+1+8+4+1+len(genesis)+1)
 	i, b := bsoncore.AppendDocumentStart(b)
 	b = bsoncore.AppendBinaryElement(b, "genesis", 0, genesis)
@@ -232,8 +268,8 @@ func (s *Store) Chain(ctx context.Context, genesis []byte, fn func(ledger.Tx) bo
 	return cur.Err()
 }
 
-// PutBalances implements ledger.Store.
-func (s *Store) PutBalances(ctx context.Context, addrs [][]byte, amounts []uint64) error {
+// PutBalances implements Store.
+func (s *mongoStore) PutBalances(ctx context.Context, addrs [][]byte, amounts []uint64) error {
 	if len(addrs) != len(amounts) {
 		return fmt.Errorf("%d addresses but %d amounts", len(addrs), len(amounts))
 	}
@@ -263,8 +299,8 @@ func (s *Store) PutBalances(ctx context.Context, addrs [][]byte, amounts []uint6
 	return insertOrReplace(ctx, s.balances, docs)
 }
 
-// GetBalance implements ledger.Store.
-func (s *Store) GetBalance(ctx context.Context, address []byte) (uint64, error) {
+// GetBalance implements Store.
+func (s *mongoStore) GetBalance(ctx context.Context, address []byte) (uint64, error) {
 	raw, err := s.balances.FindOne(ctx, s.idFilter(address)).Raw()
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		return 0, fmt.Errorf("balance of %x: %w", address, kv.ErrNotFound)

@@ -1,4 +1,4 @@
-package aerospike
+package ledger
 
 import (
 	"context"
@@ -10,12 +10,30 @@ import (
 	"github.com/aerospike/aerospike-client-go/v8/types"
 
 	"storebench/internal/kv"
-	"storebench/internal/workload/ledger"
+	"storebench/internal/target/conn"
 )
 
-// The ledger layout: sets txs, chain (one record per genesis and index, as
-// Aerospike has no ordered scan) and balances, and the ledger.Store
-// methods.
+// The ledger layout on an Aerospike target (conn.Aerospike), in the
+// target's namespace: sets txs, chain (one record per genesis and index,
+// as Aerospike has no ordered scan) and balances, and the Store methods.
+
+// aerospikeStore is the ledger layout on one client.
+type aerospikeStore struct {
+	c          *as.Client
+	ns         string
+	read       *as.BasePolicy
+	batch      *as.BatchPolicy
+	batchWrite *as.BatchWritePolicy
+}
+
+// aerospikeStoreOf is the ledger layout on h.
+func aerospikeStoreOf(h conn.Aerospike) *aerospikeStore {
+	p := h.AerospikePolicies()
+	return &aerospikeStore{c: h.AerospikeClient(), ns: h.AerospikeNamespace(), read: p.Read, batch: p.Batch, batchWrite: p.BatchWrite}
+}
+
+// The target's Reset truncates the ledger's sets.
+func init() { conn.AddOwnTables(setTxs, setChain, setBalances) }
 
 const (
 	// chainWindow is how many chain entries one batch get reads.
@@ -37,35 +55,35 @@ const (
 	binAmount  = "amount"
 )
 
-// TxKey is the key of a transaction's record.
-func TxKey(ns string, address []byte) (*as.Key, error) {
+// asTxKey is the key of a transaction's record.
+func asTxKey(ns string, address []byte) (*as.Key, error) {
 	k, err := as.NewKey(ns, setTxs, address)
 	return k, asError(err)
 }
 
-// ChainKeyValue is the user key of chain entry (genesis, index): the
+// asChainKeyValue is the user key of chain entry (genesis, index): the
 // genesis, '|' and the index in 8 big-endian bytes.
-func ChainKeyValue(genesis []byte, index uint64) []byte {
+func asChainKeyValue(genesis []byte, index uint64) []byte {
 	b := make([]byte, 0, len(genesis)+9)
 	b = append(b, genesis...)
 	b = append(b, '|')
 	return binary.BigEndian.AppendUint64(b, index)
 }
 
-// ChainKey is the key of chain entry (genesis, index).
-func ChainKey(ns string, genesis []byte, index uint64) (*as.Key, error) {
-	k, err := as.NewKey(ns, setChain, ChainKeyValue(genesis, index))
+// asChainKey is the key of chain entry (genesis, index).
+func asChainKey(ns string, genesis []byte, index uint64) (*as.Key, error) {
+	k, err := as.NewKey(ns, setChain, asChainKeyValue(genesis, index))
 	return k, asError(err)
 }
 
-// BalanceKey is the key of an address's balance.
-func BalanceKey(ns string, address []byte) (*as.Key, error) {
+// asBalanceKey is the key of an address's balance.
+func asBalanceKey(ns string, address []byte) (*as.Key, error) {
 	k, err := as.NewKey(ns, setBalances, address)
 	return k, asError(err)
 }
 
-// TxBins are the bins of a transaction's record (the address is the key).
-func TxBins(tx ledger.Tx) []*as.Bin {
+// asTxBins are the bins of a transaction's record (the address is the key).
+func asTxBins(tx Tx) []*as.Bin {
 	return []*as.Bin{
 		as.NewBin(binPrev, nonNil(tx.Prev)),
 		as.NewBin(binGenesis, nonNil(tx.Genesis)),
@@ -76,20 +94,20 @@ func TxBins(tx ledger.Tx) []*as.Bin {
 	}
 }
 
-// TxFromBins rebuilds the transaction of address from its record's bins.
+// asTxFromBins rebuilds the transaction of address from its record's bins.
 // The transaction owns copies of its bytes, in one allocation.
-func TxFromBins(address []byte, bins as.BinMap) (ledger.Tx, error) {
-	prev, err1 := bytesBin(bins, binPrev, false)
-	gen, err2 := bytesBin(bins, binGenesis, false)
-	payload, err3 := bytesBin(bins, binPayload, true) // an empty blob may come back absent
-	idx, err4 := intBin(bins, binIdx)
-	ts, err5 := intBin(bins, binTs)
-	typ, err6 := intBin(bins, binType)
+func asTxFromBins(address []byte, bins as.BinMap) (Tx, error) {
+	prev, err1 := asBytesBin(bins, binPrev, false)
+	gen, err2 := asBytesBin(bins, binGenesis, false)
+	payload, err3 := asBytesBin(bins, binPayload, true) // an empty blob may come back absent
+	idx, err4 := asIntBin(bins, binIdx)
+	ts, err5 := asIntBin(bins, binTs)
+	typ, err6 := asIntBin(bins, binType)
 	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
-		return ledger.Tx{}, fmt.Errorf("transaction %x: %w", address, err)
+		return Tx{}, fmt.Errorf("transaction %x: %w", address, err)
 	}
 	if typ < 0 || typ > 255 {
-		return ledger.Tx{}, fmt.Errorf("transaction %x: type %d out of range", address, typ)
+		return Tx{}, fmt.Errorf("transaction %x: type %d out of range", address, typ)
 	}
 	n := len(address) + len(prev) + len(gen) + len(payload)
 	b := make([]byte, 0, n)
@@ -98,7 +116,7 @@ func TxFromBins(address []byte, bins as.BinMap) (ledger.Tx, error) {
 	b = append(b, gen...)
 	b = append(b, payload...)
 	a, p, g := len(address), len(prev), len(gen)
-	return ledger.Tx{
+	return Tx{
 		Address:   b[:a:a],
 		Prev:      b[a : a+p : a+p],
 		Genesis:   b[a+p : a+p+g : a+p+g],
@@ -109,9 +127,9 @@ func TxFromBins(address []byte, bins as.BinMap) (ledger.Tx, error) {
 	}, nil
 }
 
-// PutTxs implements ledger.Store: one batch write of every transaction's
+// PutTxs implements Store: one batch write of every transaction's
 // record and chain entry.
-func (s *Store) PutTxs(ctx context.Context, txs []ledger.Tx) error {
+func (s *aerospikeStore) PutTxs(ctx context.Context, txs []Tx) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -120,15 +138,15 @@ func (s *Store) PutTxs(ctx context.Context, txs []ledger.Tx) error {
 	}
 	recs := make([]as.BatchRecordIfc, 0, 2*len(txs))
 	for i := range txs {
-		tk, err := TxKey(s.ns, txs[i].Address)
+		tk, err := asTxKey(s.ns, txs[i].Address)
 		if err != nil {
 			return err
 		}
-		ck, err := ChainKey(s.ns, txs[i].Genesis, txs[i].Index)
+		ck, err := asChainKey(s.ns, txs[i].Genesis, txs[i].Index)
 		if err != nil {
 			return err
 		}
-		bins := TxBins(txs[i])
+		bins := asTxBins(txs[i])
 		ops := make([]*as.Operation, len(bins))
 		for j, b := range bins {
 			ops[j] = as.PutOp(b)
@@ -140,7 +158,7 @@ func (s *Store) PutTxs(ctx context.Context, txs []ledger.Tx) error {
 	return s.batchOperate(recs)
 }
 
-func (s *Store) batchOperate(recs []as.BatchRecordIfc) error {
+func (s *aerospikeStore) batchOperate(recs []as.BatchRecordIfc) error {
 	if err := s.c.BatchOperate(s.batch, recs); err != nil {
 		return err
 	}
@@ -155,28 +173,28 @@ func (s *Store) batchOperate(recs []as.BatchRecordIfc) error {
 	return nil
 }
 
-// GetTx implements ledger.Store.
-func (s *Store) GetTx(ctx context.Context, address []byte) (ledger.Tx, error) {
+// GetTx implements Store.
+func (s *aerospikeStore) GetTx(ctx context.Context, address []byte) (Tx, error) {
 	if err := ctx.Err(); err != nil {
-		return ledger.Tx{}, err
+		return Tx{}, err
 	}
-	k, err := TxKey(s.ns, address)
+	k, err := asTxKey(s.ns, address)
 	if err != nil {
-		return ledger.Tx{}, err
+		return Tx{}, err
 	}
 	rec, aerr := s.c.Get(s.read, k)
-	if isNotFound(aerr) {
-		return ledger.Tx{}, fmt.Errorf("transaction %x: %w", address, kv.ErrNotFound)
+	if asNotFound(aerr) {
+		return Tx{}, fmt.Errorf("transaction %x: %w", address, kv.ErrNotFound)
 	}
 	if aerr != nil {
-		return ledger.Tx{}, aerr
+		return Tx{}, aerr
 	}
-	return TxFromBins(address, rec.Bins)
+	return asTxFromBins(address, rec.Bins)
 }
 
-// Chain implements ledger.Store: batch gets of chain entries, window by
+// Chain implements Store: batch gets of chain entries, window by
 // window, until the first missing index.
-func (s *Store) Chain(ctx context.Context, genesis []byte, fn func(ledger.Tx) bool) error {
+func (s *aerospikeStore) Chain(ctx context.Context, genesis []byte, fn func(Tx) bool) error {
 	keys := make([]*as.Key, chainWindow)
 	addrs := make([][]byte, 0, chainWindow)
 	for start := uint64(0); ; start += chainWindow {
@@ -184,7 +202,7 @@ func (s *Store) Chain(ctx context.Context, genesis []byte, fn func(ledger.Tx) bo
 			return err
 		}
 		for i := range keys {
-			k, err := ChainKey(s.ns, genesis, start+uint64(i))
+			k, err := asChainKey(s.ns, genesis, start+uint64(i))
 			if err != nil {
 				return err
 			}
@@ -210,7 +228,7 @@ func (s *Store) Chain(ctx context.Context, genesis []byte, fn func(ledger.Tx) bo
 		}
 		txKeys := make([]*as.Key, len(addrs))
 		for i, a := range addrs {
-			k, err := TxKey(s.ns, a)
+			k, err := asTxKey(s.ns, a)
 			if err != nil {
 				return err
 			}
@@ -224,7 +242,7 @@ func (s *Store) Chain(ctx context.Context, genesis []byte, fn func(ledger.Tx) bo
 			if r == nil {
 				return fmt.Errorf("chain %x entry %d: transaction %x: %w", genesis, start+uint64(i), addrs[i], kv.ErrNotFound)
 			}
-			tx, err := TxFromBins(addrs[i], r.Bins)
+			tx, err := asTxFromBins(addrs[i], r.Bins)
 			if err != nil {
 				return err
 			}
@@ -238,8 +256,8 @@ func (s *Store) Chain(ctx context.Context, genesis []byte, fn func(ledger.Tx) bo
 	}
 }
 
-// PutBalances implements ledger.Store: batch writes.
-func (s *Store) PutBalances(ctx context.Context, addrs [][]byte, amounts []uint64) error {
+// PutBalances implements Store: batch writes.
+func (s *aerospikeStore) PutBalances(ctx context.Context, addrs [][]byte, amounts []uint64) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -253,7 +271,7 @@ func (s *Store) PutBalances(ctx context.Context, addrs [][]byte, amounts []uint6
 		j := min(i+balanceBatch, len(addrs))
 		recs := make([]as.BatchRecordIfc, 0, j-i)
 		for k := i; k < j; k++ {
-			key, err := BalanceKey(s.ns, addrs[k])
+			key, err := asBalanceKey(s.ns, addrs[k])
 			if err != nil {
 				return err
 			}
@@ -266,22 +284,63 @@ func (s *Store) PutBalances(ctx context.Context, addrs [][]byte, amounts []uint6
 	return nil
 }
 
-// GetBalance implements ledger.Store.
-func (s *Store) GetBalance(ctx context.Context, address []byte) (uint64, error) {
+// GetBalance implements Store.
+func (s *aerospikeStore) GetBalance(ctx context.Context, address []byte) (uint64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	k, err := BalanceKey(s.ns, address)
+	k, err := asBalanceKey(s.ns, address)
 	if err != nil {
 		return 0, err
 	}
 	rec, aerr := s.c.Get(s.read, k, binAmount)
-	if isNotFound(aerr) {
+	if asNotFound(aerr) {
 		return 0, fmt.Errorf("balance of %x: %w", address, kv.ErrNotFound)
 	}
 	if aerr != nil {
 		return 0, aerr
 	}
-	v, err := intBin(rec.Bins, binAmount)
+	v, err := asIntBin(rec.Bins, binAmount)
 	return uint64(v), err
+}
+
+func asBytesBin(bins as.BinMap, name string, optional bool) ([]byte, error) {
+	v, ok := bins[name]
+	if !ok || v == nil {
+		if optional {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("bin %s missing", name)
+	}
+	b, ok := v.([]byte)
+	if !ok {
+		return nil, fmt.Errorf("bin %s is a %T, want bytes", name, v)
+	}
+	return b, nil
+}
+
+func asIntBin(bins as.BinMap, name string) (int64, error) {
+	switch v := bins[name].(type) {
+	case int:
+		return int64(v), nil
+	case int64:
+		return v, nil
+	case nil:
+		return 0, fmt.Errorf("bin %s missing", name)
+	default:
+		return 0, fmt.Errorf("bin %s is a %T, want an integer", name, v)
+	}
+}
+
+// asError turns the client's Error interface into a plain error without
+// wrapping a typed nil.
+func asError(err as.Error) error {
+	if err == nil {
+		return nil
+	}
+	return err
+}
+
+func asNotFound(err as.Error) bool {
+	return err != nil && err.Matches(types.KEY_NOT_FOUND_ERROR)
 }

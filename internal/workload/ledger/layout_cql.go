@@ -1,4 +1,4 @@
-package cassandra
+package ledger
 
 import (
 	"context"
@@ -9,23 +9,68 @@ import (
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
 	"storebench/internal/kv"
-	"storebench/internal/workload/ledger"
+	"storebench/internal/target/conn"
 )
 
-// The ledger layout: tables txs_by_addr, txs_by_chain (one partition per
-// chain) and balances, and the ledger.Store methods.
+// The ledger layout on a CQL target (conn.CQL: Cassandra), in the
+// target's keyspace: tables txs_by_addr, txs_by_chain (one partition per
+// chain) and balances, created if missing, and the Store methods.
 
 const (
 	// maxBatchBytes bounds one single-partition batch, well under the
 	// default max_mutation_size (half a 32 MiB commit-log segment).
 	maxBatchBytes = 4 << 20
-	// writers bounds the concurrent single-row writes of one call.
-	writers = 16
+	// cqlWriters bounds the concurrent single-row writes of one call.
+	cqlWriters = 16
+	// cqlChainPage is how many rows of a chain one page reads.
+	cqlChainPage = 1000
 )
 
-// initLedger creates the ledger tables if they are missing and sets the
-// ledger's statements.
-func (s *Store) initLedger(ctx context.Context) error {
+// The target's Reset empties the ledger's tables.
+func init() { conn.AddOwnTables("txs_by_addr", "txs_by_chain", "balances") }
+
+// cqlStore is the ledger layout on one CQL session.
+type cqlStore struct {
+	s  *gocql.Session
+	ks string
+
+	// its statements
+	putAddr, putChain, getTx, chain, putBalance, getBalance string
+
+	mu    sync.Mutex
+	ready bool // the tables exist
+}
+
+// cqlStores holds each session's layout, so that the steps of a run on
+// one handle create the tables once (*gocql.Session -> *cqlStore).
+var cqlStores sync.Map
+
+// cqlStoreOf is the ledger layout on h, the same for every step on it.
+func cqlStoreOf(h conn.CQL) *cqlStore {
+	sess := h.CQLSession()
+	if s, ok := cqlStores.Load(sess); ok {
+		return s.(*cqlStore)
+	}
+	ks := h.CQLKeyspace()
+	s, _ := cqlStores.LoadOrStore(sess, &cqlStore{s: sess, ks: ks,
+		putAddr:    `INSERT INTO ` + ks + `.txs_by_addr (addr, prev, genesis, idx, ts, type, payload) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		putChain:   `INSERT INTO ` + ks + `.txs_by_chain (genesis, idx, addr, prev, ts, type, payload) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		getTx:      `SELECT prev, genesis, idx, ts, type, payload FROM ` + ks + `.txs_by_addr WHERE addr = ?`,
+		chain:      `SELECT idx, addr, prev, ts, type, payload FROM ` + ks + `.txs_by_chain WHERE genesis = ?`,
+		putBalance: `INSERT INTO ` + ks + `.balances (addr, amount) VALUES (?, ?)`,
+		getBalance: `SELECT amount FROM ` + ks + `.balances WHERE addr = ?`,
+	})
+	return s.(*cqlStore)
+}
+
+// prepare creates the ledger tables if they are missing (once per
+// session; again after a failure).
+func (s *cqlStore) prepare(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ready {
+		return nil
+	}
 	ks := s.ks
 	ddl := []string{
 		`CREATE TABLE IF NOT EXISTS ` + ks + `.txs_by_addr (addr blob PRIMARY KEY, prev blob, genesis blob, idx bigint, ts bigint, type int, payload blob)`,
@@ -38,19 +83,14 @@ func (s *Store) initLedger(ctx context.Context) error {
 			return fmt.Errorf("creating the ledger schema: %w", err)
 		}
 	}
-	s.putAddr = `INSERT INTO ` + ks + `.txs_by_addr (addr, prev, genesis, idx, ts, type, payload) VALUES (?, ?, ?, ?, ?, ?, ?)`
-	s.putChain = `INSERT INTO ` + ks + `.txs_by_chain (genesis, idx, addr, prev, ts, type, payload) VALUES (?, ?, ?, ?, ?, ?, ?)`
-	s.getTx = `SELECT prev, genesis, idx, ts, type, payload FROM ` + ks + `.txs_by_addr WHERE addr = ?`
-	s.chain = `SELECT idx, addr, prev, ts, type, payload FROM ` + ks + `.txs_by_chain WHERE genesis = ?`
-	s.putBalance = `INSERT INTO ` + ks + `.balances (addr, amount) VALUES (?, ?)`
-	s.getBalance = `SELECT amount FROM ` + ks + `.balances WHERE addr = ?`
+	s.ready = true
 	return nil
 }
 
-// parallel runs fn(0..n-1) on up to writers goroutines and returns the
+// parallel runs fn(0..n-1) on up to cqlWriters goroutines and returns the
 // first error.
 func parallel(n int, fn func(i int) error) error {
-	w := min(n, writers)
+	w := min(n, cqlWriters)
 	if w <= 1 {
 		for i := 0; i < n; i++ {
 			if err := fn(i); err != nil {
@@ -93,8 +133,18 @@ func parallel(n int, fn func(i int) error) error {
 	return first
 }
 
-// PutTxs implements ledger.Store (see the package comment).
-func (s *Store) PutTxs(ctx context.Context, txs []ledger.Tx) error {
+// nonNil is b, or an empty slice for nil (a blob, not a null).
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+// PutTxs implements Store: the txs_by_chain rows of a chain in one
+// UNLOGGED single-partition batch, the txs_by_addr rows as concurrent
+// single-row INSERTs.
+func (s *cqlStore) PutTxs(ctx context.Context, txs []Tx) error {
 	if len(txs) == 0 {
 		return nil
 	}
@@ -125,17 +175,17 @@ func (s *Store) PutTxs(ctx context.Context, txs []ledger.Tx) error {
 	})
 }
 
-// GetTx implements ledger.Store.
-func (s *Store) GetTx(ctx context.Context, address []byte) (ledger.Tx, error) {
-	var tx ledger.Tx
+// GetTx implements Store.
+func (s *cqlStore) GetTx(ctx context.Context, address []byte) (Tx, error) {
+	var tx Tx
 	var idx int64
 	var typ int
 	err := s.s.Query(s.getTx, address).ScanContext(ctx, &tx.Prev, &tx.Genesis, &idx, &tx.Timestamp, &typ, &tx.Payload)
 	if errors.Is(err, gocql.ErrNotFound) {
-		return ledger.Tx{}, fmt.Errorf("transaction %x: %w", address, kv.ErrNotFound)
+		return Tx{}, fmt.Errorf("transaction %x: %w", address, kv.ErrNotFound)
 	}
 	if err != nil {
-		return ledger.Tx{}, err
+		return Tx{}, err
 	}
 	tx.Address = append([]byte(nil), address...)
 	tx.Index, tx.Type = uint64(idx), uint8(typ)
@@ -145,12 +195,12 @@ func (s *Store) GetTx(ctx context.Context, address []byte) (ledger.Tx, error) {
 	return tx, nil
 }
 
-// Chain implements ledger.Store: one partition, in clustering order.
-func (s *Store) Chain(ctx context.Context, genesis []byte, fn func(ledger.Tx) bool) error {
-	iter := s.s.Query(s.chain, genesis).PageSize(chainPage).IterContext(ctx)
+// Chain implements Store: one partition, in clustering order.
+func (s *cqlStore) Chain(ctx context.Context, genesis []byte, fn func(Tx) bool) error {
+	iter := s.s.Query(s.chain, genesis).PageSize(cqlChainPage).IterContext(ctx)
 	scanner := iter.Scanner()
 	for scanner.Next() {
-		var tx ledger.Tx
+		var tx Tx
 		var idx int64
 		var typ int
 		if err := scanner.Scan(&idx, &tx.Address, &tx.Prev, &tx.Timestamp, &typ, &tx.Payload); err != nil {
@@ -166,9 +216,9 @@ func (s *Store) Chain(ctx context.Context, genesis []byte, fn func(ledger.Tx) bo
 	return scanner.Err()
 }
 
-// PutBalances implements ledger.Store: concurrent single-row upserts (one
+// PutBalances implements Store: concurrent single-row upserts (one
 // partition each).
-func (s *Store) PutBalances(ctx context.Context, addrs [][]byte, amounts []uint64) error {
+func (s *cqlStore) PutBalances(ctx context.Context, addrs [][]byte, amounts []uint64) error {
 	if len(addrs) != len(amounts) {
 		return fmt.Errorf("%d addresses but %d amounts", len(addrs), len(amounts))
 	}
@@ -177,8 +227,8 @@ func (s *Store) PutBalances(ctx context.Context, addrs [][]byte, amounts []uint6
 	})
 }
 
-// GetBalance implements ledger.Store.
-func (s *Store) GetBalance(ctx context.Context, address []byte) (uint64, error) {
+// GetBalance implements Store.
+func (s *cqlStore) GetBalance(ctx context.Context, address []byte) (uint64, error) {
 	var v int64
 	err := s.s.Query(s.getBalance, address).ScanContext(ctx, &v)
 	if errors.Is(err, gocql.ErrNotFound) {

@@ -1,0 +1,70 @@
+package ledger_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"storebench/internal/kv"
+	_ "storebench/internal/server/mariadb"
+	_ "storebench/internal/server/postgres"
+	"storebench/internal/server/servertest"
+	"storebench/internal/target"
+	_ "storebench/internal/target/mysql"
+	_ "storebench/internal/target/postgres"
+	"storebench/internal/target/servers"
+	"storebench/internal/workload/ledger"
+)
+
+// A fresh ladder step empties the ledger's tables on a SQL server (the
+// target's Reset, of the tables the layouts declare) and leaves a table
+// that is not storebench's alone.
+func TestResetEmptiesTheLedgerTablesOnly(t *testing.T) {
+	for _, c := range []struct{ target, server string }{{"postgres", "postgres"}, {"mysql", "mariadb"}} {
+		t.Run(c.target, func(t *testing.T) {
+			ctx := context.Background()
+			h := servers.Open(t, c.target, target.Options{URI: servertest.URI(t, c.server), Durability: kv.Async})
+			t.Cleanup(func() { h.Close() })
+			s, _, ok := ledger.StoreOf(h)
+			db, isSQL := h.(target.SQLDB)
+			r, resets := h.(target.Resetter)
+			if !ok || !isSQL || !resets {
+				t.Fatalf("%T: ledger layout %v, SQL %v, Reset %v", h, ok, isSQL, resets)
+			}
+			if err := ledger.Prepare(ctx, s); err != nil {
+				t.Fatal(err)
+			}
+			addr := make([]byte, 32)
+			addr[0] = 7
+			if err := s.PutTxs(ctx, []ledger.Tx{{Address: addr, Prev: make([]byte, 32), Genesis: addr, Payload: []byte("x")}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.PutBalances(ctx, [][]byte{addr}, []uint64{5}); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.ExecDDL(ctx, "DROP TABLE IF EXISTS not_storebench", "CREATE TABLE not_storebench (k int)"); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.ExecDDL(context.Background(), "DROP TABLE IF EXISTS not_storebench") })
+			if _, err := db.Exec(ctx, "INSERT INTO not_storebench (k) VALUES (1)"); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Reset(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.GetTx(ctx, addr); !errors.Is(err, kv.ErrNotFound) {
+				t.Errorf("transaction after Reset: %v, want not found", err)
+			}
+			if _, err := s.GetBalance(ctx, addr); !errors.Is(err, kv.ErrNotFound) {
+				t.Errorf("balance after Reset: %v, want not found", err)
+			}
+			rows := 0
+			if err := db.Query(ctx, "SELECT k FROM not_storebench", nil, func([][]byte) bool { rows++; return true }); err != nil {
+				t.Fatal(err)
+			}
+			if rows != 1 {
+				t.Errorf("Reset emptied a table that is not storebench's: %d rows left, want 1", rows)
+			}
+		})
+	}
+}
