@@ -9,7 +9,8 @@
 //	                      PRIMARY KEY ((genesis), idx)) clustered by idx ascending
 //	        balances     (addr blob PRIMARY KEY, amount bigint: the uint64's bits)
 //	ycsb    usertable    (y_id text PRIMARY KEY, field0 blob, …)
-//	geo     geo_zone, geo_user, geo_blocks (geo.go)
+//	geo     geo_zone, geo_user, geo_blocks (the workload's own, package
+//	        geo's layout_cql.go, on conn.CQL)
 //
 // Both transaction tables hold the whole transaction, so GetTx and Chain
 // each read one partition. PutTxs writes the txs_by_chain rows of a chain
@@ -151,9 +152,6 @@ type Store struct {
 	hosts int
 	// readCons is the geo layout's read consistency (read_consistency).
 	readCons gocql.Consistency
-
-	// geo layout (geo.go)
-	geo geoState
 }
 
 // Open connects to o.URI (cassandra://[user:password@]host:port/keyspace),
@@ -296,6 +294,10 @@ func (s *Store) CQLSession() *gocql.Session { return s.s }
 
 // CQLKeyspace implements conn.CQL.
 func (s *Store) CQLKeyspace() string { return s.ks }
+
+// CQLConsistency implements conn.CQLConsistencies: option consistency,
+// and read_consistency (the geo layout's reads).
+func (s *Store) CQLConsistency() (write, read gocql.Consistency) { return s.cons, s.readCons }
 
 // Close closes the session.
 func (s *Store) Close() error {

@@ -157,6 +157,10 @@ func open(o target.Options) (*Store, error) {
 // Settings implements kv.Describer.
 func (s *Store) Settings() map[string]string { return s.settings }
 
+// PostgresPool implements conn.Postgres (on which the geo workload keeps
+// its B-tree layout).
+func (s *Store) PostgresPool() *pgxpool.Pool { return s.pool }
+
 // Close closes the pool.
 func (s *Store) Close() error {
 	s.pool.Close()

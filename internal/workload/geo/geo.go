@@ -174,7 +174,8 @@ func (Workload) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, erro
 }
 
 // StoreOf finds the geo layout of a target's handle: its own, this
-// package's on what the target offers (layout_*.go: RESP), or the seed's
+// package's on what the target offers (layout_*.go: RESP, CQL,
+// PostgreSQL with or without PostGIS), or the seed's
 // layout on an ordered key-value store.
 func StoreOf(h io.Closer) (Store, error) {
 	if s, ok := h.(Store); ok {
@@ -182,6 +183,21 @@ func StoreOf(h io.Closer) (Store, error) {
 	}
 	if c, ok := h.(conn.RESP); ok {
 		return respStore{c.RESPClient()}, nil
+	}
+	if c, ok := h.(conn.CQL); ok {
+		s := &cqlStore{s: c.CQLSession(), ks: c.CQLKeyspace()}
+		s.cons = s.s.Query("").GetConsistency()
+		s.readCons = s.cons
+		if cc, ok := h.(conn.CQLConsistencies); ok {
+			s.cons, s.readCons = cc.CQLConsistency()
+		}
+		return s, nil
+	}
+	if p, ok := h.(conn.PostGIS); ok {
+		return pgStore{pool: p.PostgresPool(), q: gisSQL, gis: p.PostGIS}, nil
+	}
+	if p, ok := h.(conn.Postgres); ok {
+		return pgStore{pool: p.PostgresPool(), q: btreeSQL}, nil
 	}
 	if s, ok := h.(kv.Store); ok {
 		return KVLayout{S: s}, nil

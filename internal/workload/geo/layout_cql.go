@@ -1,4 +1,4 @@
-package cassandra
+package geo
 
 import (
 	"context"
@@ -7,8 +7,6 @@ import (
 	"time"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
-
-	"storebench/internal/workload/geo"
 )
 
 // The geo workload's layout (seed 002's GPS points), one table per query
@@ -42,33 +40,42 @@ const geoDaySeconds = 86400
 // geoConcurrency bounds the INSERTs one batch has in flight.
 const geoConcurrency = 64
 
-type geoState struct {
+// cqlStore is the geo layout on a CQL target (conn.CQL: Cassandra), the
+// session's keyspace, writes at its consistency and reads at its read
+// consistency (conn.CQLConsistencies). Its state lives for one step: the
+// ingest, which sets the retention and prepares the layout, is the only
+// step that writes.
+type cqlStore struct {
+	s              *gocql.Session
+	ks             string
+	cons, readCons gocql.Consistency
+
 	mu     sync.Mutex
 	listed map[[4]int64]bool // geo_blocks rows this process wrote
 	ttl    int               // seconds; 0: no expiry
 }
 
-// SetRetention implements geo.Retainer: the tables' TTL.
-func (s *Store) SetRetention(d time.Duration) {
-	s.geo.mu.Lock()
-	s.geo.ttl = int(d / time.Second)
-	s.geo.mu.Unlock()
+// SetRetention implements Retainer: the tables' TTL.
+func (s *cqlStore) SetRetention(d time.Duration) {
+	s.mu.Lock()
+	s.ttl = int(d / time.Second)
+	s.mu.Unlock()
 }
 
-func (s *Store) geoLayout() string {
-	s.geo.mu.Lock()
-	ttl := s.geo.ttl
-	s.geo.mu.Unlock()
+func (s *cqlStore) geoLayout() string {
+	s.mu.Lock()
+	ttl := s.ttl
+	s.mu.Unlock()
 	return fmt.Sprintf("tables geo_zone ((block, zx, zy), ts, user) and geo_user ((user, day), ts), TWCS with default_time_to_live %d s (the retention); "+
 		"the simulated clock outruns the TTL's wall clock, so the GC pass deletes the blocks before its cutoff by partition (listed in geo_blocks); writes at %s, reads at %s", ttl, s.cons, s.readCons)
 }
 
-// PrepareGeo implements geo.Store: the tables are dropped and recreated.
-func (s *Store) PrepareGeo(ctx context.Context) (string, error) {
-	s.geo.mu.Lock()
-	s.geo.listed = map[[4]int64]bool{}
-	ttl := s.geo.ttl
-	s.geo.mu.Unlock()
+// PrepareGeo implements Store: the tables are dropped and recreated.
+func (s *cqlStore) PrepareGeo(ctx context.Context) (string, error) {
+	s.mu.Lock()
+	s.listed = map[[4]int64]bool{}
+	ttl := s.ttl
+	s.mu.Unlock()
 	// TWCS windows of about a tenth of the retention (at least an hour).
 	window := max(ttl/10/3600, 1)
 	opts := fmt.Sprintf(" WITH default_time_to_live = %d AND compaction = {'class': 'TimeWindowCompactionStrategy', 'compaction_window_unit': 'HOURS', 'compaction_window_size': %d}", ttl, window)
@@ -87,12 +94,12 @@ func (s *Store) PrepareGeo(ctx context.Context) (string, error) {
 	return s.geoLayout(), nil
 }
 
-// AttachGeo implements geo.Attacher: the tables another worker process
+// AttachGeo implements Attacher: the tables another worker process
 // created are kept.
-func (s *Store) AttachGeo(ctx context.Context) (string, error) {
-	s.geo.mu.Lock()
-	s.geo.listed = map[[4]int64]bool{}
-	s.geo.mu.Unlock()
+func (s *cqlStore) AttachGeo(ctx context.Context) (string, error) {
+	s.mu.Lock()
+	s.listed = map[[4]int64]bool{}
+	s.mu.Unlock()
 	return s.geoLayout(), nil
 }
 
@@ -134,24 +141,24 @@ func geoParallel(ctx context.Context, n int, f func(ctx context.Context, i int) 
 	return first
 }
 
-// InsertPoints implements geo.Store.
-func (s *Store) InsertPoints(ctx context.Context, pts []geo.Point) error {
+// InsertPoints implements Store.
+func (s *cqlStore) InsertPoints(ctx context.Context, pts []Point) error {
 	var lists [][4]int64
-	s.geo.mu.Lock()
-	if s.geo.listed == nil {
-		s.geo.listed = map[[4]int64]bool{}
+	s.mu.Lock()
+	if s.listed == nil {
+		s.listed = map[[4]int64]bool{}
 	}
 	for _, p := range pts {
-		blk := geo.Block(p.TS)
-		zx, zy := geo.Zone(p.Lat, p.Lon)
+		blk := Block(p.TS)
+		zx, zy := Zone(p.Lat, p.Lon)
 		for _, l := range [][4]int64{{blk, listZone, int64(zx), int64(zy)}, {blk, listUser, p.User, p.TS / geoDaySeconds}} {
-			if !s.geo.listed[l] {
-				s.geo.listed[l] = true
+			if !s.listed[l] {
+				s.listed[l] = true
 				lists = append(lists, l)
 			}
 		}
 	}
-	s.geo.mu.Unlock()
+	s.mu.Unlock()
 	// The listing goes first: a block's partitions are listed before any
 	// of their rows exist, so a GC pass never misses one.
 	err := geoParallel(ctx, len(lists), func(ctx context.Context, i int) error {
@@ -170,13 +177,13 @@ func (s *Store) InsertPoints(ctx context.Context, pts []geo.Point) error {
 		zx, zy int32
 	}
 	type userKey struct{ user, day int64 }
-	zones := map[zoneKey][]geo.Point{}
-	users := map[userKey][]geo.Point{}
+	zones := map[zoneKey][]Point{}
+	users := map[userKey][]Point{}
 	var zk []zoneKey
 	var uk []userKey
 	for _, p := range pts {
-		zx, zy := geo.Zone(p.Lat, p.Lon)
-		z := zoneKey{geo.Block(p.TS), zx, zy}
+		zx, zy := Zone(p.Lat, p.Lon)
+		z := zoneKey{Block(p.TS), zx, zy}
 		if _, ok := zones[z]; !ok {
 			zk = append(zk, z)
 		}
@@ -208,27 +215,27 @@ func (s *Store) InsertPoints(ctx context.Context, pts []geo.Point) error {
 
 // unlist forgets listing rows whose write may have failed, so the next
 // batch writes them again.
-func (s *Store) unlist(lists [][4]int64) {
-	s.geo.mu.Lock()
+func (s *cqlStore) unlist(lists [][4]int64) {
+	s.mu.Lock()
 	for _, l := range lists {
-		delete(s.geo.listed, l)
+		delete(s.listed, l)
 	}
-	s.geo.mu.Unlock()
+	s.mu.Unlock()
 }
 
-// Timeline implements geo.Store: one partition slice per day of the window.
-func (s *Store) Timeline(ctx context.Context, user, from, to int64, fn func(geo.Point) error) error {
+// Timeline implements Store: one partition slice per day of the window.
+func (s *cqlStore) Timeline(ctx context.Context, user, from, to int64, fn func(Point) error) error {
 	return s.timeline(ctx, user, from, to, s.readCons, fn)
 }
 
 // timeline reads user's points in [from, to) at consistency cons.
-func (s *Store) timeline(ctx context.Context, user, from, to int64, cons gocql.Consistency, fn func(geo.Point) error) error {
+func (s *cqlStore) timeline(ctx context.Context, user, from, to int64, cons gocql.Consistency, fn func(Point) error) error {
 	if to <= from {
 		return nil
 	}
 	for day := from / geoDaySeconds; day <= (to-1)/geoDaySeconds; day++ {
 		it := s.s.Query("SELECT ts, lat, lon FROM "+s.ks+".geo_user WHERE user = ? AND day = ? AND ts >= ? AND ts < ?", user, day, from, to).Consistency(cons).WithContext(ctx).Iter()
-		var p geo.Point
+		var p Point
 		p.User = user
 		for it.Scan(&p.TS, &p.Lat, &p.Lon) {
 			if err := fn(p); err != nil {
@@ -243,17 +250,17 @@ func (s *Store) timeline(ctx context.Context, user, from, to int64, cons gocql.C
 	return nil
 }
 
-// Near implements geo.Store: each zone partition of a block the track's
+// Near implements Store: each zone partition of a block the track's
 // boxes touch, sliced once over the track's span in the block, the
 // slices concurrently.
-func (s *Store) Near(ctx context.Context, track []geo.Point, meters float64, fn func(geo.Point) error) error {
-	cells, want := geo.TrackCells(track, meters)
-	found := make([][]geo.Point, len(cells))
+func (s *cqlStore) Near(ctx context.Context, track []Point, meters float64, fn func(Point) error) error {
+	cells, want := TrackCells(track, meters)
+	found := make([][]Point, len(cells))
 	err := geoParallel(ctx, len(cells), func(ctx context.Context, i int) error {
 		c := cells[i]
 		it := s.s.Query("SELECT ts, user, lat, lon FROM "+s.ks+".geo_zone WHERE block = ? AND zx = ? AND zy = ? AND ts >= ? AND ts <= ?",
 			c.Block, int(c.ZX), int(c.ZY), c.From, c.To).Consistency(s.readCons).WithContext(ctx).Iter()
-		var p geo.Point
+		var p Point
 		for it.Scan(&p.TS, &p.User, &p.Lat, &p.Lon) {
 			if u, ok := want[p.TS]; ok && u != p.User {
 				found[i] = append(found[i], p)
@@ -274,11 +281,11 @@ func (s *Store) Near(ctx context.Context, track []geo.Point, meters float64, fn 
 	return nil
 }
 
-// DeleteBefore implements geo.Store: every listed block before the
+// DeleteBefore implements Store: every listed block before the
 // cutoff, by partition. The points are not counted (it would read every
 // row the deletes shadow): -1.
-func (s *Store) DeleteBefore(ctx context.Context, before int64) (int64, error) {
-	cut := geo.Block(before)
+func (s *cqlStore) DeleteBefore(ctx context.Context, before int64) (int64, error) {
+	cut := Block(before)
 	var blocks []int64
 	it := s.s.Query("SELECT DISTINCT block FROM " + s.ks + ".geo_blocks").WithContext(ctx).Iter()
 	var b int64
@@ -319,12 +326,12 @@ func (s *Store) DeleteBefore(ctx context.Context, before int64) (int64, error) {
 	return -1, nil
 }
 
-// GeoStats implements geo.Store: a scan of the timeline table.
-func (s *Store) GeoStats(ctx context.Context) (count, oldest, newest int64, err error) {
+// GeoStats implements Store: a scan of the timeline table.
+func (s *cqlStore) GeoStats(ctx context.Context) (count, oldest, newest int64, err error) {
 	return s.geoStatsAt(ctx, s.readCons)
 }
 
-func (s *Store) geoStatsAt(ctx context.Context, cons gocql.Consistency) (count, oldest, newest int64, err error) {
+func (s *cqlStore) geoStatsAt(ctx context.Context, cons gocql.Consistency) (count, oldest, newest int64, err error) {
 	it := s.s.Query("SELECT ts FROM " + s.ks + ".geo_user").Consistency(cons).WithContext(ctx).Iter()
 	var ts int64
 	for it.Scan(&ts) {
@@ -340,9 +347,14 @@ func (s *Store) geoStatsAt(ctx context.Context, cons gocql.Consistency) (count, 
 	return count, oldest, newest, nil
 }
 
-// TimelineDurable implements geo.DurableReader (with DurableRead, ycsb.go): a timeline read at
+// TimelineDurable implements DurableReader: a timeline read at
 // consistency ALL (every replica answers, the newest row wins), which
 // must see every acknowledged point whatever consistency wrote it.
-func (s *Store) TimelineDurable(ctx context.Context, user, from, to int64, fn func(geo.Point) error) error {
+func (s *cqlStore) TimelineDurable(ctx context.Context, user, from, to int64, fn func(Point) error) error {
 	return s.timeline(ctx, user, from, to, gocql.All, fn)
+}
+
+// DurableRead implements DurableReader.
+func (s *cqlStore) DurableRead() string {
+	return "consistency ALL (every replica answers; the newest value any of them holds is returned)"
 }

@@ -1,14 +1,10 @@
-package postgres
+package geo
 
 import (
 	"context"
 	"fmt"
-	"io"
-	"maps"
-	"strings"
 
-	"storebench/internal/target"
-	"storebench/internal/workload/geo"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // The geo workload's layouts (seed 002's GPS points), two of them:
@@ -19,8 +15,8 @@ import (
 //	  index geo_points_time (ts, lat)     -- who was near, at a minute; the GC's range
 //	  index geo_points_user (user_id, ts) -- timelines
 //
-// postgis (GiST): the target "postgis", the same server with the PostGIS
-// extension:
+// postgis (GiST): on a target with the PostGIS extension (conn.PostGIS:
+// the target "postgis", the same server):
 //
 //	geo_gis(ts bigint, user_id bigint, pos geometry(PointZ, 4326))  -- z = ts
 //	  index geo_gis_pos USING gist (pos gist_geometry_ops_nd)   -- n-D R-tree over (lon, lat, time)
@@ -33,6 +29,11 @@ import (
 // n-D GiST's &&& against a 3-D box of zero height in time. The workload
 // keeps the points within the distance itself, so both answers are judged
 // by the same rule. The GC is one DELETE … WHERE ts < cutoff per pass.
+//
+// They run on the target's pgx pool (conn.Postgres), not target.SQLDB:
+// their statements bind Go slices as PostgreSQL arrays and scan float8
+// and bigint columns in pgx's binary format, which SQLDB's driver bytes
+// would leave to decode by hand.
 
 const geoLayoutBTree = "geo_points(ts bigint, user_id bigint, lat float8, lon float8), B-tree (ts, lat) and (user_id, ts)"
 
@@ -82,7 +83,15 @@ var geoGiSTDDL = []string{
 	"CREATE INDEX geo_gis_ts ON geo_gis (ts)",
 }
 
-func (s *Store) geoExec(ctx context.Context, ddl []string) error {
+// pgStore is the geo layout on a PostgreSQL pool (conn.Postgres): the
+// B-tree layout's statements, or PostGIS's (gis set).
+type pgStore struct {
+	pool *pgxpool.Pool
+	q    geoSQL
+	gis  func(ctx context.Context) (version string, err error)
+}
+
+func (s pgStore) geoExec(ctx context.Context, ddl []string) error {
 	for _, q := range ddl {
 		if _, err := s.pool.Exec(ctx, q); err != nil {
 			return fmt.Errorf("%s: %w", q, err)
@@ -91,28 +100,22 @@ func (s *Store) geoExec(ctx context.Context, ddl []string) error {
 	return nil
 }
 
-// PrepareGeo implements geo.Store (the B-tree layout).
-func (s *Store) PrepareGeo(ctx context.Context) (string, error) {
-	return geoLayoutBTree, s.geoExec(ctx, geoBTreeDDL)
+// PrepareGeo implements Store: the B-tree layout, or on PostGIS the
+// extension, then the table.
+func (s pgStore) PrepareGeo(ctx context.Context) (string, error) {
+	if s.gis == nil {
+		return geoLayoutBTree, s.geoExec(ctx, geoBTreeDDL)
+	}
+	version, err := s.gis(ctx)
+	if err != nil {
+		return "", err
+	}
+	return geoLayoutGiST + ", PostGIS " + version, s.geoExec(ctx, geoGiSTDDL)
 }
 
-func (s *Store) InsertPoints(ctx context.Context, pts []geo.Point) error {
-	return s.geoInsert(ctx, btreeSQL, pts)
-}
-func (s *Store) Timeline(ctx context.Context, user, from, to int64, fn func(geo.Point) error) error {
-	return s.geoTimeline(ctx, btreeSQL, user, from, to, fn)
-}
-func (s *Store) Near(ctx context.Context, track []geo.Point, meters float64, fn func(geo.Point) error) error {
-	return s.geoNear(ctx, btreeSQL, track, meters, fn)
-}
-func (s *Store) DeleteBefore(ctx context.Context, before int64) (int64, error) {
-	return s.geoDelete(ctx, btreeSQL, before)
-}
-func (s *Store) GeoStats(ctx context.Context) (int64, int64, int64, error) {
-	return s.geoStats(ctx, btreeSQL)
-}
-
-func (s *Store) geoInsert(ctx context.Context, q geoSQL, pts []geo.Point) error {
+// InsertPoints implements Store.
+func (s pgStore) InsertPoints(ctx context.Context, pts []Point) error {
+	q := s.q
 	ts, users := make([]int64, len(pts)), make([]int64, len(pts))
 	lat, lon := make([]float64, len(pts)), make([]float64, len(pts))
 	for i, p := range pts {
@@ -122,14 +125,16 @@ func (s *Store) geoInsert(ctx context.Context, q geoSQL, pts []geo.Point) error 
 	return err
 }
 
-func (s *Store) geoTimeline(ctx context.Context, q geoSQL, user, from, to int64, fn func(geo.Point) error) error {
+// Timeline implements Store.
+func (s pgStore) Timeline(ctx context.Context, user, from, to int64, fn func(Point) error) error {
+	q := s.q
 	rows, err := s.pool.Query(ctx, q.timeline, user, from, to)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		p := geo.Point{User: user}
+		p := Point{User: user}
 		if err := rows.Scan(&p.TS, &p.Lat, &p.Lon); err != nil {
 			return err
 		}
@@ -140,7 +145,9 @@ func (s *Store) geoTimeline(ctx context.Context, q geoSQL, user, from, to int64,
 	return rows.Err()
 }
 
-func (s *Store) geoNear(ctx context.Context, q geoSQL, track []geo.Point, meters float64, fn func(geo.Point) error) error {
+// Near implements Store.
+func (s pgStore) Near(ctx context.Context, track []Point, meters float64, fn func(Point) error) error {
+	q := s.q
 	if len(track) == 0 {
 		return nil
 	}
@@ -149,7 +156,7 @@ func (s *Store) geoNear(ctx context.Context, q geoSQL, track []geo.Point, meters
 	lat0, lat1, lon0, lon1 := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
 	for i, p := range track {
 		ts[i] = p.TS
-		lat0[i], lat1[i], lon0[i], lon1[i] = geo.Box(p, meters)
+		lat0[i], lat1[i], lon0[i], lon1[i] = Box(p, meters)
 	}
 	rows, err := s.pool.Query(ctx, q.near, ts, lat0, lat1, lon0, lon1, track[0].User)
 	if err != nil {
@@ -157,7 +164,7 @@ func (s *Store) geoNear(ctx context.Context, q geoSQL, track []geo.Point, meters
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var p geo.Point
+		var p Point
 		if err := rows.Scan(&p.User, &p.TS, &p.Lat, &p.Lon); err != nil {
 			return err
 		}
@@ -168,89 +175,17 @@ func (s *Store) geoNear(ctx context.Context, q geoSQL, track []geo.Point, meters
 	return rows.Err()
 }
 
-func (s *Store) geoDelete(ctx context.Context, q geoSQL, before int64) (int64, error) {
-	tag, err := s.pool.Exec(ctx, q.del, before)
+// DeleteBefore implements Store.
+func (s pgStore) DeleteBefore(ctx context.Context, before int64) (int64, error) {
+	tag, err := s.pool.Exec(ctx, s.q.del, before)
 	if err != nil {
 		return 0, err
 	}
 	return tag.RowsAffected(), nil
 }
 
-func (s *Store) geoStats(ctx context.Context, q geoSQL) (count, oldest, newest int64, err error) {
-	err = s.pool.QueryRow(ctx, q.stats).Scan(&count, &oldest, &newest)
+// GeoStats implements Store.
+func (s pgStore) GeoStats(ctx context.Context) (count, oldest, newest int64, err error) {
+	err = s.pool.QueryRow(ctx, s.q.stats).Scan(&count, &oldest, &newest)
 	return count, oldest, newest, err
-}
-
-// GIS is the postgis target's handle: the PostgreSQL client with the
-// PostGIS layout of the geo workload, and nothing else (the other
-// workloads run on the postgres target).
-type GIS struct {
-	s        *Store
-	settings map[string]string
-}
-
-const gisName = "postgis"
-
-// gisPackage is the Debian package of PostGIS for PostgreSQL 15.
-const gisPackage = "postgresql-15-postgis-3"
-
-func init() {
-	target.Register(target.Info{
-		Name:           gisName,
-		Title:          "PostGIS (PostgreSQL, GiST)",
-		Version:        "pgx " + moduleVersion,
-		OptionNames:    optionNames,
-		Server:         "postgres",
-		ManagedClients: managedClients,
-		Provides:       target.Caps{target.Geo},
-		Open: func(o target.Options) (io.Closer, error) {
-			s, err := Open(o)
-			if err != nil {
-				return nil, err
-			}
-			st := maps.Clone(s.settings)
-			for k := range st {
-				if strings.HasPrefix(k, "layout.") || k == "chain_read" || k == "pointselect" || k == "batch" {
-					delete(st, k)
-				}
-			}
-			st["layout.geo"] = geoLayoutGiST
-			return &GIS{s: s, settings: st}, nil
-		},
-	})
-}
-
-// Settings implements kv.Describer.
-func (g *GIS) Settings() map[string]string { return g.settings }
-
-// Close closes the pool.
-func (g *GIS) Close() error { return g.s.Close() }
-
-// PrepareGeo implements geo.Store: the PostGIS extension, then the table.
-func (g *GIS) PrepareGeo(ctx context.Context) (string, error) {
-	if _, err := g.s.pool.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS postgis"); err != nil {
-		return "", fmt.Errorf("CREATE EXTENSION postgis (Debian: apt-get install %s): %w", gisPackage, err)
-	}
-	var version string
-	if err := g.s.pool.QueryRow(ctx, "SELECT postgis_lib_version()").Scan(&version); err != nil {
-		return "", fmt.Errorf("reading the PostGIS version: %w", err)
-	}
-	g.settings["postgis_version"] = version
-	return geoLayoutGiST + ", PostGIS " + version, g.s.geoExec(ctx, geoGiSTDDL)
-}
-
-func (g *GIS) InsertPoints(ctx context.Context, pts []geo.Point) error {
-	return g.s.geoInsert(ctx, gisSQL, pts)
-}
-func (g *GIS) Timeline(ctx context.Context, user, from, to int64, fn func(geo.Point) error) error {
-	return g.s.geoTimeline(ctx, gisSQL, user, from, to, fn)
-}
-func (g *GIS) Near(ctx context.Context, track []geo.Point, meters float64, fn func(geo.Point) error) error {
-	return g.s.geoNear(ctx, gisSQL, track, meters, fn)
-}
-func (g *GIS) DeleteBefore(ctx context.Context, before int64) (int64, error) {
-	return g.s.geoDelete(ctx, gisSQL, before)
-}
-func (g *GIS) GeoStats(ctx context.Context) (int64, int64, int64, error) {
-	return g.s.geoStats(ctx, gisSQL)
 }
