@@ -79,9 +79,7 @@ var knownWrong = map[string][]string{
 	"internal/target/mysql/oltp.go":      {"internal/workload/oltp"},
 	"internal/target/postgres/oltp.go":   {"internal/workload/oltp"},
 	"internal/target/servers/conformance.go": {"internal/workload/geo", "internal/workload/http", "internal/workload/ledger",
-		"internal/workload/oltp", "internal/workload/pointselect", "internal/workload/ycsb"},
-	"internal/target/sqlite/documents.go": {"internal/workload/documents"},
-	"internal/target/sqlite/oltp.go":      {"internal/workload/oltp"},
+		"internal/workload/pointselect", "internal/workload/ycsb"},
 }
 
 // under reports whether package path p is dir or below it.

@@ -23,7 +23,6 @@ import (
 	"storebench/internal/workload/geo"
 	"storebench/internal/workload/http"
 	"storebench/internal/workload/ledger"
-	"storebench/internal/workload/oltp"
 	"storebench/internal/workload/pointselect"
 	"storebench/internal/workload/ycsb"
 )
@@ -84,8 +83,9 @@ func CheckCaps(t T, info target.Info, h any) {
 	_, _, isLedger := ledger.StoreOf(h)
 	_, isPipeliner := h.(target.Pipeliner)
 	_, isSelecter := h.(target.IntSelecter)
-	_, isOLTP := h.(oltp.Store)
-	isSQL := isSelecter && isOLTP
+	_, isSQLDB := h.(target.SQLDB)
+	_, isSQLDriver := h.(target.SQLDriver)
+	isSQL := isSelecter && (isSQLDB || isSQLDriver)
 	_, isHTTP := h.(http.Site)
 	_, isCompacter := h.(kv.Compacter)
 	closer, _ := h.(io.Closer)

@@ -66,9 +66,8 @@ type Store struct {
 	scanRange *sql.Stmt // [lower, upper)
 
 	settings map[string]string
-	docs     docStmts // the documents layout's statements (documents.go)
 
-	// sqlConn opens the oltp workload's connections (oltp.go).
+	// sqlConn opens the SQL workloads' connections (sqldriver.go).
 	sqlConn *connector
 }
 

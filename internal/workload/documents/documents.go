@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -183,8 +184,9 @@ func Check(seed uint64, coll int, id int64, textSize int, d *Doc) string {
 
 // StoreOf finds the documents layout on a target's handle: its own (a
 // Store), or this package's on what the target offers (layout_mongo.go:
-// a MongoDB database; layout_sql.go: PostgreSQL's jsonb); false when
-// there is none.
+// a MongoDB database; layout_sql.go: PostgreSQL's jsonb;
+// layout_sqlite.go: SQLite's JSON functions, whose connections the caller
+// closes: the Store is then an io.Closer); false when there is none.
 func StoreOf(h any) (Store, bool) {
 	switch h := h.(type) {
 	case Store:
@@ -194,6 +196,11 @@ func StoreOf(h any) (Store, bool) {
 	case target.SQLDB:
 		if d := h.SQLDialect(); d.Name == "postgres" {
 			return pgStore{db: h, d: d}, true
+		}
+	}
+	if drv, ok := h.(target.SQLDriver); ok && drv.SQLDialect().Name == "sqlite" {
+		if wl, ok := h.(target.SQLWriteLocker); ok {
+			return newSQLiteStore(drv, wl), true
 		}
 	}
 	return nil, false
@@ -207,6 +214,9 @@ func (Documents) Execute(ctx context.Context, env *workload.Env, st workload.Ste
 	store, ok := StoreOf(env.Target)
 	if !ok {
 		return nil, fmt.Errorf("documents: this target keeps no documents")
+	}
+	if c, ok := store.(io.Closer); ok {
+		defer c.Close()
 	}
 	r := &run{store: store, p: p, seed: uint64(st.Seed), n: st.N, threads: max(st.Concurrency, 1), phase: st.Phase, duration: st.Duration}
 	for c := 0; c < p.Collections; c++ {

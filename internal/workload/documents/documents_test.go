@@ -123,6 +123,9 @@ func TestEveryModeOnEveryTarget(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			h := open(t, name)
 			s, _ := documents.StoreOf(h)
+			if c, ok := s.(io.Closer); ok {
+				t.Cleanup(func() { c.Close() })
+			}
 			steps := plan(t, 90, "0s")
 			var phases []string
 			for _, st := range steps {

@@ -165,7 +165,7 @@ func (OLTP) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*
 	if err := json.Unmarshal(st.Params, &p); err != nil {
 		return nil, fmt.Errorf("oltp: bad step params: %w", err)
 	}
-	store, ok := env.Target.(Store)
+	store, ok := StoreOf(env.Target)
 	if !ok {
 		return nil, fmt.Errorf("oltp: target offers no SQL tables")
 	}

@@ -226,7 +226,7 @@ func TestSchemaFormatsAndCountsMatchSysbench(t *testing.T) {
 			h := open(t, c.target, uri)
 			// Their rows in our format check, and (with the connection our
 			// workload uses) their c values are well formed.
-			conn, err := h.(oltp.Store).OpenConn(context.Background(), 1, false)
+			conn, err := oltpStore(t, h).OpenConn(context.Background(), 1, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -251,7 +251,7 @@ func TestSchemaFormatsAndCountsMatchSysbench(t *testing.T) {
 			if fmt.Sprint(ours) != fmt.Sprint(theirs) || len(ours.columns) != 4 || len(ours.indexes) < 2 {
 				t.Errorf("schema differs from sysbench's:\nours   %q\ntheirs %q", ours, theirs)
 			}
-			conn, err = h.(oltp.Store).OpenConn(context.Background(), 1, false)
+			conn, err = oltpStore(t, h).OpenConn(context.Background(), 1, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -327,7 +327,7 @@ func TestSQLiteRunsAndCatchesAMisplacedValue(t *testing.T) {
 			t.Fatalf("read_only: %d ops, %d checked", res.Ops, res.Verify.Checked)
 		}
 	}
-	conn, err := h.(oltp.Store).OpenConn(ctx, 2, true)
+	conn, err := oltpStore(t, h).OpenConn(ctx, 2, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,7 +434,7 @@ func TestServerConnStopsWhenTheContextEnds(t *testing.T) {
 			if _, err := tx.Exec("UPDATE sbtest1 SET k=k+1 WHERE id=7"); err != nil {
 				t.Fatal(err)
 			}
-			conn, err := h.(oltp.Store).OpenConn(context.Background(), 1, true)
+			conn, err := oltpStore(t, h).OpenConn(context.Background(), 1, true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -520,7 +520,7 @@ func TestServerRunsCatchAMisplacedValue(t *testing.T) {
 					t.Fatalf("%s: per-tick counts %v over %d ticks, totals %v", ph, sum, len(res.Series), m)
 				}
 			}
-			conn, err := h.(oltp.Store).OpenConn(ctx, 2, true)
+			conn, err := oltpStore(t, h).OpenConn(ctx, 2, true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -744,7 +744,7 @@ func TestPostgresKilledSessionIsALostConnection(t *testing.T) {
 	if _, err := (oltp.OLTP{}).Execute(context.Background(), &workload.Env{Target: h}, st["prepare"]); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := h.(oltp.Store).OpenConn(context.Background(), 1, true)
+	conn, err := oltpStore(t, h).OpenConn(context.Background(), 1, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -822,4 +822,13 @@ workloads:
 			}
 		})
 	}
+}
+
+// oltpStore is the oltp layout on h.
+func oltpStore(t testing.TB, h any) oltp.Store {
+	s, ok := oltp.StoreOf(h)
+	if !ok {
+		t.Fatalf("%T offers no oltp layout", h)
+	}
+	return s
 }

@@ -3,13 +3,16 @@
 // sbtest1..N (id, k, c, pad; a secondary index k_<N> on k), its value
 // formats, and its transactions statement for statement, prepared once per
 // connection. A target offers it by implementing Store (MariaDB/MySQL,
-// PostgreSQL, SQLite: each in an oltp.go of its own package).
+// PostgreSQL: each in an oltp.go of its own package), or this package
+// holds the layout on what the target offers (layout_sqlite.go; StoreOf).
 package oltp
 
 import (
 	"context"
 	"errors"
 	"fmt"
+
+	"storebench/internal/target"
 )
 
 // Kind is one of sysbench's statements.
@@ -103,11 +106,11 @@ type Conn interface {
 // unique violation of two concurrent delete+inserts of one id. The
 // workload rolls back, counts an ignored error and runs the transaction
 // again.
-var ErrIgnorable = errors.New("ignorable error (deadlock or serialization failure)")
+var ErrIgnorable = target.ErrSQLRetry
 
 // ErrLost marks a lost connection: the workload counts a reconnect,
 // calls Reconnect and runs the transaction again.
-var ErrLost = errors.New("connection lost")
+var ErrLost = target.ErrSQLLost
 
 // Ignorable wraps err as ignorable.
 func Ignorable(err error) error { return errors.Join(ErrIgnorable, err) }
