@@ -30,8 +30,12 @@ type sqliteStore struct {
 	writer *sql.DB     // one connection
 	reader *sql.DB
 
-	smu   sync.Mutex
-	stmts map[string]*sqliteColl
+	// The prepared statements of each collection, made on its first
+	// use in the step: cached reads Load them without a lock; smu is
+	// taken only to make a collection's (once per collection and step).
+	cached sync.Map // string -> *sqliteColl
+	smu    sync.Mutex
+	stmts  map[string]*sqliteColl
 }
 
 type sqliteColl struct {
@@ -60,6 +64,7 @@ func (s *sqliteStore) Close() error {
 		c.close()
 	}
 	s.stmts = nil
+	s.cached.Range(func(k, _ any) bool { s.cached.Delete(k); return true })
 	s.smu.Unlock()
 	s.reader.Close()
 	return s.writer.Close()
@@ -69,6 +74,14 @@ func (s *sqliteStore) coll(coll string) (*sqliteColl, error) {
 	if !collName.MatchString(coll) {
 		return nil, fmt.Errorf("documents: %q is not a plain collection name", coll)
 	}
+	if c, ok := s.cached.Load(coll); ok {
+		return c.(*sqliteColl), nil
+	}
+	return s.prepareColl(coll)
+}
+
+// prepareColl makes a collection's statements, once.
+func (s *sqliteStore) prepareColl(coll string) (*sqliteColl, error) {
 	s.smu.Lock()
 	defer s.smu.Unlock()
 	if c, ok := s.stmts[coll]; ok {
@@ -94,6 +107,7 @@ func (s *sqliteStore) coll(coll string) (*sqliteColl, error) {
 		*p.st = st
 	}
 	s.stmts[coll] = c
+	s.cached.Store(coll, c)
 	return c, nil
 }
 
@@ -121,6 +135,7 @@ func (s *sqliteStore) PrepareDocuments(ctx context.Context, colls []string) (str
 		if c, ok := s.stmts[coll]; ok {
 			c.close()
 			delete(s.stmts, coll)
+			s.cached.Delete(coll)
 		}
 		s.smu.Unlock()
 		t := target.SQLite.Quote(coll)
