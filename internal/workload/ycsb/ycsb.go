@@ -241,6 +241,19 @@ func (r *run) global(w int) (g, G int64) {
 	return int64(r.part*r.workers + w), int64(r.parts * r.workers)
 }
 
+// insertSpan is how many record numbers each core workload's inserts may
+// use: the inserts of workload x are records N + (x-'a')·insertSpan +
+// g + k·G (goroutine g of G, its k-th insert), so that D and E, both run
+// on the table loaded for the size, insert records of their own instead
+// of D's again (a duplicate key on a SQL table, an overwrite elsewhere).
+const insertSpan = 1 << 40
+
+// inserted is the number of goroutine w's k-th insert in workload name.
+func (r *run) inserted(name string, w int, k int64) uint64 {
+	g, G := r.global(w)
+	return uint64(r.n) + uint64(name[0]-'a')*insertSpan + uint64(g+k*G)
+}
+
 // key of record i: "user" + a scattered number, as YCSB's hashed order.
 func key(dst []byte, i uint64) []byte {
 	dst = append(dst[:0], "user"...)
@@ -404,8 +417,7 @@ func (r *run) workload(ctx context.Context, env *workload.Env, name string) (*re
 			// (known to be complete), then the loaded ones from the end.
 			rank := z.rank(u)
 			if rank < s.inserted {
-				g, G := r.global(w)
-				return uint64(r.n + g + (s.inserted-1-rank)*G)
+				return r.inserted(name, w, s.inserted-1-rank)
 			}
 			rank -= s.inserted
 			if rank >= r.n {
@@ -427,8 +439,7 @@ func (r *run) workload(ctx context.Context, env *workload.Env, name string) (*re
 		s := &ws[w]
 		op := classOf(seq)
 		if op == opInsert {
-			g, G := r.global(w)
-			i := uint64(r.n + g + s.inserted*G)
+			i := r.inserted(name, w, s.inserted)
 			s.key = key(s.key, i)
 			if err := r.db.Insert(ctx, s.key, r.record(s, s.key, gen.Mix(r.seed, i))); err != nil {
 				return err
