@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"runtime"
 	"storebench/internal/workload/gen"
+	"strings"
 	"time"
 
 	"storebench/internal/evloop"
@@ -63,6 +64,12 @@ type Params struct {
 	// Loops is how many event loops share the connections (0: half the
 	// cores, at least one).
 	Loops int `yaml:"loops" json:"loops,omitempty" range:"0..1024"`
+	// Create: "absent" (default) makes the table when it does not exist,
+	// shaped as pgbench -i makes pgbench_accounts (key, a 0 value and an
+	// 84-byte filler, rows 1..rows), on targets with SQL schema
+	// statements (target.SQLDB); "no" never does. A table that exists is
+	// used as it is.
+	Create string `yaml:"create" json:"create,omitempty"`
 }
 
 var ident = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -93,6 +100,13 @@ func (PointSelect) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage,
 	default:
 		return nil, &study.Error{File: s.File, Line: study.FieldLine(e.Params, "client"), Field: "workloads.pointselect.params.client", Msg: fmt.Sprintf("%q: want events or goroutines", p.Client)}
 	}
+	switch p.Create {
+	case "":
+		p.Create = "absent"
+	case "absent", "no":
+	default:
+		return nil, &study.Error{File: s.File, Line: study.FieldLine(e.Params, "create"), Field: "workloads.pointselect.params.create", Msg: fmt.Sprintf("%q: want absent or no", p.Create)}
+	}
 	if p.Loops < 0 || p.Loops > 1024 {
 		return nil, &study.Error{File: s.File, Line: study.FieldLine(e.Params, "loops"), Field: "workloads.pointselect.params.loops", Msg: "want 0 (half the cores) to 1024"}
 	}
@@ -114,6 +128,13 @@ func (PointSelect) Execute(ctx context.Context, env *workload.Env, st workload.S
 	}
 	if _, ok := env.Target.(target.IntSelecter); !ok {
 		return nil, fmt.Errorf("pointselect: target has no SQL point selects")
+	}
+	created := false
+	if db, ok := env.Target.(target.SQLDB); ok && p.Create == "absent" && st.Part == 0 {
+		var err error
+		if created, err = createIfAbsent(ctx, db, p); err != nil {
+			return nil, err
+		}
 	}
 	conns := make([]SelectConn, st.Concurrency)
 	defer func() {
@@ -178,7 +199,53 @@ func (PointSelect) Execute(ctx context.Context, env *workload.Env, st workload.S
 	}
 	res.Verify = results.Verify{Checked: checked}
 	res.Metrics = map[string]float64{"tps": float64(res.Ops) / res.Seconds, "connections": float64(st.Concurrency), "event_loops": float64(loops)}
+	if created {
+		res.Facts = map[string]string{"table": fmt.Sprintf("%s made with rows 1..%d (pgbench -i shaped), as it did not exist", p.Table, p.Rows)}
+	}
 	return res, err
+}
+
+// createIfAbsent makes the table with rows 1..p.Rows when it does not
+// exist (a count of its rows fails), and says whether it did.
+func createIfAbsent(ctx context.Context, db target.SQLDB, p Params) (bool, error) {
+	d := db.SQLDialect()
+	t := d.Quote(p.Table)
+	probe := db.Query(ctx, "SELECT COUNT(*) FROM "+t, nil, func([][]byte) bool { return false })
+	if probe == nil {
+		return false, nil
+	}
+	ddl := "CREATE TABLE " + t + " (" + d.Quote(p.Key) + " INTEGER NOT NULL PRIMARY KEY, " + d.Quote(p.Value) + " INTEGER NOT NULL, filler CHAR(84))"
+	if err := db.ExecDDL(ctx, ddl); err != nil {
+		return false, fmt.Errorf("pointselect: %s is not readable (%v) and making it failed: %w", p.Table, probe, err)
+	}
+	// One statement of batch rows (and one for the rest), each prepared
+	// once by the target.
+	const batch = 1000
+	insert := func(n int) string {
+		var b strings.Builder
+		b.WriteString("INSERT INTO " + t + " (" + d.Quote(p.Key) + ", " + d.Quote(p.Value) + ", filler) VALUES ")
+		for i := 1; i <= n; i++ {
+			if i > 1 {
+				b.WriteByte(',')
+			}
+			b.WriteString("(" + d.Param(i) + ", 0, '')")
+		}
+		return b.String()
+	}
+	args := make([]any, 0, batch)
+	for lo := int64(1); lo <= int64(p.Rows); lo += batch {
+		args = args[:0]
+		for k := lo; k < lo+batch && k <= int64(p.Rows); k++ {
+			args = append(args, k)
+		}
+		if _, err := db.Exec(ctx, insert(len(args)), args...); err != nil {
+			return false, fmt.Errorf("pointselect: filling %s: %w", p.Table, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // eventSessions hands every connection to the event loop when the client
