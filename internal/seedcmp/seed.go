@@ -85,7 +85,8 @@ type Ours struct {
 	// latency.mean|min|p50|p90|p99|p999|max, latency.pNN (from the
 	// step's histogram), disk (blocks allocated), mem (resident memory),
 	// cache (bytes of its files in the page cache), metric:NAME (a
-	// metric of the step, in Unit) or sustainable (the highest
+	// metric of the step, in Unit: the unit its workload registers, ""
+	// for a plain count) or sustainable (the highest
 	// sustainable rate a rate search found).
 	Value string            `yaml:"value"`
 	Unit  string            `yaml:"unit"`
@@ -234,11 +235,9 @@ func (o *Ours) check(unit string) error {
 	if !valueRE.MatchString(o.Value) {
 		return fmt.Errorf("value %q unknown", o.Value)
 	}
-	u := o.unit()
-	if u == "" {
-		return fmt.Errorf("value %s: state its unit", o.Value)
-	}
-	if _, err := convert(1, u, unit); err != nil {
+	// A metric's unit is the one its workload registers ("" for a
+	// plain count).
+	if _, err := convert(1, o.unit(), unit); err != nil {
 		return fmt.Errorf("value %s: %w", o.Value, err)
 	}
 	return nil
