@@ -329,7 +329,16 @@ func reasons(s *Seed, f *Finding, run *results.Run, stand map[string]*results.Ta
 		out = append(out, r)
 	}
 
-	if f.Ours != nil {
+	// Held whole in the page cache: a reason where the seed's machine's
+	// RAM is known (its data could outgrow it; a seed that does not say
+	// leaves nothing to set ours against).
+	seedRAM := 0.0
+	for _, g := range f.Figures {
+		if compared[g.Engine] {
+			seedRAM = math.Max(seedRAM, s.HardwareOf(g.Hardware).RAMGiB)
+		}
+	}
+	if f.Ours != nil && seedRAM > 0 {
 		var cached []string
 		for _, e := range engines {
 			t := stand[e]
@@ -350,7 +359,7 @@ func reasons(s *Seed, f *Finding, run *results.Run, stand map[string]*results.Ta
 			}
 		}
 		if len(cached) > 0 {
-			out = append(out, fmt.Sprintf("the data fits in the page cache here (%s; RAM %s)", strings.Join(cached, "; "), section.Bytes(run.Host.MemTotalBytes)))
+			out = append(out, fmt.Sprintf("the data fits in the page cache here (%s; RAM %s, the seed's machine %g GiB)", strings.Join(cached, "; "), section.Bytes(run.Host.MemTotalBytes), seedRAM))
 		}
 	}
 
