@@ -110,6 +110,9 @@ func seedFinding(b *strings.Builder, s *seedcmp.Seed, fr seedcmp.FindingResult) 
 				}
 				if r.Have {
 					c += "<br>ours " + seedValue(r.Ours, r.Figure.Unit)
+					if r.Figure.Value > 0 && r.Ours > 0 {
+						c += fmt.Sprintf(" (%s× the seed's)", strconv.FormatFloat(r.Ours/r.Figure.Value, 'g', 3, 64))
+					}
 				} else {
 					c += "<br>" + r.Missing
 				}

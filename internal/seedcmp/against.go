@@ -168,6 +168,9 @@ func compareFinding(s *Seed, f *Finding, run *results.Run) FindingResult {
 		}
 	}
 	fr.Verdict = Compare(seedPts, fr.Ours)
+	if f.Ours == nil {
+		fr.Verdict.Why = NotMeasured
+	}
 	if fr.Verdict.Outcome == Differs {
 		fr.Verdict.Reasons = reasons(s, f, run, stand, fr.Ours)
 	}
