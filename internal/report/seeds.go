@@ -51,7 +51,7 @@ func againstSeed(b *strings.Builder, run *results.Run) {
 	if len(res.Elsewhere) > 0 {
 		var names []string
 		for _, f := range res.Elsewhere {
-			names = append(names, fmt.Sprintf("%s (%s workload)", f.Title, f.Ours.Workload))
+			names = append(names, fmt.Sprintf("%s (%s workload)", f.Title, f.WorkloadOf()))
 		}
 		fmt.Fprintf(b, "Findings of seed %s this study's workloads do not run (another study of the seed does): %s.\n\n", s.ID, cell(strings.Join(names, "; ")))
 	}

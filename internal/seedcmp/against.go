@@ -71,7 +71,7 @@ func Against(s *Seed, run *results.Run) Result {
 	res := Result{Seed: s}
 	for i := range s.Findings {
 		f := &s.Findings[i]
-		if f.Ours != nil && !ranWorkload(run, f.Ours.Workload) {
+		if w := f.WorkloadOf(); w != "" && !ranWorkload(run, w) {
 			res.Elsewhere = append(res.Elsewhere, f)
 			continue
 		}
@@ -319,17 +319,7 @@ func reasons(s *Seed, f *Finding, run *results.Run, stand map[string]*results.Ta
 
 	// Every target of a run writes in the run's durability class.
 	if s.Durability != "" && run.Durability != "" && run.Durability != s.Durability && len(engines) > 0 {
-		var how []string
-		for _, e := range engines {
-			if d := settingOf(stand[e]); d != "" {
-				how = append(how, stand[e].Name+": "+d)
-			}
-		}
-		r := fmt.Sprintf("durability class differs: the seed's engines %s (%s), ours %s", s.Durability, s.DurabilityNote, run.Durability)
-		if len(how) > 0 {
-			r += " (" + strings.Join(how, "; ") + ")"
-		}
-		out = append(out, r)
+		out = append(out, fmt.Sprintf("durability class differs: the seed's engines %s (%s), ours %s (each target's setting is in the Targets table)", s.Durability, s.DurabilityNote, run.Durability))
 	}
 
 	// Held whole in the page cache: a reason where the seed's machine's
@@ -380,13 +370,4 @@ func reasons(s *Seed, f *Finding, run *results.Run, stand map[string]*results.Ta
 		out = append(out, fmt.Sprintf("CPU count differs: the seed's %s, ours %d", strings.Join(other, ", "), cpus))
 	}
 	return out
-}
-
-// settingOf is a target's durability setting as results.json records
-// it: its server's, or its own.
-func settingOf(t *results.Target) string {
-	if t.Server != nil && t.Server.Settings["durability"] != "" {
-		return t.Server.Settings["durability"]
-	}
-	return t.Settings["durability"]
 }

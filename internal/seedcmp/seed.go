@@ -67,8 +67,19 @@ type Finding struct {
 	Size string `yaml:"size"`
 	// Ours says which of our figures this finding corresponds to; nil
 	// when storebench measures nothing like it.
-	Ours    *Ours    `yaml:"ours"`
-	Figures []Figure `yaml:"figures"`
+	Ours *Ours `yaml:"ours"`
+	// Workload, for a finding with no Ours, is the workload whose runs
+	// show it (the seed's figures, and that nothing here is like them).
+	Workload string   `yaml:"workload"`
+	Figures  []Figure `yaml:"figures"`
+}
+
+// WorkloadOf is the workload a finding belongs to ("" none).
+func (f *Finding) WorkloadOf() string {
+	if f.Ours != nil {
+		return f.Ours.Workload
+	}
+	return f.Workload
 }
 
 // Ours locates our figure of a finding in results.json: the steps of a
@@ -190,6 +201,9 @@ func (s *Seed) check() error {
 		}
 		if len(f.Figures) == 0 {
 			return fmt.Errorf("finding %s: no figures", f.ID)
+		}
+		if f.Ours == nil && f.Workload == "" {
+			return fmt.Errorf("finding %s: neither ours nor the workload it belongs to", f.ID)
 		}
 		if o := f.Ours; o != nil {
 			if err := o.check(f.Unit); err != nil {

@@ -56,6 +56,9 @@ func TestEveryStudysSeedMapsToItsWorkloads(t *testing.T) {
 		}
 		seed, _ := Load(id)
 		for _, f := range seed.Findings {
+			if _, ok := section.Lookup(f.WorkloadOf()); !ok {
+				t.Errorf("seed %s, %s: workload %q registers nothing", id, f.ID, f.WorkloadOf())
+			}
 			o := f.Ours
 			if o == nil {
 				continue
