@@ -54,7 +54,11 @@ func TestEveryStudysSeedMapsToItsWorkloads(t *testing.T) {
 		if !named[id] {
 			t.Errorf("seed %s: no built-in study names it", id)
 		}
-		seed, _ := Load(id)
+		seed, err := Load(id)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
 		for _, f := range seed.Findings {
 			if _, ok := section.Lookup(f.WorkloadOf()); !ok {
 				t.Errorf("seed %s, %s: workload %q registers nothing", id, f.ID, f.WorkloadOf())

@@ -18,7 +18,7 @@ var units = map[string]unitDef{
 	"ops/s": {"rate", 1}, "txns/s": {"rate", 1}, "tps": {"rate", 1}, "qps": {"rate", 1}, "requests/s": {"rate", 1},
 	"calls/s": {"rate", 1}, "ticks/s": {"rate", 1}, "points/s": {"rate", 1}, "transfers/s": {"rate", 1},
 	"MB/s": {"byterate", 1e6},
-	"":     {"count", 1}, "users": {"count", 1},
+	"":     {"count", 1}, "users": {"count", 1}, "%": {"count", 0.01},
 }
 
 // convert expresses v (in unit from) in unit to.
