@@ -8,3 +8,9 @@ import "embed"
 //
 //go:embed *.yaml
 var FS embed.FS
+
+// Seeds holds the seed studies' figures, transcribed once as data: one
+// seeds/NNN.yaml per seed (see package seedcmp).
+//
+//go:embed seeds/*.yaml
+var Seeds embed.FS

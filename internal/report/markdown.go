@@ -98,6 +98,7 @@ func document(run *results.Run) string {
 			}
 		}
 	}
+	againstSeed(&b, run)
 	streams(&b, run)
 	workersAndNodes(&b, run)
 	bottlenecks(&b, run)

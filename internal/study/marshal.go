@@ -27,6 +27,11 @@ func (s *Study) Effective(redact func(string) string) ([]byte, error) {
 		add("description", scalar(s.Description))
 	}
 	add("seed", scalar(strconv.FormatInt(s.Seed, 10)))
+	if s.SeedStudy != "" {
+		ss := scalar(s.SeedStudy)
+		ss.Style = yaml.DoubleQuotedStyle
+		add("seed_study", ss)
+	}
 	add("durability", scalar(s.Durability))
 	add("concurrency", scalar(strconv.Itoa(s.Concurrency)))
 	if s.ClientCPUs > 0 {

@@ -28,6 +28,10 @@ type Study struct {
 	Title       string `yaml:"title"`
 	Description string `yaml:"description"`
 	Seed        int64  `yaml:"seed"`
+	// SeedStudy names the seed study this one reproduces ("000".."004"):
+	// the report sets the seed's own figures (studies/seeds/NNN.yaml)
+	// beside ours, with a computed verdict per finding.
+	SeedStudy   string `yaml:"seed_study"`
 	Durability  string `yaml:"durability"`
 	Concurrency int    `yaml:"concurrency"`
 	// Workers is the number of worker processes that drive each target
@@ -173,6 +177,9 @@ const (
 	// MaxNameLen bounds a study's name, which names its results directory.
 	MaxNameLen = 64
 )
+
+// seedStudyRE is what seed_study may be: a seed's number.
+var seedStudyRE = regexp.MustCompile(`^[0-9]{3}$`)
 
 // nameRE is what a study name may be: it becomes a directory name, so no
 // separators, no "." or "..", no leading dot or dash, nothing the file
@@ -440,6 +447,9 @@ func (s *Study) check(root *yaml.Node) error {
 	}
 	if s.Seed < 0 {
 		return fail("seed", "%d: want a whole number from 0", s.Seed)
+	}
+	if s.SeedStudy != "" && !seedStudyRE.MatchString(s.SeedStudy) {
+		return fail("seed_study", "%q: want the seed study's three digits, quoted (\"000\")", s.SeedStudy)
 	}
 	// Only an absent concurrency takes the default: a 0 written in the
 	// file is a mistake, not a request for 8.

@@ -37,6 +37,7 @@ func TestErrorsNameFileLineAndField(t *testing.T) {
 		{"empty", "", "f.yaml: the file is empty"},
 		{"wrong kind", "name: x\nladder: {a: 1}\ntargets: [pebble]\nworkloads: [{name: ledger}]\n", "f.yaml:2: ladder: want a list"},
 		{"concurrency", "name: x\nladder: [10]\nconcurrency: lots\ntargets: [pebble]\nworkloads: [{name: ledger}]\n", "f.yaml:3: concurrency: \"lots\" is not a valid int"},
+		{"seed study", "name: x\nladder: [10]\nseed_study: \"0001\"\ntargets: [pebble]\nworkloads: [{name: ledger}]\n", "f.yaml:3: seed_study: \"0001\": want the seed study's three digits"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -182,5 +183,25 @@ func TestEntryConcurrency(t *testing.T) {
 	}
 	if back.Workloads[0].Concurrency != 100 || back.Workloads[1].Concurrency != 64 {
 		t.Fatalf("the study as run lost the entries' concurrency:\n%s", out)
+	}
+}
+
+// seed_study survives the study as run (study.yaml), quoted: "000" stays
+// three digits.
+func TestSeedStudyRoundTrips(t *testing.T) {
+	s, err := Load("ledger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.SeedStudy != "000" {
+		t.Fatalf("ledger names seed %q", s.SeedStudy)
+	}
+	b, err := s.Effective(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse("study.yaml", b)
+	if err != nil || back.SeedStudy != "000" || !strings.Contains(string(b), "seed_study: \"000\"\n") {
+		t.Fatalf("round trip: %v %q\n%s", err, back.SeedStudy, b)
 	}
 }

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"storebench/internal/report/section"
+	"storebench/internal/results"
+	"storebench/internal/seedcmp"
+)
+
+// The built-in ledger study names seed 000: a real run of it on two
+// embedded engines with a tiny ladder gets "Against the seed" in
+// report.md and report.html, each finding's verdict as seedcmp computes
+// it from results.json, and the insert's verdict as recomputed here from
+// the steps' own seconds and the seed's own figures.
+func TestReportSetsTheSeedBesideOurRun(t *testing.T) {
+	out := t.TempDir()
+	stdout, stderr, code := runCLI(t, "run", "ledger", "--targets", "leveldb,goleveldb", "--ladder", "10,100,1000",
+		"--set", "ledger.selects=50", "--set", "ledger.chains.lengths=[10,100]", "--set", "ledger.chains.samples=1",
+		"--set", "ledger.stress.duration=1s", "--set", "ledger.stress.rate=200",
+		"--set", "ledger.balance.addresses=2000", "--set", "ledger.balance.reads=100", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	dir := onlyDir(t, out)
+	run, err := results.Read(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	html, _ := os.ReadFile(filepath.Join(dir, "report.html"))
+	report := string(md)
+	if !strings.Contains(report, "## Against the seed") || !strings.Contains(string(html), "Against the seed") {
+		t.Fatalf("no \"Against the seed\" section:\n%s", report)
+	}
+	if seedcmp.SeedOf(run) != "000" {
+		t.Fatalf("the run's study names seed %q", seedcmp.SeedOf(run))
+	}
+	seed, err := seedcmp.Load("000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := seedcmp.Against(seed, run)
+	if len(res.Findings) != len(seed.Findings) {
+		t.Fatalf("%d of the seed's %d findings set beside the run", len(res.Findings), len(seed.Findings))
+	}
+	count := func(n float64) string { return section.Count(int64(n)) }
+	for _, fr := range res.Findings {
+		want := "**Verdict: " + section.Cell(fr.Verdict.Summary(count)) + "**"
+		if !strings.Contains(report, "### "+fr.Finding.Title+"\n") || !strings.Contains(report, want) {
+			t.Errorf("finding %s: the report lacks %q", fr.Finding.ID, want)
+		}
+	}
+
+	// The insert's verdict recomputed from the steps themselves: LevelDB
+	// is the only seed engine that ran (leveldb stands for it), at the
+	// ladder's sizes, in seconds.
+	var seedPts, ours []seedcmp.Point
+	for _, g := range seed.Findings[0].Figures {
+		if g.Engine == "LevelDB" {
+			seedPts = append(seedPts, seedcmp.Point{Engine: "LevelDB", N: g.N, Value: g.Value})
+		}
+	}
+	for _, tr := range run.Targets {
+		if tr.Name != "leveldb" {
+			continue
+		}
+		for _, n := range []int64{10, 100, 1000} {
+			st := tr.Find("ledger", "insert", n)
+			if st == nil || st.Seconds <= 0 {
+				t.Fatalf("leveldb: no insert at %d", n)
+			}
+			ours = append(ours, seedcmp.Point{Engine: "LevelDB", N: float64(n), Value: st.Seconds})
+		}
+	}
+	v := seedcmp.Compare(seedPts, ours)
+	got := res.Findings[0].Verdict
+	if res.Findings[0].Finding.ID != "insert" || v.Outcome != got.Outcome || len(v.Growth) != 1 || len(got.Growth) != 1 || math.Abs(v.Growth[0].Ours-got.Growth[0].Ours) > 1e-12 || v.Ordering != nil {
+		t.Fatalf("insert verdict: recomputed %+v, reported %+v", v, got)
+	}
+	// The exponent itself, from the three points by hand.
+	var sx, sy, sxx, sxy float64
+	for _, p := range ours {
+		x, y := math.Log10(p.N), math.Log10(p.Value)
+		sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
+	}
+	slope := (3*sxy - sx*sy) / (3*sxx - sx*sx)
+	if math.Abs(slope-got.Growth[0].Ours) > 1e-9 {
+		t.Fatalf("exponent %v reported, %v by hand", got.Growth[0].Ours, slope)
+	}
+	// The cells: the seed's LevelDB figure at 1e3 (line 35) beside ours,
+	// an engine that did not run, a size not run.
+	for _, want := range []string{"seed 0.468 s (l. 35)<br>ours ", "engine not run", "not run at this size", "LevelDB (ours: leveldb)"} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if got.Outcome == seedcmp.Differs && !strings.Contains(report, "durability class differs: the seed's engines async") {
+		t.Errorf("a differing verdict without the measured durability class")
+	}
+}

@@ -1,0 +1,183 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"storebench/internal/report/section"
+	"storebench/internal/results"
+	"storebench/internal/seedcmp"
+)
+
+// againstSeed writes "Against the seed" for a run whose study names the
+// seed it reproduces (seed_study): the seed's figures (transcribed in
+// studies/seeds/NNN.yaml), ours at the same sizes and engines, and each
+// finding's verdict, computed (package seedcmp).
+func againstSeed(b *strings.Builder, run *results.Run) {
+	id := seedcmp.SeedOf(run)
+	if id == "" {
+		return
+	}
+	b.WriteString("## Against the seed\n\n")
+	s, err := seedcmp.Load(id)
+	if err != nil {
+		fmt.Fprintf(b, "%s.\n\n", cell(err.Error()))
+		return
+	}
+	res := seedcmp.Against(s, run)
+	fmt.Fprintf(b, "Seed %s, *%s*: its figures (`studies/seeds/%s.yaml`, each with the line of the seed's text it is on) beside ours at the same size, on the engine that stands for the seed's here. ", s.ID, s.Title, s.ID)
+	fmt.Fprintf(b, "Every verdict is computed: **same engine ordering** when the Spearman rank correlation of the engines' figures, averaged over the sizes both ran (with none in common: the seed's largest against ours), is at least %.1f; **same growth** when the slope of log figure against log size, least squares over the sizes we ran, is within %.2f of the seed's (fitted over its sizes within our range, or all of them when fewer than two lie there); **differs** when either check fails, with what this run measured that sets it apart; **not comparable** when neither check has the figures it needs.\n\n", seedcmp.MinRho, seedcmp.SlopeTolerance)
+
+	var hw []string
+	for _, h := range s.Hardware {
+		x := h.ID + ": " + h.What
+		if h.CPUs > 0 {
+			x += fmt.Sprintf(" (%d CPUs)", h.CPUs)
+		}
+		hw = append(hw, x)
+	}
+	fmt.Fprintf(b, "The seed's machines: %s. Ours: %s, %d logical CPUs, %s RAM.", cell(strings.Join(hw, "; ")), cell(run.Host.CPUModel), run.Host.LogicalCPUs, Bytes(run.Host.MemTotalBytes))
+	if s.Durability != "" {
+		fmt.Fprintf(b, " Durability: the seed's %s (%s), ours %s.", s.Durability, s.DurabilityNote, run.Durability)
+	}
+	b.WriteString("\n\n")
+
+	for _, fr := range res.Findings {
+		seedFinding(b, s, fr)
+	}
+	if len(res.Elsewhere) > 0 {
+		var names []string
+		for _, f := range res.Elsewhere {
+			names = append(names, fmt.Sprintf("%s (%s workload)", f.Title, f.WorkloadOf()))
+		}
+		fmt.Fprintf(b, "Findings of seed %s this study's workloads do not run (another study of the seed does): %s.\n\n", s.ID, cell(strings.Join(names, "; ")))
+	}
+}
+
+func seedFinding(b *strings.Builder, s *seedcmp.Seed, fr seedcmp.FindingResult) {
+	f := fr.Finding
+	fmt.Fprintf(b, "### %s\n\n%s; size: %s.", f.Title, cell(f.Operation), cell(f.Size))
+	if o := f.Ours; o != nil {
+		fmt.Fprintf(b, " Ours: `%s.%s`, %s.", o.Workload, o.Phase, o.Value)
+	}
+	b.WriteString("\n\n")
+
+	// Rows are sizes, columns the seed's engines; a cell is the seed's
+	// figure (and its line) over ours.
+	var engines []string
+	seenE := map[string]bool{}
+	bySize := map[float64]map[string][]seedcmp.Row{}
+	for _, r := range fr.Rows {
+		e := r.Figure.Engine
+		if !seenE[e] {
+			seenE[e] = true
+			engines = append(engines, e)
+		}
+		if bySize[r.Figure.N] == nil {
+			bySize[r.Figure.N] = map[string][]seedcmp.Row{}
+		}
+		bySize[r.Figure.N][e] = append(bySize[r.Figure.N][e], r)
+	}
+	var sizes []float64
+	for n := range bySize {
+		sizes = append(sizes, n)
+	}
+	sort.Float64s(sizes)
+	head := []string{"size"}
+	for _, e := range engines {
+		h := e
+		if t := standIn(fr, e); t != "" {
+			h += " (ours: " + t + ")"
+		}
+		head = append(head, cell(h))
+	}
+	tab := section.Table{Head: head}
+	for _, n := range sizes {
+		row := []string{seedSize(n)}
+		for _, e := range engines {
+			var parts []string
+			for _, r := range bySize[n][e] {
+				c := fmt.Sprintf("seed %s (l. %s", seedValue(r.Figure.Value, r.Figure.Unit), lines(r.Figure.Source))
+				if len(bySize[n][e]) > 1 || r.Figure.Note != "" {
+					c += ", " + r.Figure.Hardware
+				}
+				c += ")"
+				if r.Figure.Note != "" {
+					c += " " + r.Figure.Note
+				}
+				if r.Have {
+					c += "<br>ours " + seedValue(r.Ours, r.Figure.Unit)
+					if r.Figure.Value > 0 && r.Ours > 0 {
+						c += fmt.Sprintf(" (%s× the seed's)", strconv.FormatFloat(r.Ours/r.Figure.Value, 'g', 3, 64))
+					}
+				} else {
+					c += "<br>" + r.Missing
+				}
+				parts = append(parts, cell(c))
+			}
+			if len(parts) == 0 {
+				parts = append(parts, "—")
+			}
+			row = append(row, strings.Join(parts, "<br>"))
+		}
+		tab.Rows = append(tab.Rows, row)
+	}
+	tab.Write(b)
+
+	// Ours at sizes the seed has no figure for are what the growth is
+	// fitted on too: list them.
+	var extra []string
+	for _, p := range fr.Ours {
+		if _, ok := bySize[p.N][p.Engine]; !ok {
+			extra = append(extra, fmt.Sprintf("%s at %s: %s", p.Engine, seedSize(p.N), seedValue(p.Value, f.Unit)))
+		}
+	}
+	if len(extra) > 0 {
+		fmt.Fprintf(b, "Ours at sizes the seed did not run: %s.\n\n", cell(strings.Join(extra, "; ")))
+	}
+	fmt.Fprintf(b, "**Verdict: %s**\n\n", cell(fr.Verdict.Summary(seedSize)))
+}
+
+func standIn(fr seedcmp.FindingResult, engine string) string {
+	for _, r := range fr.Rows {
+		if r.Figure.Engine == engine && r.Target != "" {
+			return r.Target
+		}
+	}
+	return ""
+}
+
+// seedSize prints a size as the report prints counts (1e5), "—" for a
+// figure at no size.
+func seedSize(n float64) string {
+	if n <= 0 {
+		return "—"
+	}
+	if n == math.Trunc(n) && n < 1<<62 {
+		return Count(int64(n))
+	}
+	return strconv.FormatFloat(n, 'g', 4, 64)
+}
+
+// seedValue prints a figure with 4 significant digits and its unit.
+func seedValue(v float64, unit string) string {
+	s := strconv.FormatFloat(v, 'g', 4, 64)
+	if math.Abs(v) >= 1e4 && math.Abs(v) < 1e15 {
+		s = strconv.FormatFloat(math.Round(v), 'f', 0, 64)
+	}
+	if unit == "" {
+		return s
+	}
+	return s + " " + unit
+}
+
+func lines(ls []int) string {
+	var out []string
+	for _, l := range ls {
+		out = append(out, strconv.Itoa(l))
+	}
+	return strings.Join(out, ", ")
+}
