@@ -24,9 +24,13 @@ import (
 // a time is what is measured.
 
 // StoreOf finds the oltp layout on a target's handle: its own (a Store),
-// or this package's on what the target offers (SQLite's driver
+// or this package's on what the target offers (MariaDB/MySQL's and
+// PostgreSQL's pools and sessions: layout_sql.go; SQLite's driver
 // connections and write lock); false when there is none.
 func StoreOf(h any) (Store, bool) {
+	if s, ok := sqlLayout(h); ok {
+		return s, true
+	}
 	switch h := h.(type) {
 	case Store:
 		return h, true
