@@ -57,7 +57,8 @@ func texts(cols [][]byte) string {
 // server's errors classified (a unique violation ignorable, as sysbench
 // has it; a NOT NULL violation neither ignorable nor lost) with the
 // session in step after them, a terminated backend a lost connection, and
-// the same on an event loop's wire, its reply fed one byte at a time.
+// the same on an event loop's wire, its reply fed one byte at a time, and
+// on pgconn over a Unix socket.
 func TestSQLSession(t *testing.T) {
 	uri := servertest.URI(t, "postgres")
 	u, err := url.Parse(uri)
@@ -252,6 +253,66 @@ func TestSQLSession(t *testing.T) {
 		}
 		if err := c.Close(); err != nil {
 			t.Fatal(err)
+		}
+	})
+
+	// Over a Unix socket the session stays pgconn's (no event loop), and
+	// runs the same: parameters by type, text columns, the server's
+	// errors classified.
+	t.Run("Pgconn", func(t *testing.T) {
+		var dirs string
+		if err := admin.QueryRow(ctx, "SHOW unix_socket_directories").Scan(&dirs); err != nil {
+			t.Fatal(err)
+		}
+		dir, _, _ := strings.Cut(dirs, ",")
+		if dir == "" {
+			t.Skip("the server listens on no Unix socket")
+		}
+		su := *u
+		q := su.Query()
+		q.Set("host", strings.TrimSpace(dir))
+		q.Set("port", u.Port())
+		su.Host, su.RawQuery = "", q.Encode()
+		hs := servers.Open(t, "postgres", target.Options{URI: su.String(), Durability: kv.Async})
+		defer hs.Close()
+		c, err := hs.(target.SQLSessioner).OpenSQLSession(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if e, ok := c.(target.EventedSQLSession); ok && e.Events() {
+			t.Fatal("a session on a Unix socket says an event loop can drive it")
+		}
+		for i, q := range sessionStmts {
+			if h, err := c.Prepare(ctx, q); err != nil || h != i {
+				t.Fatalf("preparing %s: handle %d, %v; want %d", q, h, err, i)
+			}
+		}
+		if got := query(t, c, hGet, target.SQLInt(2)); fmt.Sprint(got) != `[2|-3|-2|x     |NULL|NULL]` {
+			t.Fatalf("id 2: %q", got)
+		}
+		if got := query(t, c, hSum, target.SQLInt(7), target.SQLInt(8)); fmt.Sprint(got) != `[NULL]` {
+			t.Fatalf("SUM of no row: %q", got)
+		}
+		if err := c.Begin(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := c.Run(ctx, hPut, put, nil); err != nil || n != 1 {
+			t.Fatalf("insert: %d, %v", n, err)
+		}
+		if got := query(t, c, hGet, target.SQLInt(3)); len(got) != 1 || got[0] != `3|1099511627776|-7|ccc   |\x0102|12` {
+			t.Fatalf("the row inserted: %q", got)
+		}
+		_, err = c.Run(ctx, hPut, put, nil)
+		var pe *pgconn.PgError
+		if !errors.Is(err, target.ErrSQLRetry) || !errors.As(err, &pe) || pe.Code != "23505" {
+			t.Fatalf("duplicate insert: %v", err)
+		}
+		if err := c.Rollback(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := c.Run(ctx, hDel, []target.SQLArg{target.SQLInt(3)}, nil); err != nil || n != 0 {
+			t.Fatalf("delete of id 3 after the rollback: %d, %v", n, err)
 		}
 	})
 
