@@ -73,11 +73,6 @@ var rules = []rule{
 // shrinks: a file here that no longer has the import fails the test too,
 // so that its line is deleted with the fix. Nothing may be added.
 var knownWrong = map[string][]string{
-	// Per-workload layouts still held by targets (issue 21, item 2).
-	"internal/target/mysql/lean.go":      {"internal/workload/oltp"},
-	"internal/target/mysql/lean_test.go": {"internal/workload/oltp"},
-	"internal/target/mysql/oltp.go":      {"internal/workload/oltp"},
-	"internal/target/postgres/oltp.go":   {"internal/workload/oltp"},
 	"internal/target/servers/conformance.go": {"internal/workload/geo", "internal/workload/http", "internal/workload/ledger",
 		"internal/workload/pointselect", "internal/workload/ycsb"},
 }

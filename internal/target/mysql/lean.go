@@ -7,19 +7,18 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 
+	"storebench/internal/target"
 	"storebench/internal/target/detach"
 	"storebench/internal/target/internal/rtconn"
-	"storebench/internal/workload/oltp"
 )
 
-// leanConn speaks the MySQL client/server protocol itself for the oltp
-// workload's connections on plain TCP: its own handshake
-// (mysql_native_password), sysbench's statements prepared with
+// leanConn speaks the MySQL client/server protocol itself for the SQL
+// sessions (target.SQLSession) on plain TCP: its own handshake
+// (mysql_native_password), the workload's statements prepared with
 // COM_STMT_PREPARE and run with COM_STMT_EXECUTE (binary parameters and
 // rows), BEGIN/COMMIT/ROLLBACK as COM_QUERY. Each command is written and
 // its reply read through rtconn, which sends inside the read that waits
@@ -30,7 +29,7 @@ import (
 // conversions of every value). Every reply is parsed in full: every row
 // goes to the caller, an ERR packet is a *mysql.MySQLError (classify sees
 // its number), a broken socket a *net.OpError (a lost connection).
-// An event loop can take the socket over (oltpConn.Detach): its Wire
+// An event loop can take the socket over (session.Detach): its wire
 // then writes with the same encoders (appendExecute, appendQuery) and
 // parses with the same packet parser (take) and statement state.
 // Not safe for concurrent use.
@@ -45,9 +44,9 @@ type leanConn struct {
 	// execute's result set then comes without its column definitions
 	// when they are those of the prepare.
 	cacheMeta bool
-	stmts     [][oltp.NumKinds]leanStmt
-	r         reply  // the reply being read
-	big       []byte // a packet larger than the read buffer
+	stmts     []leanStmt // by handle
+	r         reply      // the reply being read
+	big       []byte     // a packet larger than the read buffer
 }
 
 // reply is the state of one command's reply as it is parsed packet by
@@ -76,6 +75,7 @@ const (
 )
 
 type leanStmt struct {
+	q      string // its text, as errors name it
 	id     uint32
 	params int
 	cols   []colType // as the prepare (or the latest execute) described them
@@ -131,10 +131,9 @@ func leanEligible(cfg *mysql.Config) bool {
 	return cfg.Net == "tcp" && cfg.TLS == nil && cfg.TLSConfig == "" && len(cfg.Params) == 0
 }
 
-// dialLean connects to cfg's server and prepares every statement on
-// tables tables. The handshake and the prepares end with ctx or within
-// openTimeout.
-func dialLean(ctx context.Context, cfg *mysql.Config, tables int) (*leanConn, error) {
+// dialLean connects to cfg's server. The handshake ends with ctx or
+// within openTimeout.
+func dialLean(ctx context.Context, cfg *mysql.Config) (*leanConn, error) {
 	nc, err := (&net.Dialer{Timeout: cfg.Timeout}).DialContext(ctx, "tcp", cfg.Addr)
 	if err != nil {
 		return nil, err
@@ -148,11 +147,8 @@ func dialLean(ctx context.Context, cfg *mysql.Config, tables int) (*leanConn, er
 	_ = nc.SetDeadline(time.Now().Add(openTimeout))
 	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(interrupted) })
 	err = l.handshake(cfg)
-	for t := 1; err == nil && t <= tables; t++ {
-		err = l.prepare(t)
-	}
 	if !stop() || ctx.Err() != nil {
-		err = fmt.Errorf("mysql: oltp connection: %w", ctx.Err())
+		err = fmt.Errorf("mysql: session: %w", ctx.Err())
 	}
 	if err != nil {
 		nc.Close()
@@ -420,59 +416,64 @@ func errPacket(p []byte) error {
 	return e
 }
 
-// prepare prepares sysbench's statements on table t (l.stmts[t-1]).
-func (l *leanConn) prepare(t int) error {
-	for len(l.stmts) < t {
-		l.stmts = append(l.stmts, [oltp.NumKinds]leanStmt{})
+// prepare prepares q with COM_STMT_PREPARE and returns its handle (its
+// index in l.stmts). It ends with ctx (the socket is then interrupted:
+// the session is over).
+func (l *leanConn) prepare(ctx context.Context, q string) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
 	}
-	for k := oltp.Kind(0); k < oltp.NumKinds; k++ {
-		q := oltp.Statement(k, t)
-		l.seq = 0
-		at := l.start(1 + len(q))
-		l.c.W = append(l.c.W, comStmtPrepare)
-		l.c.W = append(l.c.W, q...)
-		l.end(at)
-		if err := l.sent(); err != nil {
-			return err
+	stop := context.AfterFunc(ctx, l.watch.Interrupt)
+	h, err := l.prepareNow(q)
+	if !stop() {
+		return 0, fmt.Errorf("mysql: preparing %s: %w", q, ctx.Err())
+	}
+	return h, err
+}
+
+func (l *leanConn) prepareNow(q string) (int, error) {
+	l.seq = 0
+	at := l.start(1 + len(q))
+	l.c.W = append(l.c.W, comStmtPrepare)
+	l.c.W = append(l.c.W, q...)
+	l.end(at)
+	if err := l.sent(); err != nil {
+		return 0, err
+	}
+	p, err := l.packet()
+	if err != nil {
+		return 0, err
+	}
+	if first(p) == 0xff {
+		return 0, fmt.Errorf("mysql: preparing %s: %w", q, errPacket(p))
+	}
+	if first(p) != 0 || len(p) < 12 {
+		return 0, malformed("preparing %s: a reply of %d bytes starting %#x", q, len(p), first(p))
+	}
+	st := leanStmt{q: q, id: binary.LittleEndian.Uint32(p[1:]), params: int(binary.LittleEndian.Uint16(p[7:]))}
+	cols := int(binary.LittleEndian.Uint16(p[5:]))
+	// The parameters' and the columns' definitions, each list ended by
+	// an EOF packet.
+	for list, n := range []int{st.params, cols} {
+		if n == 0 {
+			continue
 		}
-		p, err := l.packet()
-		if err != nil {
-			return err
-		}
-		if first(p) == 0xff {
-			return fmt.Errorf("mysql: preparing %s: %w", q, errPacket(p))
-		}
-		if first(p) != 0 || len(p) < 12 {
-			return malformed("preparing %s: a reply of %d bytes starting %#x", q, len(p), first(p))
-		}
-		st := leanStmt{id: binary.LittleEndian.Uint32(p[1:]), params: int(binary.LittleEndian.Uint16(p[7:]))}
-		cols := int(binary.LittleEndian.Uint16(p[5:]))
-		if want := strings.Count(q, "?"); st.params != want {
-			return fmt.Errorf("mysql: preparing %s: the server counts %d parameters, want %d", q, st.params, want)
-		}
-		// The parameters' and the columns' definitions, each list ended
-		// by an EOF packet.
-		for list, n := range []int{st.params, cols} {
-			if n == 0 {
-				continue
+		for i := 0; i <= n; i++ {
+			p, err := l.packet()
+			if err != nil {
+				return 0, err
 			}
-			for i := 0; i <= n; i++ {
-				p, err := l.packet()
+			if list == 1 && i < n {
+				ct, err := columnType(p)
 				if err != nil {
-					return err
+					return 0, err
 				}
-				if list == 1 && i < n {
-					ct, err := columnType(p)
-					if err != nil {
-						return err
-					}
-					st.cols = append(st.cols, ct)
-				}
+				st.cols = append(st.cols, ct)
 			}
 		}
-		l.stmts[t-1][k] = st
 	}
-	return nil
+	l.stmts = append(l.stmts, st)
+	return len(l.stmts) - 1, nil
 }
 
 // query runs q as COM_QUERY, for a statement that returns no rows (BEGIN,
@@ -488,24 +489,19 @@ func (l *leanConn) query(ctx context.Context, q string) error {
 	return err
 }
 
-// param is one parameter of an execute: an integer, or bytes when b is
-// set (nil bytes with isBytes: NULL).
-type param struct {
-	i       int64
-	b       []byte
-	isBytes bool
-}
-
-// execute runs statement k of table t with params and reads its reply:
-// each row's values go to row (valid during the call), and the rows an
-// OK packet says were affected are returned.
-func (l *leanConn) execute(ctx context.Context, k oltp.Kind, t int, params []param, row func([]colType, [][]byte) error) (int64, error) {
+// execute runs statement h with params and reads its reply: each row's
+// values go to row (valid during the call), and the rows an OK packet
+// says were affected are returned.
+func (l *leanConn) execute(ctx context.Context, h int, params []target.SQLArg, row func([]colType, [][]byte) error) (int64, error) {
 	if err := l.watch.Check(ctx); err != nil {
 		return 0, err
 	}
-	st := &l.stmts[t-1][k]
+	if h < 0 || h >= len(l.stmts) {
+		return 0, fmt.Errorf("mysql: no prepared statement %d (%d prepared)", h, len(l.stmts))
+	}
+	st := &l.stmts[h]
 	if len(params) != st.params {
-		return 0, fmt.Errorf("mysql: %s takes %d parameters, given %d", oltp.Statements[k], st.params, len(params))
+		return 0, fmt.Errorf("mysql: %s takes %d parameters, given %d", st.q, st.params, len(params))
 	}
 	l.c.Room(4 + executeSize(params))
 	var typed bool
@@ -515,10 +511,10 @@ func (l *leanConn) execute(ctx context.Context, k oltp.Kind, t int, params []par
 }
 
 // executeSize is the payload size of a COM_STMT_EXECUTE of params.
-func executeSize(params []param) int {
+func executeSize(params []target.SQLArg) int {
 	size := 1 + 4 + 1 + 4 + (len(params)+7)/8 + 1 + 2*len(params)
 	for _, p := range params {
-		size += 9 + len(p.b)
+		size += 9 + len(p.Bytes)
 	}
 	return size
 }
@@ -527,7 +523,7 @@ func executeSize(params []param) int {
 // command: sequence number 0); typed says whether it sends the
 // parameters' types, which the server keeps once it runs the statement
 // (take then marks st typed).
-func appendExecute(w []byte, st *leanStmt, params []param) ([]byte, bool) {
+func appendExecute(w []byte, st *leanStmt, params []target.SQLArg) ([]byte, bool) {
 	at := len(w)
 	w = append(w, 0, 0, 0, 0, comStmtExecute)
 	w = binary.LittleEndian.AppendUint32(w, st.id)
@@ -539,7 +535,7 @@ func appendExecute(w []byte, st *leanStmt, params []param) ([]byte, bool) {
 		w = append(w, make([]byte, (len(params)+7)/8)...)
 		null := false
 		for i, p := range params {
-			if p.isBytes && p.b == nil {
+			if p.IsBytes && p.Bytes == nil {
 				w[nulls+i/8] |= 1 << (i % 8)
 				null = true
 			}
@@ -554,9 +550,9 @@ func appendExecute(w []byte, st *leanStmt, params []param) ([]byte, bool) {
 			w = append(w, 1) // new parameters bound: their types follow
 			for _, p := range params {
 				switch {
-				case !p.isBytes:
+				case !p.IsBytes:
 					w = append(w, typeLongLong, 0)
-				case p.b == nil:
+				case p.Bytes == nil:
 					w = append(w, typeNull, 0)
 				default:
 					w = append(w, typeString, 0)
@@ -566,11 +562,11 @@ func appendExecute(w []byte, st *leanStmt, params []param) ([]byte, bool) {
 		}
 		for _, p := range params {
 			switch {
-			case !p.isBytes:
-				w = binary.LittleEndian.AppendUint64(w, uint64(p.i))
-			case p.b != nil:
-				w = appendLenEnc(w, uint64(len(p.b)))
-				w = append(w, p.b...)
+			case !p.IsBytes:
+				w = binary.LittleEndian.AppendUint64(w, uint64(p.Int))
+			case p.Bytes != nil:
+				w = appendLenEnc(w, uint64(len(p.Bytes)))
+				w = append(w, p.Bytes...)
 			}
 		}
 	}

@@ -83,10 +83,10 @@ type Store struct {
 	settings  map[string]string
 	maxPacket int
 
-	// oltpDriver is set when the oltp connections go to go-sql-driver
-	// (oltp.go): the server asked for an authentication method the lean
-	// client does not speak.
-	oltpDriver atomic.Bool
+	// noLean is set when the SQL sessions go to go-sql-driver
+	// (session.go): the server asked for an authentication method the
+	// lean client does not speak.
+	noLean atomic.Bool
 
 	// the statements of the workloads' tables (target.SQLDB, sqldb.go)
 	prepared prepared

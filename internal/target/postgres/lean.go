@@ -55,16 +55,85 @@ func takeOver(pc *pgconn.PgConn) (*leanConn, bool, error) {
 }
 
 // exec runs prepared statement name with params (their formats as
-// pgconn takes them: none, one for all, or one each) and binary results;
-// row gets each row's values, valid during the call. It returns the rows
-// the command tag counts.
-func (l *leanConn) exec(ctx context.Context, name string, params [][]byte, formats []int16, row func([][]byte)) (int64, error) {
+// pgconn takes them: none, one for all, or one each; a nil one is NULL)
+// and every result in format result (0 text, 1 binary); row gets each
+// row's values, valid during the call. It returns the rows the command
+// tag counts.
+func (l *leanConn) exec(ctx context.Context, name string, params [][]byte, formats []int16, result int16, row func([][]byte)) (int64, error) {
 	if err := l.watch.Check(ctx); err != nil {
 		return 0, err
 	}
 	l.c.Room(execSize(name, params, formats))
-	l.c.W = appendExec(l.c.W, name, params, formats)
+	l.c.W = appendExec(l.c.W, name, params, formats, result)
 	return l.replies(ctx, row)
+}
+
+// prepare parses q as prepared statement name and describes it,
+// returning its parameters' types (OIDs). It ends with ctx (the socket is
+// then interrupted: the connection is over).
+func (l *leanConn) prepare(ctx context.Context, name, q string) ([]uint32, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, l.watch.Interrupt)
+	oids, err := l.prepareNow(name, q)
+	if !stop() {
+		return nil, fmt.Errorf("postgres: preparing %s: %w", q, ctx.Err())
+	}
+	return oids, err
+}
+
+func (l *leanConn) prepareNow(name, q string) ([]uint32, error) {
+	size := 1 + 4 + len(name) + 1 + len(q) + 1 + 2 + // Parse
+		1 + 4 + 1 + len(name) + 1 + // Describe
+		5 // Sync
+	l.c.Room(size)
+	w := append(l.c.W, 'P')
+	w = binary.BigEndian.AppendUint32(w, uint32(4+len(name)+1+len(q)+1+2))
+	w = append(w, name...)
+	w = append(w, 0)
+	w = append(w, q...)
+	w = append(w, 0, 0, 0) // no parameter types given: the server's
+	w = append(w, 'D')
+	w = binary.BigEndian.AppendUint32(w, uint32(4+1+len(name)+1))
+	w = append(w, 'S')
+	w = append(w, name...)
+	w = append(w, 0)
+	l.c.W = append(w, 'S', 0, 0, 0, 4)
+	if err := l.c.Sent(); err != nil {
+		return nil, broken("write", err)
+	}
+	var (
+		oids []uint32
+		qerr error
+	)
+	for {
+		typ, body, err := l.message()
+		if err != nil {
+			return nil, broken("read", err)
+		}
+		switch typ {
+		case 't': // ParameterDescription
+			if len(body) < 2 || len(body) != 2+4*int(binary.BigEndian.Uint16(body)) {
+				return nil, broken("read", fmt.Errorf("a ParameterDescription of %d bytes", len(body)))
+			}
+			for b := body[2:]; len(b) >= 4; b = b[4:] {
+				oids = append(oids, binary.BigEndian.Uint32(b))
+			}
+		case 'E':
+			qerr = pgError(body)
+		case 'Z':
+			if qerr != nil {
+				return nil, fmt.Errorf("postgres: preparing %s: %w", q, qerr)
+			}
+			return oids, nil
+		case '1', 'T', 'n', 'N', 'S', 'A':
+			// ParseComplete, RowDescription, NoData, a notice, a
+			// parameter's new value, a notification.
+		default:
+			return nil, broken("read", fmt.Errorf("unexpected message %q", typ))
+		}
+	}
 }
 
 // execSize is the length of appendExec's messages.
@@ -76,9 +145,9 @@ func execSize(name string, params [][]byte, formats []int16) int {
 	return size + 10 + 5
 }
 
-// appendExec appends the Bind (unnamed portal, binary results),
-// Execute and Sync of prepared statement name to w.
-func appendExec(w []byte, name string, params [][]byte, formats []int16) []byte {
+// appendExec appends the Bind (unnamed portal, every result in format
+// result), Execute and Sync of prepared statement name to w.
+func appendExec(w []byte, name string, params [][]byte, formats []int16, result int16) []byte {
 	size := execSize(name, params, formats) - 15
 	w = append(w, 'B')
 	w = binary.BigEndian.AppendUint32(w, uint32(size-1))
@@ -91,10 +160,14 @@ func appendExec(w []byte, name string, params [][]byte, formats []int16) []byte 
 	}
 	w = binary.BigEndian.AppendUint16(w, uint16(len(params)))
 	for _, p := range params {
+		if p == nil {
+			w = append(w, 0xff, 0xff, 0xff, 0xff) // NULL
+			continue
+		}
 		w = binary.BigEndian.AppendUint32(w, uint32(len(p)))
 		w = append(w, p...)
 	}
-	w = append(w, 0, 1, 0, 1) // one result format for all: binary
+	w = append(w, 0, 1, byte(result>>8), byte(result)) // one result format for all
 	w = append(w, 'E', 0, 0, 0, 9, 0, 0, 0, 0, 0)
 	w = append(w, 'S', 0, 0, 0, 4)
 	return w

@@ -75,7 +75,7 @@ type selectConn struct {
 	conn   *pgx.Conn
 	lean   *leanConn    // the socket taken over from conn (then nil)
 	fd     int          // the socket handed to an event loop (Session), or -1
-	watch  detach.Watch // the run's context, followed once (see oltpConn)
+	watch  detach.Watch // the run's context, followed once (see session)
 	param  []byte
 	params [][]byte
 	// the current select's answer (onRow)
@@ -94,7 +94,7 @@ func (c *selectConn) Select(ctx context.Context, key int64) (int64, bool, error)
 	}
 	row := c.row
 	if c.lean != nil {
-		if _, err := c.lean.exec(ctx, "pointselect", c.params, binaryFormat, row); err != nil {
+		if _, err := c.lean.exec(ctx, "pointselect", c.params, binaryFormat, 1, row); err != nil {
 			if cerr := ctx.Err(); cerr != nil {
 				return 0, false, fmt.Errorf("postgres: %w (%v)", cerr, err)
 			}
@@ -174,7 +174,7 @@ func (s *selectSession) Request(w []byte, seq int64) ([]byte, error) {
 	s.k = s.key(seq)
 	s.c.setParam(s.k)
 	s.c.v, s.c.found, s.c.bad, s.qerr = 0, false, nil, nil
-	return appendExec(w, "pointselect", s.c.params, binaryFormat), nil
+	return appendExec(w, "pointselect", s.c.params, binaryFormat, 1), nil
 }
 
 func (s *selectSession) Reply(in, _ []byte) (int, []byte, bool, error) {

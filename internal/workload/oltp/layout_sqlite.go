@@ -24,12 +24,17 @@ import (
 // a time is what is measured.
 
 // StoreOf finds the oltp layout on a target's handle: its own (a Store),
-// or this package's on what the target offers (SQLite's driver
+// or else this package's on what the target offers (MariaDB/MySQL's and
+// PostgreSQL's pools and sessions: layout_sql.go; SQLite's driver
 // connections and write lock); false when there is none.
 func StoreOf(h any) (Store, bool) {
+	if s, ok := h.(Store); ok {
+		return s, true
+	}
+	if s, ok := sqlLayout(h); ok {
+		return s, true
+	}
 	switch h := h.(type) {
-	case Store:
-		return h, true
 	case target.SQLDriver:
 		if wl, ok := h.(target.SQLWriteLocker); ok && h.SQLDialect().Name == "sqlite" {
 			return &sqliteStore{drv: h, mu: wl.SQLWriteLock()}, true

@@ -2,9 +2,9 @@
 // oltp_write_only of sysbench 1.0.20) on SQL targets: its tables
 // sbtest1..N (id, k, c, pad; a secondary index k_<N> on k), its value
 // formats, and its transactions statement for statement, prepared once per
-// connection. A target offers it by implementing Store (MariaDB/MySQL,
-// PostgreSQL: each in an oltp.go of its own package), or this package
-// holds the layout on what the target offers (layout_sqlite.go; StoreOf).
+// connection. This package holds the layout on what a target offers
+// (layout_sql.go: MariaDB/MySQL and PostgreSQL, layout_sqlite.go: SQLite;
+// StoreOf), or a target implements Store itself.
 package oltp
 
 import (
@@ -32,7 +32,8 @@ const (
 )
 
 // Statements are sysbench's statements (oltp_common.lua's stmt_defs), %d
-// the table number, ? a parameter (PostgreSQL targets number them $1, $2).
+// the table number, ? a parameter (layout_sql.go numbers them $1, $2 on
+// PostgreSQL).
 var Statements = [NumKinds]string{
 	PointSelect:    "SELECT c FROM sbtest%d WHERE id=?",
 	SimpleRange:    "SELECT c FROM sbtest%d WHERE id BETWEEN ? AND ?",
