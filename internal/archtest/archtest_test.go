@@ -78,8 +78,6 @@ var knownWrong = map[string][]string{
 	"internal/target/mysql/lean_test.go": {"internal/workload/oltp"},
 	"internal/target/mysql/oltp.go":      {"internal/workload/oltp"},
 	"internal/target/postgres/oltp.go":   {"internal/workload/oltp"},
-	"internal/target/servers/conformance.go": {"internal/workload/geo", "internal/workload/http", "internal/workload/ledger",
-		"internal/workload/pointselect", "internal/workload/ycsb"},
 }
 
 // under reports whether package path p is dir or below it.
