@@ -70,8 +70,8 @@ func open(t *testing.T, name string) io.Closer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !info.Provides.Has(target.Documents) {
-		t.Fatalf("%s does not declare the documents capability", name)
+	if !info.Provides.Has(target.DocumentStore) {
+		t.Fatalf("%s does not declare a document store", name)
 	}
 	o := target.Options{Durability: kv.Async}
 	switch name {

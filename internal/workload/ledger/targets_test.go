@@ -56,7 +56,7 @@ func TestLayoutOnServerTargets(t *testing.T) {
 	} {
 		name := c.target
 		if c.extra["address_id"] != "" {
-			name += "/address_id=" + c.extra["address_id"]
+			name += ",address_id=" + c.extra["address_id"]
 		}
 		t.Run(name, func(t *testing.T) {
 			h := captest.Open(t, c.target, target.Options{URI: captest.URI(t, c.target, "ledger_test"), Durability: kv.Sync, Extra: c.extra})

@@ -1,8 +1,8 @@
 // Package captest checks, on an opened target, that the capabilities a
 // workload finds through its own layouts are the ones the target
 // declares: key-value records and ordered scans (a ycsb.DB, a
-// ycsb.Scanner), secondary lookups (a ledger layout), an HTTP endpoint
-// (an http.Site), the geo layout, and data shared across worker
+// ycsb.Scanner), secondary lookups (a ledger layout), a document store
+// (a documents layout), an HTTP endpoint (an http.Site), the geo layout, and data shared across worker
 // processes (a ycsb.Attacher). The capabilities that stand for an
 // engine interface of package target, kv or ads are checked by
 // servers.CheckCaps, which servers.Open runs; this package's Open runs
@@ -24,6 +24,7 @@ import (
 	"storebench/internal/server/servertest"
 	"storebench/internal/target"
 	"storebench/internal/target/servers"
+	"storebench/internal/workload/documents"
 	"storebench/internal/workload/geo"
 	"storebench/internal/workload/http"
 	"storebench/internal/workload/ledger"
@@ -66,6 +67,10 @@ func CheckLayouts(t servers.T, info target.Info, h any) {
 	isAttacher = isAttacher && !isKV // an embedded engine is one process's
 	_, _, isLedger := ledger.StoreOf(h)
 	_, isHTTP := h.(http.Site)
+	docs, isDocs := documents.StoreOf(h)
+	if c, ok := docs.(io.Closer); ok {
+		c.Close()
+	}
 	closer, _ := h.(io.Closer)
 	_, geoErr := geo.StoreOf(closer)
 	isGeo := geoErr == nil
@@ -76,7 +81,8 @@ func CheckLayouts(t servers.T, info target.Info, h any) {
 		{target.KeyValue, isKV || isDB},
 		{target.OrderedScan, isKV || isDB && isScanner},
 		{target.Secondary, isKV || isLedger},
-		{target.HTTP, isHTTP},
+		{target.DocumentStore, isDocs},
+		{target.HTTPEndpoint, isHTTP},
 		{target.Geo, isKV || isGeo},
 		{target.Shared, isAttacher},
 	} {
