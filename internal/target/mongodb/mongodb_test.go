@@ -3,7 +3,6 @@ package mongodb_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"storebench/internal/kv"
-	"storebench/internal/server"
 	_ "storebench/internal/server/ferretdb"
 	"storebench/internal/server/servertest"
 	"storebench/internal/target"
@@ -21,17 +19,7 @@ import (
 
 // TestMain lets the test binary stand in for storebench: the FerretDB
 // server package starts `<this executable> server-main ferretdb ...`.
-func TestMain(m *testing.M) {
-	if len(os.Args) > 2 && os.Args[1] == "server-main" {
-		fn, ok := server.Main(os.Args[2])
-		if !ok {
-			fmt.Fprintf(os.Stderr, "no server main %q\n", os.Args[2])
-			os.Exit(2)
-		}
-		os.Exit(fn(os.Args[3:]))
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { servertest.Main(m) }
 
 func TestInfo(t *testing.T) {
 	servers.Info(t, "mongodb", "ferretdb", "mongodb")

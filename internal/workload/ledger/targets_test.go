@@ -7,14 +7,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"sync"
 	"testing"
 	"time"
 
 	"storebench/internal/kv"
-	"storebench/internal/server"
 	_ "storebench/internal/server/all"
+	"storebench/internal/server/servertest"
 	"storebench/internal/target"
 	_ "storebench/internal/target/all"
 	"storebench/internal/workload/ledger"
@@ -22,19 +21,8 @@ import (
 	"storebench/internal/workload/worktest/captest"
 )
 
-// TestMain lets the test binary stand in for storebench: the FerretDB
-// server package starts `<this executable> server-main ferretdb ...`.
-func TestMain(m *testing.M) {
-	if len(os.Args) > 2 && os.Args[1] == "server-main" {
-		fn, ok := server.Main(os.Args[2])
-		if !ok {
-			fmt.Fprintf(os.Stderr, "no server main %q\n", os.Args[2])
-			os.Exit(2)
-		}
-		os.Exit(fn(os.Args[3:]))
-	}
-	os.Exit(m.Run())
-}
+// TestMain lets the test binary stand in for storebench (FerretDB).
+func TestMain(m *testing.M) { servertest.Main(m) }
 
 // The ledger's layout on every server target that has one, each on the
 // server make test shares (or one started for the test), with sync

@@ -109,16 +109,9 @@ func (s *CQLDB) Insert(ctx context.Context, key []byte, fields [][]byte) error {
 	if err != nil {
 		return err
 	}
-	if len(fields) != q.n {
-		return fmt.Errorf("ycsb: %d fields, table has %d", len(fields), q.n)
-	}
-	args := make([]any, 1+len(fields))
-	args[0] = string(key)
-	for i, f := range fields {
-		if f == nil {
-			f = []byte{} // a nil slice would be a null
-		}
-		args[1+i] = f
+	args, err := insertArgs(q.n, string(key), fields)
+	if err != nil {
+		return err
 	}
 	return s.s.Query(q.insert, args...).ExecContext(ctx)
 }

@@ -188,8 +188,20 @@ func (s *SQLDB) Insert(ctx context.Context, key []byte, fields [][]byte) error {
 	if err != nil {
 		return err
 	}
-	if len(fields) != q.n {
-		return fmt.Errorf("ycsb: %d fields, table has %d", len(fields), q.n)
+	args, err := insertArgs(q.n, key, fields)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.Exec(ctx, q.insert, args...)
+	return err
+}
+
+// insertArgs are the arguments of an INSERT of a whole record into a
+// table of n fields: key, then every field (nil as empty, not NULL). The
+// SQL and CQL layouts share it.
+func insertArgs(n int, key any, fields [][]byte) ([]any, error) {
+	if len(fields) != n {
+		return nil, fmt.Errorf("ycsb: %d fields, table has %d", len(fields), n)
 	}
 	args := make([]any, 1+len(fields))
 	args[0] = key
@@ -199,8 +211,7 @@ func (s *SQLDB) Insert(ctx context.Context, key []byte, fields [][]byte) error {
 		}
 		args[1+i] = f
 	}
-	_, err = s.db.Exec(ctx, q.insert, args...)
-	return err
+	return args, nil
 }
 
 // Update implements DB: an UPDATE of the non-nil fields only.

@@ -6,15 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"storebench/internal/kv"
-	"storebench/internal/server"
 	_ "storebench/internal/server/all"
+	"storebench/internal/server/servertest"
 	"storebench/internal/target"
 	_ "storebench/internal/target/all"
 	"storebench/internal/workload/worktest"
@@ -22,19 +21,8 @@ import (
 	"storebench/internal/workload/ycsb"
 )
 
-// TestMain lets the test binary stand in for storebench: the FerretDB
-// server package starts `<this executable> server-main ferretdb ...`.
-func TestMain(m *testing.M) {
-	if len(os.Args) > 2 && os.Args[1] == "server-main" {
-		fn, ok := server.Main(os.Args[2])
-		if !ok {
-			fmt.Fprintf(os.Stderr, "no server main %q\n", os.Args[2])
-			os.Exit(2)
-		}
-		os.Exit(fn(os.Args[3:]))
-	}
-	os.Exit(m.Run())
-}
+// TestMain lets the test binary stand in for storebench (FerretDB).
+func TestMain(m *testing.M) { servertest.Main(m) }
 
 // The YCSB layout on the server targets that have one, each on the server
 // make test shares (or one started for the test); scan says whether the
