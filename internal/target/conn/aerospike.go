@@ -70,3 +70,28 @@ func AerospikeErr(err as.Error) error {
 func AerospikeNotFound(err as.Error) bool {
 	return err != nil && err.Matches(types.KEY_NOT_FOUND_ERROR)
 }
+
+// AerospikeReadBack turns the bins a write sends into the map a read of
+// them gives back, as the client decodes it: blobs as fresh []byte,
+// integers as int (its 64-bit decoding), and an empty blob absent when
+// dropEmpty (a server may drop it). For the tests of a layout's bins,
+// which run without a server.
+func AerospikeReadBack(bins []*as.Bin, dropEmpty bool) as.BinMap {
+	m := as.BinMap{}
+	for _, b := range bins {
+		switch v := b.Value.GetObject().(type) {
+		case []byte:
+			if len(v) == 0 && dropEmpty {
+				continue
+			}
+			m[b.Name] = append([]byte{}, v...)
+		case int:
+			m[b.Name] = v
+		case int64:
+			m[b.Name] = int(v)
+		default:
+			m[b.Name] = v
+		}
+	}
+	return m
+}
