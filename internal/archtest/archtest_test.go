@@ -73,8 +73,6 @@ var rules = []rule{
 // shrinks: a file here that no longer has the import fails the test too,
 // so that its line is deleted with the fix. Nothing may be added.
 var knownWrong = map[string][]string{
-	"internal/target/servers/conformance.go": {"internal/workload/geo", "internal/workload/http", "internal/workload/ledger",
-		"internal/workload/pointselect", "internal/workload/ycsb"},
 }
 
 // under reports whether package path p is dir or below it.

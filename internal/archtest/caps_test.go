@@ -19,12 +19,6 @@ var knownWorkloadCaps = map[target.Cap]string{
 	target.Geo: "geo",
 }
 
-// alsoAFeature are engine features whose word a workload uses as its
-// name too: the workload is named after the feature, not the other way.
-var alsoAFeature = map[target.Cap]bool{
-	target.Documents: true, // what document stores (MongoDB, FerretDB, PostgreSQL's jsonb) offer
-}
-
 // TestCapabilitiesNameEngineFeatures: a capability says what an engine
 // offers (ordered scans, atomic batches, SQL, documents, an HTTP
 // endpoint), never which workload runs on it, so no capability is named
@@ -40,7 +34,7 @@ func TestCapabilitiesNameEngineFeatures(t *testing.T) {
 	for _, c := range target.AllCaps {
 		w, known := knownWorkloadCaps[c]
 		switch {
-		case names[string(c)] && !known && !alsoAFeature[c]:
+		case names[string(c)] && !known:
 			t.Errorf("capability %q (%s) is named after the workload %q: name the engine feature instead", string(c), c, string(c))
 		case known && !names[w]:
 			t.Errorf("capability %q no longer names a workload: delete it from knownWorkloadCaps", string(c))

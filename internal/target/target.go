@@ -101,13 +101,14 @@ const (
 	Pipeline Cap = "pipeline"
 	// SQL: SQL statements on tables.
 	SQL Cap = "sql"
-	// Documents: structured documents with fields.
-	Documents Cap = "documents"
+	// DocumentStore: structured documents with fields, stored and queried
+	// as such (MongoDB, PostgreSQL's jsonb, SQLite's JSON functions).
+	DocumentStore Cap = "document-store"
 	// AuthRoots: a root hash committing to the whole state after each
 	// block, with proofs (authenticated data structures).
 	AuthRoots Cap = "auth-roots"
-	// HTTP: an HTTP endpoint that serves pages.
-	HTTP Cap = "http-endpoint"
+	// HTTPEndpoint: an HTTP endpoint that serves pages.
+	HTTPEndpoint Cap = "http-endpoint"
 	// Compaction: a full compaction of its own on demand (kv.Compacter),
 	// e.g. as a background task beside a load.
 	Compaction Cap = "compaction"
@@ -121,23 +122,26 @@ const (
 	Shared Cap = "shared"
 )
 
+// capText is each capability in words. The words are in reports' n/a
+// cells ("n/a: no HTTP"): changing them changes every report that shows
+// one.
 var capText = map[Cap]string{
-	KeyValue:    "single key-value writes",
-	OrderedScan: "ordered scans",
-	Batch:       "atomic batches",
-	Secondary:   "secondary lookups",
-	Pipeline:    "pipelined requests",
-	SQL:         "SQL",
-	Documents:   "documents",
-	AuthRoots:   "authenticated roots",
-	HTTP:        "HTTP",
-	Compaction:  "compaction",
-	Geo:         "GPS point layout",
-	Shared:      "data shared across worker processes",
+	KeyValue:      "single key-value writes",
+	OrderedScan:   "ordered scans",
+	Batch:         "atomic batches",
+	Secondary:     "secondary lookups",
+	Pipeline:      "pipelined requests",
+	SQL:           "SQL",
+	DocumentStore: "documents",
+	AuthRoots:     "authenticated roots",
+	HTTPEndpoint:  "HTTP",
+	Compaction:    "compaction",
+	Geo:           "GPS point layout",
+	Shared:        "data shared across worker processes",
 }
 
 // AllCaps lists every capability, in the order `storebench list` shows them.
-var AllCaps = []Cap{KeyValue, OrderedScan, Batch, Secondary, Pipeline, SQL, Documents, AuthRoots, HTTP, Compaction, Geo, Shared}
+var AllCaps = []Cap{KeyValue, OrderedScan, Batch, Secondary, Pipeline, SQL, DocumentStore, AuthRoots, HTTPEndpoint, Compaction, Geo, Shared}
 
 // String is the capability in words, for reasons and `storebench list`.
 func (c Cap) String() string {

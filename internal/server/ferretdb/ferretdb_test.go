@@ -24,18 +24,9 @@ import (
 // execs os.Executable() with `server-main ferretdb ARGS...`, which in a
 // test is this binary, so it must dispatch that command to the registered
 // server main (as `storebench server-main` does) instead of running tests.
-// Any package whose tests start an in-process server needs the same lines.
-func TestMain(m *testing.M) {
-	if len(os.Args) > 2 && os.Args[1] == "server-main" {
-		fn, ok := server.Main(os.Args[2])
-		if !ok {
-			fmt.Fprintf(os.Stderr, "no server main %q\n", os.Args[2])
-			os.Exit(2)
-		}
-		os.Exit(fn(os.Args[3:]))
-	}
-	os.Exit(m.Run())
-}
+// Any package whose tests start an in-process server needs the same
+// TestMain (servertest.Main).
+func TestMain(m *testing.M) { servertest.Main(m) }
 
 func TestFerretDB(t *testing.T) {
 	for _, d := range []kv.Durability{kv.Sync, kv.Async} {

@@ -8,6 +8,7 @@ package servertest
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -110,4 +111,20 @@ type testWriter struct{ t testing.TB }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// Main is a test package's TestMain that lets the test binary stand in
+// for storebench: a server run in-process (FerretDB) is started as
+// `<this executable> server-main NAME ...`, which runs that server's
+// main; any other invocation runs the tests.
+func Main(m *testing.M) {
+	if len(os.Args) > 2 && os.Args[1] == "server-main" {
+		fn, ok := server.Main(os.Args[2])
+		if !ok {
+			fmt.Fprintf(os.Stderr, "no server main %q\n", os.Args[2])
+			os.Exit(2)
+		}
+		os.Exit(fn(os.Args[3:]))
+	}
+	os.Exit(m.Run())
 }

@@ -34,7 +34,6 @@ import (
 	"time"
 
 	as "github.com/aerospike/aerospike-client-go/v8"
-	"github.com/aerospike/aerospike-client-go/v8/types"
 
 	"storebench/internal/redact"
 	"storebench/internal/target"
@@ -256,54 +255,6 @@ func (s *Store) Settings() map[string]string { return s.settings }
 func (s *Store) Close() error {
 	s.c.Close()
 	return nil
-}
-
-func nonNil(b []byte) []byte {
-	if b == nil {
-		return []byte{}
-	}
-	return b
-}
-
-func bytesBin(bins as.BinMap, name string, optional bool) ([]byte, error) {
-	v, ok := bins[name]
-	if !ok || v == nil {
-		if optional {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("bin %s missing", name)
-	}
-	b, ok := v.([]byte)
-	if !ok {
-		return nil, fmt.Errorf("bin %s is a %T, want bytes", name, v)
-	}
-	return b, nil
-}
-
-func intBin(bins as.BinMap, name string) (int64, error) {
-	switch v := bins[name].(type) {
-	case int:
-		return int64(v), nil
-	case int64:
-		return v, nil
-	case nil:
-		return 0, fmt.Errorf("bin %s missing", name)
-	default:
-		return 0, fmt.Errorf("bin %s is a %T, want an integer", name, v)
-	}
-}
-
-// asError turns the client's Error interface into a plain error without
-// wrapping a typed nil.
-func asError(err as.Error) error {
-	if err == nil {
-		return nil
-	}
-	return err
-}
-
-func isNotFound(err as.Error) bool {
-	return err != nil && err.Matches(types.KEY_NOT_FOUND_ERROR)
 }
 
 // The ledger layout's batch sizes (workload/ledger's

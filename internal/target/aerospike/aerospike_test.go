@@ -12,9 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	as "github.com/aerospike/aerospike-client-go/v8"
-
 	"storebench/internal/target/aerospike"
+	"storebench/internal/target/conn"
 	"storebench/internal/target/servers"
 )
 
@@ -36,29 +35,6 @@ func TestBadURI(t *testing.T) {
 	}
 }
 
-// asServerReturns turns the bins a write sends into the map a read gives
-// back: blobs as fresh []byte, integers as int (the client's 64-bit
-// decoding), and an empty blob possibly absent.
-func asServerReturns(bins []*as.Bin, dropEmpty bool) as.BinMap {
-	m := as.BinMap{}
-	for _, b := range bins {
-		switch v := b.Value.GetObject().(type) {
-		case []byte:
-			if len(v) == 0 && dropEmpty {
-				continue
-			}
-			m[b.Name] = append([]byte{}, v...)
-		case int:
-			m[b.Name] = v
-		case int64:
-			m[b.Name] = int(v)
-		default:
-			m[b.Name] = v
-		}
-	}
-	return m
-}
-
 func TestFieldBins(t *testing.T) {
 	names := aerospike.FieldNames(4)
 	if strings.Join(names, ",") != "field0,field1,field2,field3" {
@@ -69,7 +45,7 @@ func TestFieldBins(t *testing.T) {
 	if err != nil || len(bins) != 4 {
 		t.Fatalf("FieldBins: %d bins, %v", len(bins), err)
 	}
-	got, err := aerospike.FieldsFromBins(names, asServerReturns(bins, false))
+	got, err := aerospike.FieldsFromBins(names, conn.AerospikeReadBack(bins, false))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	as "github.com/aerospike/aerospike-client-go/v8"
 
 	"storebench/internal/kv"
+	"storebench/internal/target/conn"
 )
 
 // The YCSB layout: set usertable, one record per key with a bin per field,
@@ -44,7 +45,7 @@ func FieldBins(names []string, fields [][]byte) ([]*as.Bin, error) {
 func FieldsFromBins(names []string, bins as.BinMap) ([][]byte, error) {
 	out := make([][]byte, len(names))
 	for i, n := range names {
-		b, err := bytesBin(bins, n, true)
+		b, err := conn.AerospikeBytes(bins, n, true)
 		if err != nil {
 			return nil, err
 		}
@@ -85,7 +86,7 @@ func (s *Store) names() ([]string, error) {
 
 func (s *Store) ycsbKey(key []byte) (*as.Key, error) {
 	k, err := as.NewKey(s.ns, setYCSB, string(key))
-	return k, asError(err)
+	return k, conn.AerospikeErr(err)
 }
 
 // Insert implements ycsb.DB.
@@ -116,10 +117,10 @@ func (s *Store) put(ctx context.Context, p *as.WritePolicy, key []byte, fields [
 		return err
 	}
 	aerr := s.c.PutBins(p, k, bins...)
-	if isNotFound(aerr) {
+	if conn.AerospikeNotFound(aerr) {
 		return fmt.Errorf("record %q: %w", key, kv.ErrNotFound)
 	}
-	return asError(aerr)
+	return conn.AerospikeErr(aerr)
 }
 
 // Read implements ycsb.DB.
@@ -136,7 +137,7 @@ func (s *Store) Read(ctx context.Context, key []byte) ([][]byte, error) {
 		return nil, err
 	}
 	rec, aerr := s.c.Get(s.read, k)
-	if isNotFound(aerr) {
+	if conn.AerospikeNotFound(aerr) {
 		return nil, fmt.Errorf("record %q: %w", key, kv.ErrNotFound)
 	}
 	if aerr != nil {

@@ -8,8 +8,10 @@ import (
 	"storebench/internal/target/servers"
 )
 
-// Every embedded target declares exactly the capabilities its handle
-// implements (the server targets check theirs in servers.Open).
+// Every embedded target declares exactly the capabilities of the engine
+// interfaces its handle implements (the server targets check theirs in
+// servers.Open; the capabilities the workloads find through their
+// layouts are checked by package workload/worktest/captest).
 func TestEmbeddedTargetsDeclareWhatTheyProvide(t *testing.T) {
 	for _, i := range target.All() {
 		if !i.Embedded() || i.Open == nil {

@@ -8,7 +8,8 @@
 //	        txs_by_chain (genesis blob, idx bigint, addr, prev, ts, type, payload,
 //	                      PRIMARY KEY ((genesis), idx)) clustered by idx ascending
 //	        balances     (addr blob PRIMARY KEY, amount bigint: the uint64's bits)
-//	ycsb    usertable    (y_id text PRIMARY KEY, field0 blob, …)
+//	ycsb    usertable    (y_id text PRIMARY KEY, field0 blob, …) (package
+//	        ycsb's layout_cql.go, on conn.CQL)
 //	geo     geo_zone, geo_user, geo_blocks (the workload's own, package
 //	        geo's layout_cql.go, on conn.CQL)
 //
@@ -38,7 +39,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
@@ -133,18 +133,13 @@ func consistencyOf(v string, hosts int) (gocql.Consistency, error) {
 	return 0, fmt.Errorf("option consistency: %q: want ONE, TWO, THREE, QUORUM, ALL, LOCAL_ONE or LOCAL_QUORUM", v)
 }
 
-// Store is an open session. It offers its session (conn.CQL: the ledger
-// layout is workload/ledger's layout_cql.go), implements ycsb.DB
-// (without Scanner: rows are ordered by token, not key) and is safe for
-// concurrent use.
+// Store is an open session. It offers its session (conn.CQL: the
+// workloads' layouts are theirs, e.g. workload/ledger's and
+// workload/ycsb's layout_cql.go) and is safe for concurrent use.
 type Store struct {
 	s        *gocql.Session
 	ks       string
 	settings map[string]string
-
-	// ycsb layout (ycsb.go): the statements of the table Init made
-	mu   sync.RWMutex
-	ycsb *ycsbCQL
 
 	// cons is the consistency of every read and write; hosts how many
 	// nodes the URI named.
@@ -303,11 +298,4 @@ func (s *Store) CQLConsistency() (write, read gocql.Consistency) { return s.cons
 func (s *Store) Close() error {
 	s.s.Close()
 	return nil
-}
-
-func nonNil(b []byte) []byte {
-	if b == nil {
-		return []byte{}
-	}
-	return b
 }

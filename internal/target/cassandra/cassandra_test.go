@@ -25,17 +25,15 @@ func TestWithServer(t *testing.T) {
 		t.Cleanup(func() { h.Close() })
 		return h
 	}
-	t.Run("Ledger", func(t *testing.T) {
+	// The workloads' layouts are checked in their packages (ledger's and
+	// ycsb's TestLayoutOnServerTargets).
+	t.Run("Settings", func(t *testing.T) {
 		h := open(t, kv.Sync)
 		s := servers.Settings(t, h, "layout.ledger", "batch", "consistency")
 		t.Logf("settings: %v", s)
 		if !strings.Contains(s["batch"], "UNLOGGED") {
 			t.Errorf("batch setting %q does not say which batch", s["batch"])
 		}
-		servers.Ledger(t, h)
-	})
-	t.Run("YCSB", func(t *testing.T) {
-		servers.YCSB(t, open(t, kv.Async), false)
 	})
 	t.Run("Keyspace", func(t *testing.T) {
 		if ks := servers.Settings(t, open(t, kv.Async))["keyspace"]; ks != "storebench_target_test" {

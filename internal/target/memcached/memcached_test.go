@@ -25,20 +25,22 @@ func TestWithServer(t *testing.T) {
 		t.Cleanup(func() { h.Close() })
 		return h
 	}
-	t.Run("YCSB", func(t *testing.T) {
+	// The YCSB layout is checked in package ycsb
+	// (TestLayoutOnServerTargets).
+	t.Run("Settings", func(t *testing.T) {
 		h := open(t, kv.Sync)
 		s := servers.Settings(t, h)
 		t.Logf("settings: %v", s)
 		if !strings.Contains(s["durability"], "none") {
 			t.Errorf("durability %q does not say memcached keeps nothing", s["durability"])
 		}
-		servers.YCSB(t, h, false)
 	})
 	t.Run("SetGet", func(t *testing.T) {
 		servers.SetGet(t, open(t, kv.Async))
 	})
 	// memcached keeps no order: it offers no ledger layout (declares no
-	// secondary lookups; package ledger's TestNoLayoutOnMemcached).
+	// secondary lookups; package ledger's TestNoLayoutOnMemcached checks
+	// the layout, package captest the declaration against the layouts).
 	t.Run("Caps", func(t *testing.T) {
 		info, err := target.Lookup("memcached")
 		if err != nil {

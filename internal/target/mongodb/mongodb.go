@@ -89,7 +89,7 @@ func register(targetName, title, srv string, schemes []string, b backend) {
 		OptionNames: optionNames,
 		Server:      srv,
 		Schemes:     schemes,
-		Provides:    target.Caps{target.KeyValue, target.OrderedScan, target.Secondary, target.Documents},
+		Provides:    target.Caps{target.KeyValue, target.OrderedScan, target.Secondary, target.DocumentStore},
 		Open: func(o target.Options) (io.Closer, error) {
 			s, err := openOn(o, targetName, b)
 			if err != nil {

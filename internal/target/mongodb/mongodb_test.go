@@ -3,7 +3,6 @@ package mongodb_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"storebench/internal/kv"
-	"storebench/internal/server"
 	_ "storebench/internal/server/ferretdb"
 	"storebench/internal/server/servertest"
 	"storebench/internal/target"
@@ -21,17 +19,7 @@ import (
 
 // TestMain lets the test binary stand in for storebench: the FerretDB
 // server package starts `<this executable> server-main ferretdb ...`.
-func TestMain(m *testing.M) {
-	if len(os.Args) > 2 && os.Args[1] == "server-main" {
-		fn, ok := server.Main(os.Args[2])
-		if !ok {
-			fmt.Fprintf(os.Stderr, "no server main %q\n", os.Args[2])
-			os.Exit(2)
-		}
-		os.Exit(fn(os.Args[3:]))
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { servertest.Main(m) }
 
 func TestInfo(t *testing.T) {
 	servers.Info(t, "mongodb", "ferretdb", "mongodb")
@@ -84,7 +72,10 @@ func withServer(t *testing.T, name, srv, note string) {
 		t.Cleanup(func() { h.Close() })
 		return h
 	}
-	t.Run("Ledger", func(t *testing.T) {
+	// The workloads' layouts are checked in their packages (ledger's and
+	// ycsb's TestLayoutOnServerTargets, both with addresses as strings
+	// and as binary _ids).
+	t.Run("SyncSettings", func(t *testing.T) {
 		h := open(t, kv.Sync)
 		s := servers.Settings(t, h, "layout.ledger", "batch", "write_concern", "server_note")
 		t.Logf("settings: %v", s)
@@ -95,17 +86,15 @@ func withServer(t *testing.T, name, srv, note string) {
 		if s["write_concern"] != "w:1 j:true" {
 			t.Errorf("sync write concern %q, want w:1 j:true", s["write_concern"])
 		}
-		servers.Ledger(t, h)
 	})
 	// Addresses as binary _ids, the layout for MongoDB itself.
-	t.Run("LedgerBinaryIDs", func(t *testing.T) {
+	t.Run("BinaryIDs", func(t *testing.T) {
 		h := open(t, kv.Sync, "address_id", "binary")
 		if s := servers.Settings(t, h); s["address_id"] != "binary" {
 			t.Errorf("address_id %q", s["address_id"])
 		}
-		servers.Ledger(t, h)
 	})
-	t.Run("YCSB", func(t *testing.T) {
+	t.Run("AsyncSettings", func(t *testing.T) {
 		h := open(t, kv.Async)
 		if db := servers.Settings(t, h)["database"]; db != dbName {
 			t.Errorf("database %q, want the URI's", db)
@@ -113,7 +102,6 @@ func withServer(t *testing.T, name, srv, note string) {
 		if s := servers.Settings(t, h); s["write_concern"] != "w:1 j:false" {
 			t.Errorf("async write concern %q, want w:1 j:false", s["write_concern"])
 		}
-		servers.YCSB(t, h, true)
 	})
 	// Credentials the server refuses fail Open without the password
 	// showing.

@@ -1,14 +1,11 @@
 package mysql_test
 
 import (
-	"database/sql"
 	"fmt"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/go-sql-driver/mysql"
 
 	"storebench/internal/kv"
 	_ "storebench/internal/server/mariadb"
@@ -30,17 +27,16 @@ func TestWithServer(t *testing.T) {
 		t.Cleanup(func() { h.Close() })
 		return h
 	}
-	t.Run("Ledger", func(t *testing.T) {
+	// The workloads' layouts are checked in their packages (ledger's and
+	// ycsb's TestLayoutOnServerTargets, pointselect's
+	// TestSelectOnServerTargets).
+	t.Run("Settings", func(t *testing.T) {
 		h := open(t, uri, kv.Sync)
 		s := servers.Settings(t, h, "layout.ledger", "batch")
 		t.Logf("settings: %v", s)
 		if !strings.Contains(s["durability"], "innodb_flush_log_at_trx_commit=1") {
 			t.Errorf("durability %q", s["durability"])
 		}
-		servers.Ledger(t, h)
-	})
-	t.Run("YCSB", func(t *testing.T) {
-		servers.YCSB(t, open(t, uri, kv.Async), true)
 	})
 	// A database the user may not create fails Open clearly (a user with
 	// the privilege gets it created).
@@ -54,33 +50,6 @@ func TestWithServer(t *testing.T) {
 		if !strings.Contains(err.Error(), "sb_missing_") {
 			t.Errorf("error does not name the database: %v", err)
 		}
-	})
-	t.Run("PointSelect", func(t *testing.T) {
-		h := open(t, uri, kv.Async)
-		// Make the table through the target's own YCSB-free path: a
-		// plain connection of the driver.
-		u, _ := url.Parse(uri)
-		pw, _ := u.User.Password()
-		cfg := mysql.NewConfig()
-		cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = u.User.Username(), pw, "tcp", u.Host, strings.Trim(u.Path, "/")
-		conn, err := mysql.NewConnector(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		db := sql.OpenDB(conn)
-		defer db.Close()
-		rows := map[int64]int64{1: 0, 2: -7, 3: 1 << 30, 99: 42}
-		for _, q := range []string{"DROP TABLE IF EXISTS ps_accounts", "CREATE TABLE ps_accounts (aid INT PRIMARY KEY, abalance INT)"} {
-			if _, err := db.Exec(q); err != nil {
-				t.Fatal(err)
-			}
-		}
-		for k, v := range rows {
-			if _, err := db.Exec("INSERT INTO ps_accounts VALUES (?, ?)", k, v); err != nil {
-				t.Fatal(err)
-			}
-		}
-		servers.PointSelect(t, h, "ps_accounts", "aid", "abalance", rows)
 	})
 	// A user the server does not know is refused without the password
 	// showing.

@@ -29,23 +29,24 @@ func TestWithServer(t *testing.T) {
 		t.Cleanup(func() { h.Close() })
 		return h
 	}
-	t.Run("Ledger", func(t *testing.T) {
+	// The workloads' layouts are checked in their packages (ledger's and
+	// ycsb's TestLayoutOnServerTargets, pointselect's
+	// TestSelectOnServerTargets).
+	t.Run("SyncSettings", func(t *testing.T) {
 		h := open(t, kv.Sync)
 		s := servers.Settings(t, h, "layout.ledger", "batch")
 		t.Logf("settings: %v", s)
 		if s["durability"] == "" || s["durability"][:22] != "synchronous_commit=on " {
 			t.Errorf("sync durability %q", s["durability"])
 		}
-		servers.Ledger(t, h)
 	})
-	t.Run("YCSB", func(t *testing.T) {
+	t.Run("AsyncSettings", func(t *testing.T) {
 		h := open(t, kv.Async)
 		if d := servers.Settings(t, h)["durability"]; d[:23] != "synchronous_commit=off " {
 			t.Errorf("async durability %q", d)
 		}
-		servers.YCSB(t, h, true)
 	})
-	t.Run("PointSelect", func(t *testing.T) {
+	t.Run("IntSelect", func(t *testing.T) {
 		ctx := context.Background()
 		conn, err := pgx.Connect(ctx, uri)
 		if err != nil {
@@ -61,8 +62,6 @@ func TestWithServer(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		servers.PointSelect(t, open(t, kv.Async), "ps_accounts", "aid", "abalance", rows)
-
 		// The select connection runs detached from the caller's context
 		// and is interrupted when it ends: a select blocked behind
 		// another session's lock on the table returns the context's error

@@ -25,12 +25,11 @@ func TestWithServer(t *testing.T) {
 		t.Cleanup(func() { h.Close() })
 		return h
 	}
-	t.Run("Ledger", func(t *testing.T) {
-		h := open(t, kv.Sync)
-		t.Logf("settings: %v", servers.Settings(t, h, "layout.ledger", "batch"))
-		servers.Ledger(t, h)
+	// The workloads' layouts are checked in their packages (ledger's and
+	// ycsb's TestLayoutOnServerTargets, ycsb's TestOnRedis).
+	t.Run("Settings", func(t *testing.T) {
+		t.Logf("settings: %v", servers.Settings(t, open(t, kv.Sync), "layout.ledger", "batch"))
 	})
-	// The YCSB layout's checks run in package ycsb (TestOnRedis).
 	t.Run("SetGet", func(t *testing.T) {
 		servers.SetGet(t, open(t, kv.Async))
 	})

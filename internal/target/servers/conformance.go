@@ -3,12 +3,8 @@ package servers
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
-	"math"
-	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -20,11 +16,6 @@ import (
 	"storebench/internal/kv"
 	"storebench/internal/redact"
 	"storebench/internal/target"
-	"storebench/internal/workload/geo"
-	"storebench/internal/workload/http"
-	"storebench/internal/workload/ledger"
-	"storebench/internal/workload/pointselect"
-	"storebench/internal/workload/ycsb"
 )
 
 // The conformance checks every server target's tests run. They take T, the
@@ -69,43 +60,32 @@ func Open(t T, name string, o target.Options) io.Closer {
 }
 
 // CheckCaps checks that what a target declares it provides is what its
-// handle implements, capability by capability: the coordinator matches
-// steps against the declaration, so a wrong one would fail a step that
-// was expected to run, or call n/a a step the target can run.
+// handle implements, for the capabilities an engine interface of package
+// target, kv or ads stands for: the coordinator matches steps against the
+// declaration, so a wrong one would fail a step that was expected to run,
+// or call n/a a step the target can run. The capabilities a workload
+// finds through its own layouts (key-value records, ordered scans,
+// secondary lookups, ...) are checked with the workloads, by package
+// internal/workload/worktest/captest.
 func CheckCaps(t T, info target.Info, h any) {
 	t.Helper()
 	_, isKV := h.(kv.Store)
 	adsStore, isADS := h.(ads.Store)
-	db, isDB := ycsb.Of(h)
-	_, isScanner := db.(ycsb.Scanner)
-	_, isAttacher := db.(ycsb.Attacher)
-	isAttacher = isAttacher && !isKV // an embedded engine is one process's
-	_, _, isLedger := ledger.StoreOf(h)
 	_, isPipeliner := h.(target.Pipeliner)
 	_, isSelecter := h.(target.IntSelecter)
 	_, isSQLDB := h.(target.SQLDB)
 	_, isSQLDriver := h.(target.SQLDriver)
 	isSQL := isSelecter && (isSQLDB || isSQLDriver)
-	_, isHTTP := h.(http.Site)
 	_, isCompacter := h.(kv.Compacter)
-	closer, _ := h.(io.Closer)
-	_, geoErr := geo.StoreOf(closer)
-	isGeo := geoErr == nil
 	for _, c := range []struct {
 		cap target.Cap
 		has bool
 	}{
-		{target.KeyValue, isKV || isDB},
-		{target.OrderedScan, isKV || isDB && isScanner},
-		{target.Secondary, isKV || isLedger},
 		{target.Pipeline, isKV || isPipeliner},
 		{target.SQL, isSQL},
 		{target.Batch, isKV || isADS},
 		{target.AuthRoots, isADS && ads.Authenticated(adsStore)},
-		{target.HTTP, isHTTP},
 		{target.Compaction, isCompacter},
-		{target.Geo, isKV || isGeo},
-		{target.Shared, isAttacher},
 	} {
 		if info.Provides.Has(c.cap) != c.has {
 			t.Errorf("%s declares %s: %v, but its handle %T implements it: %v", info.Name, c.cap, info.Provides.Has(c.cap), h, c.has)
@@ -263,372 +243,6 @@ func ModuleVersion(t T, module, version string) {
 	}
 }
 
-// Ledger checks a ledger.Store: transactions round-trip byte for byte, a
-// chain written out of order across two calls reads back in index order
-// and stops when asked, rewrites are accepted, balances round-trip, and
-// absent keys wrap kv.ErrNotFound.
-func Ledger(t T, h any) {
-	t.Helper()
-	s, _, ok := ledger.StoreOf(h)
-	if !ok {
-		t.Fatalf("%T offers no ledger layout", h)
-	}
-	ctx := context.Background()
-	if err := ledger.Prepare(ctx, s); err != nil {
-		t.Fatalf("ledger tables: %v", err)
-	}
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
-	a := makeChain(rng, 12)
-	b := makeChain(rng, 5)
-
-	// Out of order, across two calls, interleaved with another chain.
-	first := append([]ledger.Tx{a[9], a[3], b[4], a[11], a[7]}, a[5], b[0])
-	second := []ledger.Tx{a[0], a[10], b[2], a[1], a[2], b[1], a[4], b[3], a[6], a[8]}
-	if err := s.PutTxs(ctx, first); err != nil {
-		t.Fatalf("PutTxs: %v", err)
-	}
-	if err := s.PutTxs(ctx, second); err != nil {
-		t.Fatalf("PutTxs: %v", err)
-	}
-	if err := s.PutTxs(ctx, nil); err != nil {
-		t.Errorf("PutTxs(nil): %v", err)
-	}
-	for _, tx := range append(append([]ledger.Tx(nil), a...), b...) {
-		got, err := s.GetTx(ctx, tx.Address)
-		if err != nil {
-			t.Fatalf("GetTx %x: %v", tx.Address[:4], err)
-		}
-		if !bytes.Equal(ledger.Encode(nil, got), ledger.Encode(nil, tx)) {
-			t.Errorf("GetTx %x: got %+v, want %+v", tx.Address[:4], brief(got), brief(tx))
-		}
-	}
-	// The returned transaction is the caller's: scribbling on it changes
-	// nothing stored.
-	got, _ := s.GetTx(ctx, a[1].Address)
-	for i := range got.Payload {
-		got.Payload[i] ^= 0xff
-	}
-	if again, err := s.GetTx(ctx, a[1].Address); err != nil || !bytes.Equal(ledger.Encode(nil, again), ledger.Encode(nil, a[1])) {
-		t.Errorf("GetTx after scribbling on a returned transaction: %v", err)
-	}
-
-	missing := random(rng, 32)
-	if _, err := s.GetTx(ctx, missing); !errors.Is(err, kv.ErrNotFound) {
-		t.Errorf("GetTx of a missing address: %v, want kv.ErrNotFound", err)
-	}
-
-	checkChain(t, s, "chain a", a)
-	checkChain(t, s, "chain b", b)
-	var n int
-	if err := s.Chain(ctx, a[0].Address, func(tx ledger.Tx) bool { n++; return n < 3 }); err != nil || n != 3 {
-		t.Errorf("Chain stopped after %d transactions (%v), want 3", n, err)
-	}
-	n = 0
-	if err := s.Chain(ctx, missing, func(ledger.Tx) bool { n++; return true }); err != nil || n != 0 {
-		t.Errorf("Chain of an unknown genesis: %d transactions, %v", n, err)
-	}
-
-	// Writing the same transactions again (a ladder re-inserts the first
-	// N) succeeds and changes nothing.
-	if err := s.PutTxs(ctx, a[:6]); err != nil {
-		t.Fatalf("PutTxs again: %v", err)
-	}
-	checkChain(t, s, "chain a rewritten", a)
-
-	// A large payload and a batch larger than any driver's chunk.
-	big := makeChain(rng, 600)
-	big[1].Payload = random(rng, 3<<20)
-	if err := s.PutTxs(ctx, big); err != nil {
-		t.Fatalf("PutTxs of %d transactions: %v", len(big), err)
-	}
-	checkChain(t, s, "long chain", big)
-
-	// Balances, including the extremes of uint64.
-	addrs := [][]byte{random(rng, 32), random(rng, 32), random(rng, 32), random(rng, 32)}
-	amounts := []uint64{0, 1, math.MaxUint64, 1 << 63}
-	if err := s.PutBalances(ctx, addrs, amounts); err != nil {
-		t.Fatalf("PutBalances: %v", err)
-	}
-	amounts[1] = 42
-	if err := s.PutBalances(ctx, addrs[1:2], amounts[1:2]); err != nil {
-		t.Fatalf("PutBalances (overwrite): %v", err)
-	}
-	for i, addr := range addrs {
-		got, err := s.GetBalance(ctx, addr)
-		if err != nil || got != amounts[i] {
-			t.Errorf("GetBalance %x = %d, %v; want %d", addr[:4], got, err, amounts[i])
-		}
-	}
-	if _, err := s.GetBalance(ctx, missing); !errors.Is(err, kv.ErrNotFound) {
-		t.Errorf("GetBalance of a missing address: %v, want kv.ErrNotFound", err)
-	}
-	many := make([][]byte, 3000)
-	vals := make([]uint64, len(many))
-	for i := range many {
-		many[i] = random(rng, 32)
-		vals[i] = rng.Uint64()
-	}
-	if err := s.PutBalances(ctx, many, vals); err != nil {
-		t.Fatalf("PutBalances of %d: %v", len(many), err)
-	}
-	for _, i := range []int{0, 1, 1500, len(many) - 1} {
-		if got, err := s.GetBalance(ctx, many[i]); err != nil || got != vals[i] {
-			t.Errorf("GetBalance #%d = %d, %v; want %d", i, got, err, vals[i])
-		}
-	}
-
-	// Many goroutines at once, as the stress phase drives it.
-	var wg sync.WaitGroup
-	for w := 0; w < 8; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := w; i < len(a); i += 8 {
-				got, err := s.GetTx(ctx, a[i].Address)
-				if err != nil || !bytes.Equal(ledger.Encode(nil, got), ledger.Encode(nil, a[i])) {
-					t.Errorf("concurrent GetTx %d: %v", i, err)
-				}
-			}
-		}(w)
-	}
-	wg.Wait()
-}
-
-func checkChain(t T, s ledger.Store, what string, want []ledger.Tx) {
-	t.Helper()
-	var got []ledger.Tx
-	err := s.Chain(context.Background(), want[0].Address, func(tx ledger.Tx) bool {
-		got = append(got, tx)
-		return true
-	})
-	if err != nil {
-		t.Fatalf("%s: Chain: %v", what, err)
-	}
-	if len(got) != len(want) {
-		t.Fatalf("%s: Chain gave %d transactions, want %d", what, len(got), len(want))
-	}
-	for i := range want {
-		if !bytes.Equal(ledger.Encode(nil, got[i]), ledger.Encode(nil, want[i])) {
-			t.Fatalf("%s: Chain entry %d is %+v, want %+v", what, i, brief(got[i]), brief(want[i]))
-		}
-	}
-}
-
-// makeChain builds n transactions of a fresh chain, with payloads of
-// varied sizes (including none).
-func makeChain(rng *rand.Rand, n int) []ledger.Tx {
-	txs := make([]ledger.Tx, n)
-	for i := range txs {
-		tx := &txs[i]
-		tx.Address = random(rng, 32)
-		tx.Prev = make([]byte, 32)
-		if i > 0 {
-			tx.Prev = txs[i-1].Address
-			tx.Genesis = txs[0].Address
-		} else {
-			tx.Genesis = tx.Address
-		}
-		tx.Index = uint64(i)
-		tx.Timestamp = 1_600_000_000_000 + int64(i)*1000 - int64(rng.IntN(500))
-		tx.Type = uint8(i % 4)
-		if i == 4 {
-			tx.Type = 255
-		}
-		size := []int{100, 0, 1, 1024, 4096}[i%5]
-		tx.Payload = random(rng, size)
-	}
-	return txs
-}
-
-func random(rng *rand.Rand, n int) []byte {
-	b := make([]byte, n)
-	for i := 0; i < n; i += 8 {
-		var w [8]byte
-		binary.LittleEndian.PutUint64(w[:], rng.Uint64())
-		copy(b[i:], w[:])
-	}
-	return b
-}
-
-type briefTx struct {
-	Addr, Prev, Genesis string
-	Index               uint64
-	Timestamp           int64
-	Type                uint8
-	Payload             int
-}
-
-func brief(tx ledger.Tx) briefTx {
-	h := func(b []byte) string {
-		if len(b) > 4 {
-			return fmt.Sprintf("%x…(%d)", b[:4], len(b))
-		}
-		return fmt.Sprintf("%x", b)
-	}
-	return briefTx{h(tx.Address), h(tx.Prev), h(tx.Genesis), tx.Index, tx.Timestamp, tx.Type, len(tx.Payload)}
-}
-
-// YCSB checks a ycsb.DB: Init, Insert, Read, partial Update, Read of a
-// missing key, Init dropping the previous run's records, and Scan (order,
-// count, early stop) when scanner says the target must offer it.
-func YCSB(t T, h any, scanner bool) {
-	t.Helper()
-	db, ok := ycsb.Of(h)
-	if !ok {
-		t.Fatalf("%T offers no YCSB table", h)
-	}
-	sc, isScanner := db.(ycsb.Scanner)
-	if isScanner != scanner {
-		t.Errorf("%T implements ycsb.Scanner: %v, want %v", h, isScanner, scanner)
-	}
-	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
-	const fieldCount = 4
-	if err := db.Init(ctx, fieldCount); err != nil {
-		t.Fatalf("Init: %v", err)
-	}
-	record := func(i int) [][]byte {
-		f := make([][]byte, fieldCount)
-		for j := range f {
-			f[j] = random(rng, 10+i+j*7)
-			f[j][0] = byte(i) // distinct even if the generator repeated
-		}
-		return f
-	}
-	keys := make([][]byte, 20)
-	want := make([][][]byte, len(keys))
-	for i := range keys {
-		keys[i] = []byte(fmt.Sprintf("user%04d", 1000+i*10))
-	}
-	// Insert in a scrambled order; the key buffer is reused by the caller.
-	buf := make([]byte, 0, 16)
-	for _, i := range rng.Perm(len(keys)) {
-		want[i] = record(i)
-		buf = append(buf[:0], keys[i]...)
-		if err := db.Insert(ctx, buf, want[i]); err != nil {
-			t.Fatalf("Insert %s: %v", keys[i], err)
-		}
-		for j := range buf {
-			buf[j] = 'X'
-		}
-	}
-	for i, k := range keys {
-		got, err := db.Read(ctx, k)
-		if err != nil {
-			t.Fatalf("Read %s: %v", k, err)
-		}
-		checkFields(t, "Read "+string(k), got, want[i])
-	}
-	// Partial update: only field 1 changes.
-	upd := make([][]byte, fieldCount)
-	upd[1] = []byte("updated value of field1")
-	if err := db.Update(ctx, keys[3], upd); err != nil {
-		t.Fatalf("Update: %v", err)
-	}
-	want[3][1] = upd[1]
-	got, err := db.Read(ctx, keys[3])
-	if err != nil {
-		t.Fatalf("Read after Update: %v", err)
-	}
-	checkFields(t, "Read after a partial Update", got, want[3])
-	// Full update.
-	full := record(99)
-	if err := db.Update(ctx, keys[4], full); err != nil {
-		t.Fatalf("Update of every field: %v", err)
-	}
-	want[4] = full
-	got, err = db.Read(ctx, keys[4])
-	if err != nil {
-		t.Fatalf("Read after Update: %v", err)
-	}
-	checkFields(t, "Read after a full Update", got, want[4])
-
-	if _, err := db.Read(ctx, []byte("user0999")); !errors.Is(err, kv.ErrNotFound) {
-		t.Errorf("Read of a missing key: %v, want kv.ErrNotFound", err)
-	}
-
-	if scanner && isScanner {
-		var gotKeys []string
-		err := sc.Scan(ctx, []byte("user1045"), 5, func(k []byte, f [][]byte) bool {
-			gotKeys = append(gotKeys, string(k))
-			i := (int(k[4]-'0')*1000 + int(k[5]-'0')*100 + int(k[6]-'0')*10 + int(k[7]-'0') - 1000) / 10
-			if i >= 0 && i < len(want) {
-				checkFields(t, "Scan "+string(k), f, want[i])
-			}
-			return true
-		})
-		if err != nil {
-			t.Fatalf("Scan: %v", err)
-		}
-		if w := []string{"user1050", "user1060", "user1070", "user1080", "user1090"}; strings.Join(gotKeys, ",") != strings.Join(w, ",") {
-			t.Errorf("Scan from user1045, 5 records: %v, want %v", gotKeys, w)
-		}
-		gotKeys = nil
-		if err := sc.Scan(ctx, []byte("user1150"), 100, func(k []byte, _ [][]byte) bool {
-			gotKeys = append(gotKeys, string(k))
-			return true
-		}); err != nil || strings.Join(gotKeys, ",") != "user1150,user1160,user1170,user1180,user1190" {
-			t.Errorf("Scan to the end: %v, %v", gotKeys, err)
-		}
-		n := 0
-		if err := sc.Scan(ctx, []byte("user"), 10, func([]byte, [][]byte) bool { n++; return n < 2 }); err != nil || n != 2 {
-			t.Errorf("Scan stopped after %d records (%v), want 2", n, err)
-		}
-	}
-
-	// Concurrent inserts and reads.
-	var wg sync.WaitGroup
-	for w := 0; w < 8; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			for i := 0; i < 20; i++ {
-				k := []byte(fmt.Sprintf("user9%02d%02d", w, i))
-				f := [][]byte{k, []byte("b"), []byte("c"), []byte("d")}
-				if err := db.Insert(ctx, k, f); err != nil {
-					t.Errorf("concurrent Insert: %v", err)
-					return
-				}
-				got, err := db.Read(ctx, k)
-				if err != nil || len(got) != fieldCount || !bytes.Equal(got[0], k) {
-					t.Errorf("concurrent Read %s: %q, %v", k, got, err)
-					return
-				}
-			}
-		}(w)
-	}
-	wg.Wait()
-
-	// Init drops what the previous run left.
-	if err := db.Init(ctx, fieldCount); err != nil {
-		t.Fatalf("Init again: %v", err)
-	}
-	if _, err := db.Read(ctx, keys[0]); !errors.Is(err, kv.ErrNotFound) {
-		t.Errorf("Read after Init: %v, want kv.ErrNotFound", err)
-	}
-	if err := db.Insert(ctx, keys[0], want[0]); err != nil {
-		t.Fatalf("Insert after Init: %v", err)
-	}
-	if got, err := db.Read(ctx, keys[0]); err != nil {
-		t.Errorf("Read after Init and Insert: %v", err)
-	} else {
-		checkFields(t, "Read after Init and Insert", got, want[0])
-	}
-}
-
-func checkFields(t T, what string, got, want [][]byte) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Errorf("%s: %d fields, want %d", what, len(got), len(want))
-		return
-	}
-	for i := range want {
-		if !bytes.Equal(got[i], want[i]) {
-			t.Errorf("%s: field %d is %q, want %q", what, i, got[i], want[i])
-		}
-	}
-}
-
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
@@ -680,34 +294,6 @@ func SetGet(t T, h any) {
 	}
 	if got[3] != nil {
 		t.Errorf("Get of a missing key: %q, want nil", got[3])
-	}
-}
-
-// PointSelect checks a target.IntSelecter, with the pointselect
-// workload's select, on a table whose rows (key -> value) the test
-// created.
-func PointSelect(t T, h any, table, key, value string, rows map[int64]int64) {
-	t.Helper()
-	if _, ok := h.(target.IntSelecter); !ok {
-		t.Fatalf("%T does not implement target.IntSelecter", h)
-	}
-	ctx := context.Background()
-	c, err := pointselect.Open(ctx, h, table, key, value)
-	if err != nil {
-		t.Fatalf("pointselect.Open: %v", err)
-	}
-	defer c.Close()
-	for k, want := range rows {
-		got, found, err := c.Select(ctx, k)
-		if err != nil || !found || got != want {
-			t.Errorf("Select %d = %d, %v, %v; want %d", k, got, found, err, want)
-		}
-	}
-	if _, found, err := c.Select(ctx, -12345); err != nil || found {
-		t.Errorf("Select of a missing key: found %v, %v", found, err)
-	}
-	if _, err := pointselect.Open(ctx, h, "no_such_table", key, value); err == nil {
-		t.Errorf("pointselect.Open accepted a missing table")
 	}
 }
 

@@ -1,7 +1,10 @@
 // Package servers registers the client targets of the data-store servers
-// storebench measures (Redis, PostgreSQL, MySQL/MariaDB, Cassandra,
-// holds the conformance checks those targets share (conformance.go), for
-// their tests.
+// storebench measures (Redis, PostgreSQL, MySQL/MariaDB, Cassandra, ...)
+// and holds the conformance checks those targets share (conformance.go),
+// for their tests: registration, Open (with the capabilities of the
+// engine interfaces), unreachable and silent servers, credentials,
+// settings, pipelined requests. Each workload checks its own layouts on
+// these targets in its package's tests.
 package servers
 
 import (

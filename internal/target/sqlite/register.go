@@ -18,6 +18,6 @@ func init() {
 		Version:     version(),
 		Unavailable: unavailable,
 		OptionNames: optionNames,
-		More:        []string{"sql", "documents", "compaction"},
+		More:        []string{"sql", "document-store", "compaction"},
 	})
 }

@@ -33,13 +33,13 @@ func init() {
 		name := s.name
 		target.Register(target.Info{
 			Name: name, Title: s.title, Version: "storebench HTTP/1.1 client", OptionNames: optionNames, Server: name,
-			Provides: target.Caps{target.HTTP},
+			Provides: target.Caps{target.HTTPEndpoint},
 			Open:     func(o target.Options) (io.Closer, error) { return Open(name, o, true) },
 		})
 	}
 	target.Register(target.Info{
 		Name: "http", Title: "HTTP server", Version: "storebench HTTP/1.1 client", OptionNames: optionNames,
-		Schemes: []string{"http", "https"}, Provides: target.Caps{target.HTTP},
+		Schemes: []string{"http", "https"}, Provides: target.Caps{target.HTTPEndpoint},
 		Open: func(o target.Options) (io.Closer, error) { return Open("http", o, false) },
 	})
 }

@@ -108,7 +108,7 @@ func (Documents) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, e
 }
 
 // Requires is what every step needs of a target.
-var Requires = target.Caps{target.Documents}
+var Requires = target.Caps{target.DocumentStore}
 
 func (Documents) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error) {
 	var p Params

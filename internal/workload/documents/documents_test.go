@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"storebench/internal/kv"
 	"storebench/internal/results"
-	"storebench/internal/server"
 	_ "storebench/internal/server/ferretdb"
 	_ "storebench/internal/server/postgres"
 	"storebench/internal/server/servertest"
@@ -28,17 +26,7 @@ import (
 
 // TestMain lets the test binary stand in for storebench: the FerretDB
 // server package starts `<this executable> server-main ferretdb ...`.
-func TestMain(m *testing.M) {
-	if len(os.Args) > 2 && os.Args[1] == "server-main" {
-		fn, ok := server.Main(os.Args[2])
-		if !ok {
-			fmt.Fprintf(os.Stderr, "no server main %q\n", os.Args[2])
-			os.Exit(2)
-		}
-		os.Exit(fn(os.Args[3:]))
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { servertest.Main(m) }
 
 const study = `
 name: t
@@ -70,8 +58,8 @@ func open(t *testing.T, name string) io.Closer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !info.Provides.Has(target.Documents) {
-		t.Fatalf("%s does not declare the documents capability", name)
+	if !info.Provides.Has(target.DocumentStore) {
+		t.Fatalf("%s does not declare a document store", name)
 	}
 	o := target.Options{Durability: kv.Async}
 	switch name {

@@ -11,9 +11,9 @@ import (
 	"storebench/internal/server/servertest"
 	"storebench/internal/target"
 	_ "storebench/internal/target/all"
-	"storebench/internal/target/servers"
 	"storebench/internal/workload/geo"
 	"storebench/internal/workload/worktest"
+	"storebench/internal/workload/worktest/captest"
 )
 
 // The whole workload on the server targets with a geo layout of their
@@ -42,7 +42,7 @@ func TestWorkloadOnServers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			h := servers.Open(t, name, target.Options{URI: servertest.URI(t, info.Server), Durability: kv.Async})
+			h := captest.Open(t, name, target.Options{URI: servertest.URI(t, info.Server), Durability: kv.Async})
 			defer h.Close()
 			res := geo.Execute(t, h, steps)
 			geo.CheckRun(t, res)

@@ -189,7 +189,7 @@ func (HTTP) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error) {
 		}
 		for _, n := range p.Requests {
 			st := workload.Step{Workload: "http", Phase: phase, N: s.Largest(), Seed: s.Seed, Concurrency: s.Concurrency,
-				Params: raw, Largest: s.Largest(), Requires: target.Caps{target.HTTP}}
+				Params: raw, Largest: s.Largest(), Requires: target.Caps{target.HTTPEndpoint}}
 			if len(p.Requests) > 1 {
 				st.Labels = results.Labels{LRequests: strconv.FormatInt(int64(n), 10)}
 			}

@@ -24,15 +24,15 @@ import (
 	"storebench/internal/server/web"
 	"storebench/internal/study"
 	"storebench/internal/target"
-	"storebench/internal/target/servers"
 	_ "storebench/internal/target/web"
 	"storebench/internal/workload"
 	httpwl "storebench/internal/workload/http"
+	"storebench/internal/workload/worktest/captest"
 )
 
 func open(t *testing.T, name, uri string, extra map[string]string) io.Closer {
 	t.Helper()
-	h := servers.Open(t, name, target.Options{URI: uri, Extra: extra})
+	h := captest.Open(t, name, target.Options{URI: uri, Extra: extra})
 	t.Cleanup(func() { h.Close() })
 	return h
 }

@@ -58,7 +58,7 @@ const (
 // asTxKey is the key of a transaction's record.
 func asTxKey(ns string, address []byte) (*as.Key, error) {
 	k, err := as.NewKey(ns, setTxs, address)
-	return k, asError(err)
+	return k, conn.AerospikeErr(err)
 }
 
 // asChainKeyValue is the user key of chain entry (genesis, index): the
@@ -73,13 +73,13 @@ func asChainKeyValue(genesis []byte, index uint64) []byte {
 // asChainKey is the key of chain entry (genesis, index).
 func asChainKey(ns string, genesis []byte, index uint64) (*as.Key, error) {
 	k, err := as.NewKey(ns, setChain, asChainKeyValue(genesis, index))
-	return k, asError(err)
+	return k, conn.AerospikeErr(err)
 }
 
 // asBalanceKey is the key of an address's balance.
 func asBalanceKey(ns string, address []byte) (*as.Key, error) {
 	k, err := as.NewKey(ns, setBalances, address)
-	return k, asError(err)
+	return k, conn.AerospikeErr(err)
 }
 
 // asTxBins are the bins of a transaction's record (the address is the key).
@@ -97,34 +97,19 @@ func asTxBins(tx Tx) []*as.Bin {
 // asTxFromBins rebuilds the transaction of address from its record's bins.
 // The transaction owns copies of its bytes, in one allocation.
 func asTxFromBins(address []byte, bins as.BinMap) (Tx, error) {
-	prev, err1 := asBytesBin(bins, binPrev, false)
-	gen, err2 := asBytesBin(bins, binGenesis, false)
-	payload, err3 := asBytesBin(bins, binPayload, true) // an empty blob may come back absent
-	idx, err4 := asIntBin(bins, binIdx)
-	ts, err5 := asIntBin(bins, binTs)
-	typ, err6 := asIntBin(bins, binType)
+	prev, err1 := conn.AerospikeBytes(bins, binPrev, false)
+	gen, err2 := conn.AerospikeBytes(bins, binGenesis, false)
+	payload, err3 := conn.AerospikeBytes(bins, binPayload, true) // an empty blob may come back absent
+	idx, err4 := conn.AerospikeInt(bins, binIdx)
+	ts, err5 := conn.AerospikeInt(bins, binTs)
+	typ, err6 := conn.AerospikeInt(bins, binType)
 	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
 		return Tx{}, fmt.Errorf("transaction %x: %w", address, err)
 	}
 	if typ < 0 || typ > 255 {
 		return Tx{}, fmt.Errorf("transaction %x: type %d out of range", address, typ)
 	}
-	n := len(address) + len(prev) + len(gen) + len(payload)
-	b := make([]byte, 0, n)
-	b = append(b, address...)
-	b = append(b, prev...)
-	b = append(b, gen...)
-	b = append(b, payload...)
-	a, p, g := len(address), len(prev), len(gen)
-	return Tx{
-		Address:   b[:a:a],
-		Prev:      b[a : a+p : a+p],
-		Genesis:   b[a+p : a+p+g : a+p+g],
-		Index:     uint64(idx),
-		Timestamp: ts,
-		Type:      uint8(typ),
-		Payload:   b[a+p+g : n : n],
-	}, nil
+	return txOf(address, prev, gen, payload, idx, ts, typ), nil
 }
 
 // PutTxs implements Store: one batch write of every transaction's
@@ -183,7 +168,7 @@ func (s *aerospikeStore) GetTx(ctx context.Context, address []byte) (Tx, error) 
 		return Tx{}, err
 	}
 	rec, aerr := s.c.Get(s.read, k)
-	if asNotFound(aerr) {
+	if conn.AerospikeNotFound(aerr) {
 		return Tx{}, fmt.Errorf("transaction %x: %w", address, kv.ErrNotFound)
 	}
 	if aerr != nil {
@@ -294,53 +279,12 @@ func (s *aerospikeStore) GetBalance(ctx context.Context, address []byte) (uint64
 		return 0, err
 	}
 	rec, aerr := s.c.Get(s.read, k, binAmount)
-	if asNotFound(aerr) {
+	if conn.AerospikeNotFound(aerr) {
 		return 0, fmt.Errorf("balance of %x: %w", address, kv.ErrNotFound)
 	}
 	if aerr != nil {
 		return 0, aerr
 	}
-	v, err := asIntBin(rec.Bins, binAmount)
+	v, err := conn.AerospikeInt(rec.Bins, binAmount)
 	return uint64(v), err
-}
-
-func asBytesBin(bins as.BinMap, name string, optional bool) ([]byte, error) {
-	v, ok := bins[name]
-	if !ok || v == nil {
-		if optional {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("bin %s missing", name)
-	}
-	b, ok := v.([]byte)
-	if !ok {
-		return nil, fmt.Errorf("bin %s is a %T, want bytes", name, v)
-	}
-	return b, nil
-}
-
-func asIntBin(bins as.BinMap, name string) (int64, error) {
-	switch v := bins[name].(type) {
-	case int:
-		return int64(v), nil
-	case int64:
-		return v, nil
-	case nil:
-		return 0, fmt.Errorf("bin %s missing", name)
-	default:
-		return 0, fmt.Errorf("bin %s is a %T, want an integer", name, v)
-	}
-}
-
-// asError turns the client's Error interface into a plain error without
-// wrapping a typed nil.
-func asError(err as.Error) error {
-	if err == nil {
-		return nil
-	}
-	return err
-}
-
-func asNotFound(err as.Error) bool {
-	return err != nil && err.Matches(types.KEY_NOT_FOUND_ERROR)
 }

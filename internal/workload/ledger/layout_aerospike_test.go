@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	as "github.com/aerospike/aerospike-client-go/v8"
+
+	"storebench/internal/target/conn"
 )
 
 func asAddr(b byte) []byte { return bytes.Repeat([]byte{b}, 32) }
@@ -61,29 +63,6 @@ func TestAerospikeKeys(t *testing.T) {
 	}
 }
 
-// asServerReturns turns the bins a write sends into the map a read gives
-// back: blobs as fresh []byte, integers as int (the client's 64-bit
-// decoding), and an empty blob possibly absent.
-func asServerReturns(bins []*as.Bin, dropEmpty bool) as.BinMap {
-	m := as.BinMap{}
-	for _, b := range bins {
-		switch v := b.Value.GetObject().(type) {
-		case []byte:
-			if len(v) == 0 && dropEmpty {
-				continue
-			}
-			m[b.Name] = append([]byte{}, v...)
-		case int:
-			m[b.Name] = v
-		case int64:
-			m[b.Name] = int(v)
-		default:
-			m[b.Name] = v
-		}
-	}
-	return m
-}
-
 func TestAerospikeTxBinsRoundTrip(t *testing.T) {
 	txs := []Tx{
 		{Address: asAddr(1), Prev: make([]byte, 32), Genesis: asAddr(1), Index: 0, Timestamp: 1_600_000_000_000, Type: 0, Payload: []byte("genesis payload")},
@@ -98,7 +77,7 @@ func TestAerospikeTxBinsRoundTrip(t *testing.T) {
 			}
 		}
 		for _, dropEmpty := range []bool{false, true} {
-			got, err := asTxFromBins(tx.Address, asServerReturns(bins, dropEmpty))
+			got, err := asTxFromBins(tx.Address, conn.AerospikeReadBack(bins, dropEmpty))
 			if err != nil {
 				t.Fatalf("TxFromBins: %v", err)
 			}

@@ -222,25 +222,12 @@ func txFromDoc(doc bsoncore.Document) (Tx, error) {
 	if err := errors.Join(err2, err3, err4, err5, err6, err7); err != nil {
 		return Tx{}, err
 	}
-	b := make([]byte, 0, 32+len(prev)+len(gen)+len(payload))
-	b, err := addressFromID(b, doc.Lookup("_id"))
+	var buf [32]byte // the address, decoded on the stack: txOf copies it
+	addr, err := addressFromID(buf[:0], doc.Lookup("_id"))
 	if err != nil {
 		return Tx{}, err
 	}
-	a, p, g := len(b), len(prev), len(gen)
-	b = append(b, prev...)
-	b = append(b, gen...)
-	b = append(b, payload...)
-	n := len(b)
-	return Tx{
-		Address:   b[:a:a],
-		Prev:      b[a : a+p : a+p],
-		Genesis:   b[a+p : a+p+g : a+p+g],
-		Index:     uint64(idx),
-		Timestamp: ts,
-		Type:      uint8(typ),
-		Payload:   b[a+p+g : n : n],
-	}, nil
+	return txOf(addr, prev, gen, payload, idx, ts, typ), nil
 }
 
 var chainSort = bson.D{{Key: "idx", Value: 1}}

@@ -189,7 +189,8 @@ func (s *sqlStore) sqlInt(b []byte, col string) (int64, error) {
 }
 
 // txOf copies a row's columns (prev, genesis, payload: the driver's,
-// valid only during the call) into one transaction, one allocation.
+// valid only during the call) into one transaction, one allocation. The
+// Aerospike and MongoDB layouts build their transactions with it too.
 func txOf(addr, prev, genesis, payload []byte, idx, ts, typ int64) Tx {
 	n := len(addr) + len(prev) + len(genesis) + len(payload)
 	b := make([]byte, 0, n)

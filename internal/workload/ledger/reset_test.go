@@ -12,8 +12,8 @@ import (
 	"storebench/internal/target"
 	_ "storebench/internal/target/mysql"
 	_ "storebench/internal/target/postgres"
-	"storebench/internal/target/servers"
 	"storebench/internal/workload/ledger"
+	"storebench/internal/workload/worktest/captest"
 )
 
 // A fresh ladder step empties the ledger's tables on a SQL server (the
@@ -23,7 +23,7 @@ func TestResetEmptiesTheLedgerTablesOnly(t *testing.T) {
 	for _, c := range []struct{ target, server string }{{"postgres", "postgres"}, {"mysql", "mariadb"}} {
 		t.Run(c.target, func(t *testing.T) {
 			ctx := context.Background()
-			h := servers.Open(t, c.target, target.Options{URI: servertest.URI(t, c.server), Durability: kv.Async})
+			h := captest.Open(t, c.target, target.Options{URI: servertest.URI(t, c.server), Durability: kv.Async})
 			t.Cleanup(func() { h.Close() })
 			s, _, ok := ledger.StoreOf(h)
 			db, isSQL := h.(target.SQLDB)

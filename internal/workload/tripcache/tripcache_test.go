@@ -15,7 +15,6 @@ import (
 
 	"storebench/internal/kv"
 	"storebench/internal/results"
-	"storebench/internal/server"
 	_ "storebench/internal/server/kafka"
 	_ "storebench/internal/server/redis"
 	"storebench/internal/server/servertest"
@@ -31,17 +30,7 @@ import (
 // TestMain lets the test binary stand in for storebench: the workload
 // starts the generator as `<executable> server-main tripgen ...`, which
 // in a test is this binary.
-func TestMain(m *testing.M) {
-	if len(os.Args) > 2 && os.Args[1] == "server-main" {
-		fn, ok := server.Main(os.Args[2])
-		if !ok {
-			fmt.Fprintf(os.Stderr, "no server main %q\n", os.Args[2])
-			os.Exit(2)
-		}
-		os.Exit(fn(os.Args[3:]))
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { servertest.Main(m) }
 
 const smallStudy = `
 name: t

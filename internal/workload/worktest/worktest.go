@@ -3,6 +3,8 @@
 package worktest
 
 import (
+	"encoding/binary"
+	"math/rand/v2"
 	"testing"
 
 	"storebench/internal/study"
@@ -32,4 +34,16 @@ func Plan(t *testing.T, w workload.Workload, src string, sets ...string) []workl
 		t.Fatal(err)
 	}
 	return steps
+}
+
+// RandomBytes returns n bytes from rng (a test's data: payloads, fields,
+// addresses).
+func RandomBytes(rng *rand.Rand, n int) []byte {
+	b := make([]byte, n)
+	for i := 0; i < n; i += 8 {
+		var w [8]byte
+		binary.LittleEndian.PutUint64(w[:], rng.Uint64())
+		copy(b[i:], w[:])
+	}
+	return b
 }

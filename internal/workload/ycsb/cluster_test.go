@@ -13,6 +13,7 @@ import (
 	"storebench/internal/target"
 	_ "storebench/internal/target/rediscluster"
 	"storebench/internal/target/servers"
+	"storebench/internal/workload/worktest/captest"
 	"storebench/internal/workload/ycsb"
 )
 
@@ -23,13 +24,13 @@ import (
 // replication, and a watch that sees the topology.
 func TestClusterRedisYCSB(t *testing.T) {
 	inst := servertest.Start(t, "redis-cluster", kv.Sync)
-	h := servers.Open(t, "redis-cluster", target.Options{URI: inst.URI, Durability: kv.Sync, Extra: map[string]string{"pool": "4"}})
+	h := captest.Open(t, "redis-cluster", target.Options{URI: inst.URI, Durability: kv.Sync, Extra: map[string]string{"pool": "4"}})
 	defer h.Close()
 	set := servers.Settings(t, h, "layout.ycsb")
 	if !strings.Contains(set["durability"], "appendfsync always") {
 		t.Errorf("durability %q", set["durability"])
 	}
-	servers.YCSB(t, h, false)
+	checkDB(t, h, false)
 	if _, ok := h.(ycsb.DurableReader); !ok {
 		t.Error("no DurableReader")
 	}

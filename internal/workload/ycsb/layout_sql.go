@@ -13,7 +13,7 @@ import (
 )
 
 // The YCSB layout on SQL targets (target.SQLDB: MariaDB/MySQL and
-// PostgreSQL), written once through the target's dialect: usertable,
+// PostgreSQL; the CQL layout is layout_cql.go), written once through the target's dialect: usertable,
 // recreated by Init, its statements, and the DB and Scanner methods.
 //
 //	mysql     usertable(ycsb_key VARCHAR(255) utf8mb4_bin PRIMARY KEY, field0 LONGBLOB, …) InnoDB
@@ -91,6 +91,16 @@ func newSQLStmts(d target.Dialect, n int) *sqlStmts {
 // update returns the UPDATE of the non-nil fields (their values first,
 // the key last) and its arguments; nil arguments when there is none.
 func (q *sqlStmts) update(d target.Dialect, key []byte, fields [][]byte) (string, []any) {
+	return partialUpdate(&q.updates, "usertable", "ycsb_key", d.Param, key, fields)
+}
+
+// partialUpdate returns the UPDATE of table that sets the non-nil fields
+// of a record (field<i> = param(1), param(2), ...) where keyCol = the
+// last parameter, and its arguments: the fields' values, then key; nil
+// arguments when no field is set. The statement of each set of fields
+// (their mask, up to 64 fields) is made once and kept in cache. The SQL
+// and CQL layouts share it.
+func partialUpdate(cache *sync.Map, table, keyCol string, param func(int) string, key any, fields [][]byte) (string, []any) {
 	var args []any
 	var mask uint64
 	for i, f := range fields {
@@ -106,12 +116,12 @@ func (q *sqlStmts) update(d target.Dialect, key []byte, fields [][]byte) (string
 	}
 	args = append(args, key)
 	if len(fields) <= 64 {
-		if s, ok := q.updates.Load(mask); ok {
+		if s, ok := cache.Load(mask); ok {
 			return s.(string), args
 		}
 	}
 	var b strings.Builder
-	b.WriteString("UPDATE usertable SET ")
+	b.WriteString("UPDATE " + table + " SET ")
 	p := 1
 	for i, f := range fields {
 		if f == nil {
@@ -120,13 +130,13 @@ func (q *sqlStmts) update(d target.Dialect, key []byte, fields [][]byte) (string
 		if p > 1 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "field%d = %s", i, d.Param(p))
+		fmt.Fprintf(&b, "field%d = %s", i, param(p))
 		p++
 	}
-	b.WriteString(" WHERE ycsb_key = " + d.Param(p))
+	b.WriteString(" WHERE " + keyCol + " = " + param(p))
 	s := b.String()
 	if len(fields) <= 64 {
-		q.updates.Store(mask, s)
+		cache.Store(mask, s)
 	}
 	return s, args
 }
@@ -178,8 +188,20 @@ func (s *SQLDB) Insert(ctx context.Context, key []byte, fields [][]byte) error {
 	if err != nil {
 		return err
 	}
-	if len(fields) != q.n {
-		return fmt.Errorf("ycsb: %d fields, table has %d", len(fields), q.n)
+	args, err := insertArgs(q.n, key, fields)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.Exec(ctx, q.insert, args...)
+	return err
+}
+
+// insertArgs are the arguments of an INSERT of a whole record into a
+// table of n fields: key, then every field (nil as empty, not NULL). The
+// SQL and CQL layouts share it.
+func insertArgs(n int, key any, fields [][]byte) ([]any, error) {
+	if len(fields) != n {
+		return nil, fmt.Errorf("ycsb: %d fields, table has %d", len(fields), n)
 	}
 	args := make([]any, 1+len(fields))
 	args[0] = key
@@ -189,8 +211,7 @@ func (s *SQLDB) Insert(ctx context.Context, key []byte, fields [][]byte) error {
 		}
 		args[1+i] = f
 	}
-	_, err = s.db.Exec(ctx, q.insert, args...)
-	return err
+	return args, nil
 }
 
 // Update implements DB: an UPDATE of the non-nil fields only.

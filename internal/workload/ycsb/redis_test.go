@@ -10,8 +10,8 @@ import (
 	"storebench/internal/server/servertest"
 	"storebench/internal/target"
 	_ "storebench/internal/target/redis"
-	"storebench/internal/target/servers"
 	"storebench/internal/workload/ledger"
+	"storebench/internal/workload/worktest/captest"
 	"storebench/internal/workload/ycsb"
 )
 
@@ -20,9 +20,9 @@ import (
 func TestOnRedis(t *testing.T) {
 	// Database 9 of the shared server: other packages' tests use 0.
 	uri := strings.TrimSuffix(servertest.URI(t, "redis"), "/0") + "/9"
-	h := servers.Open(t, "redis", target.Options{URI: uri, Durability: kv.Async, Extra: map[string]string{"pool": "8"}})
+	h := captest.Open(t, "redis", target.Options{URI: uri, Durability: kv.Async, Extra: map[string]string{"pool": "8"}})
 	defer h.Close()
-	servers.YCSB(t, h, false)
+	checkDB(t, h, false)
 	l, _, ok := ledger.StoreOf(h)
 	if !ok {
 		t.Fatal("redis offers no ledger layout")

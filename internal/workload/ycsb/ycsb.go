@@ -16,6 +16,7 @@ import (
 	"storebench/internal/runner"
 	"storebench/internal/study"
 	"storebench/internal/target"
+	"storebench/internal/target/conn"
 	"storebench/internal/workload"
 )
 
@@ -144,14 +145,17 @@ func Requires(w string) target.Caps {
 }
 
 // Of is the YCSB table on a target handle: the target's own layout (a
-// DB), this package's on its SQL (target.SQLDB, layout_sql.go) or on its
-// ordered keys (kv.Store); false when it offers none.
+// DB), this package's on its SQL (target.SQLDB, layout_sql.go), on its
+// CQL session (conn.CQL, layout_cql.go) or on its ordered keys
+// (kv.Store); false when it offers none.
 func Of(h any) (DB, bool) {
 	switch t := h.(type) {
 	case DB:
 		return t, true
 	case target.SQLDB:
 		return sqlDBOf(t), true
+	case conn.CQL:
+		return cqlDBOf(t), true
 	case kv.Store:
 		return KVDB{KV: t}, true
 	}

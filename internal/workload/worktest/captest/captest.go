@@ -1,0 +1,134 @@
+// Package captest checks, on an opened target, that the capabilities a
+// workload finds through its own layouts are the ones the target
+// declares: key-value records and ordered scans (a ycsb.DB, a
+// ycsb.Scanner), secondary lookups (a ledger layout), a document store
+// (a documents layout), an HTTP endpoint (an http.Site), the geo layout, and data shared across worker
+// processes (a ycsb.Attacher). The capabilities that stand for an
+// engine interface of package target, kv or ads are checked by
+// servers.CheckCaps, which servers.Open runs; this package's Open runs
+// both. URI says where a workload's test opens a server target.
+package captest
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"storebench/internal/kv"
+	"storebench/internal/server/servertest"
+	"storebench/internal/target"
+	"storebench/internal/target/servers"
+	"storebench/internal/workload/documents"
+	"storebench/internal/workload/geo"
+	"storebench/internal/workload/http"
+	"storebench/internal/workload/ledger"
+	"storebench/internal/workload/ycsb"
+)
+
+// Open opens a registered target as servers.Open does (which checks the
+// engine interfaces' capabilities) and checks the layouts' capabilities
+// on its handle.
+func Open(t servers.T, name string, o target.Options) io.Closer {
+	t.Helper()
+	h := servers.Open(t, name, o)
+	info, err := target.Lookup(name)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	CheckLayouts(t, info, h)
+	return h
+}
+
+// CheckCaps checks every capability a target declares against its handle:
+// servers.CheckCaps and CheckLayouts.
+func CheckCaps(t servers.T, info target.Info, h any) {
+	t.Helper()
+	servers.CheckCaps(t, info, h)
+	CheckLayouts(t, info, h)
+}
+
+// CheckLayouts checks that a target declares the capabilities a workload
+// finds a layout for on its handle, and no other of them: the
+// coordinator matches steps against the declaration, so a wrong one
+// would fail a step that was expected to run, or call n/a a step the
+// target can run.
+func CheckLayouts(t servers.T, info target.Info, h any) {
+	t.Helper()
+	_, isKV := h.(kv.Store)
+	db, isDB := ycsb.Of(h)
+	_, isScanner := db.(ycsb.Scanner)
+	_, isAttacher := db.(ycsb.Attacher)
+	isAttacher = isAttacher && !isKV // an embedded engine is one process's
+	_, _, isLedger := ledger.StoreOf(h)
+	_, isHTTP := h.(http.Site)
+	docs, isDocs := documents.StoreOf(h)
+	if c, ok := docs.(io.Closer); ok {
+		c.Close()
+	}
+	closer, _ := h.(io.Closer)
+	_, geoErr := geo.StoreOf(closer)
+	isGeo := geoErr == nil
+	for _, c := range []struct {
+		cap target.Cap
+		has bool
+	}{
+		{target.KeyValue, isKV || isDB},
+		{target.OrderedScan, isKV || isDB && isScanner},
+		{target.Secondary, isKV || isLedger},
+		{target.DocumentStore, isDocs},
+		{target.HTTPEndpoint, isHTTP},
+		{target.Geo, isKV || isGeo},
+		{target.Shared, isAttacher},
+	} {
+		if info.Provides.Has(c.cap) != c.has {
+			t.Errorf("%s declares %s: %v, but its handle %T offers it: %v", info.Name, c.cap, info.Provides.Has(c.cap), h, c.has)
+		}
+	}
+}
+
+// URI is where a workload's test opens a server target: on the server
+// `make test` shares (or one started for the test), in a place of the
+// test's own where the target has one, so that tests of other packages
+// running at the same time keep theirs: database 9 on Redis (other
+// packages' tests use 0), a database named after scope and the time on
+// MongoDB and FerretDB (dropped when the test ends: FerretDB scans
+// collections for most queries, so leftovers would slow every later
+// test), the keyspace storebench_<scope> on Cassandra (the target
+// creates it).
+func URI(t *testing.T, name, scope string) string {
+	t.Helper()
+	info, err := target.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := servertest.URI(t, info.Server)
+	switch name {
+	case "redis":
+		return strings.TrimSuffix(base, "/0") + "/9"
+	case "cassandra":
+		return strings.TrimSuffix(base, "/storebench") + "/storebench_" + scope
+	case "mongodb", "ferretdb-pg":
+		db := fmt.Sprintf("%s_%d", scope, time.Now().UnixNano())
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cl, err := mongo.Connect(options.Client().ApplyURI(base))
+			if err != nil {
+				t.Errorf("dropping %s: %v", db, err)
+				return
+			}
+			defer cl.Disconnect(ctx)
+			if err := cl.Database(db).Drop(ctx); err != nil {
+				t.Errorf("dropping %s: %v", db, err)
+			}
+		})
+		return strings.TrimSuffix(base, "/storebench") + "/" + db
+	}
+	return base
+}
