@@ -72,8 +72,7 @@ var rules = []rule{
 // (relative to the module root) and imported package. The list only
 // shrinks: a file here that no longer has the import fails the test too,
 // so that its line is deleted with the fix. Nothing may be added.
-var knownWrong = map[string][]string{
-}
+var knownWrong = map[string][]string{}
 
 // under reports whether package path p is dir or below it.
 func under(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }
