@@ -10,14 +10,7 @@ import (
 
 // knownWorkloadCaps are the capabilities that still name a workload
 // rather than an engine feature. The list only shrinks.
-var knownWorkloadCaps = map[target.Cap]string{
-	// The geo workload's layout (redis, postgres, postgis, cassandra,
-	// the key-value engines): not yet an engine feature. No feature marks
-	// exactly these targets: mysql, mongodb and aerospike have the range
-	// reads and deletes the layouts use (ordered scans, secondary
-	// lookups) but no geo layout, and postgis offers nothing else.
-	target.Geo: "geo",
-}
+var knownWorkloadCaps = map[target.Cap]string{}
 
 // TestCapabilitiesNameEngineFeatures: a capability says what an engine
 // offers (ordered scans, atomic batches, SQL, documents, an HTTP

@@ -340,10 +340,18 @@ func writeMatrix(stdout io.Writer) {
 		for _, w := range ws {
 			var naPhases []string
 			var lack target.Caps
+			var anyOf []string // what the target meets none of (RequiresAny)
 			for _, st := range w.steps {
 				m := i.Provides.Missing(st.Requires)
+				none := ""
 				if len(m) == 0 {
+					none = i.Provides.CannotRunAny(st.RequiresAny)
+				}
+				if len(m) == 0 && none == "" {
 					continue
+				}
+				if none != "" && !contains(anyOf, none) {
+					anyOf = append(anyOf, none)
 				}
 				if !contains(naPhases, st.Phase) {
 					naPhases = append(naPhases, st.Phase)
@@ -354,14 +362,18 @@ func writeMatrix(stdout io.Writer) {
 					}
 				}
 			}
+			why := strings.Join(append([]string{lack.Lack()}, anyOf...), ", ")
+			if len(lack) == 0 {
+				why = strings.Join(anyOf, ", ")
+			}
 			cell := "yes"
 			switch {
 			case len(naPhases) == len(uniquePhases(w.steps)):
 				cell = "n/a"
-				whys = append(whys, w.name+": "+lack.Lack())
+				whys = append(whys, w.name+": "+why)
 			case len(naPhases) > 0:
 				cell = strings.Join(naPhases, ",") + " n/a"
-				whys = append(whys, w.name+" "+strings.Join(naPhases, ",")+": "+lack.Lack())
+				whys = append(whys, w.name+" "+strings.Join(naPhases, ",")+": "+why)
 			}
 			fmt.Fprintf(tw, "\t%s", cell)
 		}

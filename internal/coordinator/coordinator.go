@@ -86,7 +86,7 @@ type Plan struct {
 func match(info target.Info, steps []workload.Step) (why []string, runnable int) {
 	why = make([]string, len(steps))
 	for j, st := range steps {
-		if why[j] = info.Provides.CannotRun(st.Requires); why[j] == "" {
+		if why[j] = st.CannotRunOn(info.Provides); why[j] == "" {
 			runnable++
 		}
 	}
@@ -252,7 +252,7 @@ func prepare(s *study.Study) (*Plan, error) {
 // lacks and the targets that have it.
 func splitOn(s *study.Study, name string, info target.Info, steps []workload.Step) error {
 	for _, st := range steps {
-		if info.Provides.CannotRun(st.Requires) != "" {
+		if st.CannotRunOn(info.Provides) != "" {
 			continue // n/a on this target: it does not run
 		}
 		lack := workload.CannotSplitOn(st, info.Provides)
@@ -261,7 +261,7 @@ func splitOn(s *study.Study, name string, info target.Info, steps []workload.Ste
 		}
 		var can []string
 		for _, o := range target.All() {
-			if !o.Embedded() && o.Provides.CannotRun(st.Requires) == "" && workload.CannotSplitOn(st, o.Provides) == "" {
+			if !o.Embedded() && st.CannotRunOn(o.Provides) == "" && workload.CannotSplitOn(st, o.Provides) == "" {
 				can = append(can, o.Name)
 			}
 		}
@@ -281,7 +281,7 @@ func clientsFit(s *study.Study, t *study.Target, info target.Info, steps []workl
 	}
 	var runs []workload.Step
 	for _, st := range steps {
-		if info.Provides.CannotRun(st.Requires) == "" {
+		if st.CannotRunOn(info.Provides) == "" {
 			runs = append(runs, st)
 		}
 	}

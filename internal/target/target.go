@@ -112,10 +112,15 @@ const (
 	// Compaction: a full compaction of its own on demand (kv.Compacter),
 	// e.g. as a background task beside a load.
 	Compaction Cap = "compaction"
-	// Geo: GPS points by place and time, timelines by user, deletion of
-	// old points (workload geo): a layout of its own (geo.Store) or the
-	// seed's layout on ordered keys.
-	Geo Cap = "geo"
+	// SortedSets: sets ordered by a score, read and trimmed by score
+	// ranges (Redis's ZRANGEBYSCORE, ZREMRANGEBYSCORE).
+	SortedSets Cap = "sorted-sets"
+	// ClusteredRanges: rows clustered in key order within a partition,
+	// read and deleted by ranges of the clustering key (Cassandra).
+	ClusteredRanges Cap = "clustered-ranges"
+	// SQLArrays: SQL array values and set-returning unnest, so one
+	// statement carries a batch of rows (PostgreSQL).
+	SQLArrays Cap = "sql-arrays"
 	// Shared: several worker processes can drive one dataset at once,
 	// each attaching to what the first prepared (ycsb.Attacher): what a
 	// step split across workers (--workers N, workload.Splitter) needs.
@@ -136,12 +141,14 @@ var capText = map[Cap]string{
 	AuthRoots:     "authenticated roots",
 	HTTPEndpoint:  "HTTP",
 	Compaction:    "compaction",
-	Geo:           "GPS point layout",
+	SortedSets:      "sorted sets",
+	ClusteredRanges: "clustered ranges",
+	SQLArrays:       "SQL arrays",
 	Shared:        "data shared across worker processes",
 }
 
 // AllCaps lists every capability, in the order `storebench list` shows them.
-var AllCaps = []Cap{KeyValue, OrderedScan, Batch, Secondary, Pipeline, SQL, DocumentStore, AuthRoots, HTTPEndpoint, Compaction, Geo, Shared}
+var AllCaps = []Cap{KeyValue, OrderedScan, Batch, Secondary, Pipeline, SQL, DocumentStore, AuthRoots, HTTPEndpoint, Compaction, SortedSets, ClusteredRanges, SQLArrays, Shared}
 
 // String is the capability in words, for reasons and `storebench list`.
 func (c Cap) String() string {
@@ -190,6 +197,28 @@ func (cs Caps) CannotRun(need Caps) string {
 	return cs.Missing(need).Lack()
 }
 
+// CannotRunAny says why a target with these capabilities meets none of
+// the alternatives (a workload with a layout on each: "" when it meets
+// one, or when there are none): "none of: ordered scans with atomic
+// batches, sorted sets, ...".
+func (cs Caps) CannotRunAny(alts []Caps) string {
+	if len(alts) == 0 {
+		return ""
+	}
+	var w []string
+	for _, a := range alts {
+		if len(cs.Missing(a)) == 0 {
+			return ""
+		}
+		var words []string
+		for _, c := range a {
+			words = append(words, c.String())
+		}
+		w = append(w, strings.Join(words, " with "))
+	}
+	return "none of: " + strings.Join(w, ", ")
+}
+
 // Lack says that these capabilities are missing: "no ordered scans", "no
 // SQL, no documents"; "" for none.
 func (cs Caps) Lack() string {
@@ -204,7 +233,7 @@ func (cs Caps) Lack() string {
 // the workloads build secondary indexes, views and blocks on ordered
 // keys and atomic batches (the geo workload its seed's layout), and an
 // in-process call needs no pipelining.
-var EngineCaps = Caps{KeyValue, OrderedScan, Batch, Secondary, Pipeline, Geo}
+var EngineCaps = Caps{KeyValue, OrderedScan, Batch, Secondary, Pipeline}
 
 // Embedded reports whether the target runs inside the worker process.
 func (i Info) Embedded() bool { return i.Kind != "server" }

@@ -36,6 +36,11 @@ type Step struct {
 	// target's target.Info.Provides and records the steps a target
 	// cannot run as "n/a" with the reason.
 	Requires target.Caps `json:"requires,omitempty"`
+	// RequiresAny: besides Requires, the target must provide every
+	// capability of at least one of these sets: a workload with a layout
+	// on each of several engine features (geo: ordered keys with atomic
+	// batches, sorted sets, clustered ranges or SQL arrays).
+	RequiresAny []target.Caps `json:"requires_any,omitempty"`
 	// ItemBytes, when the workload can tell, is the least disk one item
 	// of a fresh step takes (its raw key and value bytes): the
 	// coordinator refuses a first step whose N items cannot fit in the
@@ -222,4 +227,13 @@ func (e *VerifyError) Error() string {
 		k = k[:26] + "…"
 	}
 	return fmt.Sprintf("verification failed in phase %s: key %s: %s", e.Phase, k, e.What)
+}
+
+// CannotRunOn says why a target providing p cannot run the step ("" when
+// it can): what it lacks of Requires, else of RequiresAny.
+func (st Step) CannotRunOn(p target.Caps) string {
+	if why := p.CannotRun(st.Requires); why != "" {
+		return why
+	}
+	return p.CannotRunAny(st.RequiresAny)
 }

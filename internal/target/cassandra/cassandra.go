@@ -76,7 +76,7 @@ func init() {
 		OptionNames: optionNames,
 		Server:      "cassandra",
 		Schemes:     []string{"cassandra"},
-		Provides:    target.Caps{target.KeyValue, target.Secondary, target.Geo, target.Shared},
+		Provides:    target.Caps{target.KeyValue, target.Secondary, target.ClusteredRanges, target.Shared},
 		Open: func(o target.Options) (io.Closer, error) {
 			s, err := Open(o)
 			if err != nil {
@@ -94,7 +94,7 @@ func init() {
 		Version:     "gocql " + moduleVersion,
 		OptionNames: clusterOptionNames,
 		Server:      "cassandra-cluster",
-		Provides:    target.Caps{target.KeyValue, target.Secondary, target.Geo, target.Shared},
+		Provides:    target.Caps{target.KeyValue, target.Secondary, target.ClusteredRanges, target.Shared},
 		Open: func(o target.Options) (io.Closer, error) {
 			s, err := openNamed(o, clusterOptionNames)
 			if err != nil {

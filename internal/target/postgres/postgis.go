@@ -41,7 +41,7 @@ func init() {
 		OptionNames:    optionNames,
 		Server:         "postgres",
 		ManagedClients: managedClients,
-		Provides:       target.Caps{target.Geo},
+		Provides:       target.Caps{target.SQLArrays},
 		Open: func(o target.Options) (io.Closer, error) {
 			s, err := Open(o)
 			if err != nil {

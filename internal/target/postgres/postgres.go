@@ -64,7 +64,7 @@ func init() {
 		// against the running server by TestManagedClients.
 		ManagedClients: managedClients,
 		Schemes:        []string{"postgres", "postgresql"},
-		Provides:       target.Caps{target.KeyValue, target.OrderedScan, target.Secondary, target.SQL, target.DocumentStore, target.Geo, target.Shared},
+		Provides:       target.Caps{target.KeyValue, target.OrderedScan, target.Secondary, target.SQL, target.DocumentStore, target.SQLArrays, target.Shared},
 		Open: func(o target.Options) (io.Closer, error) {
 			s, err := Open(o)
 			if err != nil {

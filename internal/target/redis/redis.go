@@ -62,7 +62,7 @@ func init() {
 		OptionNames: optionNames,
 		Server:      "redis",
 		Schemes:     []string{"redis"},
-		Provides:    target.Caps{target.KeyValue, target.Secondary, target.Pipeline, target.Geo, target.Shared},
+		Provides:    target.Caps{target.KeyValue, target.Secondary, target.Pipeline, target.SortedSets, target.Shared},
 		Open: func(o target.Options) (io.Closer, error) {
 			s, err := Open(o)
 			if err != nil {

@@ -151,9 +151,11 @@ func (Workload) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, er
 	return json.Marshal(p)
 }
 
-// Requires is what every step needs of a target: a geo layout of its
-// own (Store) or an ordered key-value store for the seed's layout.
-var Requires = target.Caps{target.Geo}
+// RequiresAny is what every step needs of a target, one engine feature
+// per layout of this package: ordered keys with atomic batches (the
+// seed's layout on a kv.Store), sorted sets (RESP), clustered ranges
+// (CQL) or SQL arrays (PostgreSQL, with or without PostGIS).
+var RequiresAny = []target.Caps{{target.OrderedScan, target.Batch}, {target.SortedSets}, {target.ClusteredRanges}, {target.SQLArrays}}
 
 // pointBytes is a point's raw size: user, timestamp, latitude, longitude.
 const pointBytes = 32
@@ -163,7 +165,7 @@ func (Workload) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, erro
 	for _, n := range s.Ladder {
 		for _, ph := range Phases {
 			st := workload.Step{Workload: Name, Phase: ph, N: int64(n), Seed: s.Seed, Concurrency: s.Concurrency,
-				Params: raw, Largest: s.Largest(), Requires: Requires}
+				Params: raw, Largest: s.Largest(), RequiresAny: RequiresAny}
 			if ph == PhaseIngest {
 				st.Fresh = true
 			}

@@ -23,7 +23,9 @@ import (
 	"storebench/internal/kv"
 	"storebench/internal/server/servertest"
 	"storebench/internal/target"
+	"storebench/internal/target/conn"
 	"storebench/internal/target/servers"
+	"storebench/internal/workload"
 	"storebench/internal/workload/documents"
 	"storebench/internal/workload/geo"
 	"storebench/internal/workload/http"
@@ -74,6 +76,9 @@ func CheckLayouts(t servers.T, info target.Info, h any) {
 	closer, _ := h.(io.Closer)
 	_, geoErr := geo.StoreOf(closer)
 	isGeo := geoErr == nil
+	_, isRESP := h.(conn.RESP)
+	_, isCQL := h.(conn.CQL)
+	_, isPG := h.(conn.Postgres)
 	for _, c := range []struct {
 		cap target.Cap
 		has bool
@@ -83,12 +88,20 @@ func CheckLayouts(t servers.T, info target.Info, h any) {
 		{target.Secondary, isKV || isLedger},
 		{target.DocumentStore, isDocs},
 		{target.HTTPEndpoint, isHTTP},
-		{target.Geo, isKV || isGeo},
+		{target.SortedSets, isRESP},
+		{target.ClusteredRanges, isCQL},
+		{target.SQLArrays, isPG},
 		{target.Shared, isAttacher},
 	} {
 		if info.Provides.Has(c.cap) != c.has {
 			t.Errorf("%s declares %s: %v, but its handle %T offers it: %v", info.Name, c.cap, info.Provides.Has(c.cap), h, c.has)
 		}
+	}
+	// The geo steps are planned runnable exactly where a geo layout is
+	// found (one per engine feature of geo.RequiresAny).
+	why := workload.Step{RequiresAny: geo.RequiresAny}.CannotRunOn(info.Provides)
+	if (why == "") != isGeo {
+		t.Errorf("%s: geo steps planned runnable: %v (%s), but a geo layout on its handle %T: %v", info.Name, why == "", why, h, isGeo)
 	}
 }
 

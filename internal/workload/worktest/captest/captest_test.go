@@ -60,8 +60,8 @@ func (closer) Close() error { return nil }
 // not declared.
 func TestCheckLayoutsCatchesAWrongDeclaration(t *testing.T) {
 	var r recorder
-	captest.CheckLayouts(&r, target.Info{Name: "fake", Provides: target.Caps{target.Geo}}, io.Closer(closer{}))
-	if len(r.errs) != 1 || !r.has("fake declares "+target.Geo.String()+": true") {
+	captest.CheckLayouts(&r, target.Info{Name: "fake", Provides: target.Caps{target.SortedSets}}, io.Closer(closer{}))
+	if len(r.errs) != 2 || !r.has("fake declares "+target.SortedSets.String()+": true") || !r.has("fake: geo steps planned runnable: true") {
 		t.Errorf("a declared capability without a layout: %q", r.errs)
 	}
 
@@ -75,9 +75,9 @@ func TestCheckLayoutsCatchesAWrongDeclaration(t *testing.T) {
 	}
 	defer h.Close()
 	r = recorder{}
-	pebble.Provides = target.Caps{target.Secondary} // KeyValue, OrderedScan and Geo left out
+	pebble.Provides = target.Caps{target.Secondary} // KeyValue, OrderedScan and Batch left out
 	captest.CheckLayouts(&r, pebble, h)
-	if !r.has("declares "+target.Geo.String()+": false") || !r.has("declares "+target.KeyValue.String()+": false") {
+	if !r.has("pebble: geo steps planned runnable: false") || !r.has("declares "+target.KeyValue.String()+": false") {
 		t.Errorf("layouts offered but not declared: %q", r.errs)
 	}
 }
