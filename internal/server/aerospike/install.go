@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"storebench/internal/server"
 	"storebench/internal/server/proc"
 )
 
@@ -144,6 +145,17 @@ func Install(ctx context.Context, log io.Writer) error {
 	}
 	if sum != TarballSHA256 {
 		return fmt.Errorf("aerospike: %s has sha256 %s, storebench expects %s (Aerospike %s as vendored): replace it with the vendored tarball", tarball, sum, TarballSHA256, Version)
+	}
+	// One build at a time per cache: another storebench building it
+	// makes this one wait, then find its result.
+	unlock, err := server.LockInstance(ctx, filepath.Join(Home(), "aerospike"), "install", BuildTimeout, log)
+	if err != nil {
+		return fmt.Errorf("aerospike: %w", err)
+	}
+	defer unlock()
+	if installed() == nil {
+		proc.Logf(log, "aerospike: built meanwhile by another storebench: %s", Binary())
+		return nil
 	}
 	if err := proc.AptInstall(ctx, log, buildPackages...); err != nil {
 		return fmt.Errorf("aerospike: build dependencies: %w", err)
