@@ -146,9 +146,13 @@ func config(l layout, p ports, file, postWriteCache int64, flushMaxMS int, direc
 	w("    replication-factor 1")
 	w("    default-ttl 0")
 	w("    index-stage-size 128M")
+	w("    max-record-size %d", wblock)
 	w("    storage-engine device {")
 	w("        file %s", l.file)
 	w("        filesize %d", file)
+	// A record may take a whole write block (a ledger transaction with
+	// a 3 MiB payload): max-record-size and flush-size default to 1 MiB.
+	w("        flush-size 8M")
 	w("        flush-max-ms %d", flushMaxMS)
 	w("        direct-files %t", directFiles)
 	w("        post-write-cache %d", postWriteCache)
@@ -231,6 +235,10 @@ func (s Server) Start(ctx context.Context, cfg server.Config) (*server.Instance,
 	}
 	probe := func(ctx context.Context) error {
 		if err := proc.Listening(h.PID, p.service); err != nil {
+			// asd waits for a port another process holds, for ever.
+			if line := logLine(logPath, "in use, waiting"); line != "" {
+				return proc.Permanent(fmt.Errorf("a port it needs is taken (Address already in use): %s", line))
+			}
 			return err
 		}
 		return Ping(ctx, p.service)
@@ -250,7 +258,7 @@ func (s Server) Start(ctx context.Context, cfg server.Config) (*server.Instance,
 			"ports":              fmt.Sprintf("service %d, fabric %d, heartbeat (mesh) %d on 127.0.0.1; info on the service port", p.service, p.fabric, p.heartbeat),
 			"durability":         durabilityClass(cfg.Durability),
 			"durability_mapping": mapping,
-			"namespace":          fmt.Sprintf("%s: replication-factor 1, storage-engine device, file %s of %s (sparse, sized from the ladder)", Namespace, filepath.Base(l.file), mib(size)),
+			"namespace":          fmt.Sprintf("%s: replication-factor 1, max-record-size 8 MiB, storage-engine device, file %s of %s (sparse, sized from the ladder), flush-size 8 MiB", Namespace, filepath.Base(l.file), mib(size)),
 			"post-write-cache":   fmt.Sprintf("%s (%s)", mib(pwc), pwcWhy),
 			"auth":               "none (security is Enterprise-only; bound to 127.0.0.1)",
 		},
@@ -302,4 +310,19 @@ func Ping(ctx context.Context, port int) error {
 		return fmt.Errorf("namespace %s not served yet (namespaces %q)", Namespace, info["namespaces"])
 	}
 	return nil
+}
+
+// logLine is the last line of the log at path that contains what.
+func logLine(path, what string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	last := ""
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, what) {
+			last = strings.TrimSpace(l)
+		}
+	}
+	return last
 }

@@ -2,6 +2,7 @@ package aerospike_test
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,8 +86,29 @@ func TestAsyncSettings(t *testing.T) {
 	}
 }
 
+// asd waits for a port in use rather than exiting: the start gives up
+// at its first complaint, saying so, and leaves no asd behind.
 func TestPortInUse(t *testing.T) {
-	servertest.PortInUse(t, "aerospike", t.TempDir(), 60*time.Second)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	t0 := time.Now()
+	inst, err := (aerospike.Server{}).Start(ctx, server.Config{Dir: t.TempDir(), Port: l.Addr().(*net.TCPAddr).Port, Durability: kv.Sync})
+	if err == nil {
+		_ = inst.Stop(ctx)
+		t.Fatal("started on a port in use")
+	}
+	t.Logf("failed in %s: %v", time.Since(t0), err)
+	if !strings.Contains(err.Error(), "Address already in use") || !strings.Contains(err.Error(), "in use, waiting") {
+		t.Errorf("error does not say the port is taken: %v", err)
+	}
+	if ctx.Err() != nil {
+		t.Errorf("gave up only at the deadline")
+	}
 }
 
 func servicePort(t *testing.T, uri string) int {
