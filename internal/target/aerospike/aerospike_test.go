@@ -25,9 +25,11 @@ func TestInfo(t *testing.T) {
 	servers.ModuleVersion(t, "github.com/aerospike/aerospike-client-go/v8", "v8.5.0")
 }
 
-// One server serves every subtest.
+// One server serves every subtest: a private one, since the workloads'
+// tests use the same sets of make test's shared server (the namespace is
+// the server's, a test cannot pick another as Redis's use database 9).
 func TestWithServer(t *testing.T) {
-	uri := servertest.URI(t, "aerospike")
+	uri := servertest.Start(t, "aerospike", kv.Sync).URI
 	open := func(t *testing.T, d kv.Durability) any {
 		h := servers.Open(t, "aerospike", target.Options{URI: uri, Durability: d, Extra: map[string]string{"pool": "8"}})
 		t.Cleanup(func() { h.Close() })
