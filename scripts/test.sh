@@ -11,7 +11,7 @@ scripts/install-deps.sh --strict
 scripts/install-servers.sh
 scripts/install-cassandra.sh
 scripts/install-kafka.sh # the tripcache study's Kafka transport (internal/workload/tripcache)
-scripts/install-aerospike.sh # asd built from ../shared/vendor once per machine (~7 CPU minutes), then cached
+scripts/install-aerospike.sh # asd built from ../shared/vendor once per machine (7-12 CPU minutes, 15-35 wall on 2 busy cores), then cached
 scripts/install-browser.sh # chromium: internal/report/browsertest opens report.html
 scripts/install-hdr-readers.sh # HdrHistogram_py and the Java jar read the .hlog files (cmd/storebench)
 tags=$(scripts/build-tags.sh)

@@ -58,7 +58,7 @@ func stamp() string { return filepath.Join(InstallDir(), "installed") }
 
 func installed() error {
 	if _, err := os.Stat(stamp()); err != nil {
-		what := "run `storebench server install aerospike` or scripts/install-aerospike.sh (builds asd from " + Tarball + ", ~7 CPU minutes once per machine)"
+		what := "run `storebench server install aerospike` or scripts/install-aerospike.sh (builds asd from " + Tarball + ", 7-12 CPU minutes once per machine)"
 		if _, terr := FindTarball(); terr != nil {
 			what = terr.Error()
 		}
@@ -192,9 +192,9 @@ func Install(ctx context.Context, log io.Writer) error {
 		}
 	}
 	t0 := time.Now()
-	proc.Logf(log, "aerospike: building asd %s (nice -n 19 make -j2 USE_EE=0: ~7 CPU minutes, 10-20 wall on 2 busy cores), log %s", Version, logPath)
+	proc.Logf(log, "aerospike: building asd %s (nice -n 19 make -j2 USE_EE=0: 7-12 CPU minutes, 15-35 wall on 2 busy cores), log %s", Version, logPath)
 	if err := run(src, "nice", "-n", "19", "make", "-j2", "USE_EE=0"); err != nil {
-		return fmt.Errorf("aerospike: the build failed (full log %s; the Debian build dependencies are %s): %w",
+		return fmt.Errorf("aerospike: the build failed (full log %s; the Debian build dependencies are %s; fix what the log says, then run `storebench server install aerospike` again): %w",
 			logPath, strings.Join(buildPackages, " "), err)
 	}
 	built := filepath.Join(src, "target", "Linux-x86_64", "bin", "asd")
