@@ -11,6 +11,7 @@ scripts/install-deps.sh --strict
 scripts/install-servers.sh
 scripts/install-cassandra.sh
 scripts/install-kafka.sh # the tripcache study's Kafka transport (internal/workload/tripcache)
+scripts/install-aerospike.sh # asd built from ../shared/vendor once per machine (7-12 CPU minutes, 15-35 wall on 2 busy cores), then cached
 scripts/install-browser.sh # chromium: internal/report/browsertest opens report.html
 scripts/install-hdr-readers.sh # HdrHistogram_py and the Java jar read the .hlog files (cmd/storebench)
 tags=$(scripts/build-tags.sh)
@@ -21,7 +22,7 @@ fi
 $GO vet -tags "$tags" ./...
 $GO build -tags "$tags" -o bin/storebench ./cmd/storebench
 
-servers=(redis postgres mariadb memcached ferretdb ferretdb-pg cassandra apache nginx node kafka)
+servers=(redis postgres mariadb memcached ferretdb ferretdb-pg cassandra apache nginx node kafka aerospike)
 stop_all() {
   for s in "${servers[@]}"; do bin/storebench server stop "$s" >/dev/null 2>&1 || true; done
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"storebench/internal/results"
+	aerospikeserver "storebench/internal/server/aerospike"
 	"storebench/internal/server/proc"
 )
 
@@ -67,47 +68,7 @@ func leasedPIDs(t *testing.T, home string) map[string]int {
 // the next run clears what the dead one recorded.
 func TestKilledRunLeavesNoProcess(t *testing.T) {
 	home := t.TempDir()
-	cmd := storebench(t, "run", writeRedisLedger(t, "60s"), "--out", t.TempDir())
-	cmd.Env = append(cmd.Env, "STOREBENCH_HOME="+home)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	sb := cmd.Process.Pid
-
-	// Wait for the server (its PID from the run's lease) and the worker.
-	var server, worker int
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) && (server == 0 || worker == 0) {
-		time.Sleep(100 * time.Millisecond)
-		for _, pid := range leasedPIDs(t, home) {
-			server = pid
-		}
-		for _, c := range children(sb) {
-			if strings.Contains(cmdline(c), " worker") {
-				worker = c
-			}
-		}
-	}
-	if server == 0 || worker == 0 || !strings.Contains(cmdline(server), "redis-server") {
-		t.Fatalf("no redis-server (%d: %q) and worker (%d) seen under storebench pid %d", server, cmdline(server), worker, sb)
-	}
-	all := append(children(sb), server, worker)
-
-	if err := syscall.Kill(sb, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
-	t0 := time.Now()
-	for _, pid := range all {
-		for proc.Alive(pid) && time.Since(t0) < 5*time.Second {
-			time.Sleep(50 * time.Millisecond)
-		}
-		if proc.Alive(pid) {
-			t.Errorf("pid %d (%s) outlived storebench killed with -9 by %s", pid, cmdline(pid), time.Since(t0))
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
+	killRunWithServer(t, home, writeRedisLedger(t, "60s"), "redis-server")
 
 	status := storebench(t, "server", "status", "redis")
 	status.Env = append(status.Env, "STOREBENCH_HOME="+home)
@@ -126,6 +87,69 @@ func TestKilledRunLeavesNoProcess(t *testing.T) {
 	}
 	if l := leasedPIDs(t, home); len(l) != 0 {
 		t.Errorf("leases left after the next run: %v", l)
+	}
+}
+
+// kill -9 of a run on the managed Aerospike leaves no asd behind.
+func TestKilledRunLeavesNoAsd(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "aerospike-ledger.yaml")
+	study := strings.ReplaceAll(strings.ReplaceAll(redisLedger, "%DUR%", "60s"), "targets: [redis]", "targets: [aerospike]")
+	if err := os.WriteFile(p, []byte(study), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A home of its own (for the leases) that shares the built asd.
+	home := t.TempDir()
+	if err := os.Symlink(filepath.Join(aerospikeserver.Home(), "aerospike"), filepath.Join(home, "aerospike")); err != nil {
+		t.Fatal(err)
+	}
+	killRunWithServer(t, home, p, "asd")
+}
+
+// killRunWithServer starts a run of studyPath with STOREBENCH_HOME home,
+// waits for its managed server (process, from the run's lease) and its
+// worker, kills storebench with -9 and fails if either outlives it.
+func killRunWithServer(t *testing.T, home, studyPath, process string) {
+	t.Helper()
+	cmd := storebench(t, "run", studyPath, "--out", t.TempDir())
+	cmd.Env = append(cmd.Env, "STOREBENCH_HOME="+home)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	sb := cmd.Process.Pid
+
+	// Wait for the server (its PID from the run's lease) and the worker.
+	var server, worker int
+	deadline := time.Now().Add(120 * time.Second)
+	for time.Now().Before(deadline) && (server == 0 || worker == 0) {
+		time.Sleep(100 * time.Millisecond)
+		for _, pid := range leasedPIDs(t, home) {
+			server = pid
+		}
+		for _, c := range children(sb) {
+			if strings.Contains(cmdline(c), " worker") {
+				worker = c
+			}
+		}
+	}
+	if server == 0 || worker == 0 || !strings.Contains(cmdline(server), process) {
+		t.Fatalf("no %s (%d: %q) and worker (%d) seen under storebench pid %d", process, server, cmdline(server), worker, sb)
+	}
+	all := append(children(sb), server, worker)
+
+	if err := syscall.Kill(sb, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	t0 := time.Now()
+	for _, pid := range all {
+		for proc.Alive(pid) && time.Since(t0) < 5*time.Second {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if proc.Alive(pid) {
+			t.Errorf("pid %d (%s) outlived storebench killed with -9 by %s", pid, cmdline(pid), time.Since(t0))
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
 	}
 }
 

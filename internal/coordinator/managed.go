@@ -87,7 +87,11 @@ func startManaged(ctx context.Context, o Options, s *study.Study, name string, c
 	}
 	_ = o.emit(event.ServerStarting{Target: name, Title: srv.Title()})
 	t0 := time.Now()
-	inst, err := srv.Start(ctx, server.Config{Dir: dir, Durability: kv.Durability(s.Durability), MemoryBytes: cache, Options: opts, Log: log})
+	var records int64
+	for _, n := range s.Ladder {
+		records = max(records, int64(n))
+	}
+	inst, err := srv.Start(ctx, server.Config{Dir: dir, Durability: kv.Durability(s.Durability), MemoryBytes: cache, Records: records, Options: opts, Log: log})
 	if err != nil {
 		return nil, err
 	}

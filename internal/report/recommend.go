@@ -199,7 +199,34 @@ func targetDurability(run *results.Run, t *results.Target) string {
 	if strings.HasPrefix(d, "none") {
 		return "none"
 	}
+	// A server with no setting that fsyncs each write (Aerospike
+	// Community Edition) runs a sync study with its best setting and says
+	// its writes were async.
+	if strings.HasPrefix(d, "async") {
+		return "async"
+	}
 	return run.Durability
+}
+
+// weakerDurability says which ranked or rejected targets wrote with a
+// weaker durability than the study asked for, and what they did instead.
+func weakerDurability(b *strings.Builder, run *results.Run, vs ...[]Verdict) {
+	if run.Durability != "sync" {
+		return
+	}
+	for _, list := range vs {
+		for _, v := range list {
+			t := v.Target
+			if targetDurability(run, t) != "async" {
+				continue
+			}
+			how := t.Settings["durability"]
+			if t.Server != nil && t.Server.Settings["durability_mapping"] != "" {
+				how = t.Server.Settings["durability_mapping"]
+			}
+			fmt.Fprintf(b, "Durability: %s's writes were async although the study asks for sync (%s).\n\n", t.Title, how)
+		}
+	}
 }
 
 // rankFigure is the figure the ranking uses and the words for it.
@@ -466,6 +493,7 @@ func recommendationOne(b *strings.Builder, run *results.Run, rec *Recommendation
 		}
 		tab.Write(b)
 	}
+	weakerDurability(b, run, rec.Ranked, rec.Rejected)
 	if len(rec.NA) > 0 {
 		var parts []string
 		for _, v := range rec.NA {

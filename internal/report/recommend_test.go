@@ -117,3 +117,29 @@ func TestConstraintsReadStepsByLabels(t *testing.T) {
 		t.Fatalf("the selector did not read the level: %+v %+v", r.Ranked, r.Rejected)
 	}
 }
+
+// A server that cannot fsync per write (Aerospike Community Edition) runs
+// a sync study with its best setting and says async: a sync constraint
+// rejects it, and without constraints the recommendation says what its
+// writes were instead.
+func TestAsyncServerUnderSyncStudy(t *testing.T) {
+	as := func() *results.Target {
+		tr := target("Aerospike", 1, 1e6, 2000, 100<<20, 10<<20)
+		tr.Server = &results.Server{Name: "aerospike", Managed: true, Settings: map[string]string{
+			"durability":         "async (the study asked for sync: no fsync per write)",
+			"durability_mapping": "sync asked, async given: flush-max-ms 1",
+		}}
+		return tr
+	}
+	r := Recommend(run(&study.Constraints{Durability: "sync"}, as(), target("Good", 2, 1e6, 2000, 100<<20, 10<<20)))
+	if len(r.Rejected) != 1 || r.Rejected[0].Broken != "durability: writes were async, sync is required" {
+		t.Fatalf("rejected %+v", r.Rejected)
+	}
+	md := Markdown(run(nil, as(), target("Good", 2, 1e6, 2000, 100<<20, 10<<20)))
+	if !strings.Contains(md, "Durability: Aerospike's writes were async although the study asks for sync (sync asked, async given: flush-max-ms 1)") {
+		t.Fatalf("markdown does not say Aerospike's writes were async:\n%s", md)
+	}
+	if strings.Contains(md, "Durability: Good") {
+		t.Fatalf("a sync target is said to be async:\n%s", md)
+	}
+}

@@ -131,20 +131,20 @@ const (
 // cells ("n/a: no HTTP"): changing them changes every report that shows
 // one.
 var capText = map[Cap]string{
-	KeyValue:      "single key-value writes",
-	OrderedScan:   "ordered scans",
-	Batch:         "atomic batches",
-	Secondary:     "secondary lookups",
-	Pipeline:      "pipelined requests",
-	SQL:           "SQL",
-	DocumentStore: "documents",
-	AuthRoots:     "authenticated roots",
-	HTTPEndpoint:  "HTTP",
-	Compaction:    "compaction",
+	KeyValue:        "single key-value writes",
+	OrderedScan:     "ordered scans",
+	Batch:           "atomic batches",
+	Secondary:       "secondary lookups",
+	Pipeline:        "pipelined requests",
+	SQL:             "SQL",
+	DocumentStore:   "documents",
+	AuthRoots:       "authenticated roots",
+	HTTPEndpoint:    "HTTP",
+	Compaction:      "compaction",
 	SortedSets:      "sorted sets",
 	ClusteredRanges: "clustered ranges",
 	SQLArrays:       "SQL arrays",
-	Shared:        "data shared across worker processes",
+	Shared:          "data shared across worker processes",
 }
 
 // AllCaps lists every capability, in the order `storebench list` shows them.

@@ -1,10 +1,8 @@
-// No Aerospike server can be installed on this machine (Aerospike is not
-// packaged for Debian and nothing but the package registries is
-// reachable), so these tests cover what runs without one: the key and bin
-// mapping (pure functions; the ledger's are in workload/ledger's
-// layout_aerospike_test.go) and a clear, prompt error from Open when no
-// server answers. The ledger and YCSB operations have not run against a
-// real server here.
+// The target against a real asd (the managed server built from the
+// vendored source: servertest starts a private one unless make test
+// shares its own), plus the key and bin mapping (pure functions; the
+// ledger's are in workload/ledger's layout_aerospike_test.go) and a
+// clear, prompt error from Open when no server answers.
 package aerospike_test
 
 import (
@@ -12,14 +10,46 @@ import (
 	"strings"
 	"testing"
 
+	"storebench/internal/kv"
+	_ "storebench/internal/server/aerospike"
+	"storebench/internal/server/servertest"
+	"storebench/internal/target"
 	"storebench/internal/target/aerospike"
 	"storebench/internal/target/conn"
 	"storebench/internal/target/servers"
 )
 
 func TestInfo(t *testing.T) {
-	servers.Info(t, "aerospike", "", "aerospike")
+	servers.Info(t, "aerospike", "aerospike", "aerospike")
 	servers.ModuleVersion(t, "github.com/aerospike/aerospike-client-go/v8", "v8.5.0")
+}
+
+// One server serves every subtest: a private one, since the workloads'
+// tests use the same sets of make test's shared server (the namespace is
+// the server's, a test cannot pick another as Redis's use database 9).
+func TestWithServer(t *testing.T) {
+	uri := servertest.Start(t, "aerospike", kv.Sync).URI
+	open := func(t *testing.T, d kv.Durability) any {
+		h := servers.Open(t, "aerospike", target.Options{URI: uri, Durability: d, Extra: map[string]string{"pool": "8"}})
+		t.Cleanup(func() { h.Close() })
+		return h
+	}
+	// The ledger and YCSB layouts on it: workload/ledger and
+	// workload/ycsb TestLayoutOnServerTargets.
+	// A sync study is not refused (no Community Edition setting fsyncs
+	// each write) but told as what it is.
+	t.Run("SyncIsToldAsAsync", func(t *testing.T) {
+		d := servers.Settings(t, open(t, kv.Sync))["durability"]
+		if !strings.HasPrefix(d, "async") || !strings.Contains(d, "commit-to-device false") || !strings.Contains(d, "the study asked for sync") {
+			t.Errorf("durability %q", d)
+		}
+	})
+	t.Run("UnknownNamespace", func(t *testing.T) {
+		err := servers.OpenFails(t, "aerospike", strings.TrimSuffix(uri, "/storebench")+"/nosuch")
+		if !strings.Contains(err.Error(), "nosuch") {
+			t.Errorf("error does not name the namespace: %v", err)
+		}
+	})
 }
 
 // The client connects in NewClient: a closed port fails Open promptly,

@@ -41,6 +41,7 @@ func TestLayoutOnServerTargets(t *testing.T) {
 		{"ferretdb-pg", nil},
 		{"ferretdb-pg", map[string]string{"address_id": "binary"}},
 		{"cassandra", nil},
+		{"aerospike", map[string]string{"pool": "8"}},
 	} {
 		name := c.target
 		if c.extra["address_id"] != "" {

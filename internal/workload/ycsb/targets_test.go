@@ -40,6 +40,7 @@ func TestLayoutOnServerTargets(t *testing.T) {
 		{"ferretdb-pg", kv.Async, true},
 		{"memcached", kv.Sync, false},
 		{"cassandra", kv.Async, false},
+		{"aerospike", kv.Async, false},
 	} {
 		t.Run(c.target, func(t *testing.T) {
 			h := captest.Open(t, c.target, target.Options{URI: captest.URI(t, c.target, "ycsb_test"), Durability: c.d})
