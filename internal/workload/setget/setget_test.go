@@ -10,6 +10,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -175,18 +176,37 @@ func TestEventLoopWrongValueFails(t *testing.T) {
 
 // runUntilGone starts a long SET phase on the event loop, makes the
 // server go away from its connections after a while (gone), and checks
-// the run fails within seconds with an error naming a connection.
-func runUntilGone(t *testing.T, name string, h io.Closer, gone func()) {
+// the run fails within seconds with an error naming a connection, after
+// gone made it so (gone says how it went; the test waits for it, so
+// nothing of it outlives the test, and a gone that could not close the
+// connections stops the run instead of leaving it to its 1e9 requests).
+func runUntilGone(t *testing.T, name string, h io.Closer, gone func() error) {
 	t.Helper()
 	env := &workload.Env{Target: h}
 	st := steps(t, name, 1e9, 16, 1000, "events")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var goneAt atomic.Int64
+	done := make(chan error, 1)
 	go func() {
 		time.Sleep(700 * time.Millisecond)
-		gone()
+		err := gone()
+		goneAt.Store(time.Now().UnixNano())
+		if err != nil {
+			cancel()
+		}
+		done <- err
 	}()
 	t0 := time.Now()
-	_, err := setget.SetGet{}.Execute(context.Background(), env, st[0])
-	took := time.Since(t0)
+	_, err := setget.SetGet{}.Execute(ctx, env, st[0])
+	ended := time.Now()
+	took := ended.Sub(t0)
+	if gerr := <-done; gerr != nil {
+		t.Fatalf("%s: %v (the run: %v after %v)", name, gerr, err, took)
+	}
+	if at := goneAt.Load(); err != nil && ended.UnixNano() < at && !strings.Contains(err.Error(), "connection") {
+		t.Fatalf("%s: the run failed before its connections were closed: %v after %v", name, err, took)
+	}
 	if err == nil || !strings.Contains(err.Error(), name+" connection") || took > 10*time.Second {
 		t.Fatalf("%s after its connections were closed: %v after %v", name, err, took)
 	}
@@ -205,28 +225,37 @@ func TestEventLoopRedisKilledConnectionFails(t *testing.T) {
 	opt.DB = 0 // the admin connection is not one of the killed
 	admin := goredis.NewClient(opt)
 	defer admin.Close()
-	runUntilGone(t, "redis", h, func() {
+	// The load's connections (database redisDB), once they are there:
+	// on a loaded machine the step may take longer than the first wait
+	// to connect.
+	runUntilGone(t, "redis", h, func() error {
 		ctx := context.Background()
-		list, err := admin.ClientList(ctx).Result()
-		if err != nil {
-			t.Errorf("CLIENT LIST: %v", err)
-			return
-		}
-		killed := 0
-		for _, line := range strings.Split(list, "\n") {
-			if !strings.Contains(line, fmt.Sprintf(" db=%d ", redisDB)) {
-				continue
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			list, err := admin.ClientList(ctx).Result()
+			if err != nil {
+				return fmt.Errorf("CLIENT LIST: %w", err)
 			}
-			for _, f := range strings.Fields(line) {
-				if id, ok := strings.CutPrefix(f, "id="); ok {
-					if err := admin.Do(ctx, "CLIENT", "KILL", "ID", id).Err(); err == nil {
-						killed++
+			killed := 0
+			for _, line := range strings.Split(list, "\n") {
+				if !strings.Contains(line, fmt.Sprintf(" db=%d ", redisDB)) {
+					continue
+				}
+				for _, f := range strings.Fields(line) {
+					if id, ok := strings.CutPrefix(f, "id="); ok {
+						if err := admin.Do(ctx, "CLIENT", "KILL", "ID", id).Err(); err == nil {
+							killed++
+						}
 					}
 				}
 			}
-		}
-		if killed == 0 {
-			t.Errorf("no client of database %d to kill", redisDB)
+			if killed > 0 {
+				return nil
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("no client of database %d to kill in 10 s", redisDB)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
 	})
 }
@@ -240,7 +269,7 @@ func TestEventLoopMemcachedHangUpFails(t *testing.T) {
 	upstream, _, _ = strings.Cut(upstream, "/")
 	p := newProxy(t, upstream)
 	h := open(t, "memcached", "memcached://"+p.addr())
-	runUntilGone(t, "memcached", h, p.hangUp)
+	runUntilGone(t, "memcached", h, func() error { p.hangUp(); return nil })
 }
 
 // proxy forwards TCP connections to upstream until hangUp closes them.
