@@ -438,8 +438,8 @@ func Reap(ctx context.Context, log io.Writer) error {
 		if same(l.Owner, l.OwnerStart) {
 			continue
 		}
-		proc.Logf(log, "lazyfs: unmounting %s, left by storebench pid %d, which is gone", l.Dir, l.Owner)
 		if mounted(l.Dir) {
+			proc.Logf(log, "lazyfs: unmounting %s, left by storebench pid %d, which is gone", l.Dir, l.Owner)
 			if err := Unmount(l.Dir); err != nil {
 				errs = append(errs, err)
 			}

@@ -400,4 +400,3 @@ func write(c *conn, w int, p Params, quota int64, reached chan struct{}, stop, c
 		}
 	}
 }
-

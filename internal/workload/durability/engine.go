@@ -335,7 +335,6 @@ func (e *engine) closeFiles() {
 	}
 }
 
-
 // send writes one request of a writer and waits for its answer.
 func (c *conn) send(req []byte) error {
 	if _, err := c.w.Write(req); err != nil {
@@ -355,4 +354,3 @@ func (c *conn) send(req []byte) error {
 type engineError struct{ msg string }
 
 func (e *engineError) Error() string { return e.msg }
-
