@@ -14,6 +14,7 @@ import (
 
 	"storebench/internal/fault"
 	"storebench/internal/kv"
+	"storebench/internal/lazyfs"
 	"storebench/internal/redact"
 	"storebench/internal/report"
 	"storebench/internal/results"
@@ -99,6 +100,14 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", srv.Name(), srv.Title(), status)
 	}
 	tw.Flush()
+	fmt.Fprintln(stdout, "\nCRASH TESTS (workload durability)")
+	fmt.Fprintln(stdout, "  kill-9: available")
+	if why := lazyfs.Unavailable(); why != "" {
+		fmt.Fprintf(stdout, "  power-loss: cannot run here: %s\n", why)
+	} else {
+		bin, _ := lazyfs.Binary()
+		fmt.Fprintf(stdout, "  power-loss: available (LazyFS %s)\n", bin)
+	}
 	return exitOK
 }
 

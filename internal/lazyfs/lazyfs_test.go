@@ -38,7 +38,7 @@ func need(t *testing.T) {
 func TestClearCacheDropsWhatWasNotSynced(t *testing.T) {
 	need(t)
 	ctx := context.Background()
-	m, err := New(ctx, t.TempDir())
+	m, err := New(ctx, t.TempDir(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ const childEnv = "STOREBENCH_LAZYFS_TEST_CHILD"
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(childEnv); dir != "" {
 		// A storebench stand-in that mounts and then waits to be killed.
-		mt, err := New(context.Background(), dir)
+		mt, err := New(context.Background(), dir, 0)
 		if err != nil {
 			fmt.Println("error", err)
 			os.Exit(1)

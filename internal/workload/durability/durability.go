@@ -63,6 +63,9 @@ type Params struct {
 	BatchSize  int `yaml:"batch_size" json:"batch_size" range:"2..1000"`
 	// ValueSize is each record's payload in bytes.
 	ValueSize int `yaml:"value_size" json:"value_size" range:"0..65536"`
+	// LazyFSCacheMiB sizes LazyFS's cache, which must hold every write
+	// not yet fsynced (0: lazyfs.DefaultCacheMiB).
+	LazyFSCacheMiB int `yaml:"lazyfs_cache_mib" json:"lazyfs_cache_mib,omitempty" range:"0..65536"`
 }
 
 // Durability implements workload.Workload.
@@ -222,7 +225,7 @@ func runTrial(ctx context.Context, p Params, st workload.Step, opened *workload.
 	}
 	if st.Phase == fault.PowerLoss {
 		var err error
-		if m, err = lazyfs.New(ctx, filepath.Join(base, "lazyfs")); err != nil {
+		if m, err = lazyfs.New(ctx, filepath.Join(base, "lazyfs"), p.LazyFSCacheMiB); err != nil {
 			return tr, err
 		}
 		defer m.Close()
