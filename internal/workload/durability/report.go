@@ -22,6 +22,7 @@ func init() {
 			{Name: "corrupted", Agg: section.Sum, Better: section.Lower, What: "records read back with a wrong checksum or content"},
 			{Name: "torn", Agg: section.Sum, Better: section.Lower, What: "atomic batches found in part"},
 			{Name: "phantom", Agg: section.Sum, What: "unacknowledged writes found after the restart (allowed)"},
+			{Name: "close_errors", Agg: section.Sum, What: "trials whose engine failed to close after the read-back"},
 			{Name: "recovery_s_median", Unit: "s", Agg: section.Max, Better: section.Lower, What: "restart to the first successful read, median"},
 			{Name: "recovery_s_max", Unit: "s", Agg: section.Max, Better: section.Lower, What: "restart to the first successful read, worst"},
 		},
@@ -76,6 +77,9 @@ func render(b *strings.Builder, run *results.Run) {
 				fmt.Sprintf("%.0f", m["corrupted"]), fmt.Sprintf("%.0f", m["torn"]), fmt.Sprintf("%.0f", m["phantom"]),
 				fmt.Sprintf("%s / %s", section.Seconds(m["recovery_s_median"]), section.Seconds(m["recovery_s_max"])),
 				Verdict(s))
+			if n := m["close_errors"]; n > 0 {
+				row[len(row)-1] += fmt.Sprintf("; failed to close after the read-back in %.0f trials: %s", n, section.Cell(clip(s.Facts["close_error"], 160)))
+			}
 			if s.Facts["test_nosync"] != "" {
 				row[1] += " (test: fsync off)"
 			}
@@ -96,4 +100,11 @@ func crashTitle(phase string) string {
 		return "kill -9"
 	}
 	return phase
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
 }
