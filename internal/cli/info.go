@@ -33,7 +33,9 @@ Lists the built-in studies, the workloads and the targets. For each target
 it says whether this binary can run it and, if not, exactly why and what
 installs it. PARAMETERS gives the range of every numeric parameter of
 every workload, its sweep and its faults: a value outside it is refused
-before anything runs (exit 2).
+before anything runs (exit 2). CRASH TESTS says whether the durability
+workload's power-loss crashes can run here (LazyFS installed by
+scripts/install-lazyfs.sh, /dev/fuse, root) and, if not, why.
 
 Example:
   storebench list

@@ -134,6 +134,9 @@ type Trial struct {
 	Recovery time.Duration
 	// CloseError is how closing the engine after the read-back failed.
 	CloseError string
+	// Unrecoverable is why the engine could not open its data after the
+	// crash ("": it could); every acknowledged write counts as lost.
+	Unrecoverable string
 }
 
 func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*results.Step, error) {
@@ -163,7 +166,7 @@ func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.St
 	res := &results.Step{Workload: st.Workload, Phase: st.Phase, N: st.N, Unit: "write (single put or batch record)", Started: time.Now()}
 	var total Counts
 	var recov []float64
-	lostTrials, trials, closeErrs, closeErr := 0, 0, 0, ""
+	lostTrials, trials, closeErrs, closeErr, unrec, unrecErr := 0, 0, 0, "", 0, ""
 	for k := 0; k < p.Trials; k++ {
 		if err := ctx.Err(); err != nil {
 			res.Partial = true
@@ -177,6 +180,12 @@ func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.St
 		recov = append(recov, tr.Recovery.Seconds())
 		if tr.Lost > 0 {
 			lostTrials++
+		}
+		if tr.Unrecoverable != "" {
+			unrec++
+			if unrecErr == "" {
+				unrecErr = tr.Unrecoverable
+			}
 		}
 		if tr.CloseError != "" {
 			closeErrs++
@@ -213,6 +222,10 @@ func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.St
 		res.Metrics["recovery_s_max"] = recov[len(recov)-1]
 	}
 	res.Facts = map[string]string{"durability": string(class), "crash": st.Phase}
+	if unrec > 0 {
+		res.Metrics["unrecoverable"] = float64(unrec)
+		res.Facts["unrecoverable"] = unrecErr
+	}
 	if closeErrs > 0 {
 		res.Metrics["close_errors"] = float64(closeErrs)
 		res.Facts["close_error"] = closeErr
@@ -340,7 +353,22 @@ func runTrial(ctx context.Context, p Params, st workload.Step, opened *workload.
 	t0 := time.Now()
 	e, err = startEngine(ctx, sp, nil, logPath)
 	if err != nil {
-		return tr, fmt.Errorf("restarting after the crash: %w", err)
+		if ctx.Err() != nil {
+			return tr, ctx.Err()
+		}
+		// An engine that cannot open its data after the crash has lost
+		// every acknowledged write: that is the finding, not a failure
+		// of the check.
+		tr.Unrecoverable = err.Error()
+		for _, a := range all {
+			if a.Acked {
+				tr.Acked++
+				tr.Lost++
+			} else {
+				tr.Unacked++
+			}
+		}
+		return tr, nil
 	}
 	defer func() {
 		if e != nil {

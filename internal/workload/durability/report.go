@@ -22,6 +22,7 @@ func init() {
 			{Name: "corrupted", Agg: section.Sum, Better: section.Lower, What: "records read back with a wrong checksum or content"},
 			{Name: "torn", Agg: section.Sum, Better: section.Lower, What: "atomic batches found in part"},
 			{Name: "phantom", Agg: section.Sum, What: "unacknowledged writes found after the restart (allowed)"},
+			{Name: "unrecoverable", Agg: section.Sum, Better: section.Lower, What: "trials whose engine could not open its data after the crash (all acknowledged writes lost)"},
 			{Name: "close_errors", Agg: section.Sum, What: "trials whose engine failed to close after the read-back"},
 			{Name: "recovery_s_median", Unit: "s", Agg: section.Max, Better: section.Lower, What: "restart to the first successful read, median"},
 			{Name: "recovery_s_max", Unit: "s", Agg: section.Max, Better: section.Lower, What: "restart to the first successful read, worst"},
@@ -77,6 +78,9 @@ func render(b *strings.Builder, run *results.Run) {
 				fmt.Sprintf("%.0f", m["corrupted"]), fmt.Sprintf("%.0f", m["torn"]), fmt.Sprintf("%.0f", m["phantom"]),
 				fmt.Sprintf("%s / %s", section.Seconds(m["recovery_s_median"]), section.Seconds(m["recovery_s_max"])),
 				Verdict(s))
+			if n := m["unrecoverable"]; n > 0 {
+				row[len(row)-1] += fmt.Sprintf("; **did not reopen its data in %.0f trials**: %s", n, section.Cell(clip(s.Facts["unrecoverable"], 160)))
+			}
 			if n := m["close_errors"]; n > 0 {
 				row[len(row)-1] += fmt.Sprintf("; failed to close after the read-back in %.0f trials: %s", n, section.Cell(clip(s.Facts["close_error"], 160)))
 			}
