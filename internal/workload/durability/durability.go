@@ -15,7 +15,6 @@ package durability
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -118,8 +117,10 @@ func (Durability) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, er
 		for _, crash := range p.Crashes {
 			steps = append(steps, workload.Step{Workload: "durability", Phase: crash, N: int64(p.AfterOps), Fresh: true, Seed: s.Seed,
 				Concurrency: p.Writers, Params: raw, Largest: int64(p.AfterOps),
-				Labels:   results.Labels{LClass: class},
-				Requires: target.Caps{target.KeyValue, target.Batch}})
+				Labels: results.Labels{LClass: class},
+				// Batches: the engine's own (kv.Batch), a server's
+				// transaction (Redis MULTI/EXEC).
+				Requires: target.Caps{target.KeyValue}})
 		}
 	}
 	return steps, nil
@@ -144,8 +145,15 @@ func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.St
 	if err := json.Unmarshal(st.Params, &p); err != nil {
 		return nil, err
 	}
-	if env.Opened == nil || env.Opened.Options.Dir == "" {
-		return nil, errors.New("durability: only embedded engines for now (their data directory goes on a LazyFS mount); servers are not crashed yet")
+	if env.Opened == nil {
+		return nil, errors.New("durability: the worker did not say how it opened the target")
+	}
+	info, err := target.Lookup(env.Opened.Target)
+	if err != nil {
+		return nil, err
+	}
+	if why := CanCrash(info); why != "" {
+		return nil, errors.New("durability: " + why)
 	}
 	if st.Phase == fault.PowerLoss {
 		if why := lazyfs.Unavailable(); why != "" {
@@ -159,6 +167,13 @@ func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.St
 	// The engine's directories sit beside the worker's own (which holds
 	// the target open), never on a LazyFS mount of their own making.
 	base := env.Opened.Options.Dir + "-durability"
+	if env.Opened.Options.Dir == "" {
+		// A server target: its trials' data lives beside the worker's
+		// temporary files.
+		if base, err = os.MkdirTemp("", "storebench-durability-"); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.RemoveAll(base); err != nil {
 		return nil, err
 	}
@@ -271,11 +286,16 @@ func runTrial(ctx context.Context, p Params, st workload.Step, opened *workload.
 		// kill -9 keeps the page cache: the data needs no LazyFS.
 		dataDir = filepath.Join(base, "db")
 	}
-	opts := opened.Options
-	opts.Dir, opts.Durability = dataDir, class
-	sp := spec{Target: opened.Target, Options: opts, Writers: p.Writers}
 	logPath := filepath.Join(base, "engine.log")
-	e, err := startEngine(ctx, sp, nil, logPath)
+	start := func() (crashable, error) {
+		if opened.Options.Dir == "" {
+			return startServer(ctx, opened, dataDir, class, p.Writers, logPath)
+		}
+		opts := opened.Options
+		opts.Dir, opts.Durability = dataDir, class
+		return startEngine(ctx, spec{Target: opened.Target, Options: opts, Writers: p.Writers}, nil, logPath)
+	}
+	e, err := start()
 	if err != nil {
 		return tr, err
 	}
@@ -300,7 +320,7 @@ func runTrial(ctx context.Context, p Params, st workload.Step, opened *workload.
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			attempts[w], errs[w] = write(e.writers[w], w, p, quota, reached[w], stop, crashing)
+			attempts[w], errs[w] = write(e.writer(w), w, p, quota, reached[w], stop, crashing)
 		}()
 	}
 	allReached := make(chan struct{})
@@ -320,7 +340,7 @@ func runTrial(ctx context.Context, p Params, st workload.Step, opened *workload.
 	select {
 	case <-allReached:
 	case <-timer:
-	case <-e.exited:
+	case <-e.exited():
 		cut = fmt.Errorf("the engine process exited before the crash point: %s", proc.LogTail(logPath, 5))
 	case <-ctx.Done():
 		cut = ctx.Err()
@@ -351,7 +371,7 @@ func runTrial(ctx context.Context, p Params, st workload.Step, opened *workload.
 		all = append(all, a...)
 	}
 	t0 := time.Now()
-	e, err = startEngine(ctx, sp, nil, logPath)
+	e, err = start()
 	if err != nil {
 		if ctx.Err() != nil {
 			return tr, ctx.Err()
@@ -400,7 +420,7 @@ func runTrial(ctx context.Context, p Params, st workload.Step, opened *workload.
 // each attempt logged before it is sent and marked acknowledged once the
 // engine answers ok. It ends at stop or when the engine's pipe breaks.
 // An error after crashing is closed is the crash's, not the writer's.
-func write(c *conn, w int, p Params, quota int64, reached chan struct{}, stop, crashing <-chan struct{}) ([]Attempt, error) {
+func write(c writerConn, w int, p Params, quota int64, reached chan struct{}, stop, crashing <-chan struct{}) ([]Attempt, error) {
 	var out []Attempt
 	var seq uint64
 	var acked int64
@@ -413,7 +433,7 @@ func write(c *conn, w int, p Params, quota int64, reached chan struct{}, stop, c
 	if quota <= 0 {
 		close(reached)
 	}
-	req := make([]byte, 0, 4096)
+	var kvs [][]byte
 	for op := 1; ; op++ {
 		select {
 		case <-stop:
@@ -424,24 +444,15 @@ func write(c *conn, w int, p Params, quota int64, reached chan struct{}, stop, c
 		if p.BatchEvery > 0 && op%p.BatchEvery == 0 {
 			size = p.BatchSize
 		}
-		req = req[:0]
-		if size == 1 {
-			req = append(req, "p"...)
-		} else {
-			req = append(req, "b"...)
-		}
 		first := len(out)
 		batch := seq
+		kvs = kvs[:0]
 		for i := 0; i < size; i++ {
 			out = append(out, Attempt{Writer: w, Seq: seq, Batch: batch, BatchSize: size})
-			req = append(req, ' ')
-			req = hex.AppendEncode(req, Key(w, seq))
-			req = append(req, ' ')
-			req = hex.AppendEncode(req, Value(w, seq, batch, size, p.ValueSize))
+			kvs = append(kvs, Key(w, seq), Value(w, seq, batch, size, p.ValueSize))
 			seq++
 		}
-		req = append(req, '\n')
-		if err := c.send(req); err != nil {
+		if err := c.write(kvs); err != nil {
 			select {
 			case <-crashing:
 				return out, nil

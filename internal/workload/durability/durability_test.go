@@ -13,7 +13,9 @@ import (
 	"storebench/internal/lazyfs"
 	"storebench/internal/results"
 	"storebench/internal/target"
+	_ "storebench/internal/server/all"
 	_ "storebench/internal/target/all"
+	_ "storebench/internal/target/servers"
 	"storebench/internal/workload"
 )
 
@@ -48,7 +50,11 @@ func run(t *testing.T, name, crash string, class kv.Durability) *results.Step {
 		Crashes: []string{crash}, Classes: []string{string(class)}}
 	raw, _ := json.Marshal(p)
 	st := workload.Step{Workload: "durability", Phase: crash, N: 150, Seed: 7, Params: raw, Labels: results.Labels{LClass: string(class)}}
-	env := &workload.Env{Opened: &workload.OpenSpec{Target: name, Options: target.Options{Dir: filepath.Join(t.TempDir(), "db"), Durability: kv.Sync}}}
+	opts := target.Options{Durability: kv.Sync}
+	if info, _ := target.Lookup(name); info.Embedded() {
+		opts.Dir = filepath.Join(t.TempDir(), "db")
+	}
+	env := &workload.Env{Opened: &workload.OpenSpec{Target: name, Options: opts}}
 	res, err := Durability{}.Execute(context.Background(), env, st)
 	if err != nil {
 		t.Fatal(err)
@@ -97,5 +103,20 @@ func TestKill9KeepsWhatReachedTheOS(t *testing.T) {
 	res := run(t, "sqlite", fault.Kill9, kv.Sync)
 	if res.Metrics["lost"] != 0 || res.Metrics["torn"] != 0 {
 		t.Fatalf("SQLite after kill -9: %v lost, %v torn, want 0", res.Metrics["lost"], res.Metrics["torn"])
+	}
+}
+
+// A server's crash: Redis's own process is killed, its AOF on the LazyFS
+// mount. appendfsync always loses nothing on a power failure; appendfsync
+// no (async) loses what the OS had not written.
+func TestPowerLossRedis(t *testing.T) {
+	needLazyFS(t)
+	res := run(t, "redis", fault.PowerLoss, kv.Sync)
+	if res.Metrics["lost"] != 0 || res.Metrics["torn"] != 0 {
+		t.Fatalf("Redis appendfsync always: %v lost, %v torn after a power failure, want 0", res.Metrics["lost"], res.Metrics["torn"])
+	}
+	res = run(t, "redis", fault.PowerLoss, kv.Async)
+	if res.Metrics["lost"] == 0 {
+		t.Errorf("Redis appendfsync no lost nothing on a power failure")
 	}
 }

@@ -166,6 +166,25 @@ func apply(st kv.Store, f []string) error {
 	return b.Commit()
 }
 
+// crashable is what a trial crashes: an embedded engine's process
+// (engine) or a server (srvEngine).
+type crashable interface {
+	writer(w int) writerConn
+	get(ctx context.Context, key []byte) ([]byte, error)
+	// kill is the crash: SIGKILL, and wait until the process is gone.
+	kill()
+	// close shuts down cleanly after the read-back.
+	close(ctx context.Context) error
+	// exited is closed once the process is gone.
+	exited() <-chan struct{}
+}
+
+// writerConn is one writer's connection: write applies kvs (key, value,
+// key, value...): one pair is a put, more an atomic batch.
+type writerConn interface {
+	write(kvs [][]byte) error
+}
+
 // engine is the writers' side of an engine process.
 type engine struct {
 	cmd     *exec.Cmd
@@ -173,15 +192,16 @@ type engine struct {
 	out     *os.File // our end of its stdout
 	rd      *bufio.Reader
 	writers []*conn
-	exited  chan struct{}
+	done    chan struct{}
 	log     string // its standard error
 }
 
 // conn is one writer's pipes.
 type conn struct {
-	w *os.File
-	r *bufio.Reader
-	f *os.File
+	req []byte
+	w   *os.File
+	r   *bufio.Reader
+	f   *os.File
 }
 
 // openTimeout bounds an engine's open (recovery included) and a read.
@@ -194,7 +214,7 @@ func startEngine(ctx context.Context, sp spec, env []string, logPath string) (*e
 	if err != nil {
 		return nil, err
 	}
-	e := &engine{exited: make(chan struct{}), log: logPath}
+	e := &engine{done: make(chan struct{}), log: logPath}
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
@@ -247,7 +267,7 @@ func startEngine(ctx context.Context, sp spec, env []string, logPath string) (*e
 	go func() {
 		_ = cmd.Wait()
 		release()
-		close(e.exited)
+		close(e.done)
 	}()
 	b, _ := json.Marshal(sp)
 	if _, err := e.ctl.Write(append(b, '\n')); err != nil {
@@ -301,10 +321,13 @@ func (e *engine) get(ctx context.Context, key []byte) ([]byte, error) {
 	return nil, errors.New("engine: " + strings.TrimPrefix(line, "e "))
 }
 
-// kill is the crash: SIGKILL, and wait until the process is gone.
+func (e *engine) exited() <-chan struct{} { return e.done }
+
+func (e *engine) writer(w int) writerConn { return e.writers[w] }
+
 func (e *engine) kill() {
 	_ = e.cmd.Process.Kill()
-	<-e.exited
+	<-e.done
 	e.closeFiles()
 }
 
@@ -318,7 +341,7 @@ func (e *engine) close(ctx context.Context) error {
 		}
 	}
 	select {
-	case <-e.exited:
+	case <-e.done:
 	case <-time.After(30 * time.Second):
 		err = errors.Join(err, errors.New("engine process did not exit after closing"))
 	}
@@ -333,6 +356,23 @@ func (e *engine) closeFiles() {
 		c.w.Close()
 		c.f.Close()
 	}
+}
+
+// write sends "p KEY VALUE" or "b KEY VALUE KEY VALUE ..." (hex) and
+// waits for the answer.
+func (c *conn) write(kvs [][]byte) error {
+	c.req = c.req[:0]
+	if len(kvs) == 2 {
+		c.req = append(c.req, 'p')
+	} else {
+		c.req = append(c.req, 'b')
+	}
+	for _, b := range kvs {
+		c.req = append(c.req, ' ')
+		c.req = hex.AppendEncode(c.req, b)
+	}
+	c.req = append(c.req, '\n')
+	return c.send(c.req)
 }
 
 // send writes one request of a writer and waits for its answer.

@@ -1,0 +1,185 @@
+package durability
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"storebench/internal/kv"
+	"storebench/internal/server"
+	"storebench/internal/server/proc"
+	"storebench/internal/target"
+	"storebench/internal/workload"
+)
+
+// Servers whose crash the workload can take: the server's own process
+// is killed, its data directory on the LazyFS mount. Each needs a client
+// that writes single records and atomic batches.
+var serverClients = map[string]func(uri string) (serverClient, error){
+	"redis": newRedisClient,
+}
+
+// serverClient is one connection to a server.
+type serverClient interface {
+	writerConn
+	get(ctx context.Context, key []byte) ([]byte, error)
+	Close() error
+}
+
+// CanCrash says whether the workload can crash target name ("": it
+// can; else why not).
+func CanCrash(info target.Info) string {
+	if info.Embedded() {
+		return ""
+	}
+	if _, ok := serverClients[info.Server]; ok {
+		return ""
+	}
+	return fmt.Sprintf("%s: crashing its server is not supported yet (embedded engines and Redis are)", info.Name)
+}
+
+// srvEngine is a managed server this workload started on the trial's
+// data directory, with a client per writer.
+type srvEngine struct {
+	inst    *server.Instance
+	writers []serverClient
+	ctl     serverClient
+	done    chan struct{}
+	stopped chan struct{}
+}
+
+func startServer(ctx context.Context, opened *workload.OpenSpec, dir string, class kv.Durability, writers int, logPath string) (crashable, error) {
+	info, err := target.Lookup(opened.Target)
+	if err != nil {
+		return nil, err
+	}
+	newClient, ok := serverClients[info.Server]
+	if !ok {
+		return nil, errors.New(CanCrash(info))
+	}
+	srv, err := server.Lookup(info.Server)
+	if err != nil {
+		return nil, err
+	}
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	inst, err := srv.Start(ctx, server.Config{Dir: dir, Durability: class, Log: logf})
+	if err != nil {
+		return nil, err
+	}
+	e := &srvEngine{inst: inst, done: make(chan struct{}), stopped: make(chan struct{})}
+	fail := func(err error) (crashable, error) {
+		e.closeClients()
+		_ = inst.Stop(context.Background())
+		return nil, err
+	}
+	for w := 0; w < writers; w++ {
+		c, err := newClient(inst.URI)
+		if err != nil {
+			return fail(err)
+		}
+		e.writers = append(e.writers, c)
+	}
+	if e.ctl, err = newClient(inst.URI); err != nil {
+		return fail(err)
+	}
+	// exited: the server's process is gone (polled: it is the server
+	// package's child, reaped there).
+	go func() {
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for proc.Alive(inst.PID) {
+			select {
+			case <-e.stopped:
+				return
+			case <-t.C:
+			}
+		}
+		close(e.done)
+	}()
+	return e, nil
+}
+
+func (e *srvEngine) writer(w int) writerConn { return e.writers[w] }
+
+func (e *srvEngine) get(ctx context.Context, key []byte) ([]byte, error) {
+	return e.ctl.get(ctx, key)
+}
+
+func (e *srvEngine) exited() <-chan struct{} { return e.done }
+
+func (e *srvEngine) kill() {
+	_ = syscall.Kill(e.inst.PID, syscall.SIGKILL)
+	select {
+	case <-e.done:
+	case <-time.After(30 * time.Second):
+	}
+	e.closeClients()
+	// Releases what the server package holds for the dead process.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = e.inst.Stop(ctx)
+}
+
+func (e *srvEngine) close(ctx context.Context) error {
+	e.closeClients()
+	err := e.inst.Stop(ctx)
+	select {
+	case <-e.stopped:
+	default:
+		close(e.stopped)
+	}
+	return err
+}
+
+func (e *srvEngine) closeClients() {
+	for _, c := range append(e.writers, e.ctl) {
+		if c != nil {
+			_ = c.Close()
+		}
+	}
+}
+
+// redisClient writes a record with SET and a batch with MULTI/EXEC.
+type redisClient struct{ c *redis.Client }
+
+func newRedisClient(uri string) (serverClient, error) {
+	o, err := redis.ParseURL(uri)
+	if err != nil {
+		return nil, fmt.Errorf("redis: %w", err)
+	}
+	o.PoolSize, o.MaxRetries = 1, -1
+	return &redisClient{redis.NewClient(o)}, nil
+}
+
+func (r *redisClient) write(kvs [][]byte) error {
+	ctx := context.Background()
+	if len(kvs) == 2 {
+		return r.c.Set(ctx, string(kvs[0]), kvs[1], 0).Err()
+	}
+	_, err := r.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		for i := 0; i < len(kvs); i += 2 {
+			p.Set(ctx, string(kvs[i]), kvs[i+1], 0)
+		}
+		return nil
+	})
+	return err
+}
+
+func (r *redisClient) get(ctx context.Context, key []byte) ([]byte, error) {
+	v, err := r.c.Get(ctx, string(key)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, kv.ErrNotFound
+	}
+	return v, err
+}
+
+func (r *redisClient) Close() error { return r.c.Close() }
