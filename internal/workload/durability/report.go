@@ -67,7 +67,11 @@ func render(b *strings.Builder, run *results.Run) {
 			}
 			any = true
 			m := s.Metrics
-			row := []string{section.Cell(t.Title), s.Facts["durability"], crashTitle(s.Phase)}
+			class := s.Facts["durability"]
+			if class == "" {
+				class = s.Labels[LClass]
+			}
+			row := []string{section.Cell(t.Title), class, crashTitle(s.Phase)}
 			if s.Error != "" {
 				row = append(row, "—", "failed: "+section.Cell(s.Error), "", "", "", "", "")
 				tab.Rows = append(tab.Rows, row)
