@@ -173,6 +173,11 @@ func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.St
 		if base, err = os.MkdirTemp("", "storebench-durability-"); err != nil {
 			return nil, err
 		}
+		// A server may run as its own user (postgres): it must reach
+		// its directory.
+		if err := os.Chmod(base, 0o755); err != nil {
+			return nil, err
+		}
 	}
 	if err := os.RemoveAll(base); err != nil {
 		return nil, err
@@ -289,7 +294,11 @@ func runTrial(ctx context.Context, p Params, st workload.Step, opened *workload.
 	logPath := filepath.Join(base, "engine.log")
 	start := func() (crashable, error) {
 		if opened.Options.Dir == "" {
-			return startServer(ctx, opened, dataDir, class, p.Writers, logPath)
+			lazyData := ""
+			if m != nil {
+				lazyData = dataDir
+			}
+			return startServer(ctx, opened, filepath.Join(base, "server"), lazyData, class, p.Writers, logPath)
 		}
 		opts := opened.Options
 		opts.Dir, opts.Durability = dataDir, class
@@ -299,6 +308,7 @@ func runTrial(ctx context.Context, p Params, st workload.Step, opened *workload.
 	if err != nil {
 		return tr, err
 	}
+
 	ops, at := crashPoint(p, st.Seed, k)
 	if ops > 0 {
 		tr.CrashAfter = fmt.Sprintf("%d acked writes", ops)
@@ -469,4 +479,31 @@ func write(c writerConn, w int, p Params, quota int64, reached chan struct{}, st
 			signalled = true
 		}
 	}
+}
+
+// syncTree fsyncs every file and directory under dir.
+func syncTree(dir string) error {
+	return filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil // a file the server removed meanwhile
+			}
+			return err
+		}
+		if !d.IsDir() && !d.Type().IsRegular() {
+			return nil
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		defer f.Close()
+		if err := f.Sync(); err != nil {
+			return fmt.Errorf("fsync %s: %w", path, err)
+		}
+		return nil
+	})
 }

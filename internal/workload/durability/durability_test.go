@@ -120,3 +120,14 @@ func TestPowerLossRedis(t *testing.T) {
 		t.Errorf("Redis appendfsync no lost nothing on a power failure")
 	}
 }
+
+// PostgreSQL (synchronous_commit on) loses nothing it acknowledged on a
+// power failure; its postmaster and backends are killed together.
+func TestPowerLossPostgres(t *testing.T) {
+	needLazyFS(t)
+	res := run(t, "postgres", fault.PowerLoss, kv.Sync)
+	if res.Metrics["lost"] != 0 || res.Metrics["torn"] != 0 || res.Metrics["unrecoverable"] != 0 {
+		t.Fatalf("PostgreSQL synchronous_commit=on: %v lost, %v torn, %v unrecoverable after a power failure, want 0 (%s)",
+			res.Metrics["lost"], res.Metrics["torn"], res.Metrics["unrecoverable"], res.Facts["unrecoverable"])
+	}
+}

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
 	"storebench/internal/kv"
@@ -21,7 +23,8 @@ import (
 // is killed, its data directory on the LazyFS mount. Each needs a client
 // that writes single records and atomic batches.
 var serverClients = map[string]func(uri string) (serverClient, error){
-	"redis": newRedisClient,
+	"redis":    newRedisClient,
+	"postgres": newPGClient,
 }
 
 // serverClient is one connection to a server.
@@ -40,7 +43,7 @@ func CanCrash(info target.Info) string {
 	if _, ok := serverClients[info.Server]; ok {
 		return ""
 	}
-	return fmt.Sprintf("%s: crashing its server is not supported yet (embedded engines and Redis are)", info.Name)
+	return fmt.Sprintf("%s: crashing its server is not supported yet (embedded engines, Redis and PostgreSQL are)", info.Name)
 }
 
 // srvEngine is a managed server this workload started on the trial's
@@ -53,7 +56,13 @@ type srvEngine struct {
 	stopped chan struct{}
 }
 
-func startServer(ctx context.Context, opened *workload.OpenSpec, dir string, class kv.Durability, writers int, logPath string) (crashable, error) {
+// startServer starts the target's server in dir. With lazyData set (a
+// power-loss trial), the server's data directory lives there, on the
+// LazyFS mount, and dir stays on the plain disk (its sockets: LazyFS has
+// none): the first start prepares the data directory in dir, stops
+// cleanly, moves it to lazyData (fsynced) and leaves a symbolic link in
+// its place; each start then runs on it.
+func startServer(ctx context.Context, opened *workload.OpenSpec, dir, lazyData string, class kv.Durability, writers int, logPath string) (crashable, error) {
 	info, err := target.Lookup(opened.Target)
 	if err != nil {
 		return nil, err
@@ -71,7 +80,15 @@ func startServer(ctx context.Context, opened *workload.OpenSpec, dir string, cla
 		return nil, err
 	}
 	defer logf.Close()
-	inst, err := srv.Start(ctx, server.Config{Dir: dir, Durability: class, Log: logf})
+	cfg := server.Config{Dir: dir, Durability: class, Log: logf}
+	if lazyData != "" {
+		if _, err := os.Stat(lazyData); errors.Is(err, os.ErrNotExist) {
+			if err := moveData(ctx, srv, cfg, lazyData); err != nil {
+				return nil, err
+			}
+		}
+	}
+	inst, err := srv.Start(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -117,6 +134,9 @@ func (e *srvEngine) get(ctx context.Context, key []byte) ([]byte, error) {
 func (e *srvEngine) exited() <-chan struct{} { return e.done }
 
 func (e *srvEngine) kill() {
+	// The whole process group: PostgreSQL's backends with their
+	// postmaster, as a power failure takes them.
+	_ = syscall.Kill(-e.inst.PID, syscall.SIGKILL)
 	_ = syscall.Kill(e.inst.PID, syscall.SIGKILL)
 	select {
 	case <-e.done:
@@ -183,3 +203,96 @@ func (r *redisClient) get(ctx context.Context, key []byte) ([]byte, error) {
 }
 
 func (r *redisClient) Close() error { return r.c.Close() }
+
+// pgClient writes a record with an upsert and a batch with one
+// multi-row upsert (one statement: atomic) into table durability.
+type pgClient struct{ c *pgx.Conn }
+
+const pgTable = `CREATE TABLE IF NOT EXISTS durability (k bytea PRIMARY KEY, v bytea NOT NULL)`
+
+func newPGClient(uri string) (serverClient, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+	defer cancel()
+	c, err := pgx.Connect(ctx, uri)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	if _, err := c.Exec(ctx, pgTable); err != nil {
+		c.Close(ctx)
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	return &pgClient{c}, nil
+}
+
+func (p *pgClient) write(kvs [][]byte) error {
+	q := "INSERT INTO durability (k, v) VALUES "
+	args := make([]any, 0, len(kvs))
+	for i := 0; i < len(kvs); i += 2 {
+		if i > 0 {
+			q += ", "
+		}
+		q += fmt.Sprintf("($%d, $%d)", i+1, i+2)
+		args = append(args, kvs[i], kvs[i+1])
+	}
+	q += " ON CONFLICT (k) DO UPDATE SET v = excluded.v"
+	_, err := p.c.Exec(context.Background(), q, args...)
+	return err
+}
+
+func (p *pgClient) get(ctx context.Context, key []byte) ([]byte, error) {
+	var v []byte
+	err := p.c.QueryRow(ctx, "SELECT v FROM durability WHERE k = $1", key).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, kv.ErrNotFound
+	}
+	return v, err
+}
+
+func (p *pgClient) Close() error { return p.c.Close(context.Background()) }
+
+// moveData starts the server once to make its data directory, stops it
+// cleanly, and moves that directory to dst (owner and modes kept, every
+// file fsynced), leaving a symbolic link to dst in its place.
+func moveData(ctx context.Context, srv server.Server, cfg server.Config, dst string) error {
+	inst, err := srv.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	src := inst.DataDir
+	if err := inst.Stop(ctx); err != nil {
+		return err
+	}
+	if err := proc.CopyTree(src, dst); err != nil {
+		return err
+	}
+	// CopyTree makes the copy ours: give each file its owner back
+	// (PostgreSQL's belong to postgres).
+	err = filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok {
+			return nil
+		}
+		rel, _ := filepath.Rel(src, p)
+		return os.Lchown(filepath.Join(dst, rel), int(st.Uid), int(st.Gid))
+	})
+	if err != nil {
+		return fmt.Errorf("moving the server's data: %w", err)
+	}
+	if err := syncTree(dst); err != nil {
+		return err
+	}
+	if err := syncTree(filepath.Dir(dst)); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(src); err != nil {
+		return err
+	}
+	return os.Symlink(dst, src)
+}
