@@ -167,7 +167,11 @@ func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.St
 	// The engine's directories sit beside the worker's own (which holds
 	// the target open), never on a LazyFS mount of their own making.
 	base := env.Opened.Options.Dir + "-durability"
-	if env.Opened.Options.Dir == "" {
+	if env.Opened.Options.Dir != "" {
+		if err := os.RemoveAll(base); err != nil {
+			return nil, err
+		}
+	} else {
 		// A server target: its trials' data lives beside the worker's
 		// temporary files.
 		if base, err = os.MkdirTemp("", "storebench-durability-"); err != nil {
@@ -178,9 +182,6 @@ func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.St
 		if err := os.Chmod(base, 0o755); err != nil {
 			return nil, err
 		}
-	}
-	if err := os.RemoveAll(base); err != nil {
-		return nil, err
 	}
 	defer os.RemoveAll(base)
 	res := &results.Step{Workload: st.Workload, Phase: st.Phase, N: st.N, Unit: "write (single put or batch record)", Started: time.Now()}
