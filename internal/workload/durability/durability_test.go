@@ -131,3 +131,14 @@ func TestPowerLossPostgres(t *testing.T) {
 			res.Metrics["lost"], res.Metrics["torn"], res.Metrics["unrecoverable"], res.Facts["unrecoverable"])
 	}
 }
+
+// MariaDB (innodb_flush_log_at_trx_commit=1) after kill -9 of mariadbd.
+// Its power failure is refused (noPowerLoss): InnoDB did not restart on
+// LazyFS after a cache clear, a failure not yet told apart from LazyFS's.
+func TestKill9MariaDB(t *testing.T) {
+	res := run(t, "mariadb", fault.Kill9, kv.Sync)
+	if res.Metrics["lost"] != 0 || res.Metrics["torn"] != 0 || res.Metrics["unrecoverable"] != 0 {
+		t.Fatalf("MariaDB after kill -9: %v lost, %v torn, %v unrecoverable, want 0 (%s)",
+			res.Metrics["lost"], res.Metrics["torn"], res.Metrics["unrecoverable"], res.Facts["unrecoverable"])
+	}
+}
