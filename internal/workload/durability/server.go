@@ -3,9 +3,9 @@ package durability
 import (
 	"context"
 	"database/sql"
-	"net/url"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
