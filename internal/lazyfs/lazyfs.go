@@ -24,6 +24,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -119,6 +120,9 @@ type Mount struct {
 	release   func()
 	unlease   func()
 	log       string
+	// stopping: we are unmounting or killing it; crashed: it exited
+	// while neither.
+	stopping, crashed atomic.Bool
 }
 
 // DefaultCacheMiB sizes LazyFS's page cache, which holds every write not
@@ -190,10 +194,15 @@ func (m *Mount) mount(ctx context.Context) error {
 		return fmt.Errorf("starting lazyfs: %w", err)
 	}
 	m.cmd, m.release, m.exited = cmd, release, make(chan struct{})
+	m.stopping.Store(false)
+	exited := m.exited
 	go func() {
 		_ = cmd.Wait()
 		release()
-		close(m.exited)
+		if !m.stopping.Load() {
+			m.crashed.Store(true)
+		}
+		close(exited)
 	}()
 	m.unlease, err = lease(m.Dir, cmd.Process.Pid)
 	if err != nil {
@@ -218,6 +227,15 @@ func (m *Mount) mount(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// Died says whether the LazyFS process exited while mounted (it is a
+// research prototype: it has crashed under load), with its log's tail.
+func (m *Mount) Died() (bool, string) {
+	if !m.crashed.Load() {
+		return false, ""
+	}
+	return true, proc.LogTail(m.log, proc.TailLines)
 }
 
 // ClearCache drops every write LazyFS holds that was not fsynced (the
@@ -267,6 +285,7 @@ func (m *Mount) unmount() error {
 	if m.cmd == nil {
 		return nil
 	}
+	m.stopping.Store(true)
 	var err error
 	if mounted(m.Dir) {
 		err = Unmount(m.Dir)
@@ -289,6 +308,7 @@ func (m *Mount) unmount() error {
 }
 
 func (m *Mount) kill() {
+	m.stopping.Store(true)
 	_ = m.cmd.Process.Kill()
 	<-m.exited
 	if mounted(m.Dir) {

@@ -156,3 +156,29 @@ func TestNothingLeftAfterKill9(t *testing.T) {
 	}
 	t.Logf("lazyfs exited; unmounted by itself: %v", selfUnmounted)
 }
+
+// Died tells a LazyFS that exited on its own (a trial to run again) from
+// one this package stopped; Close still unmounts what it left.
+func TestDiedTellsACrashFromAStop(t *testing.T) {
+	need(t)
+	ctx := context.Background()
+	m, err := New(ctx, t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Remount(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if died, _ := m.Died(); died {
+		t.Fatal("Died after a remount")
+	}
+	_ = m.cmd.Process.Signal(syscall.SIGKILL)
+	<-m.exited
+	if died, _ := m.Died(); !died {
+		t.Error("Died says no after LazyFS was killed")
+	}
+	_ = m.Close()
+	if mounted(m.Dir) {
+		t.Errorf("%s still mounted after Close", m.Dir)
+	}
+}

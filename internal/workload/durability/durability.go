@@ -188,12 +188,24 @@ func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.St
 	var total Counts
 	var recov []float64
 	lostTrials, trials, closeErrs, closeErr, unrec, unrecErr := 0, 0, 0, "", 0, ""
+	lazyRetries, lazyErr := 0, ""
 	for k := 0; k < p.Trials; k++ {
 		if err := ctx.Err(); err != nil {
 			res.Partial = true
 			break
 		}
 		tr, err := runTrial(ctx, p, st, env.Opened, class, filepath.Join(base, fmt.Sprint(k)), k)
+		// LazyFS itself failing is the harness's fault, not the
+		// engine's: the trial is run again (at most twice per step),
+		// and the report says so.
+		var lf *lazyFSError
+		for errors.As(err, &lf) && lazyRetries < 2 && ctx.Err() == nil {
+			lazyRetries++
+			if lazyErr == "" {
+				lazyErr = lf.Error()
+			}
+			tr, err = runTrial(ctx, p, st, env.Opened, class, filepath.Join(base, fmt.Sprintf("%d-retry%d", k, lazyRetries)), k)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("durability: %s trial %d: %w", st.Phase, k+1, err)
 		}
@@ -247,6 +259,10 @@ func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.St
 		res.Metrics["unrecoverable"] = float64(unrec)
 		res.Facts["unrecoverable"] = unrecErr
 	}
+	if lazyRetries > 0 {
+		res.Metrics["lazyfs_retries"] = float64(lazyRetries)
+		res.Facts["lazyfs_error"] = lazyErr
+	}
 	if closeErrs > 0 {
 		res.Metrics["close_errors"] = float64(closeErrs)
 		res.Facts["close_error"] = closeErr
@@ -275,6 +291,27 @@ func crashPoint(p Params, seed int64, k int) (ops int64, at time.Duration) {
 // runTrial writes until the crash point, crashes the engine, restarts it
 // and reads every record back.
 func runTrial(ctx context.Context, p Params, st workload.Step, opened *workload.OpenSpec, class kv.Durability, base string, k int) (Trial, error) {
+	var m *lazyfs.Mount
+	tr, err := trial(ctx, p, st, opened, class, base, k, &m)
+	if err != nil && m != nil {
+		if died, tail := m.Died(); died {
+			return tr, &lazyFSError{err, tail}
+		}
+	}
+	return tr, err
+}
+
+// lazyFSError is a trial cut short by LazyFS's own exit.
+type lazyFSError struct {
+	err  error
+	tail string
+}
+
+func (e *lazyFSError) Error() string {
+	return fmt.Sprintf("LazyFS exited during the trial (%v); its log: %s", e.err, e.tail)
+}
+
+func trial(ctx context.Context, p Params, st workload.Step, opened *workload.OpenSpec, class kv.Durability, base string, k int, mp **lazyfs.Mount) (Trial, error) {
 	var tr Trial
 	var dataDir string
 	var m *lazyfs.Mount
@@ -286,6 +323,7 @@ func runTrial(ctx context.Context, p Params, st workload.Step, opened *workload.
 		if m, err = lazyfs.New(ctx, filepath.Join(base, "lazyfs"), p.LazyFSCacheMiB); err != nil {
 			return tr, err
 		}
+		*mp = m
 		defer m.Close()
 		dataDir = filepath.Join(m.Dir, "db")
 	} else {

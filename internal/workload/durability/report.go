@@ -23,6 +23,7 @@ func init() {
 			{Name: "torn", Agg: section.Sum, Better: section.Lower, What: "atomic batches found in part"},
 			{Name: "phantom", Agg: section.Sum, What: "unacknowledged writes found after the restart (allowed)"},
 			{Name: "unrecoverable", Agg: section.Sum, Better: section.Lower, What: "trials whose engine could not open its data after the crash (all acknowledged writes lost)"},
+			{Name: "lazyfs_retries", Agg: section.Sum, What: "trials run again because LazyFS itself exited"},
 			{Name: "close_errors", Agg: section.Sum, What: "trials whose engine failed to close after the read-back"},
 			{Name: "recovery_s_median", Unit: "s", Agg: section.Max, Better: section.Lower, What: "restart to the first successful read, median"},
 			{Name: "recovery_s_max", Unit: "s", Agg: section.Max, Better: section.Lower, What: "restart to the first successful read, worst"},
@@ -84,6 +85,9 @@ func render(b *strings.Builder, run *results.Run) {
 				Verdict(s))
 			if n := m["unrecoverable"]; n > 0 {
 				row[len(row)-1] += fmt.Sprintf("; **did not reopen its data in %.0f trials**: %s", n, section.Cell(clip(s.Facts["unrecoverable"], 160)))
+			}
+			if n := m["lazyfs_retries"]; n > 0 {
+				row[len(row)-1] += fmt.Sprintf("; %.0f trials run again because LazyFS itself exited", n)
 			}
 			if n := m["close_errors"]; n > 0 {
 				row[len(row)-1] += fmt.Sprintf("; failed to close after the read-back in %.0f trials: %s", n, section.Cell(clip(s.Facts["close_error"], 160)))
