@@ -41,12 +41,12 @@ func needLazyFS(t *testing.T) {
 }
 
 // run executes one durability step of a few short trials on engine name.
-func run(t *testing.T, name, crash string, class kv.Durability) *results.Step {
+func run(t *testing.T, name, crash string, class kv.Durability, trials int) *results.Step {
 	t.Helper()
 	if info, err := target.Lookup(name); err != nil || info.Open == nil {
 		t.Fatalf("%s not built in: %v %s", name, err, info.Unavailable)
 	}
-	p := Params{Trials: 2, Writers: 2, AfterOps: 150, BatchEvery: 3, BatchSize: 4, ValueSize: 64,
+	p := Params{Trials: trials, Writers: 2, AfterOps: 150, BatchEvery: 3, BatchSize: 4, ValueSize: 64,
 		Crashes: []string{crash}, Classes: []string{string(class)}}
 	raw, _ := json.Marshal(p)
 	st := workload.Step{Workload: "durability", Phase: crash, N: 150, Seed: 7, Params: raw, Labels: results.Labels{LClass: string(class)}}
@@ -60,8 +60,8 @@ func run(t *testing.T, name, crash string, class kv.Durability) *results.Step {
 		t.Fatal(err)
 	}
 	t.Logf("%s %s %s: %v; %s", name, crash, class, res.Metrics, Verdict(res))
-	if res.Metrics["trials"] != 2 || res.Metrics["acked"] < 2*150 {
-		t.Fatalf("trials %v, acknowledged %v: want 2 trials of at least 150 acknowledged writes", res.Metrics["trials"], res.Metrics["acked"])
+	if res.Metrics["trials"] != float64(trials) || res.Metrics["acked"] < float64(trials*150) {
+		t.Fatalf("trials %v, acknowledged %v: want %d trials of at least 150 acknowledged writes", res.Metrics["trials"], res.Metrics["acked"], trials)
 	}
 	if res.Metrics["corrupted"] != 0 {
 		t.Errorf("corrupted records: %v", res.Metrics["corrupted"])
@@ -76,7 +76,7 @@ func run(t *testing.T, name, crash string, class kv.Durability) *results.Step {
 func TestPowerLossCatchesAnEngineThatDoesNotFsync(t *testing.T) {
 	needLazyFS(t)
 	t.Setenv(TestNoSyncEnv, "1")
-	res := run(t, "sqlite", fault.PowerLoss, kv.Sync)
+	res := run(t, "sqlite", fault.PowerLoss, kv.Sync, 2)
 	if res.Metrics["lost"] == 0 {
 		t.Fatalf("SQLite synchronous=OFF lost no acknowledged write on a power failure: the check cannot fail")
 	}
@@ -87,7 +87,7 @@ func TestPowerLossCatchesAnEngineThatDoesNotFsync(t *testing.T) {
 
 func TestPowerLossSyncedEngineLosesNothing(t *testing.T) {
 	needLazyFS(t)
-	res := run(t, "sqlite", fault.PowerLoss, kv.Sync)
+	res := run(t, "sqlite", fault.PowerLoss, kv.Sync, 2)
 	if res.Metrics["lost"] != 0 || res.Metrics["torn"] != 0 {
 		t.Fatalf("SQLite synchronous=FULL: %v lost, %v torn after a power failure, want 0", res.Metrics["lost"], res.Metrics["torn"])
 	}
@@ -100,7 +100,7 @@ func TestPowerLossSyncedEngineLosesNothing(t *testing.T) {
 // is lost by an engine that wrote it to the OS before acknowledging.
 func TestKill9KeepsWhatReachedTheOS(t *testing.T) {
 	t.Setenv(TestNoSyncEnv, "1")
-	res := run(t, "sqlite", fault.Kill9, kv.Sync)
+	res := run(t, "sqlite", fault.Kill9, kv.Sync, 2)
 	if res.Metrics["lost"] != 0 || res.Metrics["torn"] != 0 {
 		t.Fatalf("SQLite after kill -9: %v lost, %v torn, want 0", res.Metrics["lost"], res.Metrics["torn"])
 	}
@@ -111,11 +111,11 @@ func TestKill9KeepsWhatReachedTheOS(t *testing.T) {
 // no (async) loses what the OS had not written.
 func TestPowerLossRedis(t *testing.T) {
 	needLazyFS(t)
-	res := run(t, "redis", fault.PowerLoss, kv.Sync)
+	res := run(t, "redis", fault.PowerLoss, kv.Sync, 2)
 	if res.Metrics["lost"] != 0 || res.Metrics["torn"] != 0 {
 		t.Fatalf("Redis appendfsync always: %v lost, %v torn after a power failure, want 0", res.Metrics["lost"], res.Metrics["torn"])
 	}
-	res = run(t, "redis", fault.PowerLoss, kv.Async)
+	res = run(t, "redis", fault.PowerLoss, kv.Async, 2)
 	if res.Metrics["lost"] == 0 {
 		t.Errorf("Redis appendfsync no lost nothing on a power failure")
 	}
@@ -125,7 +125,7 @@ func TestPowerLossRedis(t *testing.T) {
 // power failure; its postmaster and backends are killed together.
 func TestPowerLossPostgres(t *testing.T) {
 	needLazyFS(t)
-	res := run(t, "postgres", fault.PowerLoss, kv.Sync)
+	res := run(t, "postgres", fault.PowerLoss, kv.Sync, 1)
 	if res.Metrics["lost"] != 0 || res.Metrics["torn"] != 0 || res.Metrics["unrecoverable"] != 0 {
 		t.Fatalf("PostgreSQL synchronous_commit=on: %v lost, %v torn, %v unrecoverable after a power failure, want 0 (%s)",
 			res.Metrics["lost"], res.Metrics["torn"], res.Metrics["unrecoverable"], res.Facts["unrecoverable"])
@@ -136,7 +136,7 @@ func TestPowerLossPostgres(t *testing.T) {
 // Its power failure is refused (noPowerLoss): InnoDB did not restart on
 // LazyFS after a cache clear, a failure not yet told apart from LazyFS's.
 func TestKill9MariaDB(t *testing.T) {
-	res := run(t, "mariadb", fault.Kill9, kv.Sync)
+	res := run(t, "mariadb", fault.Kill9, kv.Sync, 1)
 	if res.Metrics["lost"] != 0 || res.Metrics["torn"] != 0 || res.Metrics["unrecoverable"] != 0 {
 		t.Fatalf("MariaDB after kill -9: %v lost, %v torn, %v unrecoverable, want 0 (%s)",
 			res.Metrics["lost"], res.Metrics["torn"], res.Metrics["unrecoverable"], res.Facts["unrecoverable"])
