@@ -199,6 +199,8 @@ func (m *Mount) mount(ctx context.Context) error {
 	go func() {
 		_ = cmd.Wait()
 		release()
+		// (Its exit status tells nothing: LazyFS 0.3.0 aborts, SIGABRT,
+		// even after a clean unmount.)
 		if !m.stopping.Load() {
 			m.crashed.Store(true)
 		}
@@ -232,7 +234,13 @@ func (m *Mount) mount(ctx context.Context) error {
 // Died says whether the LazyFS process exited while mounted (it is a
 // research prototype: it has crashed under load), with its log's tail.
 func (m *Mount) Died() (bool, string) {
-	if !m.crashed.Load() {
+	died := m.crashed.Load()
+	if !died && m.cmd != nil {
+		// Gone, not yet reaped: the mount answers "not connected".
+		_, err := os.Stat(m.Dir)
+		died = errors.Is(err, syscall.ENOTCONN) || errors.Is(err, syscall.ECONNABORTED)
+	}
+	if !died {
 		return false, ""
 	}
 	return true, proc.LogTail(m.log, proc.TailLines)

@@ -293,9 +293,13 @@ func crashPoint(p Params, seed int64, k int) (ops int64, at time.Duration) {
 func runTrial(ctx context.Context, p Params, st workload.Step, opened *workload.OpenSpec, class kv.Durability, base string, k int) (Trial, error) {
 	var m *lazyfs.Mount
 	tr, err := trial(ctx, p, st, opened, class, base, k, &m)
-	if err != nil && m != nil {
-		if died, tail := m.Died(); died {
-			return tr, &lazyFSError{err, tail}
+	if m != nil {
+		// Asked before the unmount, which would end LazyFS anyway.
+		if died, tail := m.Died(); died && err != nil {
+			err = &lazyFSError{err, tail}
+		}
+		if cerr := m.Close(); err == nil && cerr != nil {
+			err = cerr
 		}
 	}
 	return tr, err
@@ -323,8 +327,7 @@ func trial(ctx context.Context, p Params, st workload.Step, opened *workload.Ope
 		if m, err = lazyfs.New(ctx, filepath.Join(base, "lazyfs"), p.LazyFSCacheMiB); err != nil {
 			return tr, err
 		}
-		*mp = m
-		defer m.Close()
+		*mp = m // closed by runTrial
 		dataDir = filepath.Join(m.Dir, "db")
 	} else {
 		// kill -9 keeps the page cache: the data needs no LazyFS.
