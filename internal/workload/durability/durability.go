@@ -402,6 +402,7 @@ func trial(ctx context.Context, p Params, st workload.Step, opened *workload.Ope
 	e.kill()
 	close(stop)
 	wg.Wait()
+	e.release() // the writers are done with its connections
 	if cut != nil {
 		return tr, cut
 	}
@@ -445,6 +446,7 @@ func trial(ctx context.Context, p Params, st workload.Step, opened *workload.Ope
 	defer func() {
 		if e != nil {
 			e.kill()
+			e.release()
 		}
 	}()
 	first := Key(0, 0)

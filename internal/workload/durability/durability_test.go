@@ -122,13 +122,17 @@ func TestPowerLossRedis(t *testing.T) {
 }
 
 // PostgreSQL (synchronous_commit on) loses nothing it acknowledged on a
-// power failure; its postmaster and backends are killed together.
+// power failure or kill -9; its postmaster and backends are killed
+// together (while the writers' connections are in use: they are closed
+// only once the writers are done).
 func TestPowerLossPostgres(t *testing.T) {
 	needLazyFS(t)
-	res := run(t, "postgres", fault.PowerLoss, kv.Sync, 1)
-	if res.Metrics["lost"] != 0 || res.Metrics["torn"] != 0 || res.Metrics["unrecoverable"] != 0 {
-		t.Fatalf("PostgreSQL synchronous_commit=on: %v lost, %v torn, %v unrecoverable after a power failure, want 0 (%s)",
-			res.Metrics["lost"], res.Metrics["torn"], res.Metrics["unrecoverable"], res.Facts["unrecoverable"])
+	for _, crash := range []string{fault.PowerLoss, fault.Kill9} {
+		res := run(t, "postgres", crash, kv.Sync, 1)
+		if res.Metrics["lost"] != 0 || res.Metrics["torn"] != 0 || res.Metrics["unrecoverable"] != 0 {
+			t.Fatalf("PostgreSQL synchronous_commit=on: %v lost, %v torn, %v unrecoverable after %s, want 0 (%s)",
+				res.Metrics["lost"], res.Metrics["torn"], res.Metrics["unrecoverable"], crash, res.Facts["unrecoverable"])
+		}
 	}
 }
 

@@ -172,7 +172,11 @@ type crashable interface {
 	writer(w int) writerConn
 	get(ctx context.Context, key []byte) ([]byte, error)
 	// kill is the crash: SIGKILL, and wait until the process is gone.
+	// The writers may still be using their connections: they get an
+	// error from the dead process.
 	kill()
+	// release frees the connections once no writer uses them.
+	release()
 	// close shuts down cleanly after the read-back.
 	close(ctx context.Context) error
 	// exited is closed once the process is gone.
@@ -324,6 +328,10 @@ func (e *engine) get(ctx context.Context, key []byte) ([]byte, error) {
 func (e *engine) exited() <-chan struct{} { return e.done }
 
 func (e *engine) writer(w int) writerConn { return e.writers[w] }
+
+// release: kill closed the pipes already (closing an os.File under a
+// reader is safe).
+func (e *engine) release() {}
 
 func (e *engine) kill() {
 	_ = e.cmd.Process.Kill()

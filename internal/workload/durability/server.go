@@ -159,8 +159,12 @@ func (e *srvEngine) kill() {
 	case <-e.done:
 	case <-time.After(30 * time.Second):
 	}
+}
+
+// release closes the clients (not safe under a writer still using one:
+// pgx panics) and what the server package holds for the dead process.
+func (e *srvEngine) release() {
 	e.closeClients()
-	// Releases what the server package holds for the dead process.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_ = e.inst.Stop(ctx)
