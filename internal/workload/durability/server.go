@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -151,14 +152,73 @@ func (e *srvEngine) get(ctx context.Context, key []byte) ([]byte, error) {
 func (e *srvEngine) exited() <-chan struct{} { return e.done }
 
 func (e *srvEngine) kill() {
-	// The whole process group: PostgreSQL's backends with their
-	// postmaster, as a power failure takes them.
-	_ = syscall.Kill(-e.inst.PID, syscall.SIGKILL)
-	_ = syscall.Kill(e.inst.PID, syscall.SIGKILL)
+	// The server and every process below it (PostgreSQL's backends
+	// leave its process group: setsid), as a power failure takes them:
+	// all stopped first, so that none acts on another's death, then
+	// killed; the next start must not find one still holding the data
+	// (PostgreSQL: "pre-existing shared memory block is still in use").
+	pids := append([]int{e.inst.PID}, descendants(e.inst.PID)...)
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGSTOP)
+	}
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, pid := range pids {
+		for running(pid) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 	select {
 	case <-e.done:
-	case <-time.After(30 * time.Second):
+	case <-time.After(time.Until(deadline)):
 	}
+}
+
+// descendants are the processes below pid, from /proc.
+func descendants(pid int) []int {
+	children := map[int][]int{}
+	ents, _ := os.ReadDir("/proc")
+	for _, d := range ents {
+		p, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		st := string(b)
+		f := strings.Fields(st[strings.LastIndexByte(st, ')')+1:])
+		if len(f) > 1 {
+			if pp, err := strconv.Atoi(f[1]); err == nil {
+				children[pp] = append(children[pp], p)
+			}
+		}
+	}
+	var out []int
+	var walk func(int)
+	walk = func(p int) {
+		for _, c := range children[p] {
+			out = append(out, c)
+			walk(c)
+		}
+	}
+	walk(pid)
+	return out
+}
+
+// running says whether pid exists and is not a zombie (a zombie holds
+// no file and no shared memory).
+func running(pid int) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	st := string(b)
+	f := strings.Fields(st[strings.LastIndexByte(st, ')')+1:])
+	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
 }
 
 // release closes the clients (not safe under a writer still using one:
