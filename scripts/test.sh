@@ -14,6 +14,7 @@ scripts/install-kafka.sh # the tripcache study's Kafka transport (internal/workl
 scripts/install-aerospike.sh # asd built from ../shared/vendor once per machine (7-12 CPU minutes, 15-35 wall on 2 busy cores), then cached
 scripts/install-browser.sh # chromium: internal/report/browsertest opens report.html
 scripts/install-hdr-readers.sh # HdrHistogram_py and the Java jar read the .hlog files (cmd/storebench)
+scripts/install-lazyfs.sh # LazyFS: the durability workload's power-loss crashes (internal/lazyfs, internal/workload/durability)
 tags=$(scripts/build-tags.sh)
 
 if [ -n "$(gofmt -l cmd internal studies)" ]; then

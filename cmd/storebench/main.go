@@ -11,6 +11,14 @@ import (
 	_ "storebench/internal/target/all"
 	_ "storebench/internal/target/servers"
 	_ "storebench/internal/workload/all"
+	"storebench/internal/workload/durability"
 )
 
-func main() { os.Exit(cli.Main(os.Args[1:])) }
+func main() {
+	// The durability workload's engine process (the one its crashes
+	// kill) is this binary too.
+	if durability.IsEngine() {
+		os.Exit(durability.EngineMain())
+	}
+	os.Exit(cli.Main(os.Args[1:]))
+}

@@ -14,11 +14,16 @@ import (
 
 	"storebench/internal/cli"
 	"storebench/internal/results"
+	"storebench/internal/workload/durability"
 )
 
 // The test binary doubles as storebench: with STOREBENCH_AS_MAIN=1 it runs
 // the CLI, so `run` starts real worker processes (of this same binary).
 func TestMain(m *testing.M) {
+	// The durability workload's engine process is this binary too.
+	if durability.IsEngine() {
+		os.Exit(durability.EngineMain())
+	}
 	// Servers that run inside storebench (FerretDB) are started as
 	// `<binary> server-main NAME`: here the binary is this test binary.
 	if os.Getenv("STOREBENCH_AS_MAIN") == "1" || len(os.Args) > 1 && os.Args[1] == "server-main" {

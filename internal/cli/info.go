@@ -14,6 +14,7 @@ import (
 
 	"storebench/internal/fault"
 	"storebench/internal/kv"
+	"storebench/internal/lazyfs"
 	"storebench/internal/redact"
 	"storebench/internal/report"
 	"storebench/internal/results"
@@ -32,7 +33,9 @@ Lists the built-in studies, the workloads and the targets. For each target
 it says whether this binary can run it and, if not, exactly why and what
 installs it. PARAMETERS gives the range of every numeric parameter of
 every workload, its sweep and its faults: a value outside it is refused
-before anything runs (exit 2).
+before anything runs (exit 2). CRASH TESTS says whether the durability
+workload's power-loss crashes can run here (LazyFS installed by
+scripts/install-lazyfs.sh, /dev/fuse, root) and, if not, why.
 
 Example:
   storebench list
@@ -99,6 +102,14 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", srv.Name(), srv.Title(), status)
 	}
 	tw.Flush()
+	fmt.Fprintln(stdout, "\nCRASH TESTS (workload durability)")
+	fmt.Fprintln(stdout, "  kill-9: available")
+	if why := lazyfs.Unavailable(); why != "" {
+		fmt.Fprintf(stdout, "  power-loss: cannot run here: %s\n", why)
+	} else {
+		bin, _ := lazyfs.Binary()
+		fmt.Fprintf(stdout, "  power-loss: available (LazyFS %s)\n", bin)
+	}
 	return exitOK
 }
 

@@ -22,6 +22,15 @@ const (
 	Restart = "restart"
 )
 
+// Crash kinds of the durability workload (package workload/durability),
+// taken on the process that holds the engine open: PowerLoss is SIGKILL,
+// then the data's LazyFS mount drops what was not fsynced and is mounted
+// again (a power failure); Kill9 is SIGKILL alone (the page cache kept).
+const (
+	PowerLoss = "power-loss"
+	Kill9     = "kill-9"
+)
+
 // DefaultPause is how long a pause lasts when `for` is not given.
 const DefaultPause = 10 * time.Second
 

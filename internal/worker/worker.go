@@ -426,6 +426,8 @@ func (w *server) runStep(id int64, st workload.Step) (*results.Step, error) {
 	}
 	env := &workload.Env{
 		Target: w.h,
+		Opened: &workload.OpenSpec{Target: w.open.Target, Options: target.Options{Dir: w.open.Dir, URI: w.open.URI,
+			Durability: kv.Durability(w.open.Durability), CacheBytes: w.open.CacheBytes, Extra: w.open.Options, Concurrency: w.open.Concurrency}},
 		Progress: func(done, total int64) {
 			w.send(wire.Event{ID: id, Type: wire.EvProgress, Progress: &wire.Progress{Done: done, Total: total}})
 		},

@@ -154,6 +154,16 @@ type Env struct {
 	// calls it before every timed part.
 	// timed says the barrier is the one right before a timed part.
 	Sync func(ctx context.Context, timed bool) (time.Time, error)
+	// Opened is how the worker opened Target: a workload that runs the
+	// engine in a process of its own (durability, which crashes it)
+	// opens it there alike, in a directory of its own. Nil when unknown.
+	Opened *OpenSpec
+}
+
+// OpenSpec names a target and the options it was opened with.
+type OpenSpec struct {
+	Target  string         `json:"target"`
+	Options target.Options `json:"options"`
 }
 
 // ServerUser is implemented by a workload whose steps start a managed

@@ -199,10 +199,17 @@ func WithStarted(ctx context.Context, fn func(h *Handle)) context.Context {
 // a storebench that is alive to wait for it; this is the last resort, and
 // a server killed this way has only disposable benchmark data.
 func StartTied(cmd *exec.Cmd) (release func(), err error) {
+	return StartTiedSignal(cmd, syscall.SIGKILL)
+}
+
+// StartTiedSignal is StartTied with another parent-death signal: a FUSE
+// daemon (LazyFS) given SIGTERM unmounts its file system before it exits,
+// where SIGKILL would leave a dead mount behind.
+func StartTiedSignal(cmd *exec.Cmd, sig syscall.Signal) (release func(), err error) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	cmd.SysProcAttr.Pdeathsig = sig
 	started := make(chan error, 1)
 	done := make(chan struct{})
 	go func() {

@@ -8,6 +8,7 @@ package all
 import (
 	_ "storebench/internal/workload/adsrw"
 	_ "storebench/internal/workload/documents"
+	_ "storebench/internal/workload/durability"
 	_ "storebench/internal/workload/geo"
 	_ "storebench/internal/workload/http"
 	_ "storebench/internal/workload/ledger"

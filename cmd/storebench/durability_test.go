@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"storebench/internal/lazyfs"
+	"storebench/internal/server/proc"
+)
+
+func needLazyFS(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		t.Skip("no /dev/fuse")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("not root")
+	}
+	if why := lazyfs.Unavailable(); why != "" {
+		t.Fatalf("LazyFS: %s (make test installs it: %s)", why, lazyfs.Install)
+	}
+}
+
+const durabilityStudy = `name: dur
+title: durability, tiny
+seed: 3
+ladder: [100]
+targets: [sqlite]
+workloads:
+  - name: durability
+    params: {trials: %K%, writers: 2, after_ops: %OPS%, random: true, batch_every: 3, batch_size: 4, value_size: 32, classes: [sync], crashes: [%CRASHES%]}
+`
+
+func writeDurabilityStudy(t *testing.T, k, ops, crashes string) string {
+	p := filepath.Join(t.TempDir(), "dur.yaml")
+	s := strings.NewReplacer("%K%", k, "%OPS%", ops, "%CRASHES%", crashes).Replace(durabilityStudy)
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// storebench run durability: a power failure and a kill -9 of the
+// engine's process, and the report's table of acknowledged writes lost.
+func TestDurabilityRunReportsLostAcknowledgedWrites(t *testing.T) {
+	needLazyFS(t)
+	out := t.TempDir()
+	stdout, stderr, code := runCLI(t, "run", writeDurabilityStudy(t, "2", "100", "power-loss, kill-9"), "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(onlyDir(t, out), "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## Acknowledged writes lost after power failure / after kill -9",
+		"| SQLite | sync | power failure | 2 | 0 / ", "| SQLite | sync | kill -9 | 2 | 0 / "} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("report.md:\n%s", b)
+	}
+}
+
+// descendants are every process below pid.
+func descendants(pid int) []int {
+	var out []int
+	for _, c := range children(pid) {
+		out = append(out, c)
+		out = append(out, descendants(c)...)
+	}
+	return out
+}
+
+// A run killed (kill -9) or interrupted (Ctrl-C) during a power-loss
+// trial leaves no LazyFS mount, no lazyfs and no engine process behind.
+func TestKilledDurabilityRunLeavesNoMount(t *testing.T) {
+	needLazyFS(t)
+	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			// A crash point never reached: the writers write until the
+			// run is stopped.
+			cmd := storebench(t, "run", writeDurabilityStudy(t, "1", "1e9", "power-loss"), "--out", t.TempDir())
+			var e bytes.Buffer
+			cmd.Stderr = &e
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			sb := cmd.Process.Pid
+			var fs, mnt string
+			var all []int
+			deadline := time.Now().Add(90 * time.Second)
+			for time.Now().Before(deadline) && (fs == "" || len(all) < 3) {
+				time.Sleep(100 * time.Millisecond)
+				all = descendants(sb)
+				for _, pid := range all {
+					if c := cmdline(pid); strings.Contains(c, "lazyfs ") {
+						fs, mnt = c, strings.Fields(c)[1]
+					}
+				}
+			}
+			if fs == "" || !isMounted(mnt) {
+				t.Fatalf("no lazyfs mount seen under storebench pid %d (%v)\n%s", sb, all, e.String())
+			}
+			time.Sleep(500 * time.Millisecond) // the writers at work
+			if err := syscall.Kill(sb, sig); err != nil {
+				t.Fatal(err)
+			}
+			err := cmd.Wait()
+			if sig == syscall.SIGINT {
+				if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+					t.Errorf("Ctrl-C: %v, want exit 130\n%s", err, e.String())
+				}
+			}
+			t0 := time.Now()
+			for _, pid := range all {
+				for proc.Alive(pid) && time.Since(t0) < 30*time.Second {
+					time.Sleep(50 * time.Millisecond)
+				}
+				if proc.Alive(pid) {
+					t.Errorf("pid %d (%s) outlived storebench (%s) by %s", pid, cmdline(pid), sig, time.Since(t0))
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+			for isMounted(mnt) && time.Since(t0) < 30*time.Second {
+				time.Sleep(50 * time.Millisecond)
+			}
+			if isMounted(mnt) {
+				t.Errorf("%s still mounted after storebench was stopped (%s)", mnt, sig)
+				_ = lazyfs.Unmount(mnt)
+			}
+		})
+	}
+}
+
+func isMounted(dir string) bool {
+	for _, m := range lazyfs.Mounts() {
+		if m == dir {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,184 @@
+package lazyfs
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"storebench/internal/server/proc"
+)
+
+// need skips where this machine cannot mount FUSE at all (no /dev/fuse,
+// not root) and fails where it could but LazyFS is not installed: make
+// test installs it (scripts/install-lazyfs.sh).
+func need(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		t.Skip("no /dev/fuse")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("not root")
+	}
+	if why := Unavailable(); why != "" {
+		t.Fatalf("LazyFS: %s", why)
+	}
+}
+
+// A write not fsynced reads back through the mount while the directory
+// below has nothing; ClearCache drops it; a write fsynced survives both
+// the clear and a remount.
+func TestClearCacheDropsWhatWasNotSynced(t *testing.T) {
+	need(t)
+	ctx := context.Background()
+	m, err := New(ctx, t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	write := func(name string, sync bool) {
+		f, err := os.Create(filepath.Join(m.Dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString("hello " + name); err != nil {
+			t.Fatal(err)
+		}
+		if sync {
+			if err := f.Sync(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("synced", true)
+	write("unsynced", false)
+	if b, _ := os.ReadFile(filepath.Join(m.Dir, "unsynced")); string(b) != "hello unsynced" {
+		t.Fatalf("through the mount: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(m.Root, "unsynced")); len(b) != 0 {
+		t.Fatalf("below the mount before any fsync: %q, want nothing", b)
+	}
+	if err := m.ClearCache(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Remount(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(m.Dir, "unsynced")); len(b) != 0 {
+		t.Errorf("unsynced after the power loss: %q, want nothing", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(m.Dir, "synced")); string(b) != "hello synced" {
+		t.Errorf("synced after the power loss: %q", b)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if mounted(m.Dir) {
+		t.Errorf("%s still mounted after Close", m.Dir)
+	}
+}
+
+const childEnv = "STOREBENCH_LAZYFS_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(childEnv); dir != "" {
+		// A storebench stand-in that mounts and then waits to be killed.
+		mt, err := New(context.Background(), dir, 0)
+		if err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
+		fmt.Println(mt.Dir, mt.cmd.Process.Pid)
+		time.Sleep(10 * time.Minute)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// kill -9 of the process that mounted LazyFS leaves no LazyFS process
+// and no mount behind: the daemon gets SIGTERM from the kernel and
+// unmounts; Reap, run by the next mount, cleans up whatever is left.
+func TestNothingLeftAfterKill9(t *testing.T) {
+	need(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(line)
+	if len(f) != 2 || f[0] == "error" {
+		t.Fatalf("child: %q", line)
+	}
+	mnt := f[0]
+	pid, _ := strconv.Atoi(f[1])
+	if !mounted(mnt) || !proc.Alive(pid) {
+		t.Fatalf("child's mount %s (lazyfs pid %d) not there", mnt, pid)
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	deadline := time.Now().Add(30 * time.Second)
+	for proc.Alive(pid) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if proc.Alive(pid) {
+		t.Errorf("lazyfs pid %d still running 30s after its storebench was killed", pid)
+	}
+	selfUnmounted := !mounted(mnt)
+	if err := Reap(context.Background(), os.Stderr); err != nil {
+		t.Error(err)
+	}
+	if mounted(mnt) {
+		t.Errorf("%s still mounted after Reap", mnt)
+	}
+	t.Logf("lazyfs exited; unmounted by itself: %v", selfUnmounted)
+}
+
+// Died tells a LazyFS that exited on its own (a trial to run again) from
+// one this package stopped; Close still unmounts what it left.
+func TestDiedTellsACrashFromAStop(t *testing.T) {
+	need(t)
+	ctx := context.Background()
+	m, err := New(ctx, t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Remount(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if died, _ := m.Died(); died {
+		t.Fatal("Died after a remount")
+	}
+	_ = m.cmd.Process.Signal(syscall.SIGKILL)
+	<-m.exited
+	if died, _ := m.Died(); !died {
+		t.Error("Died says no after LazyFS was killed")
+	}
+	_ = m.Close()
+	if mounted(m.Dir) {
+		t.Errorf("%s still mounted after Close", m.Dir)
+	}
+}

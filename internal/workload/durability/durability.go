@@ -1,0 +1,553 @@
+// Package durability is the workload that checks, rather than declares,
+// whether an acknowledged write survives a crash. Concurrent writers
+// write numbered, checksummed records (single puts and atomic batches)
+// to an engine that runs in a process of its own, its data on a LazyFS
+// mount (package lazyfs); each writer logs every acknowledgement in this
+// process, which the crash does not touch. At the crash point the engine
+// process is killed with SIGKILL; on a power loss LazyFS also drops what
+// was not fsynced and is mounted again; then the engine is restarted and
+// every record is read back: lost (acknowledged, absent), corrupted
+// (wrong checksum), torn (part of an atomic batch) and phantom
+// (unacknowledged, present) are counted apart, with the recovery time
+// (restart to the first successful read). Each step is K trials of one
+// crash kind under one durability class.
+package durability
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"storebench/internal/fault"
+	"storebench/internal/kv"
+	"storebench/internal/lazyfs"
+	"storebench/internal/results"
+	"storebench/internal/server/proc"
+	"storebench/internal/study"
+	"storebench/internal/target"
+	"storebench/internal/workload"
+)
+
+func init() { workload.Register(Durability{}) }
+
+// Params of the workload.
+type Params struct {
+	// Trials is K: crashes per crash kind and durability class.
+	Trials int `yaml:"trials" json:"trials" range:"1..10000"`
+	// Writers write at once, each its own records.
+	Writers int `yaml:"writers" json:"writers" range:"1..256"`
+	// Crashes are the crash kinds (fault.PowerLoss, fault.Kill9).
+	Crashes []string `yaml:"crashes" json:"crashes"`
+	// Classes are the durability classes each crash kind runs under
+	// (sync, async), whatever the study's own.
+	Classes []string `yaml:"classes" json:"classes"`
+	// AfterOps: the crash comes once the writers together have this
+	// many acknowledged writes (each writer its share); After, if set,
+	// at this offset instead.
+	AfterOps study.Count    `yaml:"after_ops" json:"after_ops" range:"1..1e9"`
+	After    study.Duration `yaml:"after" json:"after" range:"0s..24h"`
+	// Random draws each trial's crash point from half to one and a half
+	// times AfterOps (or After), with the study's seed and the trial.
+	Random bool `yaml:"random" json:"random"`
+	// BatchEvery: every BatchEvery-th write of a writer is an atomic
+	// batch of BatchSize records (0: single puts only).
+	BatchEvery int `yaml:"batch_every" json:"batch_every" range:"0..1000"`
+	BatchSize  int `yaml:"batch_size" json:"batch_size" range:"2..1000"`
+	// ValueSize is each record's payload in bytes.
+	ValueSize int `yaml:"value_size" json:"value_size" range:"0..65536"`
+	// LazyFSCacheMiB sizes LazyFS's cache, which must hold every write
+	// not yet fsynced (0: lazyfs.DefaultCacheMiB).
+	LazyFSCacheMiB int `yaml:"lazyfs_cache_mib" json:"lazyfs_cache_mib,omitempty" range:"0..65536"`
+}
+
+// Durability implements workload.Workload.
+type Durability struct{}
+
+func (Durability) Name() string { return "durability" }
+func (Durability) Describe() string {
+	return "acknowledged writes lost after a power failure (LazyFS) or kill -9: writers of checksummed records and batches, K crashes, every record read back"
+}
+
+func (Durability) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error) {
+	p := Params{Trials: 20, Writers: 4, AfterOps: 1000, BatchEvery: 4, BatchSize: 8, ValueSize: 100,
+		Crashes: []string{fault.PowerLoss, fault.Kill9}, Classes: []string{string(kv.Sync), string(kv.Async)}}
+	const path = "workloads.durability.params"
+	if err := study.DecodeParams(s.File, e.Params, path, &p); err != nil {
+		return nil, err
+	}
+	bad := func(field, format string, args ...any) error {
+		return &study.Error{File: s.File, Line: study.FieldLine(e.Params, field), Field: path + "." + field, Msg: fmt.Sprintf(format, args...)}
+	}
+	if len(p.Crashes) == 0 {
+		return nil, bad("crashes", "want at least one of %s, %s", fault.PowerLoss, fault.Kill9)
+	}
+	for _, c := range p.Crashes {
+		if c != fault.PowerLoss && c != fault.Kill9 {
+			return nil, bad("crashes", "%q: want %s or %s", c, fault.PowerLoss, fault.Kill9)
+		}
+	}
+	if len(p.Classes) == 0 {
+		return nil, bad("classes", "want sync, async or both")
+	}
+	for _, c := range p.Classes {
+		if c != string(kv.Sync) && c != string(kv.Async) {
+			return nil, bad("classes", "%q: want sync or async", c)
+		}
+	}
+	return json.Marshal(p)
+}
+
+// LClass is the label of a step's durability class.
+const LClass = "durability"
+
+func (Durability) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error) {
+	var p Params
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, err
+	}
+	var steps []workload.Step
+	for _, class := range p.Classes {
+		for _, crash := range p.Crashes {
+			steps = append(steps, workload.Step{Workload: "durability", Phase: crash, N: int64(p.AfterOps), Fresh: true, Seed: s.Seed,
+				Concurrency: p.Writers, Params: raw, Largest: int64(p.AfterOps),
+				Labels: results.Labels{LClass: class},
+				// Batches: the engine's own (kv.Batch), a server's
+				// transaction (Redis MULTI/EXEC).
+				Requires: target.Caps{target.KeyValue}})
+		}
+	}
+	return steps, nil
+}
+
+// Trial is one crash and its read-back.
+type Trial struct {
+	Counts
+	// CrashAfter is the crash point: acknowledged writes or the offset.
+	CrashAfter string
+	// Recovery is from the engine's restart to its first read.
+	Recovery time.Duration
+	// CloseError is how closing the engine after the read-back failed.
+	CloseError string
+	// Unrecoverable is why the engine could not open its data after the
+	// crash ("": it could); every acknowledged write counts as lost.
+	Unrecoverable string
+}
+
+func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*results.Step, error) {
+	var p Params
+	if err := json.Unmarshal(st.Params, &p); err != nil {
+		return nil, err
+	}
+	if env.Opened == nil {
+		return nil, errors.New("durability: the worker did not say how it opened the target")
+	}
+	info, err := target.Lookup(env.Opened.Target)
+	if err != nil {
+		return nil, err
+	}
+	if why := CanCrash(info); why != "" {
+		return nil, errors.New("durability: " + why)
+	}
+	if st.Phase == fault.PowerLoss {
+		if why := lazyfs.Unavailable(); why != "" {
+			return nil, fmt.Errorf("durability: power-loss needs LazyFS: %s", why)
+		}
+	}
+	class := kv.Durability(st.Labels[LClass])
+	if class == "" {
+		class = env.Opened.Options.Durability
+	}
+	// The engine's directories sit beside the worker's own (which holds
+	// the target open), never on a LazyFS mount of their own making.
+	base := env.Opened.Options.Dir + "-durability"
+	if env.Opened.Options.Dir != "" {
+		if err := os.RemoveAll(base); err != nil {
+			return nil, err
+		}
+	} else {
+		// A server target: its trials' data lives beside the worker's
+		// temporary files.
+		if base, err = os.MkdirTemp("", "storebench-durability-"); err != nil {
+			return nil, err
+		}
+		// A server may run as its own user (postgres): it must reach
+		// its directory.
+		if err := os.Chmod(base, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	defer os.RemoveAll(base)
+	res := &results.Step{Workload: st.Workload, Phase: st.Phase, N: st.N, Unit: "write (single put or batch record)", Started: time.Now()}
+	var total Counts
+	var recov []float64
+	lostTrials, trials, closeErrs, closeErr, unrec, unrecErr := 0, 0, 0, "", 0, ""
+	lazyRetries, lazyErr := 0, ""
+	for k := 0; k < p.Trials; k++ {
+		if err := ctx.Err(); err != nil {
+			res.Partial = true
+			break
+		}
+		tr, err := runTrial(ctx, p, st, env.Opened, class, filepath.Join(base, fmt.Sprint(k)), k)
+		// LazyFS itself failing is the harness's fault, not the
+		// engine's: the trial is run again (at most twice per step),
+		// and the report says so.
+		var lf *lazyFSError
+		for errors.As(err, &lf) && lazyRetries < 2 && ctx.Err() == nil {
+			lazyRetries++
+			if lazyErr == "" {
+				lazyErr = lf.Error()
+			}
+			tr, err = runTrial(ctx, p, st, env.Opened, class, filepath.Join(base, fmt.Sprintf("%d-retry%d", k, lazyRetries)), k)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("durability: %s trial %d: %w", st.Phase, k+1, err)
+		}
+		total = total.Add(tr.Counts)
+		recov = append(recov, tr.Recovery.Seconds())
+		if tr.Lost > 0 {
+			lostTrials++
+		}
+		if tr.Unrecoverable != "" {
+			unrec++
+			if unrecErr == "" {
+				unrecErr = tr.Unrecoverable
+			}
+		}
+		if tr.CloseError != "" {
+			closeErrs++
+			if closeErr == "" {
+				closeErr = tr.CloseError
+			}
+		}
+		trials++
+		if env.Progress != nil {
+			env.Progress(int64(k+1), int64(p.Trials))
+		}
+	}
+	res.Seconds = time.Since(res.Started).Seconds()
+	// Operations are the records written; every one was read back.
+	// Failures are what no class allows (a corrupted record, a torn
+	// batch) and, under sync, a lost acknowledged write.
+	res.Ops = total.Acked + total.Unacked
+	res.Verify.Checked = res.Ops
+	res.Verify.Failed = total.Corrupted + total.Torn
+	if class == kv.Sync {
+		res.Verify.Failed += total.Lost
+	}
+	if res.Verify.Failed > 0 {
+		res.Verify.First = fmt.Sprintf("%s under %s: %d acknowledged writes lost, %d corrupted, %d batches torn", st.Phase, class, total.Lost, total.Corrupted, total.Torn)
+	}
+	sort.Float64s(recov)
+	res.Metrics = map[string]float64{
+		"trials": float64(trials), "acked": float64(total.Acked), "unacked": float64(total.Unacked),
+		"lost": float64(total.Lost), "lost_trials": float64(lostTrials), "corrupted": float64(total.Corrupted),
+		"torn": float64(total.Torn), "phantom": float64(total.Phantom),
+	}
+	if len(recov) > 0 {
+		res.Metrics["recovery_s_median"] = recov[len(recov)/2]
+		res.Metrics["recovery_s_max"] = recov[len(recov)-1]
+	}
+	res.Facts = map[string]string{"durability": string(class), "crash": st.Phase}
+	if unrec > 0 {
+		res.Metrics["unrecoverable"] = float64(unrec)
+		res.Facts["unrecoverable"] = unrecErr
+	}
+	if lazyRetries > 0 {
+		res.Metrics["lazyfs_retries"] = float64(lazyRetries)
+		res.Facts["lazyfs_error"] = lazyErr
+	}
+	if closeErrs > 0 {
+		res.Metrics["close_errors"] = float64(closeErrs)
+		res.Facts["close_error"] = closeErr
+	}
+	if os.Getenv(TestNoSyncEnv) == "1" {
+		res.Facts["test_nosync"] = "engine opened async under a declared " + string(class)
+	}
+	return res, nil
+}
+
+// crashPoint is trial k's: acknowledged writes (ops > 0) or an offset.
+func crashPoint(p Params, seed int64, k int) (ops int64, at time.Duration) {
+	ops, at = int64(p.AfterOps), time.Duration(p.After)
+	if p.Random {
+		r := rand.New(rand.NewPCG(uint64(seed), uint64(k)))
+		f := 0.5 + r.Float64()
+		ops = max(1, int64(float64(ops)*f))
+		at = time.Duration(float64(at) * f)
+	}
+	if at > 0 {
+		ops = 0
+	}
+	return ops, at
+}
+
+// runTrial writes until the crash point, crashes the engine, restarts it
+// and reads every record back.
+func runTrial(ctx context.Context, p Params, st workload.Step, opened *workload.OpenSpec, class kv.Durability, base string, k int) (Trial, error) {
+	var m *lazyfs.Mount
+	tr, err := trial(ctx, p, st, opened, class, base, k, &m)
+	if m != nil {
+		// Asked before the unmount, which would end LazyFS anyway.
+		if died, tail := m.Died(); died && err != nil {
+			err = &lazyFSError{err, tail}
+		}
+		if cerr := m.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}
+	return tr, err
+}
+
+// lazyFSError is a trial cut short by LazyFS's own exit.
+type lazyFSError struct {
+	err  error
+	tail string
+}
+
+func (e *lazyFSError) Error() string {
+	return fmt.Sprintf("LazyFS exited during the trial (%v); its log: %s", e.err, e.tail)
+}
+
+func trial(ctx context.Context, p Params, st workload.Step, opened *workload.OpenSpec, class kv.Durability, base string, k int, mp **lazyfs.Mount) (Trial, error) {
+	var tr Trial
+	var dataDir string
+	var m *lazyfs.Mount
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return tr, err
+	}
+	if st.Phase == fault.PowerLoss {
+		var err error
+		if m, err = lazyfs.New(ctx, filepath.Join(base, "lazyfs"), p.LazyFSCacheMiB); err != nil {
+			return tr, err
+		}
+		*mp = m // closed by runTrial
+		dataDir = filepath.Join(m.Dir, "db")
+	} else {
+		// kill -9 keeps the page cache: the data needs no LazyFS.
+		dataDir = filepath.Join(base, "db")
+	}
+	logPath := filepath.Join(base, "engine.log")
+	start := func() (crashable, error) {
+		if opened.Options.Dir == "" {
+			lazyData := ""
+			if m != nil {
+				lazyData = dataDir
+			}
+			return startServer(ctx, opened, filepath.Join(base, "server"), lazyData, class, p.Writers, logPath)
+		}
+		opts := opened.Options
+		opts.Dir, opts.Durability = dataDir, class
+		return startEngine(ctx, spec{Target: opened.Target, Options: opts, Writers: p.Writers}, nil, logPath)
+	}
+	e, err := start()
+	if err != nil {
+		return tr, err
+	}
+
+	ops, at := crashPoint(p, st.Seed, k)
+	if ops > 0 {
+		tr.CrashAfter = fmt.Sprintf("%d acked writes", ops)
+	} else {
+		tr.CrashAfter = at.String()
+	}
+
+	// Writers: each its own records, attempts and quota; a quota met is
+	// said by closing the writer's own channel, and it goes on writing
+	// so that the crash finds writes in flight.
+	attempts := make([][]Attempt, p.Writers)
+	reached := make([]chan struct{}, p.Writers)
+	errs := make([]error, p.Writers)
+	stop, crashing := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	for w := 0; w < p.Writers; w++ {
+		reached[w] = make(chan struct{})
+		quota := (ops + int64(p.Writers) - 1) / int64(p.Writers)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			attempts[w], errs[w] = write(e.writer(w), w, p, quota, reached[w], stop, crashing)
+		}()
+	}
+	allReached := make(chan struct{})
+	go func() {
+		for _, c := range reached {
+			<-c
+		}
+		close(allReached)
+	}()
+	var timer <-chan time.Time
+	if ops == 0 {
+		t := time.NewTimer(at)
+		defer t.Stop()
+		timer = t.C
+	}
+	var cut error
+	select {
+	case <-allReached:
+	case <-timer:
+	case <-e.exited():
+		cut = fmt.Errorf("the engine process exited before the crash point: %s", proc.LogTail(logPath, 5))
+	case <-ctx.Done():
+		cut = ctx.Err()
+	}
+	// The crash.
+	close(crashing)
+	e.kill()
+	close(stop)
+	wg.Wait()
+	e.release() // the writers are done with its connections
+	if cut != nil {
+		return tr, cut
+	}
+	for w, err := range errs {
+		if err != nil {
+			return tr, fmt.Errorf("writer %d, before the crash: %w (%s)", w, err, proc.LogTail(logPath, 5))
+		}
+	}
+	if m != nil {
+		if err := m.ClearCache(ctx); err != nil {
+			return tr, err
+		}
+		if err := m.Remount(ctx); err != nil {
+			return tr, err
+		}
+	}
+	var all []Attempt
+	for _, a := range attempts {
+		all = append(all, a...)
+	}
+	t0 := time.Now()
+	e, err = start()
+	if err != nil {
+		if ctx.Err() != nil {
+			return tr, ctx.Err()
+		}
+		// An engine that cannot open its data after the crash has lost
+		// every acknowledged write: that is the finding, not a failure
+		// of the check.
+		tr.Unrecoverable = err.Error()
+		for _, a := range all {
+			if a.Acked {
+				tr.Acked++
+				tr.Lost++
+			} else {
+				tr.Unacked++
+			}
+		}
+		return tr, nil
+	}
+	defer func() {
+		if e != nil {
+			e.kill()
+			e.release()
+		}
+	}()
+	first := Key(0, 0)
+	if len(all) > 0 {
+		first = Key(all[0].Writer, all[0].Seq)
+	}
+	if _, err := e.get(ctx, first); err != nil && !errors.Is(err, kv.ErrNotFound) {
+		return tr, fmt.Errorf("first read after the restart: %w", err)
+	}
+	tr.Recovery = time.Since(t0)
+	tr.Counts, err = Check(all, p.ValueSize, func(k []byte) ([]byte, error) { return e.get(ctx, k) })
+	if err != nil {
+		return tr, err
+	}
+	// A close that fails after the read-back is the engine's own fault
+	// after a crash, not the check's: recorded, not fatal.
+	if err := e.close(ctx); err != nil {
+		tr.CloseError = err.Error()
+	}
+	e = nil
+	return tr, nil
+}
+
+// write is one writer: single puts, every BatchEvery-th an atomic batch,
+// each attempt logged before it is sent and marked acknowledged once the
+// engine answers ok. It ends at stop or when the engine's pipe breaks.
+// An error after crashing is closed is the crash's, not the writer's.
+func write(c writerConn, w int, p Params, quota int64, reached chan struct{}, stop, crashing <-chan struct{}) ([]Attempt, error) {
+	var out []Attempt
+	var seq uint64
+	var acked int64
+	signalled := quota <= 0
+	defer func() {
+		if !signalled {
+			close(reached)
+		}
+	}()
+	if quota <= 0 {
+		close(reached)
+	}
+	var kvs [][]byte
+	for op := 1; ; op++ {
+		select {
+		case <-stop:
+			return out, nil
+		default:
+		}
+		size := 1
+		if p.BatchEvery > 0 && op%p.BatchEvery == 0 {
+			size = p.BatchSize
+		}
+		first := len(out)
+		batch := seq
+		kvs = kvs[:0]
+		for i := 0; i < size; i++ {
+			out = append(out, Attempt{Writer: w, Seq: seq, Batch: batch, BatchSize: size})
+			kvs = append(kvs, Key(w, seq), Value(w, seq, batch, size, p.ValueSize))
+			seq++
+		}
+		if err := c.write(kvs); err != nil {
+			select {
+			case <-crashing:
+				return out, nil
+			default:
+				return out, err
+			}
+		}
+		for i := first; i < len(out); i++ {
+			out[i].Acked = true
+		}
+		acked += int64(size)
+		if !signalled && acked >= quota {
+			close(reached)
+			signalled = true
+		}
+	}
+}
+
+// syncTree fsyncs every file and directory under dir.
+func syncTree(dir string) error {
+	return filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil // a file the server removed meanwhile
+			}
+			return err
+		}
+		if !d.IsDir() && !d.Type().IsRegular() {
+			return nil
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		defer f.Close()
+		if err := f.Sync(); err != nil {
+			return fmt.Errorf("fsync %s: %w", path, err)
+		}
+		return nil
+	})
+}

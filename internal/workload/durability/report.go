@@ -1,0 +1,122 @@
+package durability
+
+import (
+	"fmt"
+	"strings"
+
+	"storebench/internal/fault"
+	"storebench/internal/kv"
+	"storebench/internal/report/section"
+	"storebench/internal/results"
+)
+
+func init() {
+	section.Register("durability", section.Def{
+		Render: render,
+		Metrics: []section.Metric{
+			{Name: "trials", Agg: section.Sum, What: "crashes (K)"},
+			{Name: "acked", Agg: section.Sum, What: "acknowledged writes, all trials"},
+			{Name: "unacked", Agg: section.Sum, What: "writes in flight at the crash (sent, not acknowledged)"},
+			{Name: "lost", Agg: section.Sum, Better: section.Lower, What: "acknowledged writes absent after the restart"},
+			{Name: "lost_trials", Agg: section.Sum, Better: section.Lower, What: "trials that lost an acknowledged write"},
+			{Name: "corrupted", Agg: section.Sum, Better: section.Lower, What: "records read back with a wrong checksum or content"},
+			{Name: "torn", Agg: section.Sum, Better: section.Lower, What: "atomic batches found in part"},
+			{Name: "phantom", Agg: section.Sum, What: "unacknowledged writes found after the restart (allowed)"},
+			{Name: "unrecoverable", Agg: section.Sum, Better: section.Lower, What: "trials whose engine could not open its data after the crash (all acknowledged writes lost)"},
+			{Name: "lazyfs_retries", Agg: section.Sum, What: "trials run again because LazyFS itself exited"},
+			{Name: "close_errors", Agg: section.Sum, What: "trials whose engine failed to close after the read-back"},
+			{Name: "recovery_s_median", Unit: "s", Agg: section.Max, Better: section.Lower, What: "restart to the first successful read, median"},
+			{Name: "recovery_s_max", Unit: "s", Agg: section.Max, Better: section.Lower, What: "restart to the first successful read, worst"},
+		},
+	})
+}
+
+// Verdict says what a step's figures mean: a target that declared sync
+// and lost an acknowledged write (or tore a batch, or corrupted a record)
+// failed; under async a loss is what the class allows.
+func Verdict(s *results.Step) string {
+	m := s.Metrics
+	class := s.Facts["durability"]
+	bad := m["lost"] > 0 || m["torn"] > 0 || m["corrupted"] > 0
+	switch {
+	case bad && class == string(kv.Sync):
+		return fmt.Sprintf("**FAILED: declared sync, lost acknowledged writes in %.0f of %.0f trials**", m["lost_trials"], m["trials"])
+	case m["torn"] > 0 || m["corrupted"] > 0:
+		return "**FAILED: torn or corrupted records**"
+	case m["lost"] > 0:
+		return "lost writes (allowed by async)"
+	}
+	return "none lost"
+}
+
+// render writes the table "acknowledged writes lost after power failure /
+// after kill -9": a row per target and durability class.
+func render(b *strings.Builder, run *results.Run) {
+	ts := section.Participants(run, "durability")
+	if len(ts) == 0 {
+		return
+	}
+	b.WriteString("## Acknowledged writes lost after power failure / after kill -9\n\n")
+	b.WriteString("Each trial: concurrent writers of checksummed records (single puts and atomic batches), every acknowledgement logged outside the engine's process; then SIGKILL of that process (kill -9), or SIGKILL and LazyFS dropping every write not fsynced (power failure); restart, and every record read back. " +
+		"Lost: acknowledged and absent, of all acknowledged writes over K trials (in how many trials). Torn: atomic batches found in part. Phantom: unacknowledged writes found (allowed). Recovery: restart to the first successful read, median / worst.\n\n")
+	tab := section.Table{Head: []string{"Target", "Durability", "Crash", "K", "Lost / acknowledged", "Corrupted", "Torn batches", "Phantom", "Recovery", "Verdict"}, Left: 3}
+	for _, t := range ts {
+		any := false
+		for _, s := range t.Steps {
+			if s.Workload != "durability" {
+				continue
+			}
+			any = true
+			m := s.Metrics
+			class := s.Facts["durability"]
+			if class == "" {
+				class = s.Labels[LClass]
+			}
+			row := []string{section.Cell(t.Title), class, crashTitle(s.Phase)}
+			if s.Error != "" {
+				row = append(row, "—", "failed: "+section.Cell(s.Error), "", "", "", "", "")
+				tab.Rows = append(tab.Rows, row)
+				continue
+			}
+			row = append(row, fmt.Sprintf("%.0f", m["trials"]),
+				fmt.Sprintf("%s / %s (%.0f trials)", section.Count(int64(m["lost"])), section.Count(int64(m["acked"])), m["lost_trials"]),
+				fmt.Sprintf("%.0f", m["corrupted"]), fmt.Sprintf("%.0f", m["torn"]), fmt.Sprintf("%.0f", m["phantom"]),
+				fmt.Sprintf("%s / %s", section.Seconds(m["recovery_s_median"]), section.Seconds(m["recovery_s_max"])),
+				Verdict(s))
+			if n := m["unrecoverable"]; n > 0 {
+				row[len(row)-1] += fmt.Sprintf("; **did not reopen its data in %.0f trials**: %s", n, section.Cell(clip(s.Facts["unrecoverable"], 160)))
+			}
+			if n := m["lazyfs_retries"]; n > 0 {
+				row[len(row)-1] += fmt.Sprintf("; %.0f trials run again because LazyFS itself exited", n)
+			}
+			if n := m["close_errors"]; n > 0 {
+				row[len(row)-1] += fmt.Sprintf("; failed to close after the read-back in %.0f trials: %s", n, section.Cell(clip(s.Facts["close_error"], 160)))
+			}
+			if s.Facts["test_nosync"] != "" {
+				row[1] += " (test: fsync off)"
+			}
+			tab.Rows = append(tab.Rows, row)
+		}
+		if !any {
+			tab.Rows = append(tab.Rows, section.NARow(section.Cell(t.Title), t.NotApplicable("durability", "", -1), len(tab.Head)-1))
+		}
+	}
+	tab.Write(b)
+}
+
+func crashTitle(phase string) string {
+	switch phase {
+	case fault.PowerLoss:
+		return "power failure"
+	case fault.Kill9:
+		return "kill -9"
+	}
+	return phase
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
