@@ -228,6 +228,16 @@ func descendants(root int) ([]int, error) {
 	return out, nil
 }
 
+// Descendants returns every live process whose parent chain leads to
+// root (root itself left out), from one reading of /proc.
+func Descendants(root int) ([]int, error) {
+	all, err := descendants(root)
+	if err != nil {
+		return nil, err
+	}
+	return all[1:], nil
+}
+
 // pss reads the proportional set size of a process from smaps_rollup
 // (0 if unreadable).
 func pss(pid int) int64 {

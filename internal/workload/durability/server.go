@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"storebench/internal/kv"
+	"storebench/internal/measure/procstat"
 	"storebench/internal/server"
 	"storebench/internal/server/proc"
 	"storebench/internal/target"
@@ -176,49 +176,17 @@ func (e *srvEngine) kill() {
 	}
 }
 
-// descendants are the processes below pid, from /proc.
+// descendants are the processes below pid.
 func descendants(pid int) []int {
-	children := map[int][]int{}
-	ents, _ := os.ReadDir("/proc")
-	for _, d := range ents {
-		p, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		st := string(b)
-		f := strings.Fields(st[strings.LastIndexByte(st, ')')+1:])
-		if len(f) > 1 {
-			if pp, err := strconv.Atoi(f[1]); err == nil {
-				children[pp] = append(children[pp], p)
-			}
-		}
-	}
-	var out []int
-	var walk func(int)
-	walk = func(p int) {
-		for _, c := range children[p] {
-			out = append(out, c)
-			walk(c)
-		}
-	}
-	walk(pid)
+	out, _ := procstat.Descendants(pid)
 	return out
 }
 
 // running says whether pid exists and is not a zombie (a zombie holds
 // no file and no shared memory).
 func running(pid int) bool {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return false
-	}
-	st := string(b)
-	f := strings.Fields(st[strings.LastIndexByte(st, ')')+1:])
-	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
+	st, err := procstat.StatOf(pid)
+	return err == nil && st.State != "Z" && st.State != "X"
 }
 
 // release closes the clients (not safe under a writer still using one:
