@@ -21,17 +21,33 @@ fail() {
 }
 
 tarname=lazyfs-0.3.0-a47a5ba-src.tar.xz
-# ../shared/vendor beside the checkout; in a git worktree, beside the
-# main checkout (the common git directory's parent).
-vendor=${STOREBENCH_VENDOR:-../shared/vendor}
-if [ -z "${STOREBENCH_VENDOR:-}" ] && [ ! -f "$vendor/$tarname" ]; then
+# The tarball this script was verified with: its build is cached under
+# this name, and found there even where the tarball is not.
+pinned=1c001e0c8866322788ad1212581e9a39765e49428503714226fe5c07c5d2f082
+# $STOREBENCH_VENDOR, else shared/vendor beside the checkout or any folder
+# above it (a clone in a subfolder), else beside the main checkout of a
+# git worktree (the common git directory's parent).
+vendor=${STOREBENCH_VENDOR:-}
+if [ -z "$vendor" ]; then
+  d=$(pwd)
+  while [ "$d" != / ]; do
+    d=$(dirname "$d")
+    if [ -f "$d/shared/vendor/$tarname" ]; then vendor=$d/shared/vendor; break; fi
+  done
+fi
+if [ -z "$vendor" ]; then
   common=$(git rev-parse --path-format=absolute --git-common-dir 2>/dev/null || true)
   [ -n "$common" ] && [ -f "$common/../../shared/vendor/$tarname" ] && vendor=$common/../../shared/vendor
 fi
-tarball=$vendor/$tarname
-[ -f "$tarball" ] || fail "$tarball not found (set STOREBENCH_VENDOR to the folder holding $tarname)"
-sum=$(sha256sum "$tarball" | cut -d' ' -f1)
+tarball=${vendor:-../shared/vendor}/$tarname
 home=${STOREBENCH_HOME:-$HOME/.cache/storebench}
+if [ -f "$tarball" ]; then
+  sum=$(sha256sum "$tarball" | cut -d' ' -f1)
+elif [ -x "$home/lazyfs/$pinned/lazyfs" ] && [ -f "$home/lazyfs/$pinned/libpcache.so.0" ]; then
+  sum=$pinned # built here before from the verified tarball
+else
+  fail "$tarball not found (set STOREBENCH_VENDOR to the folder holding $tarname)"
+fi
 dest=$home/lazyfs/$sum
 
 # /etc/fuse.conf: -o allow_other needs user_allow_other for a non-root
