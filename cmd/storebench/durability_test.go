@@ -11,21 +11,9 @@ import (
 	"time"
 
 	"storebench/internal/lazyfs"
+	"storebench/internal/lazyfs/lazyfstest"
 	"storebench/internal/server/proc"
 )
-
-func needLazyFS(t *testing.T) {
-	t.Helper()
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		t.Skip("no /dev/fuse")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("not root")
-	}
-	if why := lazyfs.Unavailable(); why != "" {
-		t.Fatalf("LazyFS: %s (make test installs it: %s)", why, lazyfs.Install)
-	}
-}
 
 const durabilityStudy = `name: dur
 title: durability, tiny
@@ -49,7 +37,7 @@ func writeDurabilityStudy(t *testing.T, k, ops, crashes string) string {
 // storebench run durability: a power failure and a kill -9 of the
 // engine's process, and the report's table of acknowledged writes lost.
 func TestDurabilityRunReportsLostAcknowledgedWrites(t *testing.T) {
-	needLazyFS(t)
+	lazyfstest.Need(t)
 	out := t.TempDir()
 	stdout, stderr, code := runCLI(t, "run", writeDurabilityStudy(t, "2", "100", "power-loss, kill-9"), "--out", out)
 	if code != 0 {
@@ -83,7 +71,7 @@ func descendants(pid int) []int {
 // A run killed (kill -9) or interrupted (Ctrl-C) during a power-loss
 // trial leaves no LazyFS mount, no lazyfs and no engine process behind.
 func TestKilledDurabilityRunLeavesNoMount(t *testing.T) {
-	needLazyFS(t)
+	lazyfstest.Need(t)
 	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
 			// A crash point never reached: the writers write until the

@@ -16,16 +16,19 @@ import (
 	"storebench/internal/server/proc"
 )
 
-// need skips where this machine cannot mount FUSE at all (no /dev/fuse,
-// not root) and fails where it could but LazyFS is not installed: make
-// test installs it (scripts/install-lazyfs.sh).
+// need fails where this machine cannot mount LazyFS (no /dev/fuse, not
+// root, or LazyFS not installed: make test installs it,
+// scripts/install-lazyfs.sh), never skips.
 func need(t *testing.T) {
 	t.Helper()
+	// make test installs LazyFS; mounting it needs /dev/fuse and root,
+	// which no install step can give: the crash tests fail without them
+	// rather than pass unrun.
 	if _, err := os.Stat("/dev/fuse"); err != nil {
-		t.Skip("no /dev/fuse")
+		t.Fatalf("crash tests need /dev/fuse to mount LazyFS: %v", err)
 	}
 	if os.Geteuid() != 0 {
-		t.Skip("not root")
+		t.Fatalf("crash tests need root to mount LazyFS (running as uid %d)", os.Geteuid())
 	}
 	if why := Unavailable(); why != "" {
 		t.Fatalf("LazyFS: %s", why)

@@ -10,7 +10,7 @@ import (
 
 	"storebench/internal/fault"
 	"storebench/internal/kv"
-	"storebench/internal/lazyfs"
+	"storebench/internal/lazyfs/lazyfstest"
 	"storebench/internal/results"
 	_ "storebench/internal/server/all"
 	"storebench/internal/target"
@@ -25,19 +25,6 @@ func TestMain(m *testing.M) {
 		os.Exit(EngineMain())
 	}
 	os.Exit(m.Run())
-}
-
-func needLazyFS(t *testing.T) {
-	t.Helper()
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		t.Skip("no /dev/fuse")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("not root")
-	}
-	if why := lazyfs.Unavailable(); why != "" {
-		t.Fatalf("LazyFS: %s (make test installs it: %s)", why, lazyfs.Install)
-	}
 }
 
 // run executes one durability step of a few short trials on engine name.
@@ -74,7 +61,7 @@ func run(t *testing.T, name, crash string, class kv.Durability, trials int) *res
 // acknowledged writes on a power failure, and the verdict flags it; the
 // same engine with fsync on loses none.
 func TestPowerLossCatchesAnEngineThatDoesNotFsync(t *testing.T) {
-	needLazyFS(t)
+	lazyfstest.Need(t)
 	t.Setenv(TestNoSyncEnv, "1")
 	res := run(t, "sqlite", fault.PowerLoss, kv.Sync, 2)
 	if res.Metrics["lost"] == 0 {
@@ -86,7 +73,7 @@ func TestPowerLossCatchesAnEngineThatDoesNotFsync(t *testing.T) {
 }
 
 func TestPowerLossSyncedEngineLosesNothing(t *testing.T) {
-	needLazyFS(t)
+	lazyfstest.Need(t)
 	res := run(t, "sqlite", fault.PowerLoss, kv.Sync, 2)
 	if res.Metrics["lost"] != 0 || res.Metrics["torn"] != 0 {
 		t.Fatalf("SQLite synchronous=FULL: %v lost, %v torn after a power failure, want 0", res.Metrics["lost"], res.Metrics["torn"])
@@ -110,7 +97,7 @@ func TestKill9KeepsWhatReachedTheOS(t *testing.T) {
 // mount. appendfsync always loses nothing on a power failure; appendfsync
 // no (async) loses what the OS had not written.
 func TestPowerLossRedis(t *testing.T) {
-	needLazyFS(t)
+	lazyfstest.Need(t)
 	res := run(t, "redis", fault.PowerLoss, kv.Sync, 2)
 	if res.Metrics["lost"] != 0 || res.Metrics["torn"] != 0 {
 		t.Fatalf("Redis appendfsync always: %v lost, %v torn after a power failure, want 0", res.Metrics["lost"], res.Metrics["torn"])
@@ -126,7 +113,7 @@ func TestPowerLossRedis(t *testing.T) {
 // together (while the writers' connections are in use: they are closed
 // only once the writers are done).
 func TestPowerLossPostgres(t *testing.T) {
-	needLazyFS(t)
+	lazyfstest.Need(t)
 	for _, crash := range []string{fault.PowerLoss, fault.Kill9} {
 		res := run(t, "postgres", crash, kv.Sync, 1)
 		if res.Metrics["lost"] != 0 || res.Metrics["torn"] != 0 || res.Metrics["unrecoverable"] != 0 {
