@@ -4,10 +4,8 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"database/sql/driver"
 	"errors"
-	"fmt"
 	"sync"
 
 	"github.com/mattn/go-sqlite3"
@@ -42,32 +40,5 @@ func (s *Store) SQLWriteLock() sync.Locker { return &s.mu }
 // PrepareIntSelect implements target.IntSelecter: a connection of its own
 // with q prepared.
 func (s *Store) PrepareIntSelect(ctx context.Context, q string) (target.IntSelect, error) {
-	db := sql.OpenDB(s.sqlConn)
-	db.SetMaxOpenConns(1)
-	db.SetMaxIdleConns(1)
-	st, err := db.PrepareContext(ctx, q)
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("sqlite: preparing %s: %w", q, err)
-	}
-	return &selectConn{db: db, st: st}, nil
-}
-
-type selectConn struct {
-	db *sql.DB
-	st *sql.Stmt
-}
-
-func (c *selectConn) Select(ctx context.Context, key int64) (int64, bool, error) {
-	var v sql.NullInt64
-	err := c.st.QueryRowContext(ctx, key).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, false, nil
-	}
-	return v.Int64, err == nil, err
-}
-
-func (c *selectConn) Close() error {
-	c.st.Close()
-	return c.db.Close()
+	return target.OpenIntSelect(ctx, s.sqlConn, "sqlite", q)
 }
