@@ -116,38 +116,9 @@ const copyWorkers = 4
 // keeping permissions and symbolic links; ownership becomes ours.
 // Directories are made first, in walk order; files then in parallel.
 func CopyTree(src, dst string) error {
-	return CopyTreeWith(src, dst, CopyOptions{Workers: copyWorkers})
-}
-
-// CopyOptions say how CopyTreeWith copies.
-type CopyOptions struct {
-	// Workers copy the files at once (1: one file at a time, e.g. onto
-	// a file system that does not take parallel writes well).
-	Workers int
-	// KeepOwner keeps each entry's owner (root can), not ours.
-	KeepOwner bool
-	// SkipSpecial leaves sockets, FIFOs and devices out (they are no
-	// data) instead of failing on them.
-	SkipSpecial bool
-}
-
-// CopyTreeWith copies the directory src to dst (which must not exist) as
-// CopyTree does, with the options o.
-func CopyTreeWith(src, dst string, o CopyOptions) error {
-	workers := max(o.Workers, 1)
-	owner := func(target string, info fs.FileInfo) error {
-		if !o.KeepOwner {
-			return nil
-		}
-		if st, ok := info.Sys().(*syscall.Stat_t); ok {
-			return os.Lchown(target, int(st.Uid), int(st.Gid))
-		}
-		return nil
-	}
 	type file struct {
 		src, dst string
 		mode     fs.FileMode
-		info     fs.FileInfo
 	}
 	var files []file
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
@@ -168,9 +139,6 @@ func CopyTreeWith(src, dst string, o CopyOptions) error {
 			if err := os.Mkdir(target, info.Mode().Perm()); err != nil {
 				return err
 			}
-			if err := owner(target, info); err != nil {
-				return err
-			}
 			// Mkdir applies the umask: set the exact mode.
 			return os.Chmod(target, info.Mode().Perm())
 		case d.Type()&fs.ModeSymlink != 0:
@@ -178,14 +146,9 @@ func CopyTreeWith(src, dst string, o CopyOptions) error {
 			if err != nil {
 				return err
 			}
-			if err := os.Symlink(link, target); err != nil {
-				return err
-			}
-			return owner(target, info)
+			return os.Symlink(link, target)
 		case d.Type().IsRegular():
-			files = append(files, file{p, target, info.Mode().Perm(), info})
-			return nil
-		case o.SkipSpecial:
+			files = append(files, file{p, target, info.Mode().Perm()})
 			return nil
 		}
 		return fmt.Errorf("%s: cannot copy a %s", p, d.Type())
@@ -194,21 +157,14 @@ func CopyTreeWith(src, dst string, o CopyOptions) error {
 		return fmt.Errorf("copying %s to %s: %w", src, dst, err)
 	}
 	next := make(chan file)
-	errs := make(chan error, workers)
+	errs := make(chan error, copyWorkers)
 	var wg sync.WaitGroup
-	for range workers {
+	for range copyWorkers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for f := range next {
-				err := copyFile(f.src, f.dst, f.mode)
-				if err == nil {
-					err = owner(f.dst, f.info)
-				}
-				if err == nil && o.KeepOwner {
-					err = os.Chmod(f.dst, f.mode) // chown may clear setuid bits
-				}
-				if err != nil {
+				if err := copyFile(f.src, f.dst, f.mode); err != nil {
 					errs <- err
 					for range next { // drain: the feeder stops at the first error
 					}

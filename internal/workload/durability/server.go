@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -312,9 +313,47 @@ func moveData(ctx context.Context, srv server.Server, cfg server.Config, dst str
 	}
 	// One file at a time (LazyFS, a research prototype, has aborted its
 	// connection under parallel copies), owner and mode kept
-	// (PostgreSQL's files belong to postgres); sockets and FIFOs are no
-	// data.
-	err = proc.CopyTreeWith(src, dst, proc.CopyOptions{Workers: 1, KeepOwner: true, SkipSpecial: true})
+	// (PostgreSQL's files belong to postgres).
+	err = filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		to := filepath.Join(dst, rel)
+		switch {
+		case fi.IsDir():
+			if err := os.Mkdir(to, fi.Mode().Perm()); err != nil {
+				return err
+			}
+		case fi.Mode()&os.ModeSymlink != 0:
+			l, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			if err := os.Symlink(l, to); err != nil {
+				return err
+			}
+		case fi.Mode().IsRegular():
+			if err := copyFile(p, to, fi.Mode().Perm()); err != nil {
+				return err
+			}
+		default:
+			return nil // sockets, FIFOs: not data
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			if err := os.Lchown(to, int(st.Uid), int(st.Gid)); err != nil {
+				return err
+			}
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			return os.Chmod(to, fi.Mode().Perm())
+		}
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("moving the server's data: %w", err)
 	}
@@ -389,3 +428,20 @@ func (m *mysqlClient) Close() error { return m.db.Close() }
 type quiet struct{}
 
 func (quiet) Print(...any) {}
+
+func copyFile(src, dst string, mode os.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
