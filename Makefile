@@ -11,7 +11,7 @@ LDFLAGS := -X storebench/internal/cli.Version=$(VERSION)
 STUDY   ?= ledger
 ARGS    ?=
 
-.PHONY: test-cluster all build run test vet deps deps-strict bench-overhead bench-memory bench-native list clean
+.PHONY: docs test-cluster all build run test vet deps deps-strict bench-overhead bench-memory bench-native list clean
 
 all: build
 
@@ -38,6 +38,11 @@ vet: deps-strict
 # or started fails the run rather than silently skipping its tests.
 test:
 	scripts/test.sh
+
+# Re-render every figures block of docs/ from the run it names
+# (docs/runs/NAME/results.json); make test fails while one is stale.
+docs:
+	STOREBENCH_UPDATE_DOCS=1 $(GO) test -count=1 -run TestDocsFiguresComeFromKeptRuns ./docs/
 
 # Real clusters with nodes that fail (3 Cassandra JVMs: minutes on 2
 # cores, so apart from make test): a node killed mid-insert, nothing lost;
