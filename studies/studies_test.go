@@ -1,6 +1,8 @@
 package studies_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"io/fs"
 	"strings"
 	"testing"
@@ -58,12 +60,23 @@ func TestWebOLTPRunsEachWorkloadAtTheSeedsLevels(t *testing.T) {
 		}
 		levels := map[string]map[int]bool{}
 		abRuns := map[string]bool{}
+		draws := map[string]bool{}
 		for _, st := range p.Steps {
 			if st.Phase == "prepare" {
 				continue
 			}
-			if st.Workload == "http" {
-				abRuns[st.Labels["requests"]] = true
+			var params struct {
+				Requests []int64 `json:"requests"`
+				RandType string  `json:"rand_type"`
+			}
+			if err := json.Unmarshal(st.Params, &params); err != nil {
+				t.Fatal(err)
+			}
+			switch st.Workload {
+			case "http":
+				abRuns[fmt.Sprint(params.Requests)] = true
+			case "oltp":
+				draws[params.RandType] = true
 			}
 			if levels[st.Workload] == nil {
 				levels[st.Workload] = map[int]bool{}
@@ -79,9 +92,64 @@ func TestWebOLTPRunsEachWorkloadAtTheSeedsLevels(t *testing.T) {
 		if scale == "seed" && s.Largest() != 1_000_000 {
 			t.Errorf("--scale seed: ladder %v", s.Ladder)
 		}
-		// The seed ran ab -n 500; its scale adds a longer run beside it.
-		if scale == "seed" && (len(abRuns) != 2 || !abRuns["500"]) {
-			t.Errorf("--scale seed: ab runs of %v requests, want 500 and a longer one", abRuns)
+		// The seed ran ab -n 500 and sysbench's default (special) draws;
+		// the default scale runs more requests and draws uniformly.
+		if scale == "seed" && (len(abRuns) != 1 || !abRuns["[500]"] || len(draws) != 1 || !draws["special"]) {
+			t.Errorf("--scale seed: ab runs of %v requests, ids drawn %v; want [500] and special", abRuns, draws)
+		}
+		if scale == "" && (abRuns["[500]"] || len(draws) != 1 || !draws["uniform"]) {
+			t.Errorf("default scale: ab runs of %v requests, ids drawn %v; want more than 500 and uniform", abRuns, draws)
+		}
+	}
+}
+
+// oltp and http under --scale seed run seed 003's method: sysbench's
+// default special draws of ids, ab -n 500 at -c 100 and 500 with a new
+// connection per request (keep-alive beside it as a phase of its own);
+// the default scale keeps storebench's uniform draws and longer ab runs.
+func TestSeedScaleRunsSeed003sMethod(t *testing.T) {
+	for _, c := range []struct{ study, scale, want string }{
+		{"oltp", "seed", "oltp rand_type special"},
+		{"oltp", "", "oltp rand_type uniform"},
+		{"http", "seed", "http [500] close,keepalive"},
+		{"http", "", "http [5000] close,keepalive"},
+	} {
+		s, err := study.Load(c.study)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Apply(study.Override{Scale: c.scale}); err != nil {
+			t.Fatal(err)
+		}
+		p, err := coordinator.Prepare(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]bool{}
+		var phases []string
+		for _, st := range p.Steps {
+			var params struct {
+				Requests []int64 `json:"requests"`
+				RandType string  `json:"rand_type"`
+			}
+			if err := json.Unmarshal(st.Params, &params); err != nil {
+				t.Fatal(err)
+			}
+			if st.Workload == "oltp" {
+				got["oltp rand_type "+params.RandType] = true
+			} else if st.Workload == "http" && st.Concurrency == 100 {
+				phases = append(phases, st.Phase)
+				got[fmt.Sprint("http ", params.Requests)] = true
+			}
+		}
+		if st := strings.Join(phases, ","); st != "" {
+			for k := range got {
+				delete(got, k)
+				got[k+" "+st] = true
+			}
+		}
+		if len(got) != 1 || !got[c.want] {
+			t.Errorf("%s --scale %q: %v, want %s", c.study, c.scale, got, c.want)
 		}
 	}
 }

@@ -75,11 +75,22 @@ type Params struct {
 	// Loops is how many event loops share the connections (0: half the
 	// cores, at least one).
 	Loops int `yaml:"loops" json:"loops,omitempty" range:"0..1024"`
+	// RandType is how ids are drawn (sysbench --rand-type): "uniform"
+	// (the default here) or "special" (sysbench 1.0's default and the
+	// seed's, with RandSpecPct and RandSpecRes: see rand.go).
+	RandType string `yaml:"rand_type" json:"rand_type"`
+	// RandSpecPct: percent of the ids that are special (sysbench
+	// --rand-spec-pct, 1).
+	RandSpecPct int `yaml:"rand_spec_pct" json:"rand_spec_pct" range:"0..100"`
+	// RandSpecRes: percent of the draws that go to the special ids
+	// (sysbench --rand-spec-res, 75).
+	RandSpecRes int `yaml:"rand_spec_res" json:"rand_spec_res" range:"0..100"`
 }
 
 func defaults() Params {
 	return Params{Tables: 1, Phases: []string{PhasePrepare, PhaseReadOnly, PhaseWriteOnly}, Duration: study.Duration(10 * time.Second),
-		RangeSize: 100, ReportInterval: study.Duration(time.Second), BatchRows: 1000, Verify: "rows", Client: "events"}
+		RangeSize: 100, ReportInterval: study.Duration(time.Second), BatchRows: 1000, Verify: "rows", Client: "events",
+		RandType: RandUniform, RandSpecPct: 1, RandSpecRes: 75}
 }
 
 // OLTP implements workload.Workload.
@@ -131,6 +142,12 @@ func (OLTP) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error)
 		return nil, bad("client", "%q: want events or goroutines", p.Client)
 	case p.Loops < 0 || p.Loops > 1024:
 		return nil, bad("loops", "%d: want 0 (half the cores) to 1024", p.Loops)
+	case p.RandType != RandUniform && p.RandType != RandSpecial:
+		return nil, bad("rand_type", "%q: want uniform or special (sysbench's --rand-type; gaussian and pareto are not built)", p.RandType)
+	case p.RandSpecPct < 0 || p.RandSpecPct > 100:
+		return nil, bad("rand_spec_pct", "%d: want 0..100", p.RandSpecPct)
+	case p.RandSpecRes < 0 || p.RandSpecRes > 100:
+		return nil, bad("rand_spec_res", "%d: want 0..100", p.RandSpecRes)
 	}
 	for _, n := range s.Ladder {
 		if n > math.MaxInt32 {
@@ -169,7 +186,7 @@ func (OLTP) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*
 	if !ok {
 		return nil, fmt.Errorf("oltp: target offers no SQL tables")
 	}
-	r := &run{store: store, p: p, seed: uint64(st.Seed), rows: st.N, threads: max(st.Concurrency, 1)}
+	r := &run{store: store, p: p, seed: uint64(st.Seed), rows: st.N, threads: max(st.Concurrency, 1), dist: newDist(p)}
 	switch st.Phase {
 	case PhasePrepare:
 		return r.prepare(ctx, env)
@@ -185,6 +202,7 @@ type run struct {
 	seed    uint64
 	rows    int64
 	threads int
+	dist    dist
 }
 
 // prepare creates the tables, bulk-inserts rows 1..N into each in
@@ -215,7 +233,7 @@ func (r *run) prepare(ctx context.Context, env *workload.Env) (*results.Step, er
 		for i := range rows {
 			id := first + int64(i)
 			slab := b.slab[i*(CLen+PadLen):]
-			rows[i] = Row{ID: id, K: PrepareK(r.seed, table, id, r.rows),
+			rows[i] = Row{ID: id, K: PrepareK(&r.dist, r.seed, table, id, r.rows),
 				C: FillC(slab, r.seed, table, id, 0), Pad: FillPad(slab[CLen:], r.seed, table, id, 0)}
 		}
 		return r.store.InsertRows(ctx, table, rows)
@@ -233,7 +251,7 @@ func (r *run) prepare(ctx context.Context, env *workload.Env) (*results.Step, er
 	idx := time.Since(start).Seconds()
 	res.Metrics = map[string]float64{"tables": float64(r.p.Tables), "rows": float64(r.rows), "rows_per_s": float64(r.rows*int64(r.p.Tables)) / res.Seconds,
 		"load_s": res.Seconds, "index_s": idx}
-	res.Facts = map[string]string{"index": fmt.Sprintf("k_1..k_%d on k, created after the load", r.p.Tables)}
+	res.Facts = map[string]string{"index": fmt.Sprintf("k_1..k_%d on k, created after the load", r.p.Tables), "ids": r.dist.describe()}
 	return res, nil
 }
 
@@ -371,6 +389,7 @@ func (r *run) run(ctx context.Context, env *workload.Env, phase string) (*result
 	}
 	res, err := workload.Measure(ctx, &env2, cfg, 0, op)
 	res.Unit = "transaction (" + phase + ")"
+	res.Facts = map[string]string{"ids": r.dist.describe()}
 	var verified int64
 	for i := range cs {
 		verified += cs[i].verified

@@ -22,6 +22,7 @@ import (
 
 	"storebench/internal/kv"
 	"storebench/internal/server/servertest"
+	stdy "storebench/internal/study"
 	"storebench/internal/target"
 	_ "storebench/internal/target/all"
 	_ "storebench/internal/target/servers"
@@ -831,4 +832,38 @@ func oltpStore(t testing.TB, h any) oltp.Store {
 		t.Fatalf("%T offers no oltp layout", h)
 	}
 	return s
+}
+
+// rand_type special (sysbench's default, the seed's) runs every phase
+// with its checks, and each step says how its ids were drawn; an unknown
+// rand_type is refused before anything runs.
+func TestSpecialRunsAndSaysSo(t *testing.T) {
+	h := open(t, "sqlite", "")
+	st := map[string]workload.Step{}
+	for _, s := range worktest.Plan(t, oltp.OLTP{}, fmt.Sprintf(study, 1000, 2, "1s", "goroutines"), "oltp.rand_type=special") {
+		st[s.Phase] = s
+	}
+	ctx := context.Background()
+	for _, ph := range []string{"prepare", "read_only", "write_only", "read_only"} {
+		res, err := (oltp.OLTP{}).Execute(ctx, &workload.Env{Target: h}, st[ph])
+		if err != nil {
+			t.Fatalf("%s: %v", ph, err)
+		}
+		if !strings.HasPrefix(res.Facts["ids"], "special, sysbench 1.0's default (--rand-type=special --rand-spec-pct=1 --rand-spec-res=75)") {
+			t.Fatalf("%s: ids drawn %q", ph, res.Facts["ids"])
+		}
+		if ph == "read_only" && (res.Verify.Checked != 14*res.Ops || res.Ops == 0) {
+			t.Fatalf("read_only: %d ops, %d checked", res.Ops, res.Verify.Checked)
+		}
+	}
+	s, err := stdy.Parse("t.yaml", []byte(fmt.Sprintf(study, 1000, 2, "1s", "events")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(stdy.Override{Set: []string{"oltp.rand_type=gaussian"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (oltp.OLTP{}).DecodeParams(s, s.Workloads[0]); err == nil || !strings.Contains(err.Error(), "want uniform or special") {
+		t.Fatalf("rand_type gaussian: %v", err)
+	}
 }

@@ -3,6 +3,7 @@ package oltp
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -74,7 +75,8 @@ func render(b *strings.Builder, run *results.Run) {
 			}
 		}
 		fmt.Fprintf(b, "## OLTP, sysbench compatible: %.0f × %s rows\n\n", tables, section.Count(n))
-		b.WriteString("sysbench's oltp_read_only (BEGIN, 10 point selects, a simple, sum, order and distinct range of 100 ids, COMMIT: 16 queries) and oltp_write_only (BEGIN, index update, non-index update, delete + insert of one id, COMMIT: 6 queries), uniform ids, prepared statements. Every point select's c is checked against its id, every range's row count, order and value format. MariaDB stands in for MySQL.\n\n")
+		b.WriteString("sysbench's oltp_read_only (BEGIN, 10 point selects, a simple, sum, order and distinct range of 100 ids, COMMIT: 16 queries) and oltp_write_only (BEGIN, index update, non-index update, delete + insert of one id, COMMIT: 6 queries), prepared statements. Every point select's c is checked against its id, every range's row count, order and value format. MariaDB stands in for MySQL.\n\n")
+		fmt.Fprintf(b, "Ids drawn (rand_type): %s.\n\n", idsDrawn(ts, n))
 		tab := section.Table{Head: []string{"Target", "Phase", "Threads", "tps", "qps", "p95", "p99", "ignored errors", "reconnects"}}
 		for _, t := range ts {
 			steps := runSteps(t, n)
@@ -105,6 +107,30 @@ func render(b *strings.Builder, run *results.Run) {
 			}
 		}
 	}
+}
+
+// idsDrawn says how the steps at size n drew their ids (a run before
+// rand_type existed drew them uniformly), each way once.
+func idsDrawn(ts []*results.Target, n int64) string {
+	var ways []string
+	for _, t := range ts {
+		for _, s := range t.Steps {
+			if s.Workload != "oltp" || s.N != n || s.Phase == PhasePrepare || s.Ops == 0 {
+				continue
+			}
+			w := s.Facts["ids"]
+			if w == "" {
+				w = "uniform"
+			}
+			if !slices.Contains(ways, w) {
+				ways = append(ways, w)
+			}
+		}
+	}
+	if len(ways) == 0 {
+		return "uniform"
+	}
+	return strings.Join(ways, "; ")
 }
 
 // Sysbench renders a run step as sysbench prints it: the interval lines

@@ -96,14 +96,14 @@ func (t *tx) plan(seq int64, attempt int) {
 		nonce := uint64(seq) + 1
 		for _, k := range []Kind{IndexUpdate, NonIndexUpdate, Delete} {
 			table := int(g.intn(int64(r.p.Tables)))
-			s := Stmt{Kind: k, Table: table, Args: Args{ID: g.intn(r.rows)}}
+			s := Stmt{Kind: k, Table: table, Args: Args{ID: r.dist.id(&g, r.rows)}}
 			switch k {
 			case NonIndexUpdate:
 				s.Args.C = FillC(t.buf[:CLen], r.seed, table, s.Args.ID, nonce)
 			case Delete:
-				// The insert of the same id, k uniform as sysbench's
+				// The insert of the same id, k drawn as sysbench's
 				// get_id().
-				s.Args.K = g.intn(r.rows)
+				s.Args.K = r.dist.id(&g, r.rows)
 				s.Args.C = FillC(t.buf[CLen:2*CLen], r.seed, table, s.Args.ID, nonce)
 				s.Args.Pad = FillPad(t.buf[2*CLen:], r.seed, table, s.Args.ID, nonce)
 			}
@@ -119,12 +119,12 @@ func (t *tx) plan(seq int64, attempt int) {
 		// own choosing).
 		table := int(g.intn(int64(r.p.Tables)))
 		for i := 0; i < pointSelects; i++ {
-			t.stmts = append(t.stmts, Stmt{Kind: PointSelect, Table: table, Lo: g.intn(r.rows)})
+			t.stmts = append(t.stmts, Stmt{Kind: PointSelect, Table: table, Lo: r.dist.id(&g, r.rows)})
 		}
 		size := int64(r.p.RangeSize)
 		for _, k := range []Kind{SimpleRange, SumRange, OrderRange, DistinctRange} {
 			table := int(g.intn(int64(r.p.Tables)))
-			lo := g.intn(r.rows)
+			lo := r.dist.id(&g, r.rows)
 			t.stmts = append(t.stmts, Stmt{Kind: k, Table: table, Lo: lo, Hi: lo + size - 1})
 		}
 	}

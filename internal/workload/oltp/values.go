@@ -77,10 +77,14 @@ func FillPad(dst []byte, seed uint64, table int, id int64, nonce uint64) []byte 
 	return dst
 }
 
-// PrepareK is k of a prepared row: uniform in [1, rows], as sysbench's
-// sb_rand(1, table_size).
-func PrepareK(seed uint64, table int, id, rows int64) int64 {
-	return 1 + int64(gen.Mix(seed, uint64(table), uint64(id), 'k')%uint64(rows))
+// PrepareK is k of a prepared row: in [1, rows], drawn as sysbench's
+// sb_rand(1, table_size) (its --rand-type: d).
+func PrepareK(d *dist, seed uint64, table int, id, rows int64) int64 {
+	g := rand{s: gen.Mix(seed, uint64(table), uint64(id), 'k')}
+	if !d.special {
+		return 1 + int64(g.s%uint64(rows))
+	}
+	return d.id(&g, rows)
 }
 
 // trim drops CHAR padding (PostgreSQL returns a CHAR(120) padded with
