@@ -52,6 +52,12 @@ ordered scans for YCSB E on Redis) is "n/a" with the reason in every table
 and in results.json; the target's other steps run. A target that can run
 nothing of the study is refused before anything starts.
 
+A scale (--scale seed: a seed's own sizes) whose workloads can estimate
+their cost prints the estimate of time and disk first; one that does not
+fit this machine (more disk than is free or limits.disk allows, longer
+than limits.time or, with no time limit, a day) is refused, exit 2, unless
+--accept-estimate is given.
+
 Ctrl-C stops within 2 s (also while a server starts), keeps what was
 measured and the report with status "interrupted" (the steps not finished
 listed), and exits with status 130; a closed output (| head) does the
