@@ -98,10 +98,9 @@ func TestTripcacheKafkaInstallsOnDemand(t *testing.T) {
 
 // The seed scale of tripcache (seed 004's 300M trips under way) does not
 // fit this machine: the run prints its estimate and refuses, exit 2,
-// nothing run. Cut by --set to a few hundred trips it fits: it runs the
-// seed's method (a stream of `rounds` rounds whatever the rate, the
-// search from the seed scale's start rate), every completed trip read
-// back.
+// nothing run. Cut by --set to a hundred trips it fits (rates and grace
+// cut too): it runs the seed scale's stream, `rounds` rounds of the trips
+// under way whatever the rate, every completed trip read back.
 func TestTripcacheSeedScaleEstimatesAndRefuses(t *testing.T) {
 	out := t.TempDir()
 	_, stderr, code := runCLI(t, "run", "tripcache", "--scale", "seed", "--out", out)
