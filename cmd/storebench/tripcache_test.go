@@ -95,3 +95,44 @@ func TestTripcacheKafkaInstallsOnDemand(t *testing.T) {
 		t.Fatalf("status %s (%s): kafka step %+v", run.Status, run.Reason, s)
 	}
 }
+
+// The seed scale of tripcache (seed 004's 300M trips under way) does not
+// fit this machine: the run prints its estimate and refuses, exit 2,
+// nothing run. Cut by --set to a hundred trips it fits (rates and grace
+// cut too): it runs the seed scale's stream, `rounds` rounds of the trips
+// under way whatever the rate, every completed trip read back.
+func TestTripcacheSeedScaleEstimatesAndRefuses(t *testing.T) {
+	out := t.TempDir()
+	_, stderr, code := runCLI(t, "run", "tripcache", "--scale", "seed", "--out", out)
+	if code != 2 || !strings.Contains(stderr, "estimate for tripcache --scale seed: about ") ||
+		!strings.Contains(stderr, "does not fit this machine") || !strings.Contains(stderr, "--accept-estimate") {
+		t.Fatalf("exit %d, want 2 with the estimate and the flag that accepts it:\n%s", code, stderr)
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 0 {
+		t.Fatalf("a refused run left %v", ents)
+	}
+	// Cut to 20 base sensors x 5 clones, trips of 3-8 ticks, 2 trials.
+	_, stderr, code = runCLI(t, "run", "tripcache", "--scale", "seed", "--targets", "pebble", "--out", out, "--quiet",
+		"--set", "tripcache.sensors=20", "--set", "tripcache.multiplier=5", "--set", "tripcache.min_ticks=3",
+		"--set", "tripcache.max_ticks=8", "--set", "tripcache.rounds=4", "--set", "tripcache.rate=200",
+		"--set", "tripcache.sweep.rate.start=200", "--set", "tripcache.sweep.rate.max_trials=2", "--set", "tripcache.grace=1s")
+	if code != 0 || !strings.Contains(stderr, "estimate for tripcache --scale seed: about ") || strings.Contains(stderr, "does not fit") {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	run, err := results.Read(filepath.Join(onlyDir(t, out), "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := run.Targets[0]
+	s := tr.Find("tripcache", "socket", -1)
+	// 4 rounds of the 100 trips under way, at 200 ticks/s: 400 ticks in 2 s.
+	if s == nil || s.Ops != 400 || s.Verify.Checked == 0 || s.Verify.Failed != 0 {
+		t.Fatalf("socket phase: %+v", s)
+	}
+	checkSearch(t, tr, "tripcache", "socket")
+	for _, st := range tr.Steps {
+		if st.Labels[results.LRate] != "" && st.Ops != 400 {
+			t.Errorf("trial %v: %d ticks, want 400 whatever the rate", st.Labels, st.Ops)
+		}
+	}
+}

@@ -52,6 +52,12 @@ ordered scans for YCSB E on Redis) is "n/a" with the reason in every table
 and in results.json; the target's other steps run. A target that can run
 nothing of the study is refused before anything starts.
 
+A scale (--scale seed: a seed's own sizes) whose workloads can estimate
+their cost prints the estimate of time and disk first; one that does not
+fit this machine (more disk than is free or limits.disk allows, longer
+than limits.time or, with no time limit, a day) is refused, exit 2, unless
+--accept-estimate is given.
+
 Ctrl-C stops within 2 s (also while a server starts), keeps what was
 measured and the report with status "interrupted" (the steps not finished
 listed), and exits with status 130; a closed output (| head) does the
@@ -130,6 +136,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	quiet := fs.Bool("quiet", false, "do not print the report at the end (it is still written)")
 	metricsAddr := fs.String("metrics", "", "serve the run's figures live in the OpenMetrics format at http://ADDR/metrics, e.g. 127.0.0.1:9464 (name the interface: :9464 or 0.0.0.0 is refused)")
 	fs.Var(&exports, "export", "also write the figures as flat files: csv=DIR or jsonl=DIR (repeatable): DIR/steps.csv, one row per step, and DIR/ticks.csv, one row per second of each step")
+	accept := fs.Bool("accept-estimate", false, "run a --scale whose up-front estimate of time and disk does not fit this machine (more disk than is free, longer than the time limit or, with none, a day)")
 	profile := fs.String("profile", "", "write pprof profiles of each worker's steps, comma-separated kinds of cpu,mutex,block, to profiles/<target>/<step>.<kind>.pprof (read them with go tool pprof)")
 	if code, stop := parse(fs, args, stdout); stop {
 		return code
@@ -218,6 +225,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := checkOut(*out); err != nil {
 		return fail(stderr, err)
+	}
+	if o.Scale != "" {
+		if code, stop := checkEstimate(s, o.Scale, *out, *accept, stderr); stop {
+			return code
+		}
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -439,4 +451,27 @@ func parseProfile(v string) ([]string, error) {
 		kinds = append(kinds, k)
 	}
 	return kinds, nil
+}
+
+// checkEstimate prints the up-front estimate of a scaled run (from the
+// workloads that can tell) and refuses one that does not fit this
+// machine unless --accept-estimate accepts it.
+func checkEstimate(s *study.Study, scale, out string, accept bool, stderr io.Writer) (code int, stop bool) {
+	e, ok, err := coordinator.Estimate(s)
+	if err != nil {
+		return fail(stderr, err), true
+	}
+	if !ok {
+		return 0, false
+	}
+	fmt.Fprintf(stderr, "estimate for %s --scale %s: %s\n", s.Name, scale, e)
+	why := e.TooBig(s, out)
+	switch {
+	case why == "":
+		return 0, false
+	case accept:
+		fmt.Fprintf(stderr, "estimate accepted (--accept-estimate): %s\n", why)
+		return 0, false
+	}
+	return fail(stderr, usagef("%s --scale %s does not fit this machine: %s; give --accept-estimate to run it anyway, or cut it with --set (e.g. smaller sizes)", s.Name, scale, why)), true
 }

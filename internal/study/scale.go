@@ -12,8 +12,9 @@ import (
 // Scale is a named set of overrides in a study file, chosen on the command
 // line with --scale NAME: the seed's own sizes, say, next to defaults sized
 // for a small machine. Keys are what --set takes (workload.param.sub), plus
-// the study-wide settings a size change drags along: ladder, concurrency
-// and limits.time / limits.target_time / limits.disk.
+// the study-wide settings a size change drags along: ladder, concurrency,
+// limits.time / limits.target_time / limits.disk, and targets (names, as
+// --targets takes them: the seed's engines).
 //
 //	scales:
 //	  seed:
@@ -81,6 +82,12 @@ func (s *Study) ApplyScale(name string) error {
 	for _, k := range keys {
 		v := sc[k]
 		field := "scales." + name + "." + k
+		if k == "targets" {
+			if err := s.scaleTargets(&v, field); err != nil {
+				return err
+			}
+			continue
+		}
 		if ptr, ok := scaleSettings[k]; ok {
 			if err := (decoder{file: s.File}).decode(deepCopy(&v), reflect.ValueOf(ptr(s)).Elem(), field); err != nil {
 				return err
@@ -106,11 +113,39 @@ func (s *Study) ApplyScale(name string) error {
 	return s.CheckLadder()
 }
 
+// scaleTargets replaces the study's targets by a scale's list of names,
+// as --targets does (a target the study file has keeps its options);
+// --targets on the command line still wins, being applied after.
+func (s *Study) scaleTargets(v *yaml.Node, field string) error {
+	var names []string
+	if v.Kind == yaml.SequenceNode {
+		for _, it := range v.Content {
+			if it.Kind != yaml.ScalarNode {
+				names = nil
+				break
+			}
+			names = append(names, it.Value)
+		}
+	}
+	if len(names) == 0 {
+		return &Error{File: s.File, Line: v.Line, Field: field, Msg: "want a list of target names, e.g. [rocksdb, aerospike]"}
+	}
+	before := len(s.overrides)
+	if err := s.applyTargets(strings.Join(names, ",")); err != nil {
+		return &Error{File: s.File, Line: v.Line, Field: field, Msg: err.Error()}
+	}
+	for i := before; i < len(s.overrides); i++ { // located at the scale's line, not a flag
+		s.overrides[i].flag, s.overrides[i].scaleField, s.overrides[i].line = "", field, v.Line
+	}
+	return nil
+}
+
 func settingNames() []string {
-	out := make([]string, 0, len(scaleSettings))
+	out := make([]string, 0, len(scaleSettings)+1)
 	for k := range scaleSettings {
 		out = append(out, k)
 	}
+	out = append(out, "targets")
 	sort.Strings(out)
 	return out
 }

@@ -84,3 +84,34 @@ func TestBuiltinScalesApply(t *testing.T) {
 		}
 	}
 }
+
+// A scale names its targets as --targets does: a target the file has
+// keeps its options, and --targets on the command line still wins.
+func TestScaleTargets(t *testing.T) {
+	src := strings.Replace(scaled, "targets: [pebble]", "targets: [{name: pebble, options: {x: \"1\"}}]", 1) +
+		"    targets: [rocksdb, pebble]\n"
+	s, err := Parse("s.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(Override{Scale: "big"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Targets) != 2 || s.Targets[0].Name != "rocksdb" || s.Targets[1].Name != "pebble" || s.Targets[1].Options["x"] != "1" {
+		t.Fatalf("targets %+v", s.Targets)
+	}
+	s, _ = Parse("s.yaml", []byte(src))
+	only := "lmdb"
+	if err := s.Apply(Override{Scale: "big", Targets: &only}); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Targets) != 1 || s.Targets[0].Name != "lmdb" {
+		t.Fatalf("--targets did not win: %+v", s.Targets)
+	}
+	for _, bad := range []string{"    targets: rocksdb\n", "    targets: [rocksdb, rocksdb]\n", "    targets: [{name: x}]\n"} {
+		src := strings.Replace(scaled, "    limits.target_time: 0\n", bad, 1)
+		if _, err := Parse("s.yaml", []byte(src)); err == nil || !strings.Contains(err.Error(), "s.yaml:12: scales.big.targets") {
+			t.Errorf("%q: got %v", bad, err)
+		}
+	}
+}

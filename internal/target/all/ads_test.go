@@ -11,9 +11,10 @@ import (
 // The authenticated targets of seed 001 (package ads), registered with
 // target.RegisterEmbedded, and the Go module each one's Version names.
 var adsTargets = map[string]string{
-	"mpt":       "github.com/ethereum/go-ethereum",
-	"iavl":      "github.com/cosmos/iavl",
-	"moeingads": "github.com/smartbch/moeingads",
+	"mpt":         "github.com/ethereum/go-ethereum",
+	"iavl":        "github.com/cosmos/iavl",
+	"iavl-nofast": "github.com/cosmos/iavl",
+	"moeingads":   "github.com/smartbch/moeingads",
 }
 
 func TestADSTargetsRegistered(t *testing.T) {

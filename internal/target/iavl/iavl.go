@@ -51,6 +51,30 @@ func init() {
 		Provides:    ads.Provides,
 		Open:        func(o target.Options) (io.Closer, error) { return Open(o) },
 	})
+	// iavl-nofast is IAVL as seed 001 ran it (tendermint/iavl of 2020,
+	// before fast storage came in v0.19): the same tree with fast_storage
+	// false by default, so every read walks the tree. A target of its own,
+	// so one study runs it beside iavl (one data directory each).
+	target.RegisterEmbedded(target.Info{
+		Name:        "iavl-nofast",
+		Title:       "IAVL, no fast storage (the seed's)",
+		Kind:        "pure-go",
+		Version:     "cosmos/iavl " + moduleVersion + " (cosmos-db " + cosmosDBVersion + "), fast_storage=false",
+		OptionNames: optionNames,
+		Provides:    ads.Provides,
+		Open:        func(o target.Options) (io.Closer, error) { return Open(NoFast(o)) },
+	})
+}
+
+// NoFast is o with fast_storage=false unless o sets it: the options of
+// the iavl-nofast target.
+func NoFast(o target.Options) target.Options {
+	extra := map[string]string{"fast_storage": "false"}
+	for k, v := range o.Extra {
+		extra[k] = v
+	}
+	o.Extra = extra
+	return o
 }
 
 // Store is an open IAVL tree.
@@ -233,6 +257,17 @@ func (s *Store) Commit() ([]byte, int64, error) {
 		return nil, version, fmt.Errorf("iavl: after version %d: %w", version, err)
 	}
 	return bytes.Clone(root), version, nil
+}
+
+// FastStorage says whether reads of the latest version go through IAVL's
+// fast key -> value index (false: they walk the tree, as in the seed).
+func (s *Store) FastStorage() (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.saved == nil {
+		return false, nil
+	}
+	return s.saved.IsFastCacheEnabled()
 }
 
 // Version is the last saved version (0 for a new store).

@@ -50,6 +50,13 @@ type Params struct {
 	Multiplier    study.Count `yaml:"multiplier" json:"multiplier" range:"1..1e6"`
 	MinTicks      int64       `yaml:"min_ticks" json:"min_ticks" range:"2..1e6"`
 	MaxTicks      int64       `yaml:"max_ticks" json:"max_ticks" range:"2..1e6"`
+	// Rounds, when more than 0, sets the length of the stream (each
+	// trial's included) in rounds of the trips under way instead of in
+	// time: rounds × sensors × multiplier ticks, whatever the rate, so
+	// that every trial reaches the same depth into the stream (the
+	// first round creates every trip, later ones find and update them).
+	// 0: the stream lasts duration (the rate search's trial duration).
+	Rounds float64 `yaml:"rounds" json:"rounds" range:"0..1e6"`
 	// Queue bounds the consumer's in-process queue (ticks, all
 	// processing goroutines together).
 	Queue int `yaml:"queue" json:"queue" range:"1..1e8"`
@@ -82,6 +89,13 @@ func defaults() Params {
 }
 
 func (p Params) transports() []string { return strings.Split(p.Transport, ",") }
+
+// streamTime is how long a stream of Rounds rounds lasts at rate (at
+// least a second, the rate search's shortest trial).
+func (p Params) streamTime(rate float64) time.Duration {
+	ticks := p.Rounds * float64(p.Sensors) * float64(p.Multiplier)
+	return max(time.Second, time.Duration(ticks/rate*float64(time.Second)))
+}
 
 func (p Params) genConfig(seed int64, rate float64) tripgen.Config {
 	return tripgen.Config{Seed: seed, Rate: rate, Sensors: int64(p.Sensors), TripsDayLimit: int64(p.TripsDayLimit),
@@ -191,6 +205,9 @@ func (TripCache) Execute(ctx context.Context, env *workload.Env, st workload.Ste
 	}
 	if st.Duration > 0 {
 		dur = st.Duration
+	}
+	if p.Rounds > 0 {
+		dur = p.streamTime(rate)
 	}
 	workers := st.Concurrency
 	if workers < 1 {
