@@ -334,21 +334,20 @@ func trial(ctx context.Context, p Params, st workload.Step, opened *workload.Ope
 		dataDir = filepath.Join(base, "db")
 	}
 	logPath := filepath.Join(base, "engine.log")
-	start := func() (crashable, error) {
-		if opened.Options.Dir == "" {
-			lazyData := ""
-			if m != nil {
-				lazyData = dataDir
-			}
-			return startServer(ctx, opened, filepath.Join(base, "server"), lazyData, class, p.Writers, logPath)
-		}
+	var e holder
+	var err error
+	if opened.Options.Dir == "" {
+		e, err = startServer(ctx, opened, filepath.Join(base, "server"), m, class, p.Writers, logPath)
+	} else {
 		opts := opened.Options
 		opts.Dir, opts.Durability = dataDir, class
-		return startEngine(ctx, spec{Target: opened.Target, Options: opts, Writers: p.Writers}, nil, logPath)
+		e, err = startEngine(ctx, spec{Target: opened.Target, Options: opts, Writers: p.Writers}, nil, logPath, m)
 	}
-	e, err := start()
 	if err != nil {
 		return tr, err
+	}
+	if !e.atomicBatches() {
+		p.BatchEvery = 0
 	}
 
 	ops, at := crashPoint(p, st.Seed, k)
@@ -397,12 +396,15 @@ func trial(ctx context.Context, p Params, st workload.Step, opened *workload.Ope
 	case <-ctx.Done():
 		cut = ctx.Err()
 	}
-	// The crash.
+	// The crash: the process holding the data takes it (fault.Crasher).
 	close(crashing)
-	e.kill()
+	crashErr := e.Crash(ctx, st.Phase)
 	close(stop)
 	wg.Wait()
 	e.release() // the writers are done with its connections
+	if cut == nil {
+		cut = crashErr
+	}
 	if cut != nil {
 		return tr, cut
 	}
@@ -411,21 +413,12 @@ func trial(ctx context.Context, p Params, st workload.Step, opened *workload.Ope
 			return tr, fmt.Errorf("writer %d, before the crash: %w (%s)", w, err, proc.LogTail(logPath, 5))
 		}
 	}
-	if m != nil {
-		if err := m.ClearCache(ctx); err != nil {
-			return tr, err
-		}
-		if err := m.Remount(ctx); err != nil {
-			return tr, err
-		}
-	}
 	var all []Attempt
 	for _, a := range attempts {
 		all = append(all, a...)
 	}
 	t0 := time.Now()
-	e, err = start()
-	if err != nil {
+	if err = e.Restart(ctx); err != nil {
 		if ctx.Err() != nil {
 			return tr, ctx.Err()
 		}
@@ -443,9 +436,10 @@ func trial(ctx context.Context, p Params, st workload.Step, opened *workload.Ope
 		}
 		return tr, nil
 	}
+	live := true
 	defer func() {
-		if e != nil {
-			e.kill()
+		if live {
+			_ = e.Crash(context.Background(), fault.Kill9)
 			e.release()
 		}
 	}()
@@ -466,7 +460,7 @@ func trial(ctx context.Context, p Params, st workload.Step, opened *workload.Ope
 	if err := e.close(ctx); err != nil {
 		tr.CloseError = err.Error()
 	}
-	e = nil
+	live = false
 	return tr, nil
 }
 
@@ -523,31 +517,4 @@ func write(c writerConn, w int, p Params, quota int64, reached chan struct{}, st
 			signalled = true
 		}
 	}
-}
-
-// syncTree fsyncs every file and directory under dir.
-func syncTree(dir string) error {
-	return filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return nil // a file the server removed meanwhile
-			}
-			return err
-		}
-		if !d.IsDir() && !d.Type().IsRegular() {
-			return nil
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		defer f.Close()
-		if err := f.Sync(); err != nil {
-			return fmt.Errorf("fsync %s: %w", path, err)
-		}
-		return nil
-	})
 }
