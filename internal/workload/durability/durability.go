@@ -107,6 +107,13 @@ func (Durability) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, 
 // LClass is the label of a step's durability class.
 const LClass = "durability"
 
+// FactPersistence is the fact of a step whose server keeps nothing
+// across a restart (NoPersistence): what it lost is no failure.
+const (
+	FactPersistence = "persistence"
+	NoPersistence   = "none: keeps nothing across a restart"
+)
+
 func (Durability) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error) {
 	var p Params
 	if err := json.Unmarshal(raw, &p); err != nil {
@@ -138,6 +145,8 @@ type Trial struct {
 	// Unrecoverable is why the engine could not open its data after the
 	// crash ("": it could); every acknowledged write counts as lost.
 	Unrecoverable string
+	// NoPersistence: the server keeps nothing across a restart.
+	NoPersistence bool
 }
 
 func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*results.Step, error) {
@@ -189,6 +198,7 @@ func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.St
 	var recov []float64
 	lostTrials, trials, closeErrs, closeErr, unrec, unrecErr := 0, 0, 0, "", 0, ""
 	lazyRetries, lazyErr := 0, ""
+	noPersistence := false
 	for k := 0; k < p.Trials; k++ {
 		if err := ctx.Err(); err != nil {
 			res.Partial = true
@@ -210,6 +220,7 @@ func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.St
 			return nil, fmt.Errorf("durability: %s trial %d: %w", st.Phase, k+1, err)
 		}
 		total = total.Add(tr.Counts)
+		noPersistence = noPersistence || tr.NoPersistence
 		recov = append(recov, tr.Recovery.Seconds())
 		if tr.Lost > 0 {
 			lostTrials++
@@ -238,7 +249,9 @@ func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.St
 	res.Ops = total.Acked + total.Unacked
 	res.Verify.Checked = res.Ops
 	res.Verify.Failed = total.Corrupted + total.Torn
-	if class == kv.Sync {
+	// A server that keeps nothing across a restart (memcached) loses
+	// everything by design: the report says so, it is no failure.
+	if class == kv.Sync && !noPersistence {
 		res.Verify.Failed += total.Lost
 	}
 	if res.Verify.Failed > 0 {
@@ -255,6 +268,9 @@ func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.St
 		res.Metrics["recovery_s_max"] = recov[len(recov)-1]
 	}
 	res.Facts = map[string]string{"durability": string(class), "crash": st.Phase}
+	if noPersistence {
+		res.Facts[FactPersistence] = NoPersistence
+	}
 	if unrec > 0 {
 		res.Metrics["unrecoverable"] = float64(unrec)
 		res.Facts["unrecoverable"] = unrecErr
@@ -349,6 +365,7 @@ func trial(ctx context.Context, p Params, st workload.Step, opened *workload.Ope
 	if !e.atomicBatches() {
 		p.BatchEvery = 0
 	}
+	tr.NoPersistence = !e.persistent()
 
 	ops, at := crashPoint(p, st.Seed, k)
 	if ops > 0 {

@@ -182,6 +182,9 @@ type holder interface {
 	exited() <-chan struct{}
 	// atomicBatches: the writers may write atomic batches.
 	atomicBatches() bool
+	// persistent: it keeps its data across a restart (memcached does
+	// not: losing everything is what it is, not a failure).
+	persistent() bool
 }
 
 // writerConn is one writer's connection: write applies kvs (key, value,
@@ -375,6 +378,8 @@ func (e *engine) Restart(ctx context.Context) error {
 }
 
 func (e *engine) atomicBatches() bool { return true }
+
+func (e *engine) persistent() bool { return true }
 
 // close closes the store cleanly and waits for the process to exit.
 func (e *engine) close(ctx context.Context) error {

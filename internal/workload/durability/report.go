@@ -39,6 +39,11 @@ func Verdict(s *results.Step) string {
 	class := s.Facts["durability"]
 	bad := m["lost"] > 0 || m["torn"] > 0 || m["corrupted"] > 0
 	switch {
+	case s.Facts[FactPersistence] != "" && m["torn"] == 0 && m["corrupted"] == 0:
+		if m["lost"] > 0 {
+			return "lost everything: no persistence, by design (not a failure)"
+		}
+		return "none lost (no persistence)"
 	case bad && class == string(kv.Sync):
 		return fmt.Sprintf("**FAILED: declared sync, lost acknowledged writes in %.0f of %.0f trials**", m["lost_trials"], m["trials"])
 	case m["torn"] > 0 || m["corrupted"] > 0:

@@ -8,6 +8,8 @@ import (
 	"os"
 
 	"github.com/redis/go-redis/v9"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"storebench/internal/fault"
 	"storebench/internal/kv"
@@ -119,6 +121,14 @@ func (e *srvEngine) open(ctx context.Context, writers int) error {
 			e.writers = append(e.writers, c)
 		}
 		e.ctl = c
+	case tconn.Mongo:
+		// No multi-document transaction on FerretDB: single records.
+		e.singles = true
+		c := mongoConn{t.MongoDatabase().Collection("durability")}
+		for range writers {
+			e.writers = append(e.writers, c)
+		}
+		e.ctl = c
 	case target.Pipeliner:
 		e.singles = true
 		for range writers + 1 {
@@ -130,7 +140,7 @@ func (e *srvEngine) open(ctx context.Context, writers int) error {
 		}
 		e.ctl, e.writers = e.writers[writers].(sessionConn), e.writers[:writers]
 	default:
-		return fail(fmt.Errorf("%s: its handle offers none of RESP, SQL or pipelined sessions, which the durability workload writes through", e.info.Name))
+		return fail(fmt.Errorf("%s: its handle offers none of RESP, SQL, MongoDB or pipelined sessions, which the durability workload writes through", e.info.Name))
 	}
 	return nil
 }
@@ -162,6 +172,8 @@ func (e *srvEngine) close(ctx context.Context) error {
 	e.closeHandle()
 	return e.srv.Stop(ctx)
 }
+
+func (e *srvEngine) persistent() bool { return e.srv.Persistent() }
 
 // atomicBatches says whether the writers may write atomic batches.
 func (e *srvEngine) atomicBatches() bool { return !e.singles }
@@ -266,6 +278,28 @@ func (s *sqlConn) get(ctx context.Context, key []byte) ([]byte, error) {
 		return nil, kv.ErrNotFound
 	}
 	return v, nil
+}
+
+// mongoConn writes a record as a document {_id: key, v: value}.
+type mongoConn struct{ c *mongo.Collection }
+
+func (m mongoConn) write(kvs [][]byte) error {
+	if len(kvs) != 2 {
+		return errors.New("no atomic batch of documents here")
+	}
+	_, err := m.c.InsertOne(context.Background(), bson.D{{Key: "_id", Value: string(kvs[0])}, {Key: "v", Value: kvs[1]}})
+	return err
+}
+
+func (m mongoConn) get(ctx context.Context, key []byte) ([]byte, error) {
+	var doc struct {
+		V []byte `bson:"v"`
+	}
+	err := m.c.FindOne(ctx, bson.D{{Key: "_id", Value: string(key)}}).Decode(&doc)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil, kv.ErrNotFound
+	}
+	return doc.V, err
 }
 
 // sessionConn writes single records through a pipelined session (a
