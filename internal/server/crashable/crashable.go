@@ -176,7 +176,9 @@ func running(pid int) bool {
 
 // Persistent says whether the server keeps its data across a restart
 // (memcached does not: a crash loses everything, by design).
-func (s *Server) Persistent() bool { return s.inst.Settings[server.Persistence] != server.NoPersistence }
+func (s *Server) Persistent() bool {
+	return s.inst.Settings[server.Persistence] != server.NoPersistence
+}
 
 // Stop shuts the server down cleanly.
 func (s *Server) Stop(ctx context.Context) error { return s.inst.Stop(ctx) }
