@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/redis/go-redis/v9"
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -121,6 +122,15 @@ func (e *srvEngine) open(ctx context.Context, writers int) error {
 			e.writers = append(e.writers, c)
 		}
 		e.ctl = c
+	case tconn.CQL:
+		c, err := newCQLConn(ctx, t)
+		if err != nil {
+			return fail(err)
+		}
+		for range writers {
+			e.writers = append(e.writers, c)
+		}
+		e.ctl = c
 	case tconn.Mongo:
 		// No multi-document transaction on FerretDB: single records.
 		e.singles = true
@@ -140,7 +150,7 @@ func (e *srvEngine) open(ctx context.Context, writers int) error {
 		}
 		e.ctl, e.writers = e.writers[writers].(sessionConn), e.writers[:writers]
 	default:
-		return fail(fmt.Errorf("%s: its handle offers none of RESP, SQL, MongoDB or pipelined sessions, which the durability workload writes through", e.info.Name))
+		return fail(fmt.Errorf("%s: its handle offers none of RESP, SQL, CQL, MongoDB or pipelined sessions, which the durability workload writes through", e.info.Name))
 	}
 	return nil
 }
@@ -278,6 +288,43 @@ func (s *sqlConn) get(ctx context.Context, key []byte) ([]byte, error) {
 		return nil, kv.ErrNotFound
 	}
 	return v, nil
+}
+
+// cqlConn writes a record with an INSERT and a batch with a logged
+// batch (atomic: all of it is applied or none) into table durability of
+// the target's keyspace.
+type cqlConn struct {
+	s        *gocql.Session
+	ins, sel string
+}
+
+func newCQLConn(ctx context.Context, t tconn.CQL) (*cqlConn, error) {
+	ks := t.CQLKeyspace()
+	s := t.CQLSession()
+	if err := s.Query("CREATE TABLE IF NOT EXISTS " + ks + ".durability (k blob PRIMARY KEY, v blob)").WithContext(ctx).Exec(); err != nil {
+		return nil, fmt.Errorf("cassandra: %w", err)
+	}
+	return &cqlConn{s: s, ins: "INSERT INTO " + ks + ".durability (k, v) VALUES (?, ?)", sel: "SELECT v FROM " + ks + ".durability WHERE k = ?"}, nil
+}
+
+func (c *cqlConn) write(kvs [][]byte) error {
+	if len(kvs) == 2 {
+		return c.s.Query(c.ins, kvs[0], kvs[1]).Exec()
+	}
+	b := c.s.Batch(gocql.LoggedBatch)
+	for i := 0; i < len(kvs); i += 2 {
+		b.Query(c.ins, kvs[i], kvs[i+1])
+	}
+	return b.Exec()
+}
+
+func (c *cqlConn) get(ctx context.Context, key []byte) ([]byte, error) {
+	var v []byte
+	err := c.s.Query(c.sel, key).WithContext(ctx).Scan(&v)
+	if errors.Is(err, gocql.ErrNotFound) {
+		return nil, kv.ErrNotFound
+	}
+	return v, err
 }
 
 // mongoConn writes a record as a document {_id: key, v: value}.
