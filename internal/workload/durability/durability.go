@@ -29,6 +29,7 @@ import (
 	"storebench/internal/kv"
 	"storebench/internal/lazyfs"
 	"storebench/internal/results"
+	"storebench/internal/server/crashable"
 	"storebench/internal/server/proc"
 	"storebench/internal/study"
 	"storebench/internal/target"
@@ -107,6 +108,10 @@ func (Durability) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, 
 // LClass is the label of a step's durability class.
 const LClass = "durability"
 
+// FactRefused is the fact of a step not run, and why (MariaDB's power
+// failure).
+const FactRefused = "not_run"
+
 // FactPersistence is the fact of a step whose server keeps nothing
 // across a restart (NoPersistence): what it lost is no failure.
 const (
@@ -163,6 +168,13 @@ func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.St
 	}
 	if why := CanCrash(info); why != "" {
 		return nil, errors.New("durability: " + why)
+	}
+	if why, ok := crashable.NoPowerLoss[info.Server]; ok && st.Phase == fault.PowerLoss && !info.Embedded() {
+		// No verdict rather than one that may blame the server for
+		// LazyFS's limit: the step says why it did not run.
+		return &results.Step{Workload: st.Workload, Phase: st.Phase, N: st.N, Started: time.Now(),
+			Metrics: map[string]float64{"trials": 0},
+			Facts:   map[string]string{"durability": st.Labels[LClass], "crash": st.Phase, FactRefused: why}}, nil
 	}
 	if st.Phase == fault.PowerLoss {
 		if why := lazyfs.Unavailable(); why != "" {

@@ -37,6 +37,9 @@ func init() {
 func Verdict(s *results.Step) string {
 	m := s.Metrics
 	class := s.Facts["durability"]
+	if s.Facts[FactRefused] != "" {
+		return "no verdict"
+	}
 	bad := m["lost"] > 0 || m["torn"] > 0 || m["corrupted"] > 0
 	switch {
 	case s.Facts[FactPersistence] != "" && m["torn"] == 0 && m["corrupted"] == 0:
@@ -80,6 +83,11 @@ func render(b *strings.Builder, run *results.Run) {
 			row := []string{section.Cell(t.Title), class, crashTitle(s.Phase)}
 			if s.Error != "" {
 				row = append(row, "—", "failed: "+section.Cell(s.Error), "", "", "", "", "")
+				tab.Rows = append(tab.Rows, row)
+				continue
+			}
+			if why := s.Facts[FactRefused]; why != "" {
+				row = append(row, "0", "not run: "+section.Cell(clip(why, 200)), "", "", "", "", "no verdict")
 				tab.Rows = append(tab.Rows, row)
 				continue
 			}
