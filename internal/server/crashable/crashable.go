@@ -28,6 +28,8 @@ import (
 var NoPowerLoss = map[string]string{
 	"mariadb": "after a LazyFS cache clear InnoDB does not restart (\"Plugin initialization aborted with error I/O error\" reading its redo log); " +
 		"not yet told apart from a LazyFS limit (O_DIRECT or O_DSYNC writes on FUSE), so no verdict is given: kill-9 only",
+	"aerospike": "asd aborts at start with its device file on LazyFS (the file is opened O_DIRECT|O_DSYNC under sync); " +
+		"not yet told apart from a LazyFS limit, so no verdict is given: kill-9 only",
 }
 
 // OnLazyFS names, per server, the part of its data directory that lives

@@ -185,6 +185,10 @@ type holder interface {
 	// persistent: it keeps its data across a restart (memcached does
 	// not: losing everything is what it is, not a failure).
 	persistent() bool
+	// declared is the server's own statement of its durability ("": the
+	// class asked for): Aerospike Community Edition says async even in
+	// a sync study.
+	declared() string
 }
 
 // writerConn is one writer's connection: write applies kvs (key, value,
@@ -380,6 +384,8 @@ func (e *engine) Restart(ctx context.Context) error {
 func (e *engine) atomicBatches() bool { return true }
 
 func (e *engine) persistent() bool { return true }
+
+func (e *engine) declared() string { return "" }
 
 // close closes the store cleanly and waits for the process to exit.
 func (e *engine) close(ctx context.Context) error {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	as "github.com/aerospike/aerospike-client-go/v8"
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/redis/go-redis/v9"
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -131,6 +132,15 @@ func (e *srvEngine) open(ctx context.Context, writers int) error {
 			e.writers = append(e.writers, c)
 		}
 		e.ctl = c
+	case tconn.Aerospike:
+		// Community Edition has no multi-record transaction: single
+		// records.
+		e.singles = true
+		c := asConn{c: t.AerospikeClient(), ns: t.AerospikeNamespace(), read: t.AerospikePolicies().Read}
+		for range writers {
+			e.writers = append(e.writers, c)
+		}
+		e.ctl = c
 	case tconn.Mongo:
 		// No multi-document transaction on FerretDB: single records.
 		e.singles = true
@@ -150,7 +160,7 @@ func (e *srvEngine) open(ctx context.Context, writers int) error {
 		}
 		e.ctl, e.writers = e.writers[writers].(sessionConn), e.writers[:writers]
 	default:
-		return fail(fmt.Errorf("%s: its handle offers none of RESP, SQL, CQL, MongoDB or pipelined sessions, which the durability workload writes through", e.info.Name))
+		return fail(fmt.Errorf("%s: its handle offers none of RESP, SQL, CQL, Aerospike, MongoDB or pipelined sessions, which the durability workload writes through", e.info.Name))
 	}
 	return nil
 }
@@ -184,6 +194,8 @@ func (e *srvEngine) close(ctx context.Context) error {
 }
 
 func (e *srvEngine) persistent() bool { return e.srv.Persistent() }
+
+func (e *srvEngine) declared() string { return e.srv.Instance().Settings["durability"] }
 
 // atomicBatches says whether the writers may write atomic batches.
 func (e *srvEngine) atomicBatches() bool { return !e.singles }
@@ -325,6 +337,39 @@ func (c *cqlConn) get(ctx context.Context, key []byte) ([]byte, error) {
 		return nil, kv.ErrNotFound
 	}
 	return v, err
+}
+
+// asConn writes a record as bin v of key k in set durability.
+type asConn struct {
+	c    *as.Client
+	ns   string
+	read *as.BasePolicy
+}
+
+func (a asConn) write(kvs [][]byte) error {
+	if len(kvs) != 2 {
+		return errors.New("no atomic batch of records here")
+	}
+	k, err := as.NewKey(a.ns, "durability", kvs[0])
+	if err != nil {
+		return err
+	}
+	return tconn.AerospikeErr(a.c.PutBins(nil, k, as.NewBin("v", kvs[1])))
+}
+
+func (a asConn) get(_ context.Context, key []byte) ([]byte, error) {
+	k, err := as.NewKey(a.ns, "durability", key)
+	if err != nil {
+		return nil, err
+	}
+	rec, aerr := a.c.Get(a.read, k, "v")
+	if tconn.AerospikeNotFound(aerr) {
+		return nil, kv.ErrNotFound
+	}
+	if aerr != nil {
+		return nil, tconn.AerospikeErr(aerr)
+	}
+	return tconn.AerospikeBytes(rec.Bins, "v", false)
 }
 
 // mongoConn writes a record as a document {_id: key, v: value}.
