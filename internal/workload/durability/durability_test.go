@@ -181,7 +181,7 @@ func TestKill9MariaDB(t *testing.T) {
 // Aerospike, kill -9 (its power failure is not run: crashable.NoPowerLoss).
 // Community Edition cannot fsync per write: in a sync study it declares
 // its writes async, and a loss is judged as such, not as a failure.
-func TestSlowKill9Aerospike(t *testing.T) {
+func TestKill9Aerospike(t *testing.T) {
 	res := run(t, "aerospike", fault.Kill9, kv.Sync, 1)
 	if res.Metrics["unrecoverable"] != 0 {
 		t.Fatalf("Aerospike after kill -9: did not restart: %s", res.Facts["unrecoverable"])
