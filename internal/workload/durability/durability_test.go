@@ -168,7 +168,7 @@ func TestPowerLossPostgres(t *testing.T) {
 }
 
 // MariaDB (innodb_flush_log_at_trx_commit=1) after kill -9 of mariadbd.
-// Its power failure is refused (noPowerLoss): InnoDB did not restart on
+// Its power failure is refused (crashable.NoPowerLoss: "not run"): InnoDB did not restart on
 // LazyFS after a cache clear, a failure not yet told apart from LazyFS's.
 func TestKill9MariaDB(t *testing.T) {
 	res := run(t, "mariadb", fault.Kill9, kv.Sync, 1)

@@ -182,7 +182,11 @@ func (e *srvEngine) Restart(ctx context.Context) error {
 	if err := e.srv.Restart(ctx); err != nil {
 		return err
 	}
-	return e.open(ctx, len(e.writers))
+	if err := e.open(ctx, len(e.writers)); err != nil {
+		_ = e.srv.Stop(context.Background())
+		return err
+	}
+	return nil
 }
 
 // release closes the handle once no writer uses it.
