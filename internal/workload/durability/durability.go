@@ -113,6 +113,10 @@ const LClass = "durability"
 // async although the class asked was sync: its own words.
 const FactDeclared = "server_durability"
 
+// FactMapping is a server's durability mapping in the step's trials
+// (Redis: "async: appendonly yes, appendfsync everysec (...)").
+const FactMapping = "durability_mapping"
+
 // FactRefused is the fact of a step not run, and why (MariaDB's power
 // failure).
 const FactRefused = "not_run"
@@ -157,8 +161,9 @@ type Trial struct {
 	Unrecoverable string
 	// NoPersistence: the server keeps nothing across a restart.
 	NoPersistence bool
-	// Declared is the server's own statement of its durability.
-	Declared string
+	// Declared is the server's own statement of its durability, Mapping
+	// how it mapped the class onto its settings.
+	Declared, Mapping string
 }
 
 func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*results.Step, error) {
@@ -217,7 +222,7 @@ func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.St
 	var recov []float64
 	lostTrials, trials, closeErrs, closeErr, unrec, unrecErr := 0, 0, 0, "", 0, ""
 	lazyRetries, lazyErr := 0, ""
-	noPersistence, declared := false, ""
+	noPersistence, declared, mapping := false, "", ""
 	for k := 0; k < p.Trials; k++ {
 		if err := ctx.Err(); err != nil {
 			res.Partial = true
@@ -242,6 +247,9 @@ func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.St
 		noPersistence = noPersistence || tr.NoPersistence
 		if tr.Declared != "" {
 			declared = tr.Declared
+		}
+		if tr.Mapping != "" {
+			mapping = tr.Mapping
 		}
 		recov = append(recov, tr.Recovery.Seconds())
 		if tr.Lost > 0 {
@@ -299,6 +307,9 @@ func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.St
 	}
 	if weaker {
 		res.Facts[FactDeclared] = declared
+	}
+	if mapping != "" {
+		res.Facts[FactMapping] = mapping
 	}
 	if unrec > 0 {
 		res.Metrics["unrecoverable"] = float64(unrec)
@@ -395,7 +406,7 @@ func trial(ctx context.Context, p Params, st workload.Step, opened *workload.Ope
 		p.BatchEvery = 0
 	}
 	tr.NoPersistence = !e.persistent()
-	tr.Declared = e.declared()
+	tr.Declared, tr.Mapping = e.declared(), e.mapping()
 
 	ops, at := crashPoint(p, st.Seed, k)
 	if ops > 0 {

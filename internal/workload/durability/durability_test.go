@@ -125,6 +125,9 @@ func TestPowerLossRedis(t *testing.T) {
 	if res.Metrics["torn"] != 0 {
 		t.Errorf("Redis appendfsync everysec: %v batches torn", res.Metrics["torn"])
 	}
+	if !strings.Contains(res.Facts[FactMapping], "appendfsync everysec") {
+		t.Errorf("step's durability mapping %q: want the server's appendfsync everysec", res.Facts[FactMapping])
+	}
 }
 
 // memcached keeps nothing across a restart: it loses every acknowledged

@@ -189,6 +189,9 @@ type holder interface {
 	// class asked for): Aerospike Community Edition says async even in
 	// a sync study.
 	declared() string
+	// mapping is how the server mapped the class onto its settings ("":
+	// an embedded engine, whose target settings say it).
+	mapping() string
 }
 
 // writerConn is one writer's connection: write applies kvs (key, value,
@@ -386,6 +389,8 @@ func (e *engine) atomicBatches() bool { return true }
 func (e *engine) persistent() bool { return true }
 
 func (e *engine) declared() string { return "" }
+
+func (e *engine) mapping() string { return "" }
 
 // close closes the store cleanly and waits for the process to exit.
 func (e *engine) close(ctx context.Context) error {

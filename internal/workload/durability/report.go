@@ -107,6 +107,14 @@ func render(b *strings.Builder, run *results.Run) {
 			if n := m["close_errors"]; n > 0 {
 				row[len(row)-1] += fmt.Sprintf("; failed to close after the read-back in %.0f trials: %s", n, section.Cell(clip(s.Facts["close_error"], 160)))
 			}
+			if mp := s.Facts[FactMapping]; mp != "" {
+				// "async: appendonly yes, appendfsync everysec (why)":
+				// the settings, without the why.
+				mp, _, _ = strings.Cut(mp, " (")
+				if _, how, ok := strings.Cut(mp, ": "); ok {
+					row[1] += " (" + section.Cell(how) + ")"
+				}
+			}
 			if s.Facts["test_nosync"] != "" {
 				row[1] += " (test: fsync off)"
 			}

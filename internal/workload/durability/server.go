@@ -199,6 +199,8 @@ func (e *srvEngine) close(ctx context.Context) error {
 
 func (e *srvEngine) persistent() bool { return e.srv.Persistent() }
 
+func (e *srvEngine) mapping() string { return e.srv.Instance().Settings["durability_mapping"] }
+
 func (e *srvEngine) declared() string { return e.srv.Instance().Settings["durability"] }
 
 // atomicBatches says whether the writers may write atomic batches.
