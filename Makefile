@@ -11,7 +11,7 @@ LDFLAGS := -X storebench/internal/cli.Version=$(VERSION)
 STUDY   ?= ledger
 ARGS    ?=
 
-.PHONY: docs test-cluster all build run test vet deps deps-strict bench-overhead bench-memory bench-native list clean
+.PHONY: docs test-cluster test-slow all build run test vet deps deps-strict bench-overhead bench-memory bench-native list clean
 
 all: build
 
@@ -52,6 +52,13 @@ test-cluster:
 	scripts/install-servers.sh redis
 	$(GO) build -tags '$(TAGS)' -o $(BIN) ./cmd/storebench
 	$(GO) test -tags '$(TAGS) cluster' -p 1 -timeout 40m -run 'Cluster' ./internal/server/cassandra/ ./internal/server/rediscluster/ ./internal/target/rediscluster/ ./cmd/storebench/
+
+# Crash tests of servers whose start takes minutes on 2 cores (Cassandra):
+# a power failure under sync loses nothing acknowledged.
+test-slow:
+	scripts/install-lazyfs.sh
+	scripts/install-cassandra.sh
+	$(GO) test -tags '$(TAGS) slow' -p 1 -timeout 30m -run 'Slow' ./internal/workload/durability/
 
 # The runner's own cost, side by side with a bare loop at 1, 2, 4 and 8
 # goroutines (target <= 1.03).

@@ -572,6 +572,7 @@ func TestNumericFlagsAreCheckedAgainstTheirRange(t *testing.T) {
 		{[]string{"run", "ledger", "--time-limit", "999999999h"}, `--time-limit: "999999999h" is too long: at most 2562047h (about 292 years)`},
 		{[]string{"run", "ledger", "--time-limit", "-5m"}, `--time-limit: "-5m" is negative`},
 		{[]string{"run", "ledger", "--set", "ledger.stress.duration=999999999h"}, `"999999999h" is too long: at most 2562047h`},
+		{[]string{"run", "ledger", "--crash", "0"}, "--crash 0: want 1..10000 crashes of each kind"},
 	} {
 		out := t.TempDir()
 		_, stderr, code := runCLIWithin(t, 60*time.Second, append(c.args, "--targets", "pebble", "--out", out)...)

@@ -76,6 +76,7 @@ Examples:
   storebench run ledger
   storebench run ledger --ladder 10,1e3,1e5,1e6 --targets pebble,rocksdb,lmdb
   storebench run ledger --durability async --set ledger.stress.rate=5000
+  storebench run ledger --crash 20 --targets pebble,postgres   # and 20 power failures and 20 kill -9 each, acknowledged writes checked
   storebench run tokens --scale seed --targets moeingads
   storebench run ./my-study.yaml --out /data/results
   storebench run ycsb --targets pebble --concurrency 8 --profile cpu,mutex,block
@@ -115,7 +116,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	var o study.Override
 	var ladder, targets, durability, timeLimit string
 	var seed int64
-	var concurrency, workers, clientCPUs int
+	var concurrency, workers, clientCPUs, crash int
 	var hosts, sshIdentity string
 	var sets, sshOptions, exports multiFlag
 	fs.StringVar(&ladder, "ladder", "", "data sizes to measure, comma-separated (e.g. 10,1e3,1e5; from 1 to 1e9, at most 64 sizes)")
@@ -129,6 +130,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&sshIdentity, "ssh-identity", "", "private key file for the ssh hosts (ssh -i), checked before anything starts")
 	fs.Var(&sshOptions, "ssh-option", "an ssh -o option for the ssh hosts, Key=value (repeatable), e.g. UserKnownHostsFile=/path; any option ssh takes, where a study file's ssh.options may only tune the connection")
 	fs.StringVar(&timeLimit, "time-limit", "", "stop the study after this long (e.g. 30m, at most 2562047h), keeping what was measured; none: no limit, not even the study's")
+	fs.IntVar(&crash, "crash", 0, "add a crash phase: this many power failures (LazyFS) and as many kill -9 of each target under the study's durability, every acknowledged write read back after each (the durability workload; docs/durability.md)")
 	fs.StringVar(&o.Scale, "scale", "", "apply one of the study's named scales (e.g. seed: the seed's own sizes) before the other overrides")
 	fs.Var(&sets, "set", "override a workload parameter: workload.param=value (repeatable), e.g. ledger.selects=5000")
 	out := fs.String("out", "results", "directory under which the run's results directory is created")
@@ -168,6 +170,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			o.Seed = &seed
 		case "concurrency":
 			o.Concurrency = &concurrency
+		case "crash":
+			o.Crash = &crash
 		case "time-limit":
 			o.TimeLimit = &timeLimit
 		case "workers":

@@ -6,6 +6,7 @@
 package fault
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -30,6 +31,17 @@ const (
 	PowerLoss = "power-loss"
 	Kill9     = "kill-9"
 )
+
+// Crasher is the optional ability of what holds an engine's data (a
+// managed server, an embedded engine's own process) to take a crash,
+// found by type assertion: Crash kills its processes with SIGKILL and
+// returns once they are gone; under PowerLoss the writes its LazyFS
+// mount held unsynced are dropped too and the mount comes back (a
+// reboot). Restart starts it again on the same data (its recovery).
+type Crasher interface {
+	Crash(ctx context.Context, kind string) error
+	Restart(ctx context.Context) error
+}
 
 // DefaultPause is how long a pause lasts when `for` is not given.
 const DefaultPause = 10 * time.Second

@@ -208,6 +208,29 @@ func targetDurability(run *results.Run, t *results.Target) string {
 	return run.Durability
 }
 
+// verifiedLoss says how t, declaring sync, lost acknowledged writes in
+// the run's crash trials (the durability workload's steps: their facts
+// durability and crash, their metrics lost, trials and lost_trials), or
+// "" when none did. A server that keeps nothing across a restart
+// (memcached: fact persistence) is judged by its settings instead.
+func verifiedLoss(t *results.Target) string {
+	var parts []string
+	for _, s := range t.Steps {
+		if s.Workload != "durability" || s.Facts["durability"] != "sync" || s.Facts["persistence"] != "" || s.Metrics["lost"] <= 0 {
+			continue
+		}
+		crash := s.Facts["crash"]
+		if crash == "power-loss" {
+			crash = "power failure"
+		}
+		parts = append(parts, fmt.Sprintf("%.0f acknowledged writes lost after %s in %.0f of %.0f trials", s.Metrics["lost"], crash, s.Metrics["lost_trials"], s.Metrics["trials"]))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "**declared sync, verified: " + strings.Join(parts, "; ") + "**"
+}
+
 // weakerDurability says which ranked or rejected targets wrote with a
 // weaker durability than the study asked for, and what they did instead.
 func weakerDurability(b *strings.Builder, run *results.Run, vs ...[]Verdict) {
@@ -361,6 +384,10 @@ func recommendBy(run *results.Run, rf figure, what string, splitNA bool) *Recomm
 // firstBroken returns the first constraint t breaks, with the figure.
 func firstBroken(run *results.Run, c *study.Constraints, t *results.Target, v Verdict) string {
 	if c.Durability == "sync" {
+		// What a crash showed beats what the settings declare.
+		if why := verifiedLoss(t); why != "" {
+			return "durability: " + why
+		}
 		if d := targetDurability(run, t); d != "sync" {
 			return fmt.Sprintf("durability: writes were %s, sync is required", d)
 		}

@@ -143,3 +143,29 @@ func TestAsyncServerUnderSyncStudy(t *testing.T) {
 		t.Fatalf("a sync target is said to be async:\n%s", md)
 	}
 }
+
+// The durability constraint is judged on what the crash trials verified,
+// not on what the target declares: a target whose settings say sync but
+// that lost acknowledged writes after a power failure is rejected, and
+// one that lost none is ranked.
+func TestRecommendUsesVerifiedDurability(t *testing.T) {
+	crashed := func(title string, lost float64) *results.Target {
+		tg := target(title, 1, 1e6, 2000, 100<<20, 10<<20)
+		tg.Steps = append(tg.Steps, &results.Step{Workload: "durability", Phase: "power-loss", N: 1000, Seconds: 1, Ops: 1000,
+			Facts:   map[string]string{"durability": "sync", "crash": "power-loss"},
+			Metrics: map[string]float64{"trials": 5, "acked": 5000, "lost": lost, "lost_trials": min(lost, 5)}})
+		return tg
+	}
+	liar, honest := crashed("Liar", 120), crashed("Honest", 0)
+	if targetDurability(run(nil), liar) != "sync" {
+		t.Fatalf("the liar's declared durability is %q: the test needs it to declare sync", targetDurability(run(nil), liar))
+	}
+	r := Recommend(run(&study.Constraints{Durability: "sync"}, liar, honest))
+	if len(r.Ranked) != 1 || r.Ranked[0].Target.Title != "Honest" {
+		t.Fatalf("ranked %+v: want Honest alone (Liar declared sync and lost acknowledged writes)", r.Ranked)
+	}
+	if len(r.Rejected) != 1 || !strings.Contains(r.Rejected[0].Broken, "120 acknowledged writes lost after power failure") ||
+		!strings.Contains(r.Rejected[0].Broken, "declared sync") {
+		t.Fatalf("rejected %+v: want Liar rejected for its verified loss", r.Rejected)
+	}
+}

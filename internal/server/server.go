@@ -73,6 +73,13 @@ type Instance struct {
 	Nodes []*Node
 }
 
+// Persistence is the Settings key of a server that keeps nothing across
+// a restart (value NoPersistence: memcached); absent, it keeps its data.
+const (
+	Persistence   = "persistence"
+	NoPersistence = "none"
+)
+
 // Stop shuts the instance down.
 func (i *Instance) Stop(ctx context.Context) error {
 	if i == nil || i.StopFunc == nil {

@@ -685,7 +685,13 @@ type Override struct {
 	Scale string
 	// Set holds "workload.param=value" assignments.
 	Set []string
+	// Crash, when set, adds a crash phase of that many trials: the
+	// durability workload, each crash kind under the study's durability.
+	Crash *int
 }
+
+// CrashWorkload is the workload --crash adds (workload/durability).
+const CrashWorkload = "durability"
 
 // Apply changes s per o. Errors name the flag; errors found later about a
 // field a flag set (by a workload, see Locate) name the flag too.
@@ -811,11 +817,40 @@ func (s *Study) Apply(o Override) error {
 		s.Limits.Time = d
 		s.overrides = append(s.overrides, override{field: "limits.time", flag: "--time-limit " + *o.TimeLimit})
 	}
+	if o.Crash != nil {
+		if err := s.addCrash(*o.Crash); err != nil {
+			return err
+		}
+	}
 	for _, a := range o.Set {
 		if err := s.set(a); err != nil {
 			return fmt.Errorf("--set %s: %v", a, err)
 		}
 	}
+	return nil
+}
+
+// addCrash adds the crash phase (--crash K): K power failures and K
+// kill -9 of every target under the study's own durability, every
+// acknowledged write read back after each (workload durability).
+func (s *Study) addCrash(k int) error {
+	flag := fmt.Sprintf("--crash %d", k)
+	if k < 1 || k > 10000 {
+		return fmt.Errorf("%s: want 1..10000 crashes of each kind", flag)
+	}
+	for _, e := range s.Workloads {
+		if e.Name == CrashWorkload {
+			return fmt.Errorf("%s: the study has a %s workload already (set its trials with --set %s.trials=%d)", flag, CrashWorkload, CrashWorkload, k)
+		}
+	}
+	var params yaml.Node
+	if err := yaml.Unmarshal([]byte(fmt.Sprintf("trials: %d\nclasses: [%s]\n", k, s.Durability)), &params); err != nil {
+		return err
+	}
+	p := params.Content[0]
+	clearLines(p)
+	s.Workloads = append(s.Workloads, Entry{Name: CrashWorkload, Params: *p})
+	s.overrides = append(s.overrides, override{field: "workloads." + CrashWorkload, flag: flag})
 	return nil
 }
 

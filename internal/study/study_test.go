@@ -205,3 +205,39 @@ func TestSeedStudyRoundTrips(t *testing.T) {
 		t.Fatalf("round trip: %v %q\n%s", err, back.SeedStudy, b)
 	}
 }
+
+// --crash K adds the crash phase: the durability workload, K trials of
+// each crash kind under the study's own durability; a bad K or a study
+// that has the workload already is refused.
+func TestCrashAddsTheDurabilityPhase(t *testing.T) {
+	load := func() *Study {
+		s, err := Parse("t.yaml", []byte("name: t\ndurability: async\nladder: [10]\ntargets: [pebble]\nworkloads:\n  - name: ledger\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s := load()
+	k := 7
+	if err := s.Apply(Override{Crash: &k}); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Workloads) != 2 || s.Workloads[1].Name != CrashWorkload {
+		t.Fatalf("workloads %+v: want ledger, then %s", s.Workloads, CrashWorkload)
+	}
+	var p struct {
+		Trials  int      `yaml:"trials"`
+		Classes []string `yaml:"classes"`
+	}
+	if err := s.Workloads[1].Params.Decode(&p); err != nil || p.Trials != 7 || len(p.Classes) != 1 || p.Classes[0] != "async" {
+		t.Fatalf("params %+v (%v): want 7 trials under the study's async", p, err)
+	}
+	if err := s.Apply(Override{Crash: &k}); err == nil || !strings.Contains(err.Error(), "already") {
+		t.Errorf("a second --crash: %v, want refused", err)
+	}
+	for _, bad := range []int{0, -1, 10001} {
+		if err := load().Apply(Override{Crash: &bad}); err == nil {
+			t.Errorf("--crash %d accepted", bad)
+		}
+	}
+}

@@ -147,6 +147,7 @@ func (s mcServer) Start(ctx context.Context, cfg server.Config) (*server.Instanc
 			"port":               strconv.Itoa(port),
 			"durability":         string(durability),
 			"durability_mapping": string(durability) + ": " + noDurability,
+			server.Persistence:   server.NoPersistence,
 			"memory_limit":       fmt.Sprintf("%d MiB (-m %d, %s)", memMiB, memMiB, memorySource(cfg.MemoryBytes)),
 			"udp":                "off (-U 0)",
 		},

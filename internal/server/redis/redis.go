@@ -48,20 +48,32 @@ func (redisServer) Install(ctx context.Context, log io.Writer) error {
 	return proc.AptInstall(ctx, log, packages...)
 }
 
-// appendfsync maps the study's durability onto Redis's AOF fsync policy,
-// with the sentence Settings state it in.
-func appendfsync(d kv.Durability) (policy, mapping string, err error) {
+// AsyncOption is the target option that picks Redis's AOF fsync policy
+// under durability async: "no" (the default) or "everysec". Under sync
+// it is always "always", whatever the option.
+const AsyncOption = "appendfsync"
+
+// appendfsync maps the study's durability (and, under async, the
+// target's appendfsync option) onto Redis's AOF fsync policy, with the
+// sentence Settings state it in.
+func appendfsync(d kv.Durability, opts map[string]string) (policy, mapping string, err error) {
 	switch d {
 	case kv.Sync, "":
 		return "always", "sync: appendonly yes, appendfsync always (the AOF is fsynced before a write is acknowledged)", nil
 	case kv.Async:
-		return "no", "async: appendonly yes, appendfsync no (the OS flushes the AOF when it likes; a crash can lose writes)", nil
+		switch opts[AsyncOption] {
+		case "", "no":
+			return "no", "async: appendonly yes, appendfsync no (the OS flushes the AOF when it likes; a crash can lose writes)", nil
+		case "everysec":
+			return "everysec", "async: appendonly yes, appendfsync everysec (the AOF is fsynced once a second; a power failure can lose the last second's writes)", nil
+		}
+		return "", "", fmt.Errorf("redis: option %s %q: want no or everysec (under durability async)", AsyncOption, opts[AsyncOption])
 	}
 	return "", "", fmt.Errorf("redis: unknown durability %q (want sync or async)", d)
 }
 
 func (s redisServer) Start(ctx context.Context, cfg server.Config) (*server.Instance, error) {
-	fsync, mapping, err := appendfsync(cfg.Durability)
+	fsync, mapping, err := appendfsync(cfg.Durability, cfg.Options)
 	if err != nil {
 		return nil, err
 	}

@@ -49,7 +49,9 @@ const (
 	openTimeout = 4 * time.Second
 )
 
-var optionNames = []string{"pool"}
+// optionNames: appendfsync is the managed server's (its AOF fsync policy
+// under durability async: no or everysec); the client ignores it.
+var optionNames = []string{"pool", "appendfsync"}
 
 func init() {
 	// go-redis logs every failed dial to stderr; Open and each operation

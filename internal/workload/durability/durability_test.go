@@ -13,22 +13,30 @@ import (
 	"storebench/internal/lazyfs/lazyfstest"
 	"storebench/internal/results"
 	_ "storebench/internal/server/all"
+	"storebench/internal/server/servertest"
 	"storebench/internal/target"
 	_ "storebench/internal/target/all"
 	_ "storebench/internal/target/servers"
 	"storebench/internal/workload"
 )
 
-// The test binary is also the engine process the crashes kill.
+// The test binary is also the engine process the crashes kill, and the
+// in-process servers' (FerretDB: `<this executable> server-main ...`).
 func TestMain(m *testing.M) {
 	if IsEngine() {
 		os.Exit(EngineMain())
 	}
-	os.Exit(m.Run())
+	servertest.Main(m)
 }
 
 // run executes one durability step of a few short trials on engine name.
 func run(t *testing.T, name, crash string, class kv.Durability, trials int) *results.Step {
+	t.Helper()
+	return runWith(t, name, crash, class, trials, nil)
+}
+
+// runWith is run with the target's options.
+func runWith(t *testing.T, name, crash string, class kv.Durability, trials int, extra map[string]string) *results.Step {
 	t.Helper()
 	if info, err := target.Lookup(name); err != nil || info.Open == nil {
 		t.Fatalf("%s not built in: %v %s", name, err, info.Unavailable)
@@ -37,7 +45,7 @@ func run(t *testing.T, name, crash string, class kv.Durability, trials int) *res
 		Crashes: []string{crash}, Classes: []string{string(class)}}
 	raw, _ := json.Marshal(p)
 	st := workload.Step{Workload: "durability", Phase: crash, N: 150, Seed: 7, Params: raw, Labels: results.Labels{LClass: string(class)}}
-	opts := target.Options{Durability: kv.Sync}
+	opts := target.Options{Durability: kv.Sync, Extra: extra}
 	if info, _ := target.Lookup(name); info.Embedded() {
 		opts.Dir = filepath.Join(t.TempDir(), "db")
 	}
@@ -106,6 +114,45 @@ func TestPowerLossRedis(t *testing.T) {
 	if res.Metrics["lost"] == 0 {
 		t.Errorf("Redis appendfsync no lost nothing on a power failure")
 	}
+	// appendfsync everysec is an async policy: under sync the server
+	// still fsyncs every write, and loses nothing.
+	everysec := map[string]string{"appendfsync": "everysec"}
+	res = runWith(t, "redis", fault.PowerLoss, kv.Sync, 1, everysec)
+	if res.Metrics["lost"] != 0 {
+		t.Errorf("Redis under sync with option appendfsync everysec: %v lost after a power failure, want 0", res.Metrics["lost"])
+	}
+	res = runWith(t, "redis", fault.PowerLoss, kv.Async, 1, everysec)
+	if res.Metrics["torn"] != 0 {
+		t.Errorf("Redis appendfsync everysec: %v batches torn", res.Metrics["torn"])
+	}
+	if !strings.Contains(res.Facts[FactMapping], "appendfsync everysec") {
+		t.Errorf("step's durability mapping %q: want the server's appendfsync everysec", res.Facts[FactMapping])
+	}
+}
+
+// memcached keeps nothing across a restart: it loses every acknowledged
+// write, even under sync, and the report says so rather than failing it.
+func TestCrashMemcached(t *testing.T) {
+	lazyfstest.Need(t)
+	for _, crash := range []string{fault.PowerLoss, fault.Kill9} {
+		res := run(t, "memcached", crash, kv.Sync, 1)
+		if res.Metrics["lost"] != res.Metrics["acked"] {
+			t.Errorf("memcached after %s: %v of %v acknowledged writes lost, want all", crash, res.Metrics["lost"], res.Metrics["acked"])
+		}
+		if res.Verify.Failed != 0 || !strings.Contains(Verdict(res), "no persistence") {
+			t.Errorf("memcached after %s: %d verification failures, verdict %q: want none and the reason said", crash, res.Verify.Failed, Verdict(res))
+		}
+	}
+}
+
+// FerretDB (SQLite backend, its database on LazyFS) under sync loses
+// nothing it acknowledged on a power failure.
+func TestPowerLossFerretDB(t *testing.T) {
+	lazyfstest.Need(t)
+	res := run(t, "ferretdb", fault.PowerLoss, kv.Sync, 1)
+	if res.Metrics["lost"] != 0 || res.Metrics["unrecoverable"] != 0 {
+		t.Fatalf("FerretDB under sync: %v lost, %v unrecoverable after a power failure, want 0 (%s)", res.Metrics["lost"], res.Metrics["unrecoverable"], res.Facts["unrecoverable"])
+	}
 }
 
 // PostgreSQL (synchronous_commit on) loses nothing it acknowledged on a
@@ -124,12 +171,25 @@ func TestPowerLossPostgres(t *testing.T) {
 }
 
 // MariaDB (innodb_flush_log_at_trx_commit=1) after kill -9 of mariadbd.
-// Its power failure is refused (noPowerLoss): InnoDB did not restart on
+// Its power failure is refused (crashable.NoPowerLoss: "not run"): InnoDB did not restart on
 // LazyFS after a cache clear, a failure not yet told apart from LazyFS's.
 func TestKill9MariaDB(t *testing.T) {
 	res := run(t, "mariadb", fault.Kill9, kv.Sync, 1)
 	if res.Metrics["lost"] != 0 || res.Metrics["torn"] != 0 || res.Metrics["unrecoverable"] != 0 {
 		t.Fatalf("MariaDB after kill -9: %v lost, %v torn, %v unrecoverable, want 0 (%s)",
 			res.Metrics["lost"], res.Metrics["torn"], res.Metrics["unrecoverable"], res.Facts["unrecoverable"])
+	}
+}
+
+// Aerospike, kill -9 (its power failure is not run: crashable.NoPowerLoss).
+// Community Edition cannot fsync per write: in a sync study it declares
+// its writes async, and a loss is judged as such, not as a failure.
+func TestKill9Aerospike(t *testing.T) {
+	res := run(t, "aerospike", fault.Kill9, kv.Sync, 1)
+	if res.Metrics["unrecoverable"] != 0 {
+		t.Fatalf("Aerospike after kill -9: did not restart: %s", res.Facts["unrecoverable"])
+	}
+	if res.Facts[FactDeclared] == "" || res.Verify.Failed != 0 {
+		t.Fatalf("Aerospike: declared %q, %d failures: want its own async declaration and no failure", res.Facts[FactDeclared], res.Verify.Failed)
 	}
 }

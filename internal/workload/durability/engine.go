@@ -13,7 +13,9 @@ import (
 	"syscall"
 	"time"
 
+	"storebench/internal/fault"
 	"storebench/internal/kv"
+	"storebench/internal/lazyfs"
 	"storebench/internal/server/proc"
 	"storebench/internal/target"
 )
@@ -166,21 +168,30 @@ func apply(st kv.Store, f []string) error {
 	return b.Commit()
 }
 
-// crashable is what a trial crashes: an embedded engine's process
-// (engine) or a server (srvEngine).
-type crashable interface {
+// holder is what a trial crashes: an embedded engine's process (engine)
+// or a server (srvEngine). The crash itself is its fault.Crasher.
+type holder interface {
+	fault.Crasher
 	writer(w int) writerConn
 	get(ctx context.Context, key []byte) ([]byte, error)
-	// kill is the crash: SIGKILL, and wait until the process is gone.
-	// The writers may still be using their connections: they get an
-	// error from the dead process.
-	kill()
 	// release frees the connections once no writer uses them.
 	release()
 	// close shuts down cleanly after the read-back.
 	close(ctx context.Context) error
 	// exited is closed once the process is gone.
 	exited() <-chan struct{}
+	// atomicBatches: the writers may write atomic batches.
+	atomicBatches() bool
+	// persistent: it keeps its data across a restart (memcached does
+	// not: losing everything is what it is, not a failure).
+	persistent() bool
+	// declared is the server's own statement of its durability ("": the
+	// class asked for): Aerospike Community Edition says async even in
+	// a sync study.
+	declared() string
+	// mapping is how the server mapped the class onto its settings ("":
+	// an embedded engine, whose target settings say it).
+	mapping() string
 }
 
 // writerConn is one writer's connection: write applies kvs (key, value,
@@ -198,7 +209,13 @@ type engine struct {
 	writers []*conn
 	done    chan struct{}
 	log     string // its standard error
+	sp      spec
+	env     []string
+	// mount holds the data on a power-loss trial (nil: kill -9 only).
+	mount *lazyfs.Mount
 }
+
+var _ fault.Crasher = (*engine)(nil)
 
 // conn is one writer's pipes.
 type conn struct {
@@ -213,12 +230,12 @@ const openTimeout = 2 * time.Minute
 
 // startEngine starts the engine process and waits until it has opened
 // the target (ready) or failed.
-func startEngine(ctx context.Context, sp spec, env []string, logPath string) (*engine, error) {
+func startEngine(ctx context.Context, sp spec, env []string, logPath string, m *lazyfs.Mount) (*engine, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	e := &engine{done: make(chan struct{}), log: logPath}
+	e := &engine{done: make(chan struct{}), log: logPath, sp: sp, env: env, mount: m}
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
@@ -338,6 +355,42 @@ func (e *engine) kill() {
 	<-e.done
 	e.closeFiles()
 }
+
+// Crash kills the engine's process (the writers get an error from its
+// closed pipes); under fault.PowerLoss LazyFS drops what it held
+// unsynced and is mounted again.
+func (e *engine) Crash(ctx context.Context, kind string) error {
+	e.kill()
+	if kind != fault.PowerLoss {
+		return nil
+	}
+	if e.mount == nil {
+		return errors.New("power-loss: the engine's data is not on LazyFS")
+	}
+	if err := e.mount.ClearCache(ctx); err != nil {
+		return err
+	}
+	return e.mount.Remount(ctx)
+}
+
+// Restart starts the engine's process again on its data (its recovery
+// is the open).
+func (e *engine) Restart(ctx context.Context) error {
+	ne, err := startEngine(ctx, e.sp, e.env, e.log, e.mount)
+	if err != nil {
+		return err
+	}
+	*e = *ne
+	return nil
+}
+
+func (e *engine) atomicBatches() bool { return true }
+
+func (e *engine) persistent() bool { return true }
+
+func (e *engine) declared() string { return "" }
+
+func (e *engine) mapping() string { return "" }
 
 // close closes the store cleanly and waits for the process to exit.
 func (e *engine) close(ctx context.Context) error {

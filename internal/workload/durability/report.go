@@ -37,8 +37,18 @@ func init() {
 func Verdict(s *results.Step) string {
 	m := s.Metrics
 	class := s.Facts["durability"]
+	if s.Facts[FactRefused] != "" {
+		return "no verdict"
+	}
 	bad := m["lost"] > 0 || m["torn"] > 0 || m["corrupted"] > 0
 	switch {
+	case s.Facts[FactPersistence] != "" && m["torn"] == 0 && m["corrupted"] == 0:
+		if m["lost"] > 0 {
+			return "lost everything: no persistence, by design (not a failure)"
+		}
+		return "none lost (no persistence)"
+	case bad && class == string(kv.Sync) && s.Facts[FactDeclared] != "" && m["torn"] == 0 && m["corrupted"] == 0:
+		return fmt.Sprintf("lost writes in %.0f of %.0f trials, as the server declared (its writes are async: it cannot fsync per write)", m["lost_trials"], m["trials"])
 	case bad && class == string(kv.Sync):
 		return fmt.Sprintf("**FAILED: declared sync, lost acknowledged writes in %.0f of %.0f trials**", m["lost_trials"], m["trials"])
 	case m["torn"] > 0 || m["corrupted"] > 0:
@@ -78,6 +88,11 @@ func render(b *strings.Builder, run *results.Run) {
 				tab.Rows = append(tab.Rows, row)
 				continue
 			}
+			if why := s.Facts[FactRefused]; why != "" {
+				row = append(row, "0", "not run: "+section.Cell(clip(why, 200)), "", "", "", "", "no verdict")
+				tab.Rows = append(tab.Rows, row)
+				continue
+			}
 			row = append(row, fmt.Sprintf("%.0f", m["trials"]),
 				fmt.Sprintf("%s / %s (%.0f trials)", section.Count(int64(m["lost"])), section.Count(int64(m["acked"])), m["lost_trials"]),
 				fmt.Sprintf("%.0f", m["corrupted"]), fmt.Sprintf("%.0f", m["torn"]), fmt.Sprintf("%.0f", m["phantom"]),
@@ -91,6 +106,14 @@ func render(b *strings.Builder, run *results.Run) {
 			}
 			if n := m["close_errors"]; n > 0 {
 				row[len(row)-1] += fmt.Sprintf("; failed to close after the read-back in %.0f trials: %s", n, section.Cell(clip(s.Facts["close_error"], 160)))
+			}
+			if mp := s.Facts[FactMapping]; mp != "" {
+				// "async: appendonly yes, appendfsync everysec (why)":
+				// the settings, without the why.
+				mp, _, _ = strings.Cut(mp, " (")
+				if _, how, ok := strings.Cut(mp, ": "); ok {
+					row[1] += " (" + section.Cell(how) + ")"
+				}
 			}
 			if s.Facts["test_nosync"] != "" {
 				row[1] += " (test: fsync off)"

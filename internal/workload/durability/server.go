@@ -2,145 +2,167 @@ package durability
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
-	"path/filepath"
-	"strings"
-	"syscall"
-	"time"
 
-	"github.com/go-sql-driver/mysql"
-	"github.com/jackc/pgx/v5"
+	as "github.com/aerospike/aerospike-client-go/v8"
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/redis/go-redis/v9"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"storebench/internal/fault"
 	"storebench/internal/kv"
-	"storebench/internal/measure/procstat"
+	"storebench/internal/lazyfs"
 	"storebench/internal/server"
-	"storebench/internal/server/proc"
+	"storebench/internal/server/crashable"
 	"storebench/internal/target"
+	tconn "storebench/internal/target/conn"
 	"storebench/internal/workload"
 )
 
-// Servers whose crash the workload can take: the server's own process
-// is killed, its data directory on the LazyFS mount. Each needs a client
-// that writes single records and atomic batches.
-var serverClients = map[string]func(uri string) (serverClient, error){
-	"redis":    newRedisClient,
-	"postgres": newPGClient,
-	"mariadb":  newMySQLClient,
-}
+// A server target's crash: the server layer starts it on the trial's
+// data (package server/crashable, which takes the crash: fault.Crasher),
+// and the writers reach it through the target's own handle, by the
+// abilities it offers (conn.RESP, target.SQLDB, target.Pipeliner), as
+// every workload does.
 
-// noPowerLoss are the servers whose power failure under LazyFS is
-// refused, and why: a result that would blame the server for what may
-// be LazyFS's limit is not reported.
-var noPowerLoss = map[string]string{
-	"mariadb": "after a LazyFS cache clear InnoDB does not restart (\"Plugin initialization aborted with error I/O error\" reading its redo log); " +
-		"not yet told apart from a LazyFS limit (O_DIRECT or O_DSYNC writes on FUSE), so no verdict is given: kill-9 only",
-}
-
-// serverClient is one connection to a server.
-type serverClient interface {
-	writerConn
-	get(ctx context.Context, key []byte) ([]byte, error)
-	Close() error
-}
-
-// CanCrash says whether the workload can crash target name ("": it
-// can; else why not).
+// CanCrash says whether the workload can crash target info ("": it can;
+// else why not).
 func CanCrash(info target.Info) string {
 	if info.Embedded() {
 		return ""
 	}
-	if _, ok := serverClients[info.Server]; ok {
-		return ""
+	if info.Server == "" {
+		return fmt.Sprintf("%s: storebench does not run its server, so it cannot crash it", info.Name)
 	}
-	return fmt.Sprintf("%s: crashing its server is not supported yet (embedded engines, Redis, PostgreSQL and MariaDB are)", info.Name)
+	if _, err := server.Lookup(info.Server); err != nil {
+		return fmt.Sprintf("%s: %v", info.Name, err)
+	}
+	return ""
 }
 
-// srvEngine is a managed server this workload started on the trial's
-// data directory, with a client per writer.
+// srvEngine is a server started for one trial, with the target's handle
+// on it.
 type srvEngine struct {
-	inst    *server.Instance
-	writers []serverClient
-	ctl     serverClient
-	done    chan struct{}
-	stopped chan struct{}
+	srv     *crashable.Server
+	opened  *workload.OpenSpec
+	info    target.Info
+	class   kv.Durability
+	h       io.Closer
+	writers []writerConn
+	ctl     reader
+	// singles: the handle has no atomic batch (a pipelined session).
+	singles bool
 }
 
-// startServer starts the target's server in dir. With lazyData set (a
-// power-loss trial), the server's data directory lives there, on the
-// LazyFS mount, and dir stays on the plain disk (its sockets: LazyFS has
-// none): the first start prepares the data directory in dir, stops
-// cleanly, moves it to lazyData (fsynced) and leaves a symbolic link in
-// its place; each start then runs on it.
-func startServer(ctx context.Context, opened *workload.OpenSpec, dir, lazyData string, class kv.Durability, writers int, logPath string) (crashable, error) {
+// reader reads a record back (kv.ErrNotFound: absent).
+type reader interface {
+	get(ctx context.Context, key []byte) ([]byte, error)
+}
+
+var _ fault.Crasher = (*srvEngine)(nil)
+
+// startServer starts the target's server in dir (its data on m when set:
+// a power-loss trial) under class, the target's options passed on to it.
+func startServer(ctx context.Context, opened *workload.OpenSpec, dir string, m *lazyfs.Mount, class kv.Durability, writers int, logPath string) (holder, error) {
 	info, err := target.Lookup(opened.Target)
 	if err != nil {
 		return nil, err
 	}
-	newClient, ok := serverClients[info.Server]
-	if !ok {
-		return nil, errors.New(CanCrash(info))
-	}
-	srv, err := server.Lookup(info.Server)
-	if err != nil {
-		return nil, err
-	}
-	if why, ok := noPowerLoss[info.Server]; ok && lazyData != "" {
-		return nil, fmt.Errorf("%s: power-loss: %s", info.Server, why)
+	if why := CanCrash(info); why != "" {
+		return nil, errors.New(why)
 	}
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	defer logf.Close()
-	cfg := server.Config{Dir: dir, Durability: class, Log: logf}
-	if lazyData != "" {
-		if _, err := os.Stat(lazyData); errors.Is(err, os.ErrNotExist) {
-			if err := moveData(ctx, srv, cfg, lazyData); err != nil {
-				return nil, err
-			}
-		}
-	}
-	inst, err := srv.Start(ctx, cfg)
+	cfg := server.Config{Dir: dir, Durability: class, Log: logf, Options: opened.Options.Extra}
+	srv, err := crashable.Start(ctx, info.Server, cfg, m)
 	if err != nil {
 		return nil, err
 	}
-	e := &srvEngine{inst: inst, done: make(chan struct{}), stopped: make(chan struct{})}
-	fail := func(err error) (crashable, error) {
-		e.closeClients()
-		_ = inst.Stop(context.Background())
+	e := &srvEngine{srv: srv, opened: opened, info: info, class: class}
+	if err := e.open(ctx, writers); err != nil {
+		_ = srv.Stop(context.Background())
 		return nil, err
 	}
-	for w := 0; w < writers; w++ {
-		c, err := newClient(inst.URI)
+	return e, nil
+}
+
+// open opens the target on the running server and a writer connection
+// per writer, by the ability its handle offers.
+func (e *srvEngine) open(ctx context.Context, writers int) error {
+	opts := e.opened.Options
+	opts.URI, opts.Durability, opts.Concurrency = e.srv.URI(), e.class, writers+1
+	h, err := e.info.Open(opts)
+	if err != nil {
+		return fmt.Errorf("opening %s: %w", e.info.Name, err)
+	}
+	e.h, e.writers, e.ctl = h, nil, nil
+	fail := func(err error) error {
+		e.closeHandle()
+		return err
+	}
+	switch t := h.(type) {
+	case tconn.RESP:
+		c := respConn{t.RESPClient()}
+		for range writers {
+			e.writers = append(e.writers, c)
+		}
+		e.ctl = c
+	case target.SQLDB:
+		c, err := newSQLConn(ctx, t)
 		if err != nil {
 			return fail(err)
 		}
-		e.writers = append(e.writers, c)
-	}
-	if e.ctl, err = newClient(inst.URI); err != nil {
-		return fail(err)
-	}
-	// exited: the server's process is gone (polled: it is the server
-	// package's child, reaped there).
-	go func() {
-		t := time.NewTicker(20 * time.Millisecond)
-		defer t.Stop()
-		for proc.Alive(inst.PID) {
-			select {
-			case <-e.stopped:
-				return
-			case <-t.C:
-			}
+		for range writers {
+			e.writers = append(e.writers, c)
 		}
-		close(e.done)
-	}()
-	return e, nil
+		e.ctl = c
+	case tconn.CQL:
+		c, err := newCQLConn(ctx, t)
+		if err != nil {
+			return fail(err)
+		}
+		for range writers {
+			e.writers = append(e.writers, c)
+		}
+		e.ctl = c
+	case tconn.Aerospike:
+		// Community Edition has no multi-record transaction: single
+		// records.
+		e.singles = true
+		c := asConn{c: t.AerospikeClient(), ns: t.AerospikeNamespace(), read: t.AerospikePolicies().Read}
+		for range writers {
+			e.writers = append(e.writers, c)
+		}
+		e.ctl = c
+	case tconn.Mongo:
+		// No multi-document transaction on FerretDB: single records.
+		e.singles = true
+		c := mongoConn{t.MongoDatabase().Collection("durability")}
+		for range writers {
+			e.writers = append(e.writers, c)
+		}
+		e.ctl = c
+	case target.Pipeliner:
+		e.singles = true
+		for range writers + 1 {
+			s, err := t.NewSession(context.Background())
+			if err != nil {
+				return fail(err)
+			}
+			e.writers = append(e.writers, sessionConn{s})
+		}
+		e.ctl, e.writers = e.writers[writers].(sessionConn), e.writers[:writers]
+	default:
+		return fail(fmt.Errorf("%s: its handle offers none of RESP, SQL, CQL, Aerospike, MongoDB or pipelined sessions, which the durability workload writes through", e.info.Name))
+	}
+	return nil
 }
 
 func (e *srvEngine) writer(w int) writerConn { return e.writers[w] }
@@ -149,87 +171,60 @@ func (e *srvEngine) get(ctx context.Context, key []byte) ([]byte, error) {
 	return e.ctl.get(ctx, key)
 }
 
-func (e *srvEngine) exited() <-chan struct{} { return e.done }
+func (e *srvEngine) exited() <-chan struct{} { return e.srv.Exited() }
 
-func (e *srvEngine) kill() {
-	// The server and every process below it (PostgreSQL's backends
-	// leave its process group: setsid), as a power failure takes them:
-	// all stopped first, so that none acts on another's death, then
-	// killed; the next start must not find one still holding the data
-	// (PostgreSQL: "pre-existing shared memory block is still in use").
-	pids := append([]int{e.inst.PID}, descendants(e.inst.PID)...)
-	for _, pid := range pids {
-		_ = syscall.Kill(pid, syscall.SIGSTOP)
+// Crash is the server layer's; the writers may still use their
+// connections and get an error from the dead server.
+func (e *srvEngine) Crash(ctx context.Context, kind string) error { return e.srv.Crash(ctx, kind) }
+
+// Restart starts the server again on its data and opens the target on it.
+func (e *srvEngine) Restart(ctx context.Context) error {
+	if err := e.srv.Restart(ctx); err != nil {
+		return err
 	}
-	for _, pid := range pids {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
+	if err := e.open(ctx, len(e.writers)); err != nil {
+		_ = e.srv.Stop(context.Background())
+		return err
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for _, pid := range pids {
-		for running(pid) && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-	select {
-	case <-e.done:
-	case <-time.After(time.Until(deadline)):
-	}
+	return nil
 }
 
-// descendants are the processes below pid.
-func descendants(pid int) []int {
-	out, _ := procstat.Descendants(pid)
-	return out
-}
-
-// running says whether pid exists and is not a zombie (a zombie holds
-// no file and no shared memory).
-func running(pid int) bool {
-	st, err := procstat.StatOf(pid)
-	return err == nil && st.State != "Z" && st.State != "X"
-}
-
-// release closes the clients (not safe under a writer still using one:
-// pgx panics) and what the server package holds for the dead process.
-func (e *srvEngine) release() {
-	e.closeClients()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_ = e.inst.Stop(ctx)
-}
+// release closes the handle once no writer uses it.
+func (e *srvEngine) release() { e.closeHandle() }
 
 func (e *srvEngine) close(ctx context.Context) error {
-	e.closeClients()
-	err := e.inst.Stop(ctx)
-	select {
-	case <-e.stopped:
-	default:
-		close(e.stopped)
-	}
-	return err
+	e.closeHandle()
+	return e.srv.Stop(ctx)
 }
 
-func (e *srvEngine) closeClients() {
-	for _, c := range append(e.writers, e.ctl) {
-		if c != nil {
-			_ = c.Close()
+func (e *srvEngine) persistent() bool { return e.srv.Persistent() }
+
+func (e *srvEngine) mapping() string { return e.srv.Instance().Settings["durability_mapping"] }
+
+func (e *srvEngine) declared() string { return e.srv.Instance().Settings["durability"] }
+
+// atomicBatches says whether the writers may write atomic batches.
+func (e *srvEngine) atomicBatches() bool { return !e.singles }
+
+func (e *srvEngine) closeHandle() {
+	for _, c := range e.writers {
+		if s, ok := c.(sessionConn); ok {
+			_ = s.s.Close()
 		}
 	}
-}
-
-// redisClient writes a record with SET and a batch with MULTI/EXEC.
-type redisClient struct{ c *redis.Client }
-
-func newRedisClient(uri string) (serverClient, error) {
-	o, err := redis.ParseURL(uri)
-	if err != nil {
-		return nil, fmt.Errorf("redis: %w", err)
+	if s, ok := e.ctl.(sessionConn); ok {
+		_ = s.s.Close()
 	}
-	o.PoolSize, o.MaxRetries = 1, -1
-	return &redisClient{redis.NewClient(o)}, nil
+	if e.h != nil {
+		_ = e.h.Close()
+		e.h = nil
+	}
 }
 
-func (r *redisClient) write(kvs [][]byte) error {
+// respConn writes a record with SET and a batch with MULTI/EXEC.
+type respConn struct{ c *redis.Client }
+
+func (r respConn) write(kvs [][]byte) error {
 	ctx := context.Background()
 	if len(kvs) == 2 {
 		return r.c.Set(ctx, string(kvs[0]), kvs[1], 0).Err()
@@ -243,7 +238,7 @@ func (r *redisClient) write(kvs [][]byte) error {
 	return err
 }
 
-func (r *redisClient) get(ctx context.Context, key []byte) ([]byte, error) {
+func (r respConn) get(ctx context.Context, key []byte) ([]byte, error) {
 	v, err := r.c.Get(ctx, string(key)).Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, kv.ErrNotFound
@@ -251,197 +246,182 @@ func (r *redisClient) get(ctx context.Context, key []byte) ([]byte, error) {
 	return v, err
 }
 
-func (r *redisClient) Close() error { return r.c.Close() }
-
-// pgClient writes a record with an upsert and a batch with one
-// multi-row upsert (one statement: atomic) into table durability.
-type pgClient struct{ c *pgx.Conn }
-
-const pgTable = `CREATE TABLE IF NOT EXISTS durability (k bytea PRIMARY KEY, v bytea NOT NULL)`
-
-func newPGClient(uri string) (serverClient, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
-	defer cancel()
-	c, err := pgx.Connect(ctx, uri)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: %w", err)
-	}
-	if _, err := c.Exec(ctx, pgTable); err != nil {
-		c.Close(ctx)
-		return nil, fmt.Errorf("postgres: %w", err)
-	}
-	return &pgClient{c}, nil
+// sqlConn writes a record with an insert and a batch with one multi-row
+// insert (one statement: atomic) into table durability, in the target's
+// dialect.
+type sqlConn struct {
+	db   target.SQLDB
+	d    target.Dialect
+	get1 string
 }
 
-func (p *pgClient) write(kvs [][]byte) error {
+func newSQLConn(ctx context.Context, db target.SQLDB) (*sqlConn, error) {
+	d := db.SQLDialect()
+	ddl := "CREATE TABLE IF NOT EXISTS durability (k bytea PRIMARY KEY, v bytea NOT NULL)"
+	switch d.Name {
+	case "mysql":
+		ddl = "CREATE TABLE IF NOT EXISTS durability (k VARBINARY(64) PRIMARY KEY, v BLOB NOT NULL) ENGINE=InnoDB"
+	case "sqlite":
+		ddl = "CREATE TABLE IF NOT EXISTS durability (k BLOB PRIMARY KEY, v BLOB NOT NULL)"
+	}
+	if err := db.ExecDDL(ctx, ddl); err != nil {
+		return nil, err
+	}
+	return &sqlConn{db: db, d: d, get1: "SELECT v FROM durability WHERE k = " + d.Param(1)}, nil
+}
+
+// insert is the statement of rows records (the target prepares each
+// once: the workload writes two sizes, a record and a batch).
+func (s *sqlConn) insert(rows int) string {
 	q := "INSERT INTO durability (k, v) VALUES "
-	args := make([]any, 0, len(kvs))
-	for i := 0; i < len(kvs); i += 2 {
+	for i := 0; i < rows; i++ {
 		if i > 0 {
 			q += ", "
 		}
-		q += fmt.Sprintf("($%d, $%d)", i+1, i+2)
-		args = append(args, kvs[i], kvs[i+1])
+		q += "(" + s.d.Param(2*i+1) + ", " + s.d.Param(2*i+2) + ")"
 	}
-	q += " ON CONFLICT (k) DO UPDATE SET v = excluded.v"
-	_, err := p.c.Exec(context.Background(), q, args...)
+	return q
+}
+
+func (s *sqlConn) write(kvs [][]byte) error {
+	args := make([]any, len(kvs))
+	for i, b := range kvs {
+		args[i] = b
+	}
+	_, err := s.db.Exec(context.Background(), s.insert(len(kvs)/2), args...)
 	return err
 }
 
-func (p *pgClient) get(ctx context.Context, key []byte) ([]byte, error) {
+func (s *sqlConn) get(ctx context.Context, key []byte) ([]byte, error) {
 	var v []byte
-	err := p.c.QueryRow(ctx, "SELECT v FROM durability WHERE k = $1", key).Scan(&v)
-	if errors.Is(err, pgx.ErrNoRows) {
+	found := false
+	err := s.db.Query(ctx, s.get1, []any{key}, func(cols [][]byte) bool {
+		v, found = append([]byte(nil), cols[0]...), true
+		return false
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, kv.ErrNotFound
+	}
+	return v, nil
+}
+
+// cqlConn writes a record with an INSERT and a batch with a logged
+// batch (atomic: all of it is applied or none) into table durability of
+// the target's keyspace.
+type cqlConn struct {
+	s        *gocql.Session
+	ins, sel string
+}
+
+func newCQLConn(ctx context.Context, t tconn.CQL) (*cqlConn, error) {
+	ks := t.CQLKeyspace()
+	s := t.CQLSession()
+	if err := s.Query("CREATE TABLE IF NOT EXISTS " + ks + ".durability (k blob PRIMARY KEY, v blob)").WithContext(ctx).Exec(); err != nil {
+		return nil, fmt.Errorf("cassandra: %w", err)
+	}
+	return &cqlConn{s: s, ins: "INSERT INTO " + ks + ".durability (k, v) VALUES (?, ?)", sel: "SELECT v FROM " + ks + ".durability WHERE k = ?"}, nil
+}
+
+func (c *cqlConn) write(kvs [][]byte) error {
+	if len(kvs) == 2 {
+		return c.s.Query(c.ins, kvs[0], kvs[1]).Exec()
+	}
+	b := c.s.Batch(gocql.LoggedBatch)
+	for i := 0; i < len(kvs); i += 2 {
+		b.Query(c.ins, kvs[i], kvs[i+1])
+	}
+	return b.Exec()
+}
+
+func (c *cqlConn) get(ctx context.Context, key []byte) ([]byte, error) {
+	var v []byte
+	err := c.s.Query(c.sel, key).WithContext(ctx).Scan(&v)
+	if errors.Is(err, gocql.ErrNotFound) {
 		return nil, kv.ErrNotFound
 	}
 	return v, err
 }
 
-func (p *pgClient) Close() error { return p.c.Close(context.Background()) }
+// asConn writes a record as bin v of key k in set durability.
+type asConn struct {
+	c    *as.Client
+	ns   string
+	read *as.BasePolicy
+}
 
-// moveData starts the server once to make its data directory, stops it
-// cleanly, and moves that directory to dst (owner and modes kept, every
-// file fsynced), leaving a symbolic link to dst in its place.
-func moveData(ctx context.Context, srv server.Server, cfg server.Config, dst string) error {
-	inst, err := srv.Start(ctx, cfg)
+func (a asConn) write(kvs [][]byte) error {
+	if len(kvs) != 2 {
+		return errors.New("no atomic batch of records here")
+	}
+	k, err := as.NewKey(a.ns, "durability", kvs[0])
 	if err != nil {
 		return err
 	}
-	src := inst.DataDir
-	if err := inst.Stop(ctx); err != nil {
-		return err
+	return tconn.AerospikeErr(a.c.PutBins(nil, k, as.NewBin("v", kvs[1])))
+}
+
+func (a asConn) get(_ context.Context, key []byte) ([]byte, error) {
+	k, err := as.NewKey(a.ns, "durability", key)
+	if err != nil {
+		return nil, err
 	}
-	// One file at a time (LazyFS, a research prototype, has aborted its
-	// connection under parallel copies), owner and mode kept
-	// (PostgreSQL's files belong to postgres).
-	err = filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		to := filepath.Join(dst, rel)
-		switch {
-		case fi.IsDir():
-			if err := os.Mkdir(to, fi.Mode().Perm()); err != nil {
-				return err
-			}
-		case fi.Mode()&os.ModeSymlink != 0:
-			l, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			if err := os.Symlink(l, to); err != nil {
-				return err
-			}
-		case fi.Mode().IsRegular():
-			if err := copyFile(p, to, fi.Mode().Perm()); err != nil {
-				return err
-			}
-		default:
-			return nil // sockets, FIFOs: not data
-		}
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			if err := os.Lchown(to, int(st.Uid), int(st.Gid)); err != nil {
-				return err
-			}
-		}
-		if fi.Mode()&os.ModeSymlink == 0 {
-			return os.Chmod(to, fi.Mode().Perm())
+	rec, aerr := a.c.Get(a.read, k, "v")
+	if tconn.AerospikeNotFound(aerr) {
+		return nil, kv.ErrNotFound
+	}
+	if aerr != nil {
+		return nil, tconn.AerospikeErr(aerr)
+	}
+	return tconn.AerospikeBytes(rec.Bins, "v", false)
+}
+
+// mongoConn writes a record as a document {_id: key, v: value}.
+type mongoConn struct{ c *mongo.Collection }
+
+func (m mongoConn) write(kvs [][]byte) error {
+	if len(kvs) != 2 {
+		return errors.New("no atomic batch of documents here")
+	}
+	_, err := m.c.InsertOne(context.Background(), bson.D{{Key: "_id", Value: string(kvs[0])}, {Key: "v", Value: kvs[1]}})
+	return err
+}
+
+func (m mongoConn) get(ctx context.Context, key []byte) ([]byte, error) {
+	var doc struct {
+		V []byte `bson:"v"`
+	}
+	err := m.c.FindOne(ctx, bson.D{{Key: "_id", Value: string(key)}}).Decode(&doc)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil, kv.ErrNotFound
+	}
+	return doc.V, err
+}
+
+// sessionConn writes single records through a pipelined session (a
+// memcached set): it has no atomic batch, so the workload writes it no
+// batches.
+type sessionConn struct{ s target.Session }
+
+func (c sessionConn) write(kvs [][]byte) error {
+	if len(kvs) != 2 {
+		return errors.New("a pipelined session has no atomic batch")
+	}
+	return c.s.Set(kvs[:1], kvs[1:])
+}
+
+func (c sessionConn) get(_ context.Context, key []byte) ([]byte, error) {
+	var v []byte
+	err := c.s.Get([][]byte{key}, func(_ int, b []byte) error {
+		if b != nil {
+			v = append([]byte(nil), b...)
 		}
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("moving the server's data: %w", err)
-	}
-	if err := syncTree(dst); err != nil {
-		return err
-	}
-	if err := syncTree(filepath.Dir(dst)); err != nil {
-		return err
-	}
-	if err := os.RemoveAll(src); err != nil {
-		return err
-	}
-	return os.Symlink(dst, src)
-}
-
-// mysqlClient is pgClient's MariaDB twin (InnoDB table, one connection).
-type mysqlClient struct{ db *sql.DB }
-
-const mysqlTable = `CREATE TABLE IF NOT EXISTS durability (k VARBINARY(64) PRIMARY KEY, v BLOB NOT NULL) ENGINE=InnoDB`
-
-func newMySQLClient(uri string) (serverClient, error) {
-	u, err := url.Parse(uri)
-	if err != nil {
-		return nil, fmt.Errorf("mariadb: bad URI")
-	}
-	cfg := mysql.NewConfig()
-	cfg.User = u.User.Username()
-	cfg.Passwd, _ = u.User.Password()
-	cfg.Net, cfg.Addr, cfg.DBName = "tcp", u.Host, strings.TrimPrefix(u.Path, "/")
-	cfg.Logger = quiet{} // a connection the crash cut is expected
-	c, err := mysql.NewConnector(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("mariadb: %w", err)
-	}
-	db := sql.OpenDB(c)
-	db.SetMaxOpenConns(1)
-	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
-	defer cancel()
-	if _, err := db.ExecContext(ctx, mysqlTable); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("mariadb: %w", err)
-	}
-	return &mysqlClient{db}, nil
-}
-
-func (m *mysqlClient) write(kvs [][]byte) error {
-	q := "INSERT INTO durability (k, v) VALUES "
-	args := make([]any, 0, len(kvs))
-	for i := 0; i < len(kvs); i += 2 {
-		if i > 0 {
-			q += ", "
-		}
-		q += "(?, ?)"
-		args = append(args, kvs[i], kvs[i+1])
-	}
-	q += " ON DUPLICATE KEY UPDATE v = VALUES(v)"
-	_, err := m.db.Exec(q, args...)
-	return err
-}
-
-func (m *mysqlClient) get(ctx context.Context, key []byte) ([]byte, error) {
-	var v []byte
-	err := m.db.QueryRowContext(ctx, "SELECT v FROM durability WHERE k = ?", key).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
+	if err == nil && v == nil {
 		return nil, kv.ErrNotFound
 	}
 	return v, err
-}
-
-func (m *mysqlClient) Close() error { return m.db.Close() }
-
-type quiet struct{}
-
-func (quiet) Print(...any) {}
-
-func copyFile(src, dst string, mode os.FileMode) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }

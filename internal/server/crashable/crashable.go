@@ -1,0 +1,198 @@
+// Package crashable runs a managed server (package server) that a crash
+// can take: its whole process tree is killed with SIGKILL, and on a power
+// loss the data directory, kept on a LazyFS mount (package lazyfs), drops
+// what the server had not fsynced; then the server is started again on
+// the same data. It implements fault.Crasher, the optional ability the
+// durability workload finds by type assertion on what holds an engine.
+package crashable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"storebench/internal/fault"
+	"storebench/internal/lazyfs"
+	"storebench/internal/measure/procstat"
+	"storebench/internal/server"
+	"storebench/internal/server/proc"
+)
+
+// NoPowerLoss are the servers whose power failure under LazyFS is
+// refused, and why: a result that would blame the server for what may be
+// LazyFS's limit is not reported.
+var NoPowerLoss = map[string]string{
+	"mariadb": "after a LazyFS cache clear InnoDB does not restart (\"Plugin initialization aborted with error I/O error\" reading its redo log); " +
+		"not yet told apart from a LazyFS limit (O_DIRECT or O_DSYNC writes on FUSE), so no verdict is given: kill-9 only",
+	"aerospike": "asd aborts at start with its device file on LazyFS (the file is opened O_DIRECT|O_DSYNC under sync); " +
+		"not yet told apart from a LazyFS limit, so no verdict is given: kill-9 only",
+}
+
+// OnLazyFS names, per server, the part of its data directory that lives
+// on LazyFS when it cannot be all of it. LazyFS 0.3.0 has no statfs: the
+// mount says 0 bytes free, and Cassandra refuses to flush a memtable
+// there ("Insufficient disk space"). Its commit log, which an
+// acknowledged write depends on until a flush, is on LazyFS; its sstables
+// stay on the plain disk, so a power failure does not test a flush's
+// fsync.
+var OnLazyFS = map[string]string{"cassandra": "commitlog"}
+
+// Server is a managed server started for crash trials.
+type Server struct {
+	srv   server.Server
+	cfg   server.Config
+	mount *lazyfs.Mount
+	inst  *server.Instance
+	done  chan struct{}
+}
+
+var _ fault.Crasher = (*Server)(nil)
+
+// Start starts server name with cfg (cfg.Log, if it is a file, is kept
+// open by the caller). With m set (power loss), the server's data
+// directory lives on the LazyFS mount: the first start makes it in
+// cfg.Dir on the plain disk, the server is stopped cleanly, the
+// directory is renamed into the mount's root (same file system: owners
+// and modes kept, nothing copied through FUSE) and a symbolic link to its
+// place on the mount is left behind; LazyFS is mounted again so that it
+// sees it, and the server started on it.
+func Start(ctx context.Context, name string, cfg server.Config, m *lazyfs.Mount) (*Server, error) {
+	srv, err := server.Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	if why, ok := NoPowerLoss[name]; ok && m != nil {
+		return nil, fmt.Errorf("%s: %s: %s", name, fault.PowerLoss, why)
+	}
+	s := &Server{srv: srv, cfg: cfg, mount: m}
+	if m != nil {
+		if err := s.moveOnto(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.Restart(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// moveOnto makes the data directory and moves it onto the mount.
+func (s *Server) moveOnto(ctx context.Context) error {
+	inst, err := s.srv.Start(ctx, s.cfg)
+	if err != nil {
+		return err
+	}
+	src := inst.DataDir
+	if sub := OnLazyFS[s.srv.Name()]; sub != "" {
+		src = filepath.Join(src, sub)
+	}
+	if err := inst.Stop(ctx); err != nil {
+		return err
+	}
+	dst := filepath.Join(s.mount.Root, "data")
+	if err := os.Rename(src, dst); err != nil {
+		return fmt.Errorf("moving %s's data onto LazyFS: %w", s.srv.Name(), err)
+	}
+	if err := os.Symlink(filepath.Join(s.mount.Dir, "data"), src); err != nil {
+		return err
+	}
+	// LazyFS sees what was renamed below it once mounted again.
+	return s.mount.Remount(ctx)
+}
+
+// URI is where the running server listens.
+func (s *Server) URI() string { return s.inst.URI }
+
+// Instance is the running server.
+func (s *Server) Instance() *server.Instance { return s.inst }
+
+// Exited is closed once the server's process is gone.
+func (s *Server) Exited() <-chan struct{} { return s.done }
+
+// Restart starts the server on its data (after a crash: recovery).
+func (s *Server) Restart(ctx context.Context) error {
+	inst, err := s.srv.Start(ctx, s.cfg)
+	if err != nil {
+		return err
+	}
+	s.inst, s.done = inst, make(chan struct{})
+	done := s.done
+	// The server's process is the server package's child, reaped there:
+	// polled.
+	go func() {
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for proc.Alive(inst.PID) {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+		close(done)
+	}()
+	return nil
+}
+
+// Crash kills the server and every process below it (PostgreSQL's
+// backends leave its process group) as a power failure takes them: all
+// stopped first, so that none acts on another's death, then killed, and
+// waited for (the next start must not find one still holding the data:
+// PostgreSQL's "pre-existing shared memory block is still in use"). On
+// fault.PowerLoss LazyFS then drops what was not fsynced and is mounted
+// again.
+func (s *Server) Crash(ctx context.Context, kind string) error {
+	if kind == fault.PowerLoss && s.mount == nil {
+		return errors.New("power-loss: the server's data is not on LazyFS")
+	}
+	pids := []int{s.inst.PID}
+	if d, err := procstat.Descendants(s.inst.PID); err == nil {
+		pids = append(pids, d...)
+	}
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGSTOP)
+	}
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, pid := range pids {
+		for running(pid) && time.Now().Before(deadline) {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	// What the server package holds for the dead process.
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	_ = s.inst.Stop(sctx)
+	cancel()
+	if kind != fault.PowerLoss {
+		return nil
+	}
+	if err := s.mount.ClearCache(ctx); err != nil {
+		return err
+	}
+	return s.mount.Remount(ctx)
+}
+
+// running says whether pid exists and is not a zombie (a zombie holds no
+// file and no shared memory).
+func running(pid int) bool {
+	st, err := procstat.StatOf(pid)
+	return err == nil && st.State != "Z" && st.State != "X"
+}
+
+// Persistent says whether the server keeps its data across a restart
+// (memcached does not: a crash loses everything, by design).
+func (s *Server) Persistent() bool {
+	return s.inst.Settings[server.Persistence] != server.NoPersistence
+}
+
+// Stop shuts the server down cleanly.
+func (s *Server) Stop(ctx context.Context) error { return s.inst.Stop(ctx) }

@@ -1,0 +1,24 @@
+//go:build slow
+
+package durability
+
+import (
+	"testing"
+
+	"storebench/internal/fault"
+	"storebench/internal/kv"
+	"storebench/internal/lazyfs/lazyfstest"
+)
+
+// Cassandra (one trial: its start is slow, minutes on 2 cores, so apart
+// from make test: make test-slow): under
+// sync (commitlog_sync batch) a power failure loses nothing it
+// acknowledged, logged batches included.
+func TestSlowPowerLossCassandra(t *testing.T) {
+	lazyfstest.Need(t)
+	res := run(t, "cassandra", fault.PowerLoss, kv.Sync, 1)
+	if res.Metrics["lost"] != 0 || res.Metrics["torn"] != 0 || res.Metrics["unrecoverable"] != 0 {
+		t.Fatalf("Cassandra commitlog_sync batch: %v lost, %v torn, %v unrecoverable after a power failure, want 0 (%s)",
+			res.Metrics["lost"], res.Metrics["torn"], res.Metrics["unrecoverable"], res.Facts["unrecoverable"])
+	}
+}
