@@ -93,6 +93,9 @@ type SQLWire interface {
 	// error; err is a reply the protocol does not allow (the session
 	// cannot go on).
 	Reply(in []byte, row func(cols [][]byte) error) (n int, done bool, stmtErr, err error)
+	// Affected is the rows the last complete statement affected (an
+	// UPDATE's matched rows), as Run returns them.
+	Affected() int64
 	// Closed says why the server closed the connection, from what Reply
 	// parsed so far (an error it sent before hanging up), or nil.
 	Closed() error

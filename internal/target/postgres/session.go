@@ -297,10 +297,11 @@ type wire struct {
 	qerr error  // the server's ErrorResponse to the statement in flight
 	bad  error  // a row that could not be taken, or the row callback's error
 	vals [][]byte
+	rows int64 // the CommandComplete's row count of the statement in flight
 }
 
 func (w *wire) AppendTx(b []byte, op target.SQLTxOp) []byte {
-	w.qerr, w.bad = nil, nil
+	w.qerr, w.bad, w.rows = nil, nil, 0
 	switch op {
 	case target.SQLBegin:
 		w.what = "BEGIN"
@@ -314,7 +315,7 @@ func (w *wire) AppendTx(b []byte, op target.SQLTxOp) []byte {
 }
 
 func (w *wire) AppendRun(b []byte, h int, args []target.SQLArg) []byte {
-	w.qerr, w.bad = nil, nil
+	w.qerr, w.bad, w.rows = nil, nil, 0
 	st, err := w.c.bind(h, args)
 	if err != nil {
 		// Nothing goes out: Reply reports it with the reply to a Sync.
@@ -348,13 +349,15 @@ func (w *wire) Reply(in []byte, row func([][]byte) error) (int, bool, error, err
 			}
 		case 'E':
 			w.qerr = pgError(body)
+		case 'C':
+			w.rows = commandRows(body)
 		case 'Z':
 			if w.qerr != nil {
 				return n, true, classify(w.qerr, w.qerr), nil
 			}
 			return n, true, w.bad, nil
-		case '2', '1', 'C', 'N', 'S', 'A', 'n', 'I':
-			// BindComplete, ParseComplete, CommandComplete, a notice, a
+		case '2', '1', 'N', 'S', 'A', 'n', 'I':
+			// BindComplete, ParseComplete, a notice, a
 			// parameter's new value, a notification, NoData, an empty
 			// query.
 		default:
@@ -363,6 +366,10 @@ func (w *wire) Reply(in []byte, row func([][]byte) error) (int, bool, error, err
 	}
 	return n, false, nil, nil
 }
+
+// Affected implements target.SQLWire: the rows the last statement's
+// CommandComplete counted.
+func (w *wire) Affected() int64 { return w.rows }
 
 // Closed implements target.SQLWire: the error the server sent before it
 // closed the connection (FATAL: terminating connection…), if any.

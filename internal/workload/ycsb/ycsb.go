@@ -67,6 +67,12 @@ type Params struct {
 	// so that a load under fault actions lasts past them whatever the
 	// machine's speed.
 	LoadRate float64 `yaml:"load_rate" json:"load_rate" range:"0..1e8"`
+	// Client: "events" (default: event loops where the target can, see
+	// events.go) or "goroutines" (a goroutine per connection, always).
+	Client string `yaml:"client" json:"client"`
+	// Loops is how many event loops share the connections (0: half the
+	// cores, at least one).
+	Loops int `yaml:"loops" json:"loops,omitempty" range:"0..1024"`
 }
 
 func defaults() Params {
@@ -109,6 +115,15 @@ func (YCSB) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error)
 		return nil, bad("rate", "must not be negative")
 	case p.LoadRate < 0:
 		return nil, bad("load_rate", "must not be negative")
+	case p.Loops < 0 || p.Loops > 1024:
+		return nil, bad("loops", "%d: want 0 (half the cores) to 1024", p.Loops)
+	}
+	switch p.Client {
+	case "":
+		p.Client = "events"
+	case "events", "goroutines":
+	default:
+		return nil, bad("client", "%q: want events or goroutines", p.Client)
 	}
 	return json.Marshal(p)
 }
@@ -190,7 +205,7 @@ func (YCSB) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*
 		return nil, fmt.Errorf("ycsb: this target %v", err)
 	}
 	r := &run{db: db, p: p, seed: uint64(st.Seed), n: st.N, workers: max(st.Concurrency, 1), rate: st.Rate, duration: st.Duration,
-		part: st.Part, parts: max(st.Parts, 1)}
+		part: st.Part, parts: max(st.Parts, 1), phase: st.Phase}
 	if st.Phase == "load" && len(st.Faults) > 0 {
 		return r.loadUnderFaults(ctx, env, st)
 	}
@@ -212,6 +227,7 @@ type run struct {
 	duration time.Duration
 	// part of parts: the worker processes sharing the step (see Split).
 	part, parts int
+	phase       string
 }
 
 // Split implements workload.Splitter: every YCSB step can be shared by
@@ -321,7 +337,8 @@ type wstate struct {
 	key, scratch []byte
 	fields       [][]byte
 	slab         []byte
-	inserted     int64 // records this goroutine inserted during the workload
+	inserted     int64  // records this goroutine inserted during the workload
+	nonce        uint64 // the planned insert's record nonce
 }
 
 func (r *run) states() []wstate {
@@ -350,13 +367,23 @@ func (r *run) load(ctx context.Context, env *workload.Env) (*results.Step, error
 		return nil, err
 	}
 	ws := r.states()
-	res, err := workload.Measure(ctx, env, runner.Config{Workers: r.workers, Ops: r.n, Rate: r.p.LoadRate}, r.n, func(ctx context.Context, w int, seq int64) error {
-		s := &ws[w]
-		s.key = key(s.key, uint64(seq))
-		return r.db.Insert(ctx, s.key, r.record(s, s.key, gen.Mix(r.seed, uint64(seq))))
-	})
+	m := &mix{
+		plan: func(_ int, s *wstate, seq int64) int {
+			s.key = key(s.key, uint64(seq))
+			s.nonce = gen.Mix(r.seed, uint64(seq))
+			return opInsert
+		},
+		insert: func(s *wstate) [][]byte { return r.record(s, s.key, s.nonce) },
+	}
+	cfg := runner.Config{Workers: r.workers, Ops: r.n, Rate: r.p.LoadRate}
+	loops, done, err := r.driven(ctx, env, &cfg, ws, m, r.p.LoadRate == 0)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	res, err := workload.Measure(ctx, env, cfg, r.n, r.op(cfg, ws, m))
 	res.Unit = fmt.Sprintf("insert a record of %d×%d bytes", r.p.Fields, r.p.FieldLength)
-	res.Metrics = map[string]float64{"records": float64(r.n)}
+	res.Metrics = map[string]float64{"records": float64(r.n), "event_loops": float64(loops)}
 	return res, err
 }
 
@@ -388,8 +415,8 @@ func (r *run) prepareTable(ctx context.Context, env *workload.Env, try func(func
 }
 
 func (r *run) workload(ctx context.Context, env *workload.Env, name string) (*results.Step, error) {
-	m := core[name]
-	dist := m.dist
+	m0 := core[name]
+	dist := m0.dist
 	if r.p.Distribution != "" {
 		dist = r.p.Distribution
 	}
@@ -398,7 +425,7 @@ func (r *run) workload(ctx context.Context, env *workload.Env, name string) (*re
 		z = newZipfian(r.n)
 	}
 	salt := uint64(name[0])
-	cum := []float64{m.read, m.read + m.update, m.read + m.update + m.insert, m.read + m.update + m.insert + m.scan}
+	cum := []float64{m0.read, m0.read + m0.update, m0.read + m0.update + m0.insert, m0.read + m0.update + m0.insert + m0.scan}
 	classOf := func(seq int64) int {
 		u := uniform01(gen.Mix(r.seed, salt, uint64(seq)))
 		for c, edge := range cum {
@@ -439,37 +466,20 @@ func (r *run) workload(ctx context.Context, env *workload.Env, name string) (*re
 		cfg.Ops, cfg.Duration = 0, r.duration
 		total = int64(r.rate * r.duration.Seconds())
 	}
-	res, err := workload.Measure(ctx, env, cfg, total, func(ctx context.Context, w int, seq int64) error {
-		s := &ws[w]
-		op := classOf(seq)
-		if op == opInsert {
-			i := r.inserted(name, w, s.inserted)
-			s.key = key(s.key, i)
-			if err := r.db.Insert(ctx, s.key, r.record(s, s.key, gen.Mix(r.seed, i))); err != nil {
-				return err
+	m := &mix{
+		plan: func(w int, s *wstate, seq int64) int {
+			op := classOf(seq)
+			if op == opInsert {
+				i := r.inserted(name, w, s.inserted)
+				s.key = key(s.key, i)
+				s.nonce = gen.Mix(r.seed, i)
+				return op
 			}
-			s.inserted++
-			return nil
-		}
-		s.key = key(s.key, pick(w, s, seq))
-		switch op {
-		case opRead, opRMW:
-			fields, err := r.db.Read(ctx, s.key)
-			if errors.Is(err, kv.ErrNotFound) {
-				return &workload.VerifyError{Phase: name, Key: s.key, What: "record is missing"}
-			}
-			if err != nil {
-				return err
-			}
-			if err := r.checkFields(name, s.key, fields, s.scratch); err != nil {
-				return err
-			}
-			verified.Add(w, 1)
-			if op == opRead {
-				return nil
-			}
-			fallthrough
-		case opUpdate:
+			s.key = key(s.key, pick(w, s, seq))
+			return op
+		},
+		insert: func(s *wstate) [][]byte { return r.record(s, s.key, s.nonce) },
+		update: func(s *wstate, seq int64) [][]byte {
 			// Write one field (YCSB's writeallfields=false).
 			f := int(gen.Mix(r.seed, salt, uint64(seq), 2) % uint64(r.p.Fields))
 			for i := range s.fields {
@@ -478,8 +488,16 @@ func (r *run) workload(ctx context.Context, env *workload.Env, name string) (*re
 			v := s.slab[:r.p.FieldLength]
 			fillField(v, s.key, f, gen.Mix(r.seed, salt, uint64(seq), 3))
 			s.fields[f] = v
-			return r.db.Update(ctx, s.key, s.fields)
-		case opScan:
+			return s.fields
+		},
+		check: func(w int, s *wstate, fields [][]byte) error {
+			if err := r.checkFields(name, s.key, fields, s.scratch); err != nil {
+				return err
+			}
+			verified.Add(w, 1)
+			return nil
+		},
+		scan: func(ctx context.Context, w int, s *wstate, seq int64) error {
 			n := 1 + int(gen.Mix(r.seed, salt, uint64(seq), 4)%uint64(r.p.MaxScanLength))
 			var failure error
 			err := r.db.(Scanner).Scan(ctx, s.key, n, func(k []byte, fields [][]byte) bool {
@@ -493,11 +511,68 @@ func (r *run) workload(ctx context.Context, env *workload.Env, name string) (*re
 				err = failure
 			}
 			return err
-		}
-		return nil
-	})
+		},
+	}
+	// Scans and open loops stay on the goroutine client.
+	loops, done, err := r.driven(ctx, env, &cfg, ws, m, m0.scan == 0 && cfg.Rate == 0 && cfg.Duration == 0)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	res, err := workload.Measure(ctx, env, cfg, total, r.op(cfg, ws, m))
 	res.Unit = "operation"
 	res.Verify = results.Verify{Checked: verified.Sum()}
-	res.Metrics = map[string]float64{"records": float64(r.n), "read": m.read, "update": m.update, "insert": m.insert, "scan": m.scan, "rmw": m.rmw}
+	res.Metrics = map[string]float64{"records": float64(r.n), "read": m0.read, "update": m0.update, "insert": m0.insert, "scan": m0.scan, "rmw": m0.rmw, "event_loops": float64(loops)}
 	return res, err
+}
+
+// mix is what a step does per operation, shared by the goroutine client
+// (op) and the event loops (events.go): plan chooses operation seq's
+// class and record (its key in s.key), insert and update give the fields
+// to write, check verifies a record read, scan runs a scan.
+type mix struct {
+	plan   func(w int, s *wstate, seq int64) int
+	insert func(s *wstate) [][]byte
+	update func(s *wstate, seq int64) [][]byte
+	check  func(w int, s *wstate, fields [][]byte) error
+	scan   func(ctx context.Context, w int, s *wstate, seq int64) error
+}
+
+// op is the goroutine client's operation: load goroutine w runs
+// operation seq through the DB; nil when the step is driven by event
+// loops (cfg.Drive set by driven).
+func (r *run) op(cfg runner.Config, ws []wstate, m *mix) runner.Op {
+	if cfg.Drive != nil {
+		return nil
+	}
+	return func(ctx context.Context, w int, seq int64) error {
+		s := &ws[w]
+		op := m.plan(w, s, seq)
+		switch op {
+		case opInsert:
+			if err := r.db.Insert(ctx, s.key, m.insert(s)); err != nil {
+				return err
+			}
+			s.inserted++
+			return nil
+		case opUpdate:
+			return r.db.Update(ctx, s.key, m.update(s, seq))
+		case opScan:
+			return m.scan(ctx, w, s, seq)
+		}
+		fields, err := r.db.Read(ctx, s.key)
+		if errors.Is(err, kv.ErrNotFound) {
+			return &workload.VerifyError{Phase: r.phase, Key: s.key, What: "record is missing"}
+		}
+		if err != nil {
+			return err
+		}
+		if err := m.check(w, s, fields); err != nil {
+			return err
+		}
+		if op == opRMW {
+			return r.db.Update(ctx, s.key, m.update(s, seq))
+		}
+		return nil
+	}
 }
