@@ -88,7 +88,7 @@ func TestEventLoopClient(t *testing.T) {
 			// One byte of field 2 of every record flipped.
 			db, _ := ycsb.Of(h)
 			for i := uint64(0); i < 200; i++ {
-				k := ycsb.Key(nil, i)
+				k := ycsb.RecordKey(nil, i)
 				f, err := db.Read(ctx, k)
 				if err != nil {
 					t.Fatal(err)

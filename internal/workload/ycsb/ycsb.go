@@ -273,6 +273,10 @@ func (r *run) inserted(name string, w int, k int64) uint64 {
 	return uint64(r.n) + uint64(name[0]-'a')*insertSpan + uint64(g+k*G)
 }
 
+// RecordKey is record i's key (see key), for a bare loop over the same
+// records (storebench overhead --workload ycsb-c).
+func RecordKey(dst []byte, i uint64) []byte { return key(dst, i) }
+
 // key of record i: "user" + a scattered number (20 digits, zero-padded),
 // as YCSB's hashed order; built into dst with no allocation once dst
 // holds 24 bytes.
