@@ -27,7 +27,8 @@ type SQLSession interface {
 	// Run runs prepared statement h with args, one per parameter, and
 	// returns the rows the statement affected (an UPDATE's matched rows;
 	// 0 for a SELECT). row, when set, gets each row's columns in text
-	// (nil for NULL; valid only during the call); its first error stops
+	// (a binary column's bytes for MariaDB's BLOB and PostgreSQL's bytea;
+	// nil for NULL; valid only during the call); its first error stops
 	// the rows and is Run's once the whole reply is read. row is nil for
 	// a statement that returns no rows (rows that come are discarded).
 	Run(ctx context.Context, h int, args []SQLArg, row func(cols [][]byte) error) (affected int64, err error)

@@ -2,7 +2,6 @@ package ycsb
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"runtime"
@@ -226,7 +225,6 @@ type sqlConn struct {
 	sess         target.SQLSession
 	fdn          int
 	w            target.SQLWire
-	hexText      bool // PostgreSQL: bytea comes as text, \x and hex
 	read, insert int
 	updates      []int
 	args         []target.SQLArg
@@ -234,8 +232,6 @@ type sqlConn struct {
 	key          []byte
 	got          func([][]byte) error
 	rowFn        func([][]byte) error
-	slab         []byte
-	cols         [][]byte
 }
 
 func openSQLConn(ctx context.Context, t target.SQLSessioner, n int) (recConn, error) {
@@ -250,7 +246,7 @@ func openSQLConn(ctx context.Context, t target.SQLSessioner, n int) (recConn, er
 	}
 	d := t.SQLDialect()
 	q := newSQLStmts(d, n)
-	c := &sqlConn{sess: sess, hexText: d.Name == "postgres", updates: make([]int, n), args: make([]target.SQLArg, 0, n+1), cols: make([][]byte, n)}
+	c := &sqlConn{sess: sess, updates: make([]int, n), args: make([]target.SQLArg, 0, n+1)}
 	fail := func(err error) (recConn, error) {
 		sess.Close()
 		return nil, err
@@ -274,7 +270,7 @@ func openSQLConn(ctx context.Context, t target.SQLSessioner, n int) (recConn, er
 	if c.fdn, c.w, err = ev.Detach(); err != nil {
 		return fail(err)
 	}
-	c.rowFn = c.row
+	c.rowFn = func(cols [][]byte) error { return c.got(cols) }
 	return c, nil
 }
 
@@ -318,39 +314,6 @@ func (c *sqlConn) reply(in []byte, got func([][]byte) error) (int, bool, error, 
 		stmtErr = fmt.Errorf("record %q: %w", c.key, kv.ErrNotFound)
 	}
 	return n, done, stmtErr, err
-}
-
-// row takes the read's row: PostgreSQL's bytea text (\x and hex)
-// decoded into the connection's slab.
-func (c *sqlConn) row(cols [][]byte) error {
-	if !c.hexText {
-		return c.got(cols)
-	}
-	size := 0
-	for _, col := range cols {
-		size += len(col) / 2
-	}
-	if cap(c.slab) < size {
-		c.slab = make([]byte, 0, size)
-	}
-	c.slab = c.slab[:0]
-	c.cols = c.cols[:0]
-	for i, col := range cols {
-		if col == nil {
-			c.cols = append(c.cols, nil)
-			continue
-		}
-		if len(col) < 2 || col[0] != '\\' || col[1] != 'x' {
-			return fmt.Errorf("record %q: field%d is not bytea's hex output", c.key, i)
-		}
-		start := len(c.slab)
-		c.slab = c.slab[:start+(len(col)-2)/2]
-		if _, err := hex.Decode(c.slab[start:], col[2:]); err != nil {
-			return fmt.Errorf("record %q: field%d: %w", c.key, i, err)
-		}
-		c.cols = append(c.cols, c.slab[start:len(c.slab):len(c.slab)])
-	}
-	return c.got(c.cols)
 }
 
 func (c *sqlConn) closed() error { return c.w.Closed() }
