@@ -3,6 +3,7 @@ package ycsb_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -108,45 +109,76 @@ func TestEventLoopClient(t *testing.T) {
 	}
 }
 
-// A connection the server kills fails the step at once, naming it.
+// A connection the server kills fails the step at once, naming it:
+// Redis (CLIENT KILL) and PostgreSQL (pg_terminate_backend).
 func TestEventLoopKilledConnection(t *testing.T) {
-	h := openEvented(t, "redis")
-	ctx := context.Background()
-	steps := worktest.Plan(t, ycsb.YCSB{}, eventStudy, "ycsb.operations=1e9", "ycsb.workloads=[c]")
-	if _, err := (ycsb.YCSB{}).Execute(ctx, &workload.Env{Target: h}, steps[0]); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := ycsb.YCSB{}.Execute(ctx, &workload.Env{Target: h}, steps[1])
-		done <- err
-	}()
-	rc := h.(conn.RESP).RESPClient()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		list, err := rc.ClientList(ctx).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.Count(list, "cmd=hmget") >= 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the step's connections never read:\n%s", list)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	killed := time.Now()
-	if err := rc.Do(ctx, "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes").Err(); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-done:
-		t.Logf("failed %v after the kill: %v", time.Since(killed), err)
-		if err == nil || !strings.Contains(err.Error(), "connection") {
-			t.Fatalf("a killed connection did not fail the step: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the step went on 10 s after its connections were killed")
+	for _, name := range []string{"redis", "postgres"} {
+		t.Run(name, func(t *testing.T) {
+			h := openEvented(t, name)
+			ctx := context.Background()
+			steps := worktest.Plan(t, ycsb.YCSB{}, eventStudy, "ycsb.operations=1e9", "ycsb.workloads=[c]")
+			if _, err := (ycsb.YCSB{}).Execute(ctx, &workload.Env{Target: h}, steps[0]); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := ycsb.YCSB{}.Execute(ctx, &workload.Env{Target: h}, steps[1])
+				done <- err
+			}()
+			// reading says how many of the step's connections the
+			// server sees reading; kill kills them.
+			var reading func() (int, error)
+			var kill func() error
+			switch name {
+			case "redis":
+				rc := h.(conn.RESP).RESPClient()
+				reading = func() (int, error) {
+					list, err := rc.ClientList(ctx).Result()
+					return strings.Count(list, "cmd=hmget"), err
+				}
+				kill = func() error { return rc.Do(ctx, "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes").Err() }
+			case "postgres":
+				db := h.(target.SQLDB)
+				const ours = "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'SELECT field0%'"
+				reading = func() (int, error) {
+					n := 0
+					err := db.Query(ctx, "SELECT count(*) "+ours, nil, func(cols [][]byte) bool {
+						fmt.Sscan(string(cols[0]), &n)
+						return false
+					})
+					return n, err
+				}
+				kill = func() error {
+					return db.Query(ctx, "SELECT pg_terminate_backend(pid)::text "+ours, nil, func([][]byte) bool { return true })
+				}
+			}
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				n, err := reading()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n >= 3 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the step's 3 connections never read (%d seen)", n)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			killed := time.Now()
+			if err := kill(); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-done:
+				t.Logf("failed %v after the kill: %v", time.Since(killed), err)
+				if err == nil || !strings.Contains(err.Error(), "connection") {
+					t.Fatalf("a killed connection did not fail the step: %v", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the step went on 10 s after its connections were killed")
+			}
+		})
 	}
 }
