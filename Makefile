@@ -11,7 +11,7 @@ LDFLAGS := -X storebench/internal/cli.Version=$(VERSION)
 STUDY   ?= ledger
 ARGS    ?=
 
-.PHONY: docs test-cluster test-slow all build run test vet deps deps-strict bench-overhead bench-memory bench-native list clean
+.PHONY: docs test-cluster test-slow all build run test vet deps deps-strict bench-overhead bench-memory bench-native bench-ycsb list clean
 
 all: build
 
@@ -73,6 +73,13 @@ bench-memory: build
 # median ratio over ROUNDS (5) alternating rounds and client CPU per operation.
 bench-native: build
 	scripts/bench-native.sh
+
+# storebench's ycsb side by side with go-ycsb v1.0.1 (built into
+# ~/.cache/storebench) on the same Redis and PostgreSQL, workloads A and C,
+# 1 and 8 threads: throughput ratios and client CPU per operation over
+# ROUNDS (5) alternating rounds.
+bench-ycsb: build
+	scripts/bench-ycsb.sh
 
 clean:
 	rm -rf bin

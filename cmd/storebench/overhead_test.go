@@ -43,3 +43,21 @@ func TestOverheadAtConcurrency(t *testing.T) {
 		t.Errorf("--concurrency 1,0: exit %d, %q", code, stderr)
 	}
 }
+
+// TestOverheadYCSBC: storebench overhead --workload ycsb-c loads a YCSB
+// table and prints, per round and as a median, what YCSB C adds per read
+// over a bare loop reading the same records.
+func TestOverheadYCSBC(t *testing.T) {
+	out, stderr, code := runCLI(t, "overhead", "--workload", "ycsb-c", "--concurrency", "1,2", "--keys", "500", "--gets", "3000", "--rounds", "1")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	median := regexp.MustCompile(`(?m)^goroutines (\d+): YCSB C adds a median (-?[\d.]+) ns per read over the bare loop \(wall\); CPU (-?[\d.]+) ns$`)
+	if m := median.FindAllStringSubmatch(out, -1); len(m) != 2 || m[0][1] != "1" || m[1][1] != "2" {
+		t.Fatalf("want a median line for 1 and 2 goroutines:\n%s", out)
+	}
+	_, stderr, code = runCLI(t, "overhead", "--workload", "ycsb-x")
+	if code != 2 || !strings.Contains(stderr, "--workload") {
+		t.Errorf("--workload ycsb-x: exit %d, %q", code, stderr)
+	}
+}

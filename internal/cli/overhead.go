@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,9 @@ import (
 
 	"storebench/internal/kv"
 	"storebench/internal/runner"
+	"storebench/internal/study"
+	"storebench/internal/workload"
+	"storebench/internal/workload/ycsb"
 )
 
 const overheadUsage = `
@@ -34,9 +38,18 @@ same keys: the gets are split the same way (goroutine g does get g, g+N,
 g+2N, ...), so a ratio above 1 at N goroutines and not at 1 is the
 harness serializing its goroutines, not the engine.
 
+With --workload ycsb-c the runner's side is YCSB workload C itself (the
+ycsb workload's step, uniform requests, on a table of --keys records of
+10 fields of 100 bytes loaded by its load step) and the bare loop reads
+the same records' keys through the engine's View with no check; the
+difference is what the harness adds per read: the request's choice, the
+key, the decoding and the verification of every field, the runner's
+clock and histograms.
+
 Examples:
   storebench overhead --keys 100000 --gets 500000 --rounds 7
   storebench overhead --concurrency 1,2,4,8
+  storebench overhead --workload ycsb-c --concurrency 1,8
 `
 
 func cmdOverhead(args []string, stdout, stderr io.Writer) int {
@@ -46,6 +59,7 @@ func cmdOverhead(args []string, stdout, stderr io.Writer) int {
 	rounds := fs.Int("rounds", 7, "rounds of each (alternating)")
 	target := fs.String("target", "pebble", "target to read from")
 	conc := fs.String("concurrency", "1", "goroutines of both the bare loop and the runner, comma-separated (e.g. 1,2,4,8), each 1..4096")
+	wl := fs.String("workload", "get", "what the runner runs: get (random gets) or ycsb-c (YCSB workload C, every read verified)")
 	if code, stop := parse(fs, args, stdout); stop {
 		return code
 	}
@@ -59,6 +73,9 @@ func cmdOverhead(args []string, stdout, stderr io.Writer) int {
 	}
 	if *keys < 1 || *gets < 1 || *rounds < 1 {
 		return fail(stderr, usagef("--keys, --gets and --rounds must be at least 1"))
+	}
+	if *wl != "get" && *wl != "ycsb-c" {
+		return fail(stderr, usagef("--workload %q: want get or ycsb-c", *wl))
 	}
 	eng, err := kv.Lookup(*target)
 	if err != nil {
@@ -78,6 +95,9 @@ func cmdOverhead(args []string, stdout, stderr io.Writer) int {
 	}
 	defer s.Close()
 
+	if *wl == "ycsb-c" {
+		return overheadYCSB(s, eng.Title, *keys, *gets, *rounds, levels, stdout, stderr)
+	}
 	key := func(dst []byte, i uint64) []byte {
 		dst = dst[:16]
 		binary.BigEndian.PutUint64(dst, i*0x9e3779b97f4a7c15)
@@ -224,4 +244,94 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// overheadYCSB compares YCSB workload C (the ycsb workload's step) with a
+// bare loop reading the same records through the engine.
+func overheadYCSB(s kv.Store, title string, records, gets, rounds int, levels []int, stdout, stderr io.Writer) int {
+	p := ycsb.Params{Workloads: []string{"c"}, Operations: study.Count(gets), Fields: 10, FieldLength: 100,
+		Distribution: "uniform", MaxScanLength: 100, Client: "events"}
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	step := func(phase string, n int) workload.Step {
+		return workload.Step{Workload: "ycsb", Phase: phase, N: int64(records), Seed: 1, Concurrency: n, Params: raw, Largest: int64(records)}
+	}
+	env := &workload.Env{Target: s}
+	if _, err := (ycsb.YCSB{}).Execute(context.Background(), env, step("load", 8)); err != nil {
+		return fail(stderr, fmt.Errorf("loading the YCSB table: %w", err))
+	}
+	if c, ok := s.(kv.Compacter); ok {
+		_ = c.Compact()
+	}
+	n := uint64(records)
+	pick := func(seq uint64) uint64 { return (seq * 0x9e3779b97f4a7c15 >> 7) % n }
+	nop := func([]byte) error { return nil }
+	bare := func(g int) (cost, error) {
+		errs := make([]error, g)
+		ks := keyBufs(g)
+		var wg sync.WaitGroup
+		t0 := begin()
+		for w := 0; w < g; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				k := ks[w][:0]
+				for i := w; i < gets; i += g {
+					k = ycsb.RecordKey(k, pick(uint64(i)))
+					if err := kv.View(s, k, nop); err != nil {
+						errs[w] = err
+						return
+					}
+				}
+			}(w)
+		}
+		wg.Wait()
+		return t0.done(), errors.Join(errs...)
+	}
+	viaYCSB := func(g int) (cost, error) {
+		t0 := begin()
+		res, err := (ycsb.YCSB{}).Execute(context.Background(), env, step("c", g))
+		if err == nil && res.Verify.Checked != int64(gets) {
+			err = fmt.Errorf("ycsb c verified %d reads of %d", res.Verify.Checked, gets)
+		}
+		return t0.done(), err
+	}
+	if _, err := bare(1); err != nil {
+		return fail(stderr, err)
+	}
+	fmt.Fprintf(stdout, "YCSB C on %s, %d records of 10x100 bytes, %d reads per round\n", title, records, gets)
+	fmt.Fprintf(stdout, "%-10s %-6s %14s %14s %10s %14s %14s %10s\n", "goroutines", "round", "bare ns/op", "ycsb ns/op", "added", "bare cpu/op", "ycsb cpu/op", "added cpu")
+	type fig struct{ added, cpu []float64 }
+	figs := make([]fig, len(levels))
+	for li, g := range levels {
+		for r := 1; r <= rounds; r++ {
+			var db, dy cost
+			var err error
+			if r%2 == 1 {
+				if db, err = bare(g); err == nil {
+					dy, err = viaYCSB(g)
+				}
+			} else {
+				if dy, err = viaYCSB(g); err == nil {
+					db, err = bare(g)
+				}
+			}
+			if err != nil {
+				return fail(stderr, err)
+			}
+			nb, ny := float64(db.wall.Nanoseconds())/float64(gets), float64(dy.wall.Nanoseconds())/float64(gets)
+			cb, cy := float64(db.cpu.Nanoseconds())/float64(gets), float64(dy.cpu.Nanoseconds())/float64(gets)
+			figs[li].added = append(figs[li].added, ny-nb)
+			figs[li].cpu = append(figs[li].cpu, cy-cb)
+			fmt.Fprintf(stdout, "%-10d %-6d %14.1f %14.1f %10.1f %14.1f %14.1f %10.1f\n", g, r, nb, ny, ny-nb, cb, cy, cy-cb)
+		}
+	}
+	for li, g := range levels {
+		sort.Float64s(figs[li].added)
+		sort.Float64s(figs[li].cpu)
+		fmt.Fprintf(stdout, "goroutines %d: YCSB C adds a median %.1f ns per read over the bare loop (wall); CPU %.1f ns\n", g, figs[li].added[rounds/2], figs[li].cpu[rounds/2])
+	}
+	return exitOK
 }

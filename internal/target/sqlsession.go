@@ -27,7 +27,8 @@ type SQLSession interface {
 	// Run runs prepared statement h with args, one per parameter, and
 	// returns the rows the statement affected (an UPDATE's matched rows;
 	// 0 for a SELECT). row, when set, gets each row's columns in text
-	// (nil for NULL; valid only during the call); its first error stops
+	// (a binary column's bytes for MariaDB's BLOB and PostgreSQL's bytea;
+	// nil for NULL; valid only during the call); its first error stops
 	// the rows and is Run's once the whole reply is read. row is nil for
 	// a statement that returns no rows (rows that come are discarded).
 	Run(ctx context.Context, h int, args []SQLArg, row func(cols [][]byte) error) (affected int64, err error)
@@ -93,6 +94,9 @@ type SQLWire interface {
 	// error; err is a reply the protocol does not allow (the session
 	// cannot go on).
 	Reply(in []byte, row func(cols [][]byte) error) (n int, done bool, stmtErr, err error)
+	// Affected is the rows the last complete statement affected (an
+	// UPDATE's matched rows), as Run returns them.
+	Affected() int64
 	// Closed says why the server closed the connection, from what Reply
 	// parsed so far (an error it sent before hanging up), or nil.
 	Closed() error

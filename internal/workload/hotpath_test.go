@@ -133,7 +133,23 @@ func checkPackage(t *testing.T, dir string) []string {
 				return true
 			})
 		}
+		// Functions given as a struct's fields (mix{plan: func…}): a
+		// call through a field of that name is followed into them.
+		lits := map[string][]*ast.FuncLit{}
+		for _, f := range p.Files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				if kv, ok := n.(*ast.KeyValueExpr); ok {
+					if id, ok := kv.Key.(*ast.Ident); ok {
+						if lit, ok := kv.Value.(*ast.FuncLit); ok {
+							lits[id.Name] = append(lits[id.Name], lit)
+						}
+					}
+				}
+				return true
+			})
+		}
 		seen := map[*ast.FuncDecl]bool{}
+		seenLit := map[*ast.FuncLit]bool{}
 		for _, f := range p.Files {
 			ast.Inspect(f, func(n ast.Node) bool {
 				lit, ok := n.(*ast.FuncLit)
@@ -145,7 +161,7 @@ func checkPackage(t *testing.T, dir string) []string {
 				if len(worker) > 0 {
 					w = worker[0].Name
 				}
-				c := &checker{fset: fset, funcs: funcs, seen: seen, worker: w, syncNames: syncNames, pkg: filepath.Base(dir)}
+				c := &checker{fset: fset, funcs: funcs, lits: lits, seen: seen, seenLit: seenLit, worker: w, syncNames: syncNames, pkg: filepath.Base(dir)}
 				c.body(lit.Type, lit.Body, nil)
 				out = append(out, c.found...)
 				return false
@@ -182,7 +198,9 @@ func types(e ast.Expr) string {
 type checker struct {
 	fset      *token.FileSet
 	funcs     map[string][]*ast.FuncDecl
+	lits      map[string][]*ast.FuncLit
 	seen      map[*ast.FuncDecl]bool
+	seenLit   map[*ast.FuncLit]bool
 	worker    string
 	pkg       string
 	syncNames map[string]bool
@@ -254,6 +272,14 @@ func (c *checker) body(ft *ast.FuncType, b *ast.BlockStmt, local map[string]bool
 
 // follow checks the package's functions (or methods) called name.
 func (c *checker) follow(name string, method bool) {
+	if method {
+		for _, lit := range c.lits[name] {
+			if !c.seenLit[lit] {
+				c.seenLit[lit] = true
+				c.body(lit.Type, lit.Body, nil)
+			}
+		}
+	}
 	for _, fd := range c.funcs[name] {
 		if (fd.Recv != nil) != method || c.seen[fd] {
 			continue

@@ -344,6 +344,10 @@ func (w *leanWire) Reply(in []byte, row func([][]byte) error) (int, bool, error,
 
 func discard([][]byte) error { return nil }
 
+// Affected implements target.SQLWire: the OK packet's affected rows (the
+// matched rows: the lean client asks for CLIENT_FOUND_ROWS).
+func (w *leanWire) Affected() int64 { return w.l.r.affected }
+
 // Closed implements target.SQLWire: the ERR packet the server sent to the
 // statement in flight (a killed connection's), if any.
 func (w *leanWire) Closed() error { return w.qerr }

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -29,6 +30,9 @@ type leanConn struct {
 	watch   detach.Watch // the run's context, followed once
 	vals    [][]byte
 	scratch []byte
+	// resultOIDs are the result columns' types of the statement
+	// prepareNow prepared last (its RowDescription; none for NoData).
+	resultOIDs []uint32
 }
 
 // takeOver hijacks pc's socket for a leanConn; ok is false when the
@@ -60,11 +64,17 @@ func takeOver(pc *pgconn.PgConn) (*leanConn, bool, error) {
 // row's values, valid during the call. It returns the rows the command
 // tag counts.
 func (l *leanConn) exec(ctx context.Context, name string, params [][]byte, formats []int16, result int16, row func([][]byte)) (int64, error) {
+	return l.execResults(ctx, name, params, formats, nil, result, row)
+}
+
+// execResults is exec with a result format per column (results, when
+// not nil; else result for all).
+func (l *leanConn) execResults(ctx context.Context, name string, params [][]byte, formats, results []int16, result int16, row func([][]byte)) (int64, error) {
 	if err := l.watch.Check(ctx); err != nil {
 		return 0, err
 	}
 	l.c.Room(execSize(name, params, formats))
-	l.c.W = appendExec(l.c.W, name, params, formats, result)
+	l.c.W = appendBind(l.c.W, name, params, formats, results, result)
 	return l.replies(ctx, row)
 }
 
@@ -84,6 +94,7 @@ func (l *leanConn) prepare(ctx context.Context, name, q string) ([]uint32, error
 }
 
 func (l *leanConn) prepareNow(name, q string) ([]uint32, error) {
+	l.resultOIDs = l.resultOIDs[:0]
 	size := 1 + 4 + len(name) + 1 + len(q) + 1 + 2 + // Parse
 		1 + 4 + 1 + len(name) + 1 + // Describe
 		5 // Sync
@@ -127,9 +138,25 @@ func (l *leanConn) prepareNow(name, q string) ([]uint32, error) {
 				return nil, fmt.Errorf("postgres: preparing %s: %w", q, qerr)
 			}
 			return oids, nil
-		case '1', 'T', 'n', 'N', 'S', 'A':
-			// ParseComplete, RowDescription, NoData, a notice, a
-			// parameter's new value, a notification.
+		case 'T': // RowDescription
+			l.resultOIDs = l.resultOIDs[:0]
+			if len(body) < 2 {
+				return nil, broken("read", fmt.Errorf("a RowDescription of %d bytes", len(body)))
+			}
+			b := body[2:]
+			for range int(binary.BigEndian.Uint16(body)) {
+				end := bytes.IndexByte(b, 0)
+				if end < 0 || len(b) < end+1+18 {
+					return nil, broken("read", fmt.Errorf("a RowDescription of %d bytes", len(body)))
+				}
+				// name, table OID (4), column (2), type OID (4), size
+				// (2), modifier (4), format (2)
+				l.resultOIDs = append(l.resultOIDs, binary.BigEndian.Uint32(b[end+1+6:]))
+				b = b[end+1+18:]
+			}
+		case '1', 'n', 'N', 'S', 'A':
+			// ParseComplete, NoData, a notice, a parameter's new value,
+			// a notification.
 		default:
 			return nil, broken("read", fmt.Errorf("unexpected message %q", typ))
 		}
@@ -148,7 +175,16 @@ func execSize(name string, params [][]byte, formats []int16) int {
 // appendExec appends the Bind (unnamed portal, every result in format
 // result), Execute and Sync of prepared statement name to w.
 func appendExec(w []byte, name string, params [][]byte, formats []int16, result int16) []byte {
+	return appendBind(w, name, params, formats, nil, result)
+}
+
+// appendBind is appendExec with a result format per column when results
+// is not nil.
+func appendBind(w []byte, name string, params [][]byte, formats, results []int16, result int16) []byte {
 	size := execSize(name, params, formats) - 15
+	if results != nil {
+		size += 2*len(results) - 2
+	}
 	w = append(w, 'B')
 	w = binary.BigEndian.AppendUint32(w, uint32(size-1))
 	w = append(w, 0) // the unnamed portal
@@ -167,7 +203,14 @@ func appendExec(w []byte, name string, params [][]byte, formats []int16, result 
 		w = binary.BigEndian.AppendUint32(w, uint32(len(p)))
 		w = append(w, p...)
 	}
-	w = append(w, 0, 1, byte(result>>8), byte(result)) // one result format for all
+	if results != nil {
+		w = binary.BigEndian.AppendUint16(w, uint16(len(results)))
+		for _, f := range results {
+			w = binary.BigEndian.AppendUint16(w, uint16(f))
+		}
+	} else {
+		w = append(w, 0, 1, byte(result>>8), byte(result)) // one result format for all
+	}
 	w = append(w, 'E', 0, 0, 0, 9, 0, 0, 0, 0, 0)
 	w = append(w, 'S', 0, 0, 0, 4)
 	return w

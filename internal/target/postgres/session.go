@@ -87,6 +87,9 @@ type stmt struct {
 	name, q string
 	oids    []uint32
 	formats []int16
+	// results are the result columns' formats when one is bytea (binary:
+	// its bytes, as SQLDB's Query gives them); nil: every result in text.
+	results []int16
 }
 
 // textResults asks for every result as text.
@@ -106,12 +109,18 @@ func (c *session) Prepare(ctx context.Context, q string) (int, error) {
 			return 0, interruptedOr(ctx, err)
 		}
 		st.oids = oids
+		st.results = byteaResults(c.lean.resultOIDs)
 	case c.conn != nil:
 		sd, err := c.conn.PgConn().Prepare(ctx, st.name, q, nil)
 		if err != nil {
 			return 0, classify(fmt.Errorf("postgres: preparing %s: %w", q, err), err)
 		}
 		st.oids = sd.ParamOIDs
+		oids := make([]uint32, len(sd.Fields))
+		for i, f := range sd.Fields {
+			oids[i] = f.DataTypeOID
+		}
+		st.results = byteaResults(oids)
 	default:
 		return 0, errDetached
 	}
@@ -127,6 +136,21 @@ func (c *session) Prepare(ctx context.Context, q string) (int, error) {
 }
 
 var errDetached = errors.New("postgres: the session went to an event loop")
+
+// byteaResults are the result formats of columns of types oids: binary
+// for bytea, text for the rest; nil when no column is bytea.
+func byteaResults(oids []uint32) []int16 {
+	var out []int16
+	for i, oid := range oids {
+		if oid == pgtype.ByteaOID {
+			if out == nil {
+				out = make([]int16, len(oids))
+			}
+			out[i] = 1
+		}
+	}
+	return out
+}
 
 // bind encodes args as statement h's parameters in c.params.
 func (c *session) bind(h int, args []target.SQLArg) (*stmt, error) {
@@ -179,7 +203,7 @@ func (c *session) Run(ctx context.Context, h int, args []target.SQLArg, row func
 	if row != nil {
 		onRow = c.onRow
 	}
-	n, err := c.run(ctx, st.name, st.formats, onRow)
+	n, err := c.run(ctx, st.name, st.formats, st.results, onRow)
 	c.row = nil
 	if err != nil {
 		return 0, err
@@ -194,10 +218,10 @@ func (c *session) deliver(vals [][]byte) {
 	}
 }
 
-func (c *session) run(ctx context.Context, name string, formats []int16, row func([][]byte)) (int64, error) {
+func (c *session) run(ctx context.Context, name string, formats, results []int16, row func([][]byte)) (int64, error) {
 	switch {
 	case c.lean != nil:
-		n, err := c.lean.exec(ctx, name, c.params, formats, textResults, row)
+		n, err := c.lean.execResults(ctx, name, c.params, formats, results, textResults, row)
 		if err != nil {
 			return 0, interruptedOr(ctx, err)
 		}
@@ -208,7 +232,7 @@ func (c *session) run(ctx context.Context, name string, formats []int16, row fun
 	if err := c.watch.Check(ctx); err != nil {
 		return 0, err
 	}
-	rr := c.conn.PgConn().ExecPrepared(context.Background(), name, c.params, formats, nil)
+	rr := c.conn.PgConn().ExecPrepared(context.Background(), name, c.params, formats, results)
 	for rr.NextRow() {
 		if row != nil {
 			row(rr.Values())
@@ -224,14 +248,14 @@ func (c *session) run(ctx context.Context, name string, formats []int16, row fun
 // Begin implements target.SQLSession: the prepared BEGIN.
 func (c *session) Begin(ctx context.Context) error {
 	c.params = c.params[:0]
-	_, err := c.run(ctx, "begin", nil, nil)
+	_, err := c.run(ctx, "begin", nil, nil, nil)
 	return err
 }
 
 // Commit implements target.SQLSession: the prepared COMMIT.
 func (c *session) Commit(ctx context.Context) error {
 	c.params = c.params[:0]
-	_, err := c.run(ctx, "commit", nil, nil)
+	_, err := c.run(ctx, "commit", nil, nil, nil)
 	return err
 }
 
@@ -297,10 +321,11 @@ type wire struct {
 	qerr error  // the server's ErrorResponse to the statement in flight
 	bad  error  // a row that could not be taken, or the row callback's error
 	vals [][]byte
+	rows int64 // the CommandComplete's row count of the statement in flight
 }
 
 func (w *wire) AppendTx(b []byte, op target.SQLTxOp) []byte {
-	w.qerr, w.bad = nil, nil
+	w.qerr, w.bad, w.rows = nil, nil, 0
 	switch op {
 	case target.SQLBegin:
 		w.what = "BEGIN"
@@ -314,7 +339,7 @@ func (w *wire) AppendTx(b []byte, op target.SQLTxOp) []byte {
 }
 
 func (w *wire) AppendRun(b []byte, h int, args []target.SQLArg) []byte {
-	w.qerr, w.bad = nil, nil
+	w.qerr, w.bad, w.rows = nil, nil, 0
 	st, err := w.c.bind(h, args)
 	if err != nil {
 		// Nothing goes out: Reply reports it with the reply to a Sync.
@@ -322,7 +347,7 @@ func (w *wire) AppendRun(b []byte, h int, args []target.SQLArg) []byte {
 		return append(b, 'S', 0, 0, 0, 4)
 	}
 	w.what = st.q
-	return appendExec(b, st.name, w.c.params, st.formats, textResults)
+	return appendBind(b, st.name, w.c.params, st.formats, st.results, textResults)
 }
 
 func (w *wire) Reply(in []byte, row func([][]byte) error) (int, bool, error, error) {
@@ -348,13 +373,15 @@ func (w *wire) Reply(in []byte, row func([][]byte) error) (int, bool, error, err
 			}
 		case 'E':
 			w.qerr = pgError(body)
+		case 'C':
+			w.rows = commandRows(body)
 		case 'Z':
 			if w.qerr != nil {
 				return n, true, classify(w.qerr, w.qerr), nil
 			}
 			return n, true, w.bad, nil
-		case '2', '1', 'C', 'N', 'S', 'A', 'n', 'I':
-			// BindComplete, ParseComplete, CommandComplete, a notice, a
+		case '2', '1', 'N', 'S', 'A', 'n', 'I':
+			// BindComplete, ParseComplete, a notice, a
 			// parameter's new value, a notification, NoData, an empty
 			// query.
 		default:
@@ -363,6 +390,10 @@ func (w *wire) Reply(in []byte, row func([][]byte) error) (int, bool, error, err
 	}
 	return n, false, nil, nil
 }
+
+// Affected implements target.SQLWire: the rows the last statement's
+// CommandComplete counted.
+func (w *wire) Affected() int64 { return w.rows }
 
 // Closed implements target.SQLWire: the error the server sent before it
 // closed the connection (FATAL: terminating connection…), if any.

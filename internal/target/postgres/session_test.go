@@ -119,7 +119,7 @@ func TestSQLSession(t *testing.T) {
 			args []target.SQLArg
 			want string
 		}{
-			{hGet, []target.SQLArg{target.SQLInt(1)}, `1|5|1|a     |\x00ff|1.5`},
+			{hGet, []target.SQLArg{target.SQLInt(1)}, "1|5|1|a     |\x00\xff|1.5"}, // bytea: its bytes
 			{hGet, []target.SQLArg{target.SQLInt(2)}, `2|-3|-2|b     |NULL|NULL`},
 			{hGet, []target.SQLArg{target.SQLInt(9)}, ``},
 			{hSum, []target.SQLArg{target.SQLInt(1), target.SQLInt(2)}, `2`},
@@ -135,7 +135,7 @@ func TestSQLSession(t *testing.T) {
 		if n, err := c.Run(ctx, hPut, put, nil); err != nil || n != 1 {
 			t.Fatalf("insert: %d, %v", n, err)
 		}
-		if got := query(t, c, hGet, target.SQLInt(3)); len(got) != 1 || got[0] != `3|1099511627776|-7|ccc   |\x0102|12` {
+		if got := query(t, c, hGet, target.SQLInt(3)); len(got) != 1 || got[0] != "3|1099511627776|-7|ccc   |\x01\x02|12" {
 			t.Fatalf("the row inserted: %q", got)
 		}
 		// A unique violation is ignorable (sysbench retries it); the
@@ -300,7 +300,7 @@ func TestSQLSession(t *testing.T) {
 		if n, err := c.Run(ctx, hPut, put, nil); err != nil || n != 1 {
 			t.Fatalf("insert: %d, %v", n, err)
 		}
-		if got := query(t, c, hGet, target.SQLInt(3)); len(got) != 1 || got[0] != `3|1099511627776|-7|ccc   |\x0102|12` {
+		if got := query(t, c, hGet, target.SQLInt(3)); len(got) != 1 || got[0] != "3|1099511627776|-7|ccc   |\x01\x02|12" {
 			t.Fatalf("the row inserted: %q", got)
 		}
 		_, err = c.Run(ctx, hPut, put, nil)

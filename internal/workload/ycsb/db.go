@@ -101,7 +101,12 @@ func encodeFields(dst []byte, fields [][]byte) []byte {
 }
 
 func decodeFields(v []byte) ([][]byte, error) {
-	var out [][]byte
+	return decodeInto(nil, v)
+}
+
+// decodeInto decodes a record's fields into out (appended: no allocation
+// once out has the room), aliasing v.
+func decodeInto(out [][]byte, v []byte) ([][]byte, error) {
 	for len(v) > 0 {
 		n, k := binary.Uvarint(v)
 		if k <= 0 || uint64(len(v)-k) < n {

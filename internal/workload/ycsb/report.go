@@ -26,6 +26,7 @@ func init() {
 			{Name: "unacknowledged", Agg: section.Max, What: "inserts never acknowledged (not checked)"},
 			{Name: "lost_acknowledged", Agg: section.Max, What: "acknowledged inserts missing when read back after the faults"},
 			{Name: "verify_seconds", Agg: section.Max, What: "seconds the read-back of acknowledged inserts took"},
+			{Name: "event_loops", Agg: section.Max, What: "event loops that drove the connections (0: a goroutine per connection)"},
 			{Name: "cluster_not_ok_seconds", Agg: section.Max, What: "seconds some node said the cluster was not ok while nodes failed (Redis Cluster)"},
 		},
 	})

@@ -1,7 +1,6 @@
 package ycsb
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -67,6 +66,12 @@ type Params struct {
 	// so that a load under fault actions lasts past them whatever the
 	// machine's speed.
 	LoadRate float64 `yaml:"load_rate" json:"load_rate" range:"0..1e8"`
+	// Client: "events" (default: event loops where the target can, see
+	// events.go) or "goroutines" (a goroutine per connection, always).
+	Client string `yaml:"client" json:"client"`
+	// Loops is how many event loops share the connections (0: half the
+	// cores, at least one).
+	Loops int `yaml:"loops" json:"loops,omitempty" range:"0..1024"`
 }
 
 func defaults() Params {
@@ -109,6 +114,15 @@ func (YCSB) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error)
 		return nil, bad("rate", "must not be negative")
 	case p.LoadRate < 0:
 		return nil, bad("load_rate", "must not be negative")
+	case p.Loops < 0 || p.Loops > 1024:
+		return nil, bad("loops", "%d: want 0 (half the cores) to 1024", p.Loops)
+	}
+	switch p.Client {
+	case "":
+		p.Client = "events"
+	case "events", "goroutines":
+	default:
+		return nil, bad("client", "%q: want events or goroutines", p.Client)
 	}
 	return json.Marshal(p)
 }
@@ -190,7 +204,7 @@ func (YCSB) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*
 		return nil, fmt.Errorf("ycsb: this target %v", err)
 	}
 	r := &run{db: db, p: p, seed: uint64(st.Seed), n: st.N, workers: max(st.Concurrency, 1), rate: st.Rate, duration: st.Duration,
-		part: st.Part, parts: max(st.Parts, 1)}
+		part: st.Part, parts: max(st.Parts, 1), phase: st.Phase}
 	if st.Phase == "load" && len(st.Faults) > 0 {
 		return r.loadUnderFaults(ctx, env, st)
 	}
@@ -212,6 +226,7 @@ type run struct {
 	duration time.Duration
 	// part of parts: the worker processes sharing the step (see Split).
 	part, parts int
+	phase       string
 }
 
 // Split implements workload.Splitter: every YCSB step can be shared by
@@ -258,10 +273,19 @@ func (r *run) inserted(name string, w int, k int64) uint64 {
 	return uint64(r.n) + uint64(name[0]-'a')*insertSpan + uint64(g+k*G)
 }
 
-// key of record i: "user" + a scattered number, as YCSB's hashed order.
+// RecordKey is record i's key (see key), for a bare loop over the same
+// records (storebench overhead --workload ycsb-c).
+func RecordKey(dst []byte, i uint64) []byte { return key(dst, i) }
+
+// key of record i: "user" + a scattered number (20 digits, zero-padded),
+// as YCSB's hashed order; built into dst with no allocation once dst
+// holds 24 bytes.
 func key(dst []byte, i uint64) []byte {
-	dst = append(dst[:0], "user"...)
-	return fmt.Appendf(dst, "%020d", fnv64(i))
+	dst = append(dst[:0], "user00000000000000000000"...)
+	for j, h := len(dst)-1, fnv64(i); h > 0; j, h = j-1, h/10 {
+		dst[j] = byte('0' + h%10)
+	}
+	return dst
 }
 
 // Each field value carries a 16-byte header — a tag binding it to its key
@@ -271,17 +295,28 @@ func key(dst []byte, i uint64) []byte {
 // goroutines update the same records concurrently.
 const fieldHeader = 16
 
-func fieldTag(k []byte, field int) uint64 {
+func fieldTag(k []byte, field int) uint64 { return tagOf(keyHash(k), field) }
+
+// keyHash is FNV-1a of a record's key; tagOf(keyHash(k), i) is field i's
+// tag, so a record's fields hash the key once.
+func keyHash(k []byte) uint64 {
 	h := uint64(0xcbf29ce484222325)
 	for _, c := range k {
 		h ^= uint64(c)
 		h *= 0x100000001b3
 	}
-	return gen.SplitMix(h ^ uint64(field))
+	return h
 }
 
+func tagOf(h uint64, field int) uint64 { return gen.SplitMix(h ^ uint64(field)) }
+
 func fillField(dst []byte, k []byte, field int, nonce uint64) {
-	tag := fieldTag(k, field)
+	fillTagged(dst, fieldTag(k, field), nonce)
+}
+
+// fillTagged writes a field of tag and nonce: the header, then the bytes
+// generated from them.
+func fillTagged(dst []byte, tag, nonce uint64) {
 	binary.BigEndian.PutUint64(dst[0:], tag)
 	binary.BigEndian.PutUint64(dst[8:], nonce)
 	s := gen.Mix(tag, nonce) | 1
@@ -298,19 +333,42 @@ func fillField(dst []byte, k []byte, field int, nonce uint64) {
 	}
 }
 
-func (r *run) checkFields(phase string, k []byte, fields [][]byte, scratch []byte) error {
+// generated says whether f's bytes after the header are those fillTagged
+// writes for tag and nonce, compared as they are generated.
+func generated(f []byte, tag, nonce uint64) bool {
+	s := gen.Mix(tag, nonce) | 1
+	b := f[fieldHeader:]
+	for len(b) >= 8 {
+		s ^= s >> 12
+		s ^= s << 25
+		s ^= s >> 27
+		if binary.LittleEndian.Uint64(b) != s*0x2545f4914f6cdd1d {
+			return false
+		}
+		b = b[8:]
+	}
+	for i := range b {
+		if b[i] != byte(s>>(8*i)) {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *run) checkFields(phase string, k []byte, fields [][]byte, _ []byte) error {
 	if len(fields) != r.p.Fields {
 		return &workload.VerifyError{Phase: phase, Key: k, What: fmt.Sprintf("record has %d fields, %d were written", len(fields), r.p.Fields)}
 	}
+	h := keyHash(k)
 	for i, f := range fields {
 		if len(f) != r.p.FieldLength {
 			return &workload.VerifyError{Phase: phase, Key: k, What: fmt.Sprintf("field%d has %d bytes, %d were written", i, len(f), r.p.FieldLength)}
 		}
-		if binary.BigEndian.Uint64(f) != fieldTag(k, i) {
+		tag := tagOf(h, i)
+		if binary.BigEndian.Uint64(f) != tag {
 			return &workload.VerifyError{Phase: phase, Key: k, What: fmt.Sprintf("field%d belongs to another record or field", i)}
 		}
-		fillField(scratch, k, i, binary.BigEndian.Uint64(f[8:]))
-		if !bytes.Equal(f, scratch) {
+		if !generated(f, tag, binary.BigEndian.Uint64(f[8:])) {
 			return &workload.VerifyError{Phase: phase, Key: k, What: fmt.Sprintf("field%d is corrupt", i)}
 		}
 	}
@@ -321,7 +379,13 @@ type wstate struct {
 	key, scratch []byte
 	fields       [][]byte
 	slab         []byte
-	inserted     int64 // records this goroutine inserted during the workload
+	inserted     int64  // records this goroutine inserted during the workload
+	nonce        uint64 // the planned insert's record nonce
+	// An embedded engine's reads (kv.View): the function given to the
+	// engine, made once, and the fields it decodes.
+	w       int
+	view    func([]byte) error
+	decoded [][]byte
 }
 
 func (r *run) states() []wstate {
@@ -336,9 +400,10 @@ func (r *run) states() []wstate {
 
 // record fills every field of record k with fresh values.
 func (r *run) record(s *wstate, k []byte, nonce uint64) [][]byte {
+	h := keyHash(k)
 	for i := range s.fields {
 		f := s.slab[i*r.p.FieldLength : (i+1)*r.p.FieldLength]
-		fillField(f, k, i, nonce+uint64(i))
+		fillTagged(f, tagOf(h, i), nonce+uint64(i))
 		s.fields[i] = f
 	}
 	return s.fields
@@ -350,13 +415,23 @@ func (r *run) load(ctx context.Context, env *workload.Env) (*results.Step, error
 		return nil, err
 	}
 	ws := r.states()
-	res, err := workload.Measure(ctx, env, runner.Config{Workers: r.workers, Ops: r.n, Rate: r.p.LoadRate}, r.n, func(ctx context.Context, w int, seq int64) error {
-		s := &ws[w]
-		s.key = key(s.key, uint64(seq))
-		return r.db.Insert(ctx, s.key, r.record(s, s.key, gen.Mix(r.seed, uint64(seq))))
-	})
+	m := &mix{
+		plan: func(_ int, s *wstate, seq int64) int {
+			s.key = key(s.key, uint64(seq))
+			s.nonce = gen.Mix(r.seed, uint64(seq))
+			return opInsert
+		},
+		insert: func(s *wstate) [][]byte { return r.record(s, s.key, s.nonce) },
+	}
+	cfg := runner.Config{Workers: r.workers, Ops: r.n, Rate: r.p.LoadRate}
+	loops, done, err := r.driven(ctx, env, &cfg, ws, m, r.p.LoadRate == 0)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	res, err := workload.Measure(ctx, env, cfg, r.n, r.op(cfg, ws, m))
 	res.Unit = fmt.Sprintf("insert a record of %d×%d bytes", r.p.Fields, r.p.FieldLength)
-	res.Metrics = map[string]float64{"records": float64(r.n)}
+	res.Metrics = map[string]float64{"records": float64(r.n), "event_loops": float64(loops)}
 	return res, err
 }
 
@@ -388,8 +463,8 @@ func (r *run) prepareTable(ctx context.Context, env *workload.Env, try func(func
 }
 
 func (r *run) workload(ctx context.Context, env *workload.Env, name string) (*results.Step, error) {
-	m := core[name]
-	dist := m.dist
+	m0 := core[name]
+	dist := m0.dist
 	if r.p.Distribution != "" {
 		dist = r.p.Distribution
 	}
@@ -398,7 +473,7 @@ func (r *run) workload(ctx context.Context, env *workload.Env, name string) (*re
 		z = newZipfian(r.n)
 	}
 	salt := uint64(name[0])
-	cum := []float64{m.read, m.read + m.update, m.read + m.update + m.insert, m.read + m.update + m.insert + m.scan}
+	cum := []float64{m0.read, m0.read + m0.update, m0.read + m0.update + m0.insert, m0.read + m0.update + m0.insert + m0.scan}
 	classOf := func(seq int64) int {
 		u := uniform01(gen.Mix(r.seed, salt, uint64(seq)))
 		for c, edge := range cum {
@@ -439,37 +514,20 @@ func (r *run) workload(ctx context.Context, env *workload.Env, name string) (*re
 		cfg.Ops, cfg.Duration = 0, r.duration
 		total = int64(r.rate * r.duration.Seconds())
 	}
-	res, err := workload.Measure(ctx, env, cfg, total, func(ctx context.Context, w int, seq int64) error {
-		s := &ws[w]
-		op := classOf(seq)
-		if op == opInsert {
-			i := r.inserted(name, w, s.inserted)
-			s.key = key(s.key, i)
-			if err := r.db.Insert(ctx, s.key, r.record(s, s.key, gen.Mix(r.seed, i))); err != nil {
-				return err
+	m := &mix{
+		plan: func(w int, s *wstate, seq int64) int {
+			op := classOf(seq)
+			if op == opInsert {
+				i := r.inserted(name, w, s.inserted)
+				s.key = key(s.key, i)
+				s.nonce = gen.Mix(r.seed, i)
+				return op
 			}
-			s.inserted++
-			return nil
-		}
-		s.key = key(s.key, pick(w, s, seq))
-		switch op {
-		case opRead, opRMW:
-			fields, err := r.db.Read(ctx, s.key)
-			if errors.Is(err, kv.ErrNotFound) {
-				return &workload.VerifyError{Phase: name, Key: s.key, What: "record is missing"}
-			}
-			if err != nil {
-				return err
-			}
-			if err := r.checkFields(name, s.key, fields, s.scratch); err != nil {
-				return err
-			}
-			verified.Add(w, 1)
-			if op == opRead {
-				return nil
-			}
-			fallthrough
-		case opUpdate:
+			s.key = key(s.key, pick(w, s, seq))
+			return op
+		},
+		insert: func(s *wstate) [][]byte { return r.record(s, s.key, s.nonce) },
+		update: func(s *wstate, seq int64) [][]byte {
 			// Write one field (YCSB's writeallfields=false).
 			f := int(gen.Mix(r.seed, salt, uint64(seq), 2) % uint64(r.p.Fields))
 			for i := range s.fields {
@@ -478,8 +536,16 @@ func (r *run) workload(ctx context.Context, env *workload.Env, name string) (*re
 			v := s.slab[:r.p.FieldLength]
 			fillField(v, s.key, f, gen.Mix(r.seed, salt, uint64(seq), 3))
 			s.fields[f] = v
-			return r.db.Update(ctx, s.key, s.fields)
-		case opScan:
+			return s.fields
+		},
+		check: func(w int, s *wstate, fields [][]byte) error {
+			if err := r.checkFields(name, s.key, fields, s.scratch); err != nil {
+				return err
+			}
+			verified.Add(w, 1)
+			return nil
+		},
+		scan: func(ctx context.Context, w int, s *wstate, seq int64) error {
 			n := 1 + int(gen.Mix(r.seed, salt, uint64(seq), 4)%uint64(r.p.MaxScanLength))
 			var failure error
 			err := r.db.(Scanner).Scan(ctx, s.key, n, func(k []byte, fields [][]byte) bool {
@@ -493,11 +559,90 @@ func (r *run) workload(ctx context.Context, env *workload.Env, name string) (*re
 				err = failure
 			}
 			return err
-		}
-		return nil
-	})
+		},
+	}
+	// Scans and open loops stay on the goroutine client.
+	loops, done, err := r.driven(ctx, env, &cfg, ws, m, m0.scan == 0 && cfg.Rate == 0 && cfg.Duration == 0)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	res, err := workload.Measure(ctx, env, cfg, total, r.op(cfg, ws, m))
 	res.Unit = "operation"
 	res.Verify = results.Verify{Checked: verified.Sum()}
-	res.Metrics = map[string]float64{"records": float64(r.n), "read": m.read, "update": m.update, "insert": m.insert, "scan": m.scan, "rmw": m.rmw}
+	res.Metrics = map[string]float64{"records": float64(r.n), "read": m0.read, "update": m0.update, "insert": m0.insert, "scan": m0.scan, "rmw": m0.rmw, "event_loops": float64(loops)}
 	return res, err
+}
+
+// mix is what a step does per operation, shared by the goroutine client
+// (op) and the event loops (events.go): plan chooses operation seq's
+// class and record (its key in s.key), insert and update give the fields
+// to write, check verifies a record read, scan runs a scan.
+type mix struct {
+	plan   func(w int, s *wstate, seq int64) int
+	insert func(s *wstate) [][]byte
+	update func(s *wstate, seq int64) [][]byte
+	check  func(w int, s *wstate, fields [][]byte) error
+	scan   func(ctx context.Context, w int, s *wstate, seq int64) error
+}
+
+// op is the goroutine client's operation: load goroutine w runs
+// operation seq through the DB; nil when the step is driven by event
+// loops (cfg.Drive set by driven).
+func (r *run) op(cfg runner.Config, ws []wstate, m *mix) runner.Op {
+	if cfg.Drive != nil {
+		return nil
+	}
+	return func(ctx context.Context, w int, seq int64) error {
+		s := &ws[w]
+		op := m.plan(w, s, seq)
+		switch op {
+		case opInsert:
+			if err := r.db.Insert(ctx, s.key, m.insert(s)); err != nil {
+				return err
+			}
+			s.inserted++
+			return nil
+		case opUpdate:
+			return r.db.Update(ctx, s.key, m.update(s, seq))
+		case opScan:
+			return m.scan(ctx, w, s, seq)
+		}
+		var fields [][]byte
+		var err error
+		if kvdb, ok := r.db.(KVDB); ok {
+			// An embedded engine's record, lent by the engine and
+			// decoded into the goroutine's own slices: no allocation.
+			if s.view == nil {
+				s.view = func(v []byte) error {
+					f, err := decodeInto(s.decoded[:0], v)
+					if err != nil {
+						return fmt.Errorf("record %q: %w", s.key, err)
+					}
+					s.decoded = f
+					return m.check(s.w, s, f)
+				}
+			}
+			s.w = w
+			err = kv.View(kvdb.KV, s.key, s.view)
+			if err == nil && op == opRMW {
+				return r.db.Update(ctx, s.key, m.update(s, seq))
+			}
+		} else {
+			fields, err = r.db.Read(ctx, s.key)
+		}
+		if errors.Is(err, kv.ErrNotFound) {
+			return &workload.VerifyError{Phase: r.phase, Key: s.key, What: "record is missing"}
+		}
+		if err != nil || fields == nil {
+			return err
+		}
+		if err := m.check(w, s, fields); err != nil {
+			return err
+		}
+		if op == opRMW {
+			return r.db.Update(ctx, s.key, m.update(s, seq))
+		}
+		return nil
+	}
 }

@@ -225,7 +225,8 @@ const MaxLine = 64 << 10
 // ('+' status, '-' error, ':' integer, '$' bulk), its text (the status,
 // the error, the integer's digits, the bulk's bytes; nil for the nil bulk
 // $-1) and its length in bytes, n = 0 when in does not hold all of it
-// yet. Arrays are not replies to SET or GET: an error.
+// yet. An array ('*') is its header line alone, v its element count's
+// digits (see Int): its elements are the replies that follow.
 func Next(in []byte) (kind byte, v []byte, n int, err error) {
 	eol := bytes.IndexByte(in, '\n')
 	if eol < 0 {
@@ -239,7 +240,7 @@ func Next(in []byte) (kind byte, v []byte, n int, err error) {
 	}
 	line := in[1 : eol-1]
 	switch in[0] {
-	case '+', '-', ':':
+	case '+', '-', ':', '*':
 		return in[0], line, eol + 1, nil
 	case '$':
 	default:
@@ -261,6 +262,19 @@ func Next(in []byte) (kind byte, v []byte, n int, err error) {
 	}
 	return '$', in[eol+1 : end : end], end + 2, nil
 }
+
+// Int is the integer of an integer reply's or an array header's digits.
+func Int(v []byte) (int, bool) { return atoi(v) }
+
+// AppendArray appends the header of a request of n arguments to w.
+func AppendArray(w []byte, n int) []byte {
+	w = append(w, '*')
+	w = strconv.AppendInt(w, int64(n), 10)
+	return append(w, '\r', '\n')
+}
+
+// AppendBulk appends one argument of a request to w.
+func AppendBulk(w, a []byte) []byte { return appendBulk(w, a) }
 
 // atoi parses a decimal integer (a leading minus allowed) with no
 // allocation.

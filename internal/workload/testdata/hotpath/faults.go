@@ -40,6 +40,9 @@ func (l *load) ops() []func(context.Context, int, int64) error {
 			return l.locked()
 		},
 		func(ctx context.Context, w int, seq int64) error {
+			return l.steps().check(w)
+		},
+		func(ctx context.Context, w int, seq int64) error {
 			// A semaphore of the operation's own.
 			sem := make(chan struct{}, 4)
 			sem <- struct{}{}
@@ -53,4 +56,15 @@ func (l *load) locked() error {
 	l.mu.Lock() // want
 	defer l.mu.Unlock()
 	return nil
+}
+
+// steps are functions given as a struct's fields, called by the
+// operation through them.
+type steps struct{ check func(w int) error }
+
+func (l *load) steps() steps {
+	return steps{check: func(w int) error {
+		l.verified.Add(1) // want
+		return nil
+	}}
 }

@@ -1,0 +1,184 @@
+package ycsb_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"storebench/internal/kv"
+	"storebench/internal/server/servertest"
+	"storebench/internal/target"
+	"storebench/internal/target/conn"
+	"storebench/internal/workload"
+	"storebench/internal/workload/worktest"
+	"storebench/internal/workload/worktest/captest"
+	"storebench/internal/workload/ycsb"
+)
+
+const eventStudy = `
+name: t
+ladder: [200]
+concurrency: 3
+targets: [x]
+workloads:
+  - name: ycsb
+    params:
+      workloads: [a, c, f, d]
+      operations: 2000
+      fields: 4
+      field_length: 40
+      distribution: uniform
+`
+
+// openEvented opens target name on the server make test shares (Redis:
+// its database 10).
+func openEvented(t *testing.T, name string) io.Closer {
+	t.Helper()
+	var uri string
+	if name == "redis" {
+		uri = strings.TrimSuffix(servertest.URI(t, "redis"), "/0") + "/10"
+	} else {
+		uri = captest.URI(t, name, "ycsb_test")
+	}
+	h := captest.Open(t, name, target.Options{URI: uri, Durability: kv.Async})
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+// YCSB on the event-loop client of Redis (HMGET/HSET), PostgreSQL and
+// MariaDB (their lean sessions): the load and workloads A, C, F and D
+// run on event loops (event_loops > 0), every read verified; then one
+// field of every record is corrupted behind the workload's back, and
+// workload C fails verification on the event loop; client: goroutines
+// runs without one.
+func TestEventLoopClient(t *testing.T) {
+	for _, name := range []string{"redis", "postgres", "mysql"} {
+		t.Run(name, func(t *testing.T) {
+			h := openEvented(t, name)
+			ctx := context.Background()
+			steps := worktest.Plan(t, ycsb.YCSB{}, eventStudy)
+			var c workload.Step
+			for _, s := range steps {
+				res, err := ycsb.YCSB{}.Execute(ctx, &workload.Env{Target: h}, s)
+				if err != nil {
+					t.Fatalf("%s: %v", s.Phase, err)
+				}
+				if res.Metrics["event_loops"] < 1 {
+					t.Fatalf("%s ran on goroutines, not on an event loop", s.Phase)
+				}
+				if s.Phase == "c" {
+					c = s
+				}
+				if s.Phase != "load" && (res.Ops != 2000 || res.Verify.Checked == 0) {
+					t.Fatalf("%s: %d operations, %d reads verified", s.Phase, res.Ops, res.Verify.Checked)
+				}
+				if s.Phase == "a" && (res.ByOp["READ"].Count == 0 || res.ByOp["UPDATE"].Count == 0) {
+					t.Fatalf("a: reads and updates not counted by class: %v", res.ByOp)
+				}
+			}
+			gs := worktest.Plan(t, ycsb.YCSB{}, eventStudy, "ycsb.client=goroutines")
+			res, err := ycsb.YCSB{}.Execute(ctx, &workload.Env{Target: h}, gs[2])
+			if err != nil || res.Metrics["event_loops"] != 0 || res.Verify.Checked == 0 {
+				t.Fatalf("client goroutines: event_loops %v, verified %d, %v", res.Metrics["event_loops"], res.Verify.Checked, err)
+			}
+
+			// One byte of field 2 of every record flipped.
+			db, _ := ycsb.Of(h)
+			for i := uint64(0); i < 200; i++ {
+				k := ycsb.RecordKey(nil, i)
+				f, err := db.Read(ctx, k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				bad := append([]byte(nil), f[2]...)
+				bad[len(bad)-1] ^= 1
+				if err := db.Update(ctx, k, [][]byte{nil, nil, bad, nil}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err = ycsb.YCSB{}.Execute(ctx, &workload.Env{Target: h}, c)
+			var ve *workload.VerifyError
+			if !errors.As(err, &ve) || !strings.Contains(err.Error(), "field2 is corrupt") {
+				t.Fatalf("a corrupt field was not caught on the event loop: %v", err)
+			}
+		})
+	}
+}
+
+// A connection the server kills fails the step at once, naming it:
+// Redis (CLIENT KILL) and PostgreSQL (pg_terminate_backend).
+func TestEventLoopKilledConnection(t *testing.T) {
+	for _, name := range []string{"redis", "postgres"} {
+		t.Run(name, func(t *testing.T) {
+			h := openEvented(t, name)
+			ctx := context.Background()
+			steps := worktest.Plan(t, ycsb.YCSB{}, eventStudy, "ycsb.operations=1e9", "ycsb.workloads=[c]")
+			if _, err := (ycsb.YCSB{}).Execute(ctx, &workload.Env{Target: h}, steps[0]); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := ycsb.YCSB{}.Execute(ctx, &workload.Env{Target: h}, steps[1])
+				done <- err
+			}()
+			// reading says how many of the step's connections the
+			// server sees reading; kill kills them.
+			var reading func() (int, error)
+			var kill func() error
+			switch name {
+			case "redis":
+				rc := h.(conn.RESP).RESPClient()
+				reading = func() (int, error) {
+					list, err := rc.ClientList(ctx).Result()
+					return strings.Count(list, "cmd=hmget"), err
+				}
+				kill = func() error { return rc.Do(ctx, "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes").Err() }
+			case "postgres":
+				db := h.(target.SQLDB)
+				const ours = "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'SELECT field0%'"
+				reading = func() (int, error) {
+					n := 0
+					err := db.Query(ctx, "SELECT count(*) "+ours, nil, func(cols [][]byte) bool {
+						fmt.Sscan(string(cols[0]), &n)
+						return false
+					})
+					return n, err
+				}
+				kill = func() error {
+					return db.Query(ctx, "SELECT pg_terminate_backend(pid)::text "+ours, nil, func([][]byte) bool { return true })
+				}
+			}
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				n, err := reading()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n >= 3 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the step's 3 connections never read (%d seen)", n)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			killed := time.Now()
+			if err := kill(); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-done:
+				t.Logf("failed %v after the kill: %v", time.Since(killed), err)
+				if err == nil || !strings.Contains(err.Error(), "connection") {
+					t.Fatalf("a killed connection did not fail the step: %v", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the step went on 10 s after its connections were killed")
+			}
+		})
+	}
+}
