@@ -92,3 +92,72 @@ func TestKVLayoutGCBothPaths(t *testing.T) {
 		}
 	}
 }
+
+// countingStore counts how the GC deletes: single deletes, batches and
+// range deletes (it offers the engine's range delete, so a GC that
+// should not use it is seen not to).
+type countingStore struct {
+	kv.Store
+	deletes, batches, ranges int
+}
+
+func (c *countingStore) Delete(k []byte) error { c.deletes++; return c.Store.Delete(k) }
+func (c *countingStore) NewBatch() kv.Batch    { c.batches++; return c.Store.NewBatch() }
+func (c *countingStore) DeleteRange(lo, hi []byte) error {
+	c.ranges++
+	return c.Store.(kv.RangeDeleter).DeleteRange(lo, hi)
+}
+
+// gc.delete: point deletes as geo-backtracer's gc.cc: one delete of its
+// own per key of every point before the cutoff (both indexes), no batch,
+// no range tombstone, and leaves exactly the points at or after it.
+func TestKVLayoutGCPointByPoint(t *testing.T) {
+	sim := Sim{Seed: 4, Users: 20, GroupSize: 4}
+	const minutes = 120
+	h := targettest.Open(t, "pebble", kv.Async)
+	cs := &countingStore{Store: h.(kv.Store)}
+	var st Store = KVLayout{S: cs}
+	pg, ok := st.(PointGCer)
+	if !ok {
+		t.Fatal("the seed's layout has no point-by-point GC")
+	}
+	st = pg.WithPointGC()
+	ctx := context.Background()
+	layout, err := st.PrepareGeo(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(layout, "point by point") {
+		t.Errorf("layout %q does not say point by point", layout)
+	}
+	var pts []Point
+	for i := int64(0); i < minutes*sim.Users; i++ {
+		pts = append(pts, sim.Index(i))
+	}
+	if err := st.InsertPoints(ctx, pts); err != nil {
+		t.Fatal(err)
+	}
+	cs.batches = 0
+	cut := (Block(TS(70)) + 1) * BlockSeconds
+	n, err := st.DeleteBefore(ctx, cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want int64
+	for m := int64(0); m < minutes; m++ {
+		if TS(m) < cut {
+			want += sim.Users
+		}
+	}
+	if n != want || cs.deletes != int(2*want) || cs.batches != 0 || cs.ranges != 0 {
+		t.Errorf("deleted %d points (want %d) with %d single deletes (want %d), %d batches, %d range deletes (want 0, 0)",
+			n, want, cs.deletes, 2*want, cs.batches, cs.ranges)
+	}
+	count, oldest, _, err := st.GeoStats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if count != minutes*sim.Users-want || oldest < cut {
+		t.Errorf("%d points held (oldest %d), want %d, none before %d", count, oldest, minutes*sim.Users-want, cut)
+	}
+}
