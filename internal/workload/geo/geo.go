@@ -56,6 +56,11 @@ func init() { workload.Register(Workload{}) }
 type Params struct {
 	// Batch is the points per insert request (the seed's API advised 1,000).
 	Batch int `yaml:"batch" json:"batch" range:"1..100000"`
+	// Layout is the key layout on ordered key-value engines: LayoutStorebench
+	// (kvlayout.go: block, zone, time, user) or LayoutBacktracer
+	// (btlayout.go: geo-backtracer's timeline and reverse columns). The
+	// other engines' layouts (RESP, CQL, SQL) are their own either way.
+	Layout string `yaml:"layout" json:"layout,omitempty"`
 	// GroupSize is the users per group that meets (correlations).
 	GroupSize int `yaml:"group_size" json:"group_size" range:"1..1000"`
 	Ingest    struct {
@@ -121,6 +126,7 @@ func defaults() Params {
 	p.Correlate.Meters = 100
 	p.Correlate.Minutes = 15
 	p.Correlate.Rule = RuleStorebench
+	p.Layout = LayoutStorebench
 	p.GC.Delete = GCRange
 	return p
 }
@@ -130,6 +136,12 @@ const (
 	RuleStorebench = "storebench"
 	RuleBacktracer = "backtracer"
 	RuleBoth       = "both"
+)
+
+// Key layouts on ordered key-value engines (layout).
+const (
+	LayoutStorebench = "storebench"
+	LayoutBacktracer = "backtracer"
 )
 
 // GC deletes (gc.delete).
@@ -184,6 +196,8 @@ func (Workload) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, er
 		return nil, bad("correlate.minutes", "%d: want 1..1440", p.Correlate.Minutes)
 	case p.Correlate.Rule != RuleStorebench && p.Correlate.Rule != RuleBacktracer && p.Correlate.Rule != RuleBoth:
 		return nil, bad("correlate.rule", "%q: want storebench, backtracer or both", p.Correlate.Rule)
+	case p.Layout != LayoutStorebench && p.Layout != LayoutBacktracer:
+		return nil, bad("layout", "%q: want storebench or backtracer", p.Layout)
 	case p.GC.Delete != GCRange && p.GC.Delete != GCPoint:
 		return nil, bad("gc.delete", "%q: want range or point", p.GC.Delete)
 	case p.GC.EverySimulated < 0:
@@ -289,9 +303,12 @@ func (Workload) Execute(ctx context.Context, env *workload.Env, st workload.Step
 	if l := st.Labels[LRule]; l != "" {
 		r.ruleName = l
 	}
+	if kl, ok := store.(KVLayout); ok && p.Layout == LayoutBacktracer {
+		r.store = BTLayout{S: kl.S}
+	}
 	r.gcMode = "range deletes of whole old blocks"
 	if p.GC.Delete == GCPoint {
-		if pg, ok := store.(PointGCer); ok {
+		if pg, ok := r.store.(PointGCer); ok {
 			r.store = pg.WithPointGC()
 			r.gcMode = "point by point"
 		} else {
