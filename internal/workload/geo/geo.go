@@ -158,7 +158,7 @@ type Workload struct{}
 
 func (Workload) Name() string { return Name }
 func (Workload) Describe() string {
-	return "seed 002 (geo-backtracer): GPS points ingested in batches with a retention GC beside, timelines of users, correlations within 100 m for 15 minutes, all checked"
+	return "seed 002 (geo-backtracer): GPS points ingested in batches with a retention GC beside, timelines of users, correlations (within 100 m for 15 minutes, or geo-backtracer's ±30 s / 4e-6° rule), all checked"
 }
 
 func (Workload) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error) {
@@ -250,8 +250,9 @@ func (Workload) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, erro
 
 // StoreOf finds the geo layout of a target's handle: its own, this
 // package's on what the target offers (layout_*.go: RESP, CQL,
-// PostgreSQL with or without PostGIS), or the seed's
-// layout on an ordered key-value store.
+// PostgreSQL with or without PostGIS), or storebench's layout on an
+// ordered key-value store (Execute swaps in geo-backtracer's for
+// layout: backtracer).
 func StoreOf(h io.Closer) (Store, error) {
 	if s, ok := h.(Store); ok {
 		return s, nil

@@ -9,8 +9,8 @@ import (
 	"storebench/internal/kv"
 )
 
-// The seed's own layout (geo-backtracer on RocksDB), on any ordered
-// key-value engine (kv.Store):
+// storebench's layout of GPS points (layout: storebench), on any ordered
+// key-value engine (kv.Store); geo-backtracer's own is btlayout.go:
 //
 //	Gz | block | zx | zy | ts | user  ->  lat | lon    (points by zone)
 //	Gu | block | user | ts            ->  lat | lon    (timelines)
@@ -93,7 +93,7 @@ func (l KVLayout) PrepareGeo(ctx context.Context) (string, error) {
 	} else if _, ok := l.S.(kv.RangeDeleter); ok && !l.KeyByKey {
 		gc = "GC by range delete (one range tombstone per index)"
 	}
-	return "seed layout: Gz|block(1000 s)|zone(100x100 m)|ts|user -> lat,lon and Gu|block|user|ts -> lat,lon, big-endian (time-sorted keys); " + gc, nil
+	return "storebench's layout: Gz|block(1000 s)|zone(100x100 m)|ts|user -> lat,lon and Gu|block|user|ts -> lat,lon, big-endian (time-sorted keys); " + gc, nil
 }
 
 // InsertPoints implements Store: both indexes of the batch in one atomic batch.
@@ -181,8 +181,9 @@ func (l KVLayout) Near(ctx context.Context, track []Point, meters float64, fn fu
 
 // DeleteBefore implements Store: both indexes' blocks before the cutoff
 // are a contiguous range at the head of each: one range tombstone each
-// on an engine that has them (the seed's GC on RocksDB; the points are
-// then not counted: -1), else deleted key by key in batches.
+// on an engine that has them (the points are then not counted: -1), else
+// deleted key by key in batches, or one delete per key (PointByPoint,
+// as geo-backtracer's GC).
 func (l KVLayout) DeleteBefore(ctx context.Context, before int64) (int64, error) {
 	if rd, ok := l.S.(kv.RangeDeleter); ok && !l.KeyByKey && !l.PointByPoint {
 		for _, prefix := range []string{kvZonePrefix, kvUserPrefix} {

@@ -74,9 +74,9 @@ func render(b *strings.Builder, run *results.Run) {
 		b.WriteString("Each simulated user emits one point per simulated minute (user, time, latitude, longitude) in a 10 km city; groups of users meet, so correlations exist. Points are inserted in batches for the ingest's duration while a GC pass drops, every few seconds, the time blocks older than the retention (simulated time). After the ingest a final pass runs and the store must hold exactly the points younger than its cutoff: counted, oldest and newest checked. Every timeline is compared point by point with the generator; every correlation with a brute-force reference. QPS is GPS points per second on this one machine (the seed's R=2 doubles its writes; here there is one copy); moving users = QPS × 60, as the seed derives them.\n\n")
 
 		ins := section.Table{Head: []string{"Target", "Layout", "Ingest", "Simulated", "Points", "QPS (whole)", "QPS (last part)", "Moving users", "Disk after GC (MiB)", "Points held", "Disk per point held"}, Left: 2}
-		gc := section.Table{Head: []string{"Target", "Deletes", "Retention", "GC passes", "Pass (mean)", "Pass (max)", "Deleted during ingest", "QPS during GC", "QPS outside GC", "Final pass"}, Left: 1}
+		gc := section.Table{Head: []string{"Target", "Deletes", "Retention", "GC passes", "Pass (mean)", "Pass (max)", "Deleted during ingest", "QPS during GC", "QPS outside GC", "Final pass"}, Left: 2}
 		tl := section.Table{Head: []string{"Target", "Window", "Existing p50", "p99", "max", "Non-existing p50", "p99", "max", "Points per timeline"}, Left: 1}
-		co := section.Table{Head: []string{"Target", "Rule", "Window", "Correlations solved", "Contacts found", "Users with a nearby pair", "Time per correlation (mean)", "p99", "All correlations", "Threads"}, Left: 1}
+		co := section.Table{Head: []string{"Target", "Rule", "Window", "Correlations solved", "Contacts found", "Users with a nearby pair", "Time per correlation (mean)", "p99", "All correlations", "Threads"}, Left: 2}
 		answers, answersOf := map[string]string{}, map[string]string{}
 		var rules []string
 		for _, t := range ts {
