@@ -307,7 +307,10 @@ func (Workload) Execute(ctx context.Context, env *workload.Env, st workload.Step
 	if kl, ok := store.(KVLayout); ok && p.Layout == LayoutBacktracer {
 		r.store = BTLayout{S: kl.S}
 	}
-	r.gcMode = "range deletes of whole old blocks"
+	r.gcMode = "the layout's own (see its layout)"
+	if _, ok := r.store.(PointGCer); ok {
+		r.gcMode = "whole old blocks at once (a range delete where the engine has one: see the layout)"
+	}
 	if p.GC.Delete == GCPoint {
 		if pg, ok := r.store.(PointGCer); ok {
 			r.store = pg.WithPointGC()
