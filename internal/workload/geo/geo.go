@@ -56,6 +56,11 @@ func init() { workload.Register(Workload{}) }
 type Params struct {
 	// Batch is the points per insert request (the seed's API advised 1,000).
 	Batch int `yaml:"batch" json:"batch" range:"1..100000"`
+	// Layout is the key layout on ordered key-value engines: LayoutStorebench
+	// (kvlayout.go: block, zone, time, user) or LayoutBacktracer
+	// (btlayout.go: geo-backtracer's timeline and reverse columns). The
+	// other engines' layouts (RESP, CQL, SQL) are their own either way.
+	Layout string `yaml:"layout" json:"layout,omitempty"`
 	// GroupSize is the users per group that meets (correlations).
 	GroupSize int `yaml:"group_size" json:"group_size" range:"1..1000"`
 	Ingest    struct {
@@ -76,6 +81,18 @@ type Params struct {
 		// Every is the wall-clock interval between GC passes (0: no GC
 		// during ingest; the final pass still runs).
 		Every study.Duration `yaml:"every" json:"every" range:"0s..24h"`
+		// EverySimulated, when set, runs a pass each time the ingest's
+		// newest point has moved on this much simulated time since the
+		// last pass (geo-backtracer: delay_between_rounds_sec 3600, an
+		// hour of its clock, which here is the data's); Every is then
+		// not used.
+		EverySimulated study.Duration `yaml:"every_simulated" json:"every_simulated,omitempty" range:"0s..8760h"`
+		// Delete is how a pass deletes on the seed's layout (ordered
+		// key-value engines): GCRange, whole old blocks as one range per
+		// index (storebench's), or GCPoint, one delete per key of every
+		// point, no batch (geo-backtracer's gc.cc). Other layouts keep
+		// their own GC and say so.
+		Delete string `yaml:"delete" json:"delete,omitempty"`
 	} `yaml:"gc" json:"gc"`
 	Timeline struct {
 		// Queries: timelines asked, alternately of a user who exists and
@@ -87,6 +104,11 @@ type Params struct {
 		Window  study.Duration `yaml:"window" json:"window" range:"1h..87600h"`
 		Meters  float64        `yaml:"meters" json:"meters" range:"0..1000"`
 		Minutes int            `yaml:"minutes" json:"minutes" range:"1..1440"`
+		// Rule is which users correlate: RuleStorebench (within Meters
+		// for Minutes consecutive minutes), RuleBacktracer
+		// (geo-backtracer's: backtracer.go) or RuleBoth, one correlate
+		// step for each, side by side in the report.
+		Rule string `yaml:"rule" json:"rule,omitempty"`
 	} `yaml:"correlate" json:"correlate"`
 }
 
@@ -103,15 +125,40 @@ func defaults() Params {
 	p.Correlate.Window = study.Duration(14 * 24 * time.Hour)
 	p.Correlate.Meters = 100
 	p.Correlate.Minutes = 15
+	p.Correlate.Rule = RuleStorebench
+	p.Layout = LayoutStorebench
+	p.GC.Delete = GCRange
 	return p
 }
+
+// Correlation rules (correlate.rule).
+const (
+	RuleStorebench = "storebench"
+	RuleBacktracer = "backtracer"
+	RuleBoth       = "both"
+)
+
+// Key layouts on ordered key-value engines (layout).
+const (
+	LayoutStorebench = "storebench"
+	LayoutBacktracer = "backtracer"
+)
+
+// GC deletes (gc.delete).
+const (
+	GCRange = "range"
+	GCPoint = "point"
+)
+
+// LRule labels a correlate step with its rule.
+const LRule = "rule"
 
 // Workload implements workload.Workload.
 type Workload struct{}
 
 func (Workload) Name() string { return Name }
 func (Workload) Describe() string {
-	return "seed 002 (geo-backtracer): GPS points ingested in batches with a retention GC beside, timelines of users, correlations within 100 m for 15 minutes, all checked"
+	return "seed 002 (geo-backtracer): GPS points ingested in batches with a retention GC beside, timelines of users, correlations (within 100 m for 15 minutes, or geo-backtracer's ±30 s / 4e-6° rule), all checked"
 }
 
 func (Workload) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error) {
@@ -147,6 +194,14 @@ func (Workload) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, er
 		return nil, bad("correlate.meters", "%v: want (0, 1000]", p.Correlate.Meters)
 	case p.Correlate.Minutes < 1 || p.Correlate.Minutes > 24*60:
 		return nil, bad("correlate.minutes", "%d: want 1..1440", p.Correlate.Minutes)
+	case p.Correlate.Rule != RuleStorebench && p.Correlate.Rule != RuleBacktracer && p.Correlate.Rule != RuleBoth:
+		return nil, bad("correlate.rule", "%q: want storebench, backtracer or both", p.Correlate.Rule)
+	case p.Layout != LayoutStorebench && p.Layout != LayoutBacktracer:
+		return nil, bad("layout", "%q: want storebench or backtracer", p.Layout)
+	case p.GC.Delete != GCRange && p.GC.Delete != GCPoint:
+		return nil, bad("gc.delete", "%q: want range or point", p.GC.Delete)
+	case p.GC.EverySimulated < 0:
+		return nil, bad("gc.every_simulated", "must not be negative")
 	}
 	return json.Marshal(p)
 }
@@ -161,6 +216,14 @@ var RequiresAny = []target.Caps{{target.OrderedScan, target.Batch}, {target.Sort
 const pointBytes = 32
 
 func (Workload) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error) {
+	var p Params
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, err
+	}
+	rules := []string{p.Correlate.Rule}
+	if p.Correlate.Rule == RuleBoth {
+		rules = []string{RuleBacktracer, RuleStorebench}
+	}
 	var steps []workload.Step
 	for _, n := range s.Ladder {
 		for _, ph := range Phases {
@@ -169,7 +232,17 @@ func (Workload) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, erro
 			if ph == PhaseIngest {
 				st.Fresh = true
 			}
-			steps = append(steps, st)
+			if ph != PhaseCorrelate {
+				steps = append(steps, st)
+				continue
+			}
+			for _, rule := range rules {
+				st := st
+				if len(rules) > 1 {
+					st.Labels = results.Labels{LRule: rule}
+				}
+				steps = append(steps, st)
+			}
 		}
 	}
 	return steps, nil
@@ -177,8 +250,9 @@ func (Workload) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, erro
 
 // StoreOf finds the geo layout of a target's handle: its own, this
 // package's on what the target offers (layout_*.go: RESP, CQL,
-// PostgreSQL with or without PostGIS), or the seed's
-// layout on an ordered key-value store.
+// PostgreSQL with or without PostGIS), or storebench's layout on an
+// ordered key-value store (Execute swaps in geo-backtracer's for
+// layout: backtracer).
 func StoreOf(h io.Closer) (Store, error) {
 	if s, ok := h.(Store); ok {
 		return s, nil
@@ -226,6 +300,25 @@ func (Workload) Execute(ctx context.Context, env *workload.Env, st workload.Step
 	r := &run{env: env, st: st, p: p, store: store, threads: max(st.Concurrency, 1),
 		sim: Sim{Seed: uint64(st.Seed), Users: st.N, GroupSize: int64(p.GroupSize)}}
 	r.rule = Rule{Meters: p.Correlate.Meters, MinMinutes: p.Correlate.Minutes}
+	r.ruleName = p.Correlate.Rule
+	if l := st.Labels[LRule]; l != "" {
+		r.ruleName = l
+	}
+	if kl, ok := store.(KVLayout); ok && p.Layout == LayoutBacktracer {
+		r.store = BTLayout{S: kl.S}
+	}
+	r.gcMode = "the layout's own (see its layout)"
+	if _, ok := r.store.(PointGCer); ok {
+		r.gcMode = "whole old blocks at once (a range delete where the engine has one: see the layout)"
+	}
+	if p.GC.Delete == GCPoint {
+		if pg, ok := r.store.(PointGCer); ok {
+			r.store = pg.WithPointGC()
+			r.gcMode = "point by point"
+		} else {
+			r.gcMode = "gc.delete: point asked, but this layout has only its own GC"
+		}
+	}
 	if st.Phase == PhaseIngest {
 		return r.ingest(ctx)
 	}
@@ -240,20 +333,25 @@ func (Workload) Execute(ctx context.Context, env *workload.Env, st workload.Step
 	case PhaseTimeline:
 		return r.timeline(ctx)
 	case PhaseCorrelate:
+		if r.ruleName == RuleBacktracer {
+			return r.correlateBT(ctx)
+		}
 		return r.correlate(ctx)
 	}
 	return nil, fmt.Errorf("geo: unknown phase %q", st.Phase)
 }
 
 type run struct {
-	env     *workload.Env
-	st      workload.Step
-	p       Params
-	store   Store
-	sim     Sim
-	rule    Rule
-	threads int
-	held    Held
+	env      *workload.Env
+	st       workload.Step
+	p        Params
+	store    Store
+	sim      Sim
+	rule     Rule
+	ruleName string // RuleStorebench or RuleBacktracer
+	gcMode   string
+	threads  int
+	held     Held
 }
 
 // pass is one GC pass.
@@ -319,7 +417,22 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 	if r.st.Duration > 0 {
 		cfg.Duration = r.st.Duration
 	}
-	if r.p.GC.Every > 0 {
+	everySim := int64(time.Duration(r.p.GC.EverySimulated) / time.Second)
+	lastPassSim := Epoch // the simulated time of the last pass (only its task touches it)
+	switch {
+	case everySim > 0:
+		// A pass each time the data's clock has moved on everySim
+		// seconds (geo-backtracer's hourly pass, on the data's clock):
+		// the task looks often and runs a pass when one is due.
+		cfg.Background = []runner.Task{{Name: "gc", Every: 100 * time.Millisecond, Run: func(ctx context.Context, _ int64) error {
+			last := (done.Load()*B)/r.sim.Users - 1
+			if last < 0 || TS(last+1)-lastPassSim < everySim {
+				return nil
+			}
+			lastPassSim = TS(last + 1)
+			return gcPass(ctx, r.cutoffAt(last))
+		}}}
+	case r.p.GC.Every > 0:
 		cfg.Background = []runner.Task{{Name: "gc", Every: time.Duration(r.p.GC.Every), Run: func(ctx context.Context, _ int64) error {
 			// Minutes before the committed batches' are complete but for
 			// the few batches in flight, which are far newer than the cutoff.
@@ -448,6 +561,12 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 		iv = append(iv, fmt.Sprintf("%.1f-%.1f", ps.start.Sub(res.Started).Seconds(), ps.end.Sub(res.Started).Seconds()))
 	}
 	res.Facts["layout"] = layout
+	res.Facts["gc"] = r.gcMode
+	if everySim > 0 {
+		res.Facts["gc_every"] = fmt.Sprintf("every %s of simulated time", time.Duration(r.p.GC.EverySimulated))
+	} else if r.p.GC.Every > 0 {
+		res.Facts["gc_every"] = fmt.Sprintf("every %s of wall-clock time", time.Duration(r.p.GC.Every))
+	}
 	res.Facts["gc_passes"] = strings.Join(iv, " ")
 	res.Facts["held"] = fmt.Sprintf("points of minutes %d..%d (%d users), cutoff %s", FirstMinute(h), last, r.sim.Users, time.Unix(h.Cutoff, 0).UTC().Format(time.RFC3339))
 	return res, nil
@@ -677,7 +796,7 @@ func (r *run) correlate(ctx context.Context) (*results.Step, error) {
 		"minutes":          float64(r.rule.MinMinutes),
 		"seconds_per_corr": res.Latency.Mean / 1e9,
 	}
-	res.Facts = map[string]string{"answers": strings.Join(answers, "; ")}
+	res.Facts = map[string]string{"answers": strings.Join(answers, "; "), "rule": RuleStorebench}
 	return res, nil
 }
 
@@ -703,4 +822,97 @@ func formatContacts(cs []Contact) string {
 		w = append(w, fmt.Sprintf("%d (%d min)", c.User, c.Minutes))
 	}
 	return strings.Join(w, ", ")
+}
+
+// correlateBT solves the correlations under geo-backtracer's rule
+// (backtracer.go): the user's timeline, then every other user's points
+// at the minutes around each of the user's within BTBoxMeters (what the
+// rule can call nearby, and more), then the mixer's scoring.
+func (r *run) correlateBT(ctx context.Context) (*results.Step, error) {
+	from, to := r.window()
+	from = max(from, to-int64(time.Duration(r.p.Correlate.Window)/time.Second))
+	users := r.correlationUsers()
+	rule := SeedBTRule()
+	want := make([][]BTContact, len(users))
+	for i, u := range users {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		want[i] = r.sim.BTCorrelations(r.held, u, from, to, rule)
+	}
+	got := make([][]BTContact, len(users))
+	cfg := runner.Config{Workers: min(r.threads, len(users)), Ops: int64(len(users))}
+	nearPoints, scored := workload.NewTally(cfg.Workers), workload.NewTally(cfg.Workers)
+	res, err := workload.Measure(ctx, r.env, cfg, int64(len(users)), func(ctx context.Context, w int, seq int64) error {
+		u := users[seq]
+		key := []byte("user/" + strconv.FormatInt(u, 10))
+		var track, near []Point
+		if err := r.store.Timeline(ctx, u, from, to, func(p Point) error { track = append(track, p); return nil }); err != nil {
+			return err
+		}
+		if err := r.store.Near(ctx, btTrackForNear(track), BTBoxMeters, func(p Point) error { near = append(near, p); return nil }); err != nil {
+			return err
+		}
+		spans, nearSpans := SpansOf(track), SpansOf(near)
+		got[seq] = BTCorrelate(spans, nearSpans, rule)
+		every := rule
+		every.MinScore = 1
+		scored.Add(w, int64(len(BTCorrelate(spans, nearSpans, every))))
+		for _, q := range near {
+			m := Minute(q.TS)
+			if TS(m) != q.TS || !r.sim.Has(r.held, q.User, m) || r.sim.At(q.User, m) != q {
+				return &workload.VerifyError{Phase: PhaseCorrelate, Key: key, What: fmt.Sprintf("a nearby point %+v was never ingested or is older than the retention", q)}
+			}
+		}
+		nearPoints.Add(w, int64(len(near)))
+		return nil
+	})
+	if err != nil {
+		return res, err
+	}
+	contacts := 0
+	var answers []string
+	for i, u := range users {
+		if !equalBT(got[i], want[i]) {
+			return res, &workload.VerifyError{Phase: PhaseCorrelate, Key: []byte("user/" + strconv.FormatInt(u, 10)),
+				What: fmt.Sprintf("correlations (geo-backtracer's rule) %v, the reference has %v", got[i], want[i])}
+		}
+		contacts += len(got[i])
+		var w []string
+		for _, c := range got[i] {
+			w = append(w, fmt.Sprintf("%d (score %d)", c.User, c.Score))
+		}
+		if len(w) == 0 {
+			w = []string{"none"}
+		}
+		answers = append(answers, fmt.Sprintf("%d: %s", u, strings.Join(w, ", ")))
+	}
+	res.Unit = "correlations of one user (geo-backtracer's rule: timeline, nearby pieces, the mixer's score)"
+	res.Verify = results.Verify{Checked: int64(len(users))}
+	res.Metrics = map[string]float64{
+		"correlations":     float64(len(users)),
+		"contacts":         float64(contacts),
+		"users_nearby":     float64(scored.Sum()),
+		"window_hours":     float64(to-from) / 3600,
+		"near_points":      float64(nearPoints.Sum()),
+		"threads":          float64(cfg.Workers),
+		"nearby_seconds":   float64(rule.Seconds),
+		"nearby_degrees":   float64(rule.Degrees),
+		"min_score":        float64(rule.MinScore),
+		"seconds_per_corr": res.Latency.Mean / 1e9,
+	}
+	res.Facts = map[string]string{"answers": strings.Join(answers, "; "), "rule": RuleBacktracer}
+	return res, nil
+}
+
+func equalBT(a, b []BTContact) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }

@@ -171,3 +171,52 @@ func TestChecksCatchFaults(t *testing.T) {
 		})
 	}
 }
+
+// The seed's method (--scale seed): geo-backtracer's key layout, its
+// point-by-point GC once per simulated hour, and both correlation rules, each a correlate
+// step of its own, checked against its brute-force reference.
+func TestWorkloadSeedMethod(t *testing.T) {
+	steps := worktest.Plan(t, Workload{}, `
+name: t
+seed: 3
+ladder: [40]
+concurrency: 2
+targets: [pebble]
+workloads:
+  - name: geo
+    params:
+      layout: backtracer
+      batch: 500
+      ingest: {duration: 3s}
+      gc: {retention: 6h, every_simulated: 1h, delete: point}
+      timeline: {queries: 20}
+      correlate: {users: 6, rule: both}
+`)
+	var phases []string
+	for _, st := range steps {
+		phases = append(phases, st.Phase+st.Labels[LRule])
+	}
+	if got := strings.Join(phases, ","); got != "ingest,timeline,correlatebacktracer,correlatestorebench" {
+		t.Fatalf("plan = %s", got)
+	}
+	h := targettest.Open(t, "pebble", kv.Async)
+	res := execute(t, h, steps)
+	ing := res[0]
+	if !strings.Contains(ing.Facts["layout"], "geo-backtracer's layout") || !strings.Contains(ing.Facts["layout"], "point by point") || ing.Facts["gc"] != "point by point" || !strings.Contains(ing.Facts["gc_every"], "simulated") {
+		t.Errorf("ingest facts %v", ing.Facts)
+	}
+	// An hour of simulated time is 40 × 60 points: a pass must have run
+	// and counted their deletes (point by point counts them).
+	if ing.Metrics["gc_passes"] < 1 || ing.Metrics["gc_deleted"] <= 0 {
+		t.Errorf("GC: %v", ing.Metrics)
+	}
+	bt, sb := res[2], res[3]
+	t.Logf("GC passes %v, deleted %v; geo-backtracer's rule: %v contacts, %v users with a nearby pair; storebench's: %v contacts",
+		ing.Metrics["gc_passes"], ing.Metrics["gc_deleted"], bt.Metrics["contacts"], bt.Metrics["users_nearby"], sb.Metrics["contacts"])
+	if bt.Facts["rule"] != RuleBacktracer || sb.Facts["rule"] != RuleStorebench || bt.Verify.Checked != 6 || sb.Verify.Checked != 6 {
+		t.Errorf("correlate steps: %v %v, checked %d %d", bt.Facts["rule"], sb.Facts["rule"], bt.Verify.Checked, sb.Verify.Checked)
+	}
+	if bt.Metrics["nearby_seconds"] != 30 || bt.Metrics["min_score"] != 30 || sb.Metrics["contacts"] < 1 {
+		t.Errorf("metrics: %v / %v", bt.Metrics, sb.Metrics)
+	}
+}

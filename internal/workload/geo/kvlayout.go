@@ -9,8 +9,8 @@ import (
 	"storebench/internal/kv"
 )
 
-// The seed's own layout (geo-backtracer on RocksDB), on any ordered
-// key-value engine (kv.Store):
+// storebench's layout of GPS points (layout: storebench), on any ordered
+// key-value engine (kv.Store); geo-backtracer's own is btlayout.go:
 //
 //	Gz | block | zx | zy | ts | user  ->  lat | lon    (points by zone)
 //	Gu | block | user | ts            ->  lat | lon    (timelines)
@@ -35,6 +35,22 @@ type KVLayout struct {
 	// KeyByKey makes the GC delete key by key even on an engine with a
 	// range delete (kv.RangeDeleter), to compare the two.
 	KeyByKey bool
+	// PointByPoint makes the GC delete as geo-backtracer's gc.cc does: one
+	// delete per key of every point older than the cutoff, each a write
+	// of its own (no batch, no range tombstone).
+	PointByPoint bool
+}
+
+// PointGCer is a layout that can run its GC point by point, as
+// geo-backtracer's does (gc.delete: point).
+type PointGCer interface {
+	WithPointGC() Store
+}
+
+// WithPointGC implements PointGCer.
+func (l KVLayout) WithPointGC() Store {
+	l.PointByPoint = true
+	return l
 }
 
 func be64(b []byte, v int64) []byte   { return binary.BigEndian.AppendUint64(b, uint64(v)) }
@@ -72,10 +88,12 @@ func decodeLatLon(v []byte) (lat, lon float64, err error) {
 // fresh step, so there is nothing to drop.
 func (l KVLayout) PrepareGeo(ctx context.Context) (string, error) {
 	gc := "GC key by key in batches"
-	if _, ok := l.S.(kv.RangeDeleter); ok && !l.KeyByKey {
+	if l.PointByPoint {
+		gc = "GC point by point (one delete per key, as geo-backtracer's gc.cc)"
+	} else if _, ok := l.S.(kv.RangeDeleter); ok && !l.KeyByKey {
 		gc = "GC by range delete (one range tombstone per index)"
 	}
-	return "seed layout: Gz|block(1000 s)|zone(100x100 m)|ts|user -> lat,lon and Gu|block|user|ts -> lat,lon, big-endian (time-sorted keys); " + gc, nil
+	return "storebench's layout: Gz|block(1000 s)|zone(100x100 m)|ts|user -> lat,lon and Gu|block|user|ts -> lat,lon, big-endian (time-sorted keys); " + gc, nil
 }
 
 // InsertPoints implements Store: both indexes of the batch in one atomic batch.
@@ -163,10 +181,11 @@ func (l KVLayout) Near(ctx context.Context, track []Point, meters float64, fn fu
 
 // DeleteBefore implements Store: both indexes' blocks before the cutoff
 // are a contiguous range at the head of each: one range tombstone each
-// on an engine that has them (the seed's GC on RocksDB; the points are
-// then not counted: -1), else deleted key by key in batches.
+// on an engine that has them (the points are then not counted: -1), else
+// deleted key by key in batches, or one delete per key (PointByPoint,
+// as geo-backtracer's GC).
 func (l KVLayout) DeleteBefore(ctx context.Context, before int64) (int64, error) {
-	if rd, ok := l.S.(kv.RangeDeleter); ok && !l.KeyByKey {
+	if rd, ok := l.S.(kv.RangeDeleter); ok && !l.KeyByKey && !l.PointByPoint {
 		for _, prefix := range []string{kvZonePrefix, kvUserPrefix} {
 			if err := ctx.Err(); err != nil {
 				return -1, err
@@ -195,12 +214,20 @@ func (l KVLayout) DeleteBefore(ctx context.Context, before int64) (int64, error)
 			if len(keys) == 0 {
 				break
 			}
-			b := l.S.NewBatch()
-			for _, k := range keys {
-				b.Delete(k)
-			}
-			if err := b.Commit(); err != nil {
-				return points, err
+			if l.PointByPoint {
+				for _, k := range keys {
+					if err := l.S.Delete(k); err != nil {
+						return points, err
+					}
+				}
+			} else {
+				b := l.S.NewBatch()
+				for _, k := range keys {
+					b.Delete(k)
+				}
+				if err := b.Commit(); err != nil {
+					return points, err
+				}
 			}
 			if prefix == kvUserPrefix {
 				points += int64(len(keys))

@@ -52,6 +52,10 @@ func init() {
 			{Name: "lost_acknowledged", Phases: ing, Agg: section.Sum, What: "acknowledged points missing when read back after the faults"},
 			{Name: "read_back", Phases: ing, Agg: section.Sum, What: "acknowledged points read back and found as written after the faults"},
 			{Name: "verify_seconds", Phases: ing, Unit: "s", Agg: section.Max, What: "seconds the read-back of the acknowledged points took"},
+			{Name: "users_nearby", Phases: in(PhaseCorrelate), Agg: section.Sum, What: "geo-backtracer's rule: other users with at least one nearby pair (score ≥ 1)"},
+			{Name: "nearby_seconds", Phases: in(PhaseCorrelate), Unit: "s", Agg: section.Max, What: "geo-backtracer's rule: ± seconds around the other's span"},
+			{Name: "nearby_degrees", Phases: in(PhaseCorrelate), Agg: section.Max, What: "geo-backtracer's rule: latitude and longitude difference below this (float32)"},
+			{Name: "min_score", Phases: in(PhaseCorrelate), Agg: section.Max, What: "geo-backtracer's rule: the score a correlation needs (minutes_to_match)"},
 			{Name: "seconds_per_corr", Phases: in(PhaseCorrelate), Unit: "s", Agg: section.Mean, Better: section.Lower, What: "mean time to solve one correlation"},
 		},
 	})
@@ -70,16 +74,17 @@ func render(b *strings.Builder, run *results.Run) {
 		b.WriteString("Each simulated user emits one point per simulated minute (user, time, latitude, longitude) in a 10 km city; groups of users meet, so correlations exist. Points are inserted in batches for the ingest's duration while a GC pass drops, every few seconds, the time blocks older than the retention (simulated time). After the ingest a final pass runs and the store must hold exactly the points younger than its cutoff: counted, oldest and newest checked. Every timeline is compared point by point with the generator; every correlation with a brute-force reference. QPS is GPS points per second on this one machine (the seed's R=2 doubles its writes; here there is one copy); moving users = QPS × 60, as the seed derives them.\n\n")
 
 		ins := section.Table{Head: []string{"Target", "Layout", "Ingest", "Simulated", "Points", "QPS (whole)", "QPS (last part)", "Moving users", "Disk after GC (MiB)", "Points held", "Disk per point held"}, Left: 2}
-		gc := section.Table{Head: []string{"Target", "Retention", "GC passes", "Pass (mean)", "Pass (max)", "Deleted during ingest", "QPS during GC", "QPS outside GC", "Final pass"}, Left: 1}
+		gc := section.Table{Head: []string{"Target", "Deletes", "Retention", "GC passes", "Pass (mean)", "Pass (max)", "Deleted during ingest", "QPS during GC", "QPS outside GC", "Final pass"}, Left: 2}
 		tl := section.Table{Head: []string{"Target", "Window", "Existing p50", "p99", "max", "Non-existing p50", "p99", "max", "Points per timeline"}, Left: 1}
-		co := section.Table{Head: []string{"Target", "Window", "Correlations solved", "Contacts found", "Time per correlation (mean)", "p99", "All correlations", "Threads"}, Left: 1}
-		var answers, answersOf string
+		co := section.Table{Head: []string{"Target", "Rule", "Window", "Correlations solved", "Contacts found", "Users with a nearby pair", "Time per correlation (mean)", "p99", "All correlations", "Threads"}, Left: 2}
+		answers, answersOf := map[string]string{}, map[string]string{}
+		var rules []string
 		for _, t := range ts {
 			s := t.Find(Name, PhaseIngest, n)
 			if s == nil || s.Ops == 0 {
 				miss := section.Missing(t, Name, PhaseIngest, n)
 				ins.Rows = append(ins.Rows, section.NARow(t.Title, strings.TrimPrefix(miss, "n/a: "), len(ins.Head)-1))
-				gc.Rows = append(gc.Rows, []string{t.Title, miss, "", "", "", "", "", "", ""})
+				gc.Rows = append(gc.Rows, []string{t.Title, miss, "", "", "", "", "", "", "", ""})
 			} else {
 				m := s.Metrics
 				disk := s.Footprint().DiskAllocated
@@ -105,7 +110,11 @@ func render(b *strings.Builder, run *results.Run) {
 				if v, ok := m["gc_deleted"]; ok {
 					deleted = section.Count(int64(v))
 				}
-				gc.Rows = append(gc.Rows, []string{t.Title, fmt.Sprintf("%.0f h", m["retention_hours"]), f0(m["gc_passes"]), mean, mx,
+				mode := s.Facts["gc"]
+				if e := s.Facts["gc_every"]; e != "" {
+					mode += ", " + e
+				}
+				gc.Rows = append(gc.Rows, []string{t.Title, section.Cell(mode), fmt.Sprintf("%.0f h", m["retention_hours"]), f0(m["gc_passes"]), mean, mx,
 					deleted, during, outside, section.Seconds(m["final_gc_seconds"])})
 			}
 			if s := t.Find(Name, PhaseTimeline, n); s != nil && s.Ops > 0 {
@@ -116,15 +125,23 @@ func render(b *strings.Builder, run *results.Run) {
 			} else {
 				tl.Rows = append(tl.Rows, []string{t.Title, section.Missing(t, Name, PhaseTimeline, n), "", "", "", "", "", "", ""})
 			}
-			if s := t.Find(Name, PhaseCorrelate, n); s != nil && s.Ops > 0 {
+			cos := correlateSteps(t, n)
+			for _, s := range cos {
 				m := s.Metrics
-				co.Rows = append(co.Rows, []string{t.Title, fmt.Sprintf("%.0f h", m["window_hours"]), f0(m["correlations"]), f0(m["contacts"]),
-					section.Latency(int64(s.Latency.Mean)), section.Latency(s.Latency.P99), section.SecondsCell(s), f0(m["threads"])})
-				if answers == "" {
-					answers, answersOf = s.Facts["answers"], t.Title
+				nearby := "—"
+				if v, ok := m["users_nearby"]; ok {
+					nearby = f0(v)
 				}
-			} else {
-				co.Rows = append(co.Rows, []string{t.Title, section.Missing(t, Name, PhaseCorrelate, n), "", "", "", "", "", ""})
+				co.Rows = append(co.Rows, []string{t.Title, ruleTitle(s), fmt.Sprintf("%.0f h", m["window_hours"]), f0(m["correlations"]), f0(m["contacts"]), nearby,
+					section.Latency(int64(s.Latency.Mean)), section.Latency(s.Latency.P99), section.SecondsCell(s), f0(m["threads"])})
+				rule := ruleOf(s)
+				if answers[rule] == "" {
+					answers[rule], answersOf[rule] = s.Facts["answers"], t.Title
+					rules = append(rules, rule)
+				}
+			}
+			if len(cos) == 0 {
+				co.Rows = append(co.Rows, []string{t.Title, "", section.Missing(t, Name, PhaseCorrelate, n), "", "", "", "", "", "", ""})
 			}
 		}
 		b.WriteString("### Insert rate (seed: \"Insert rate over 1 hour: N QPS per machine (M moving users)\")\n\n")
@@ -136,8 +153,15 @@ func render(b *strings.Builder, run *results.Run) {
 		tl.Write(b)
 		b.WriteString("### Correlations (seed: \"solving 120 correlations takes about 30 minutes, and is CPU bound\")\n\n")
 		co.Write(b)
-		if answers != "" {
-			fmt.Fprintf(b, "Answers on %s (user: contacts, longest run in minutes), equal to the brute-force reference over the points it holds; every target's answers were checked the same way, over its own window (each ingested as much as it could in the duration): %s\n\n", answersOf, section.Cell(answers))
+		if len(rules) > 1 {
+			b.WriteString(rulesNote)
+		}
+		for _, rule := range rules {
+			what := "user: contacts, longest run in minutes"
+			if rule == RuleBacktracer {
+				what = "user: contacts, geo-backtracer's score"
+			}
+			fmt.Fprintf(b, "Answers under %s on %s (%s), equal to the brute-force reference over the points it holds; every target's answers were checked the same way, over its own window (each ingested as much as it could in the duration): %s\n\n", ruleNames[rule], answersOf[rule], what, section.Cell(answers[rule]))
 		}
 		for _, t := range ts {
 			if s := t.Find(Name, PhaseIngest, n); s != nil && len(s.Events) > 0 {
@@ -146,6 +170,44 @@ func render(b *strings.Builder, run *results.Run) {
 		}
 		scaling(b, ts, n)
 	}
+}
+
+var ruleNames = map[string]string{
+	RuleStorebench: "storebench's rule (within 100 m for 15 consecutive minutes)",
+	RuleBacktracer: "geo-backtracer's rule (spans within ±30 s, latitude and longitude within 4e-6°, score ≥ 30)",
+}
+
+const rulesNote = "Two rules decide who correlates, each a correlate step of its own over the same points. " +
+	"storebench's: another user within D meters at the same minute for the given consecutive minutes. " +
+	"geo-backtracer's (its nearby_folk.cc, zones.h and mixer.cc, the system seed 002 measures): a point is a span; two are nearby when the spans overlap within ±30 s and latitude and longitude (float32) differ by less than 4e-6° (\"about 4.4 meters, which corresponds to GPS' precision\") and altitude by less than 2 m; " +
+	"each nearby pair scores once per timeline piece whose search blocks hold both (its mixer's count), and a score of 30 correlates. " +
+	"\"Users with a nearby pair\" is how many others scored at all under geo-backtracer's rule.\n\n"
+
+// correlateSteps are a target's correlate steps at size n, one per rule.
+func correlateSteps(t *results.Target, n int64) []*results.Step {
+	var out []*results.Step
+	for _, s := range t.Steps {
+		if s.Workload == Name && s.Phase == PhaseCorrelate && s.N == n && s.Ops > 0 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// ruleOf is the rule a correlate step ran (storebench's in runs before
+// the rule was a parameter).
+func ruleOf(s *results.Step) string {
+	if r := s.Facts["rule"]; r != "" {
+		return r
+	}
+	return RuleStorebench
+}
+
+func ruleTitle(s *results.Step) string {
+	if ruleOf(s) == RuleBacktracer {
+		return "geo-backtracer's"
+	}
+	return fmt.Sprintf("storebench's (%.0f m, %.0f min)", s.Metrics["meters"], s.Metrics["minutes"])
 }
 
 // faults writes the ingest's fault events, its insert rate before,
