@@ -44,7 +44,6 @@ var pendingDocs = map[string]bool{
 	"ads.md":       true,
 	"geo.md":       true,
 	"web-oltp.md":  true,
-	"tripcache.md": true,
 }
 
 var (
