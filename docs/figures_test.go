@@ -42,7 +42,6 @@ var studyDocs = []string{"ledger.md", "ads.md", "geo.md", "web-oltp.md", "tripca
 var pendingDocs = map[string]bool{
 	"ledger.md":   true,
 	"ads.md":      true,
-	"geo.md":      true,
 	"web-oltp.md": true,
 }
 
