@@ -43,7 +43,6 @@ var pendingDocs = map[string]bool{
 	"ledger.md":    true,
 	"ads.md":       true,
 	"geo.md":       true,
-	"web-oltp.md":  true,
 	"tripcache.md": true,
 }
 
