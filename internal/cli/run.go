@@ -114,7 +114,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	var sets, sshOptions, exports multiFlag
 	fs.StringVar(&ladder, "ladder", "", "data sizes to measure, comma-separated (e.g. 10,1e3,1e5; from 1 to 1e9, at most 64 sizes)")
 	fs.StringVar(&targets, "targets", "", "targets to run, comma-separated (e.g. pebble,rocksdb); see \"storebench list\"")
-	fs.StringVar(&durability, "durability", "", "sync (each write batch fsynced on return) or async, for every target")
+	fs.StringVar(&durability, "durability", "", "sync (each write batch fsynced on return) or async, for every target; default: each engine as it ships (the seeds' method; the report says what each default is)")
 	fs.Int64Var(&seed, "seed", 0, "seed of every generated key, value and choice, 0 or more (same seed, same operations; default: the study's)")
 	fs.IntVar(&concurrency, "concurrency", 0, "load goroutines where a workload runs concurrently, 1..4096 (default: the study's)")
 	fs.IntVar(&workers, "workers", 0, "worker processes driving each server target at once, 1..256, each a disjoint share of the operations (default: one per host; docs/distributed.md); more than 1 needs a target whose data they can share (storebench list says which)")

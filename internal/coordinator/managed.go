@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"storebench/internal/event"
-	"storebench/internal/kv"
 	"storebench/internal/measure/procstat"
 	"storebench/internal/redact"
 	"storebench/internal/results"
@@ -91,7 +90,7 @@ func startManaged(ctx context.Context, o Options, s *study.Study, name string, c
 	for _, n := range s.Ladder {
 		records = max(records, int64(n))
 	}
-	inst, err := srv.Start(ctx, server.Config{Dir: dir, Durability: kv.Durability(s.Durability), MemoryBytes: cache, Records: records, Options: opts, Log: log})
+	inst, err := srv.Start(ctx, server.Config{Dir: dir, Durability: durabilityOf(s, info), MemoryBytes: cache, Records: records, Options: opts, Log: log})
 	if err != nil {
 		return nil, err
 	}

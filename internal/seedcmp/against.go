@@ -317,8 +317,20 @@ func reasons(s *Seed, f *Finding, run *results.Run, stand map[string]*results.Ta
 	}
 	sort.Strings(engines)
 
-	// Every target of a run writes in the run's durability class.
-	if s.Durability != "" && run.Durability != "" && run.Durability != s.Durability && len(engines) > 0 {
+	// Every target of a run writes in the run's durability class, or
+	// under "default" in the class of its engine's own default.
+	if run.Durability == "default" && s.Durability != "" {
+		var differ []string
+		for _, e := range engines {
+			if t := stand[e]; t != nil && t.Settings["durability_class"] != "" && t.Settings["durability_class"] != s.Durability {
+				differ = append(differ, fmt.Sprintf("%s %s", e, t.Settings["durability_class"]))
+			}
+		}
+		if len(differ) > 0 {
+			out = append(out, fmt.Sprintf("durability class differs: the seed's engines %s (%s); ours each engine's default: %s (the Targets table says what each default is)",
+				s.Durability, s.DurabilityNote, strings.Join(differ, ", ")))
+		}
+	} else if s.Durability != "" && run.Durability != "" && run.Durability != s.Durability && len(engines) > 0 {
 		out = append(out, fmt.Sprintf("durability class differs: the seed's engines %s (%s), ours %s (each target's setting is in the Targets table)", s.Durability, s.DurabilityNote, run.Durability))
 	}
 

@@ -45,6 +45,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
 	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
 
+	"storebench/internal/kv"
 	"storebench/internal/redact"
 	"storebench/internal/target"
 	"storebench/internal/target/internal/targetkit"
@@ -83,8 +84,19 @@ const (
 	backendPostgreSQL
 )
 
+// defaults are what each backend's FerretDB does as it ships: the class
+// of a study's durability "default" and what it is.
+var defaults = map[backend][2]string{
+	backendSQLite: {string(kv.Sync), "FerretDB 1.24 on SQLite sets no synchronous pragma: SQLite's default, synchronous=FULL in WAL mode, " +
+		"fsyncs each commit (MongoDB, which the seeds ran, defaults to {w: 1, j: false}: its journal is committed every 100 ms)"},
+	backendPostgreSQL: {string(kv.Sync), "FerretDB on PostgreSQL: PostgreSQL's default synchronous_commit on fsyncs the WAL at each commit " +
+		"(MongoDB, which the seeds ran, defaults to {w: 1, j: false})"},
+}
+
 func register(targetName, title, srv string, schemes []string, b backend) {
 	target.Register(target.Info{
+		Default:     kv.Durability(defaults[b][0]),
+		DefaultNote: defaults[b][1],
 		Name:        targetName,
 		Title:       title,
 		Version:     "mongo-go-driver " + moduleVersion,
