@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"storebench/internal/event"
-	"storebench/internal/redact"
 	"storebench/internal/kv"
+	"storebench/internal/redact"
 	"storebench/internal/results"
 	"storebench/internal/study"
 	"storebench/internal/sweep"
