@@ -71,6 +71,7 @@ Examples:
   storebench run ledger --ladder 10,1e3,1e5,1e6 --targets pebble,rocksdb,lmdb
   storebench run ledger --durability async --set ledger.stress.rate=5000
   storebench run tokens --scale seed --targets moeingads
+  storebench run ledger --scale seed --ladder 10,1e3,1e5   # the seed's method, its ladder cut here
   storebench run ./my-study.yaml --out /data/results
   storebench run ycsb --targets pebble --concurrency 8 --profile cpu,mutex,block
   storebench run ledger --metrics 127.0.0.1:9464 --export csv=/tmp/ledger-csv
@@ -127,6 +128,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&sets, "set", "override a workload parameter: workload.param=value (repeatable), e.g. ledger.selects=5000")
 	out := fs.String("out", "results", "directory under which the run's results directory is created")
 	keep := fs.Bool("keep-data", false, "keep the engines' data directories after the run")
+	accept := fs.Bool("accept-estimate", false, "run a --scale whose up-front estimate of time and disk does not fit this machine (its free disk, the study's limits, or a day without a time limit); without it such a run is refused with the estimate")
 	quiet := fs.Bool("quiet", false, "do not print the report at the end (it is still written)")
 	metricsAddr := fs.String("metrics", "", "serve the run's figures live in the OpenMetrics format at http://ADDR/metrics, e.g. 127.0.0.1:9464 (name the interface: :9464 or 0.0.0.0 is refused)")
 	fs.Var(&exports, "export", "also write the figures as flat files: csv=DIR or jsonl=DIR (repeatable): DIR/steps.csv, one row per step, and DIR/ticks.csv, one row per second of each step")
@@ -219,6 +221,17 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err := checkOut(*out); err != nil {
 		return fail(stderr, err)
 	}
+	// A scale may name sizes this machine cannot hold (a seed's 1e8
+	// transactions): its estimate is checked before anything starts.
+	var estimate string
+	if o.Scale != "" {
+		e := coordinator.EstimateRun(s, plan, *out, *keep)
+		estimate = "estimate: " + e.String(s)
+		if e.Over != "" && !*accept {
+			return fail(stderr, usagef("--scale %s: estimated %s: over %s. Cut it with --ladder (e.g. --ladder 10,1e3,1e5), or run it as it is with --accept-estimate",
+				o.Scale, e.String(s), e.Over))
+		}
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return fail(stderr, fmt.Errorf("cannot find my own binary to start workers: %w", err))
@@ -245,6 +258,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	stdout, stderr = onBrokenPipe(stdout, closedOutput), onBrokenPipe(stderr, closedOutput)
 	con := console.New(stderr, tty)
 	con.Println(fmt.Sprintf("storebench %s: study %s, %d targets, ladder %s, durability %s", Version, s.Name, len(s.Targets), ladderString(s), s.Durability))
+	if estimate != "" {
+		con.Println(estimate)
+	}
 	for _, o := range extra {
 		if m, ok := o.(*metrics.Metrics); ok {
 			con.Println("metrics: " + m.URL())

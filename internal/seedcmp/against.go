@@ -201,6 +201,9 @@ func values(run *results.Run, t *results.Target, o *Ours, unit string) map[float
 		if st.Workload != o.Workload || (o.Phase != "" && st.Phase != o.Phase) || st.Error != "" || st.Partial || !where(st, o.Where) {
 			continue
 		}
+		if cutShort(st, o.Value) {
+			continue
+		}
 		n, ok := stepSize(run, st, o.Size)
 		if !ok {
 			continue
@@ -214,6 +217,25 @@ func values(run *results.Run, t *results.Target, o *Ours, unit string) map[float
 		out[n] = v / float64(cnt[n])
 	}
 	return out
+}
+
+// cutShort reports whether a step stopped at a workload's phase budget
+// (Facts["cut"]) no longer stands for value: its totals (seconds, disk,
+// throughput) are of part of the work, and where an operation itself was
+// cut, none of its latencies is a whole operation's. The latencies of
+// whole operations before the budget still are.
+func cutShort(st *results.Step, value string) bool {
+	if st.Facts["cut"] == "" {
+		return false
+	}
+	if st.Facts["cut_inside_op"] != "" {
+		return true
+	}
+	switch value {
+	case "seconds", "disk", "ops_per_s", "sustainable":
+		return true
+	}
+	return strings.HasPrefix(value, "metric:")
 }
 
 func where(st *results.Step, w map[string]string) bool {

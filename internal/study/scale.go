@@ -13,7 +13,10 @@ import (
 // line with --scale NAME: the seed's own sizes, say, next to defaults sized
 // for a small machine. Keys are what --set takes (workload.param.sub), plus
 // the study-wide settings a size change drags along: ladder, concurrency
-// and limits.time / limits.target_time / limits.disk.
+// and limits.time / limits.target_time / limits.disk, and what a seed's
+// method sets: targets (a list of names, as --targets), durability, and
+// estimate.item_time / item_disk / source (the cost of one ladder item,
+// for the estimate checked before a run; coordinator.EstimateRun).
 //
 //	scales:
 //	  seed:
@@ -30,6 +33,10 @@ var scaleSettings = map[string]func(s *Study) any{
 	"limits.time":        func(s *Study) any { return &s.Limits.Time },
 	"limits.target_time": func(s *Study) any { return &s.Limits.TargetTime },
 	"limits.disk":        func(s *Study) any { return &s.Limits.Disk },
+	"durability":         func(s *Study) any { return &s.Durability },
+	"estimate.item_time": func(s *Study) any { return &s.Estimate.ItemTime },
+	"estimate.item_disk": func(s *Study) any { return &s.Estimate.ItemDisk },
+	"estimate.source":    func(s *Study) any { return &s.Estimate.Source },
 }
 
 // ScaleNames lists the study's scales, sorted.
@@ -81,6 +88,19 @@ func (s *Study) ApplyScale(name string) error {
 	for _, k := range keys {
 		v := sc[k]
 		field := "scales." + name + "." + k
+		if k == "targets" {
+			// The seed's engines: names, as --targets takes them (a
+			// target the file has keeps its options).
+			var names []string
+			if err := deepCopy(&v).Decode(&names); err != nil || len(names) == 0 {
+				return &Error{File: s.File, Line: v.Line, Field: field, Msg: "want a list of target names"}
+			}
+			if err := s.applyTargets(strings.Join(names, ",")); err != nil {
+				return &Error{File: s.File, Line: v.Line, Field: field, Msg: err.Error()}
+			}
+			s.overrides = append(s.overrides, override{field: "targets", scaleField: field, line: v.Line})
+			continue
+		}
 		if ptr, ok := scaleSettings[k]; ok {
 			if err := (decoder{file: s.File}).decode(deepCopy(&v), reflect.ValueOf(ptr(s)).Elem(), field); err != nil {
 				return err
@@ -88,6 +108,9 @@ func (s *Study) ApplyScale(name string) error {
 			s.overrides = append(s.overrides, override{field: k, scaleField: field, line: v.Line})
 			if k == "concurrency" && (s.Concurrency < 1 || s.Concurrency > 4096) {
 				return &Error{File: s.File, Line: v.Line, Field: field, Msg: fmt.Sprintf("%d: want 1..4096", s.Concurrency)}
+			}
+			if k == "durability" && !durabilityClass(s.Durability) {
+				return &Error{File: s.File, Line: v.Line, Field: field, Msg: fmt.Sprintf("%q: want sync, async or default", s.Durability)}
 			}
 			continue
 		}
@@ -107,7 +130,8 @@ func (s *Study) ApplyScale(name string) error {
 }
 
 func settingNames() []string {
-	out := make([]string, 0, len(scaleSettings))
+	out := make([]string, 0, len(scaleSettings)+1)
+	out = append(out, "targets")
 	for k := range scaleSettings {
 		out = append(out, k)
 	}

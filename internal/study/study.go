@@ -58,6 +58,10 @@ type Study struct {
 	Constraints *Constraints `yaml:"constraints"`
 	// Scales are named sets of overrides chosen with --scale (see scale.go).
 	Scales map[string]Scale `yaml:"scales"`
+	// Estimate is what one item of the ladder (a transaction, a record)
+	// costs, for the estimate a run under --scale is checked against
+	// before anything starts (see coordinator.EstimateRun).
+	Estimate Estimate `yaml:"estimate"`
 
 	// File is where the study came from ("builtin:ledger" or a path);
 	// Source is its text, recorded in every result.
@@ -185,6 +189,17 @@ var seedStudyRE = regexp.MustCompile(`^[0-9]{3}$`)
 // separators, no "." or "..", no leading dot or dash, nothing the file
 // system or a shell treats specially.
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// Estimate is the cost of one ladder item: a study's own figures (the
+// seed's, say), for sizes this machine may not hold.
+type Estimate struct {
+	// ItemTime is the time to write one item, per target (0: unknown).
+	ItemTime Duration `yaml:"item_time"`
+	// ItemDisk is the disk one stored item takes (0: twice its bytes).
+	ItemDisk Bytes `yaml:"item_disk"`
+	// Source says where the figures come from.
+	Source string `yaml:"source"`
+}
 
 // Limits bound a study run.
 type Limits struct {

@@ -190,6 +190,30 @@ func ledger(b *strings.Builder, run *results.Run) {
 		)
 		tab.Write(b)
 	}
+	budgetCuts(b, ts)
+}
+
+// budgetCuts lists the steps the phase budget stopped (params.budget):
+// what each got done and at what rate, so a cell above is read as the
+// part it is.
+func budgetCuts(b *strings.Builder, ts []*results.Target) {
+	var lines []string
+	for _, t := range ts {
+		for _, s := range t.Steps {
+			if c := s.Facts["cut"]; c != "" && s.Workload == "ledger" {
+				what := s.Phase + " N=" + section.Count(s.N)
+				if l := s.Metrics["length"]; s.Phase == "chain" && l > 0 {
+					what = fmt.Sprintf("chain of %s", section.Count(int64(l)))
+				}
+				lines = append(lines, fmt.Sprintf("- %s, %s: %s", t.Title, what, c))
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	b.WriteString("## Stopped at the phase budget\n\nThese steps reached the study's phase budget (`ledger.budget`) and stopped there; their cells above are of the part done.\n\n")
+	b.WriteString(strings.Join(lines, "\n") + "\n\n")
 }
 
 func firstStep(ts []*results.Target, phase string) *results.Step {
