@@ -84,3 +84,51 @@ func TestBuiltinScalesApply(t *testing.T) {
 		}
 	}
 }
+
+// A seed's method sets its engines, their durability and what an item
+// costs: the scale sets them, and the command line still wins.
+func TestScaleSetsTargetsDurabilityAndEstimate(t *testing.T) {
+	src := strings.Replace(scaled, "    limits.target_time: 0\n", `    limits.target_time: 0
+    targets: [leveldb, redis]
+    durability: default
+    estimate.item_time: 1.3ms
+    estimate.item_disk: 2KiB
+    estimate.source: the seed
+`, 1)
+	s, err := Parse("s.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(Override{Scale: "big"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Targets) != 2 || s.Targets[0].Name != "leveldb" || s.Targets[1].Name != "redis" || s.Durability != "default" {
+		t.Fatalf("targets %v, durability %q", s.Targets, s.Durability)
+	}
+	if time.Duration(s.Estimate.ItemTime) != 1300*time.Microsecond || s.Estimate.ItemDisk != 2048 || s.Estimate.Source != "the seed" {
+		t.Fatalf("estimate %+v", s.Estimate)
+	}
+	targets, async := "pebble", "async"
+	s, _ = Parse("s.yaml", []byte(src))
+	if err := s.Apply(Override{Scale: "big", Targets: &targets, Durability: &async}); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Targets) != 1 || s.Targets[0].Name != "pebble" || s.Durability != "async" {
+		t.Fatalf("the command line did not win: %v %q", s.Targets, s.Durability)
+	}
+	for _, c := range []struct{ edit, want string }{
+		{"    durability: fast\n", `scales.big.durability: "fast": want sync, async or default`},
+		{"    targets: pebble\n", "scales.big.targets: want a list of target names"},
+		{"    targets: [a, a]\n", "a is named twice"},
+	} {
+		bad := strings.Replace(scaled, "    limits.target_time: 0\n", c.edit, 1)
+		if _, err := Parse("s.yaml", []byte(bad)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want %q", c.edit, err, c.want)
+		}
+	}
+	// durability: default is a study's class, as sync and async are.
+	d := strings.Replace(scaled, "ladder: [100]\n", "ladder: [100]\ndurability: default\n", 1)
+	if _, err := Parse("s.yaml", []byte(d)); err != nil {
+		t.Fatalf("durability default refused: %v", err)
+	}
+}
