@@ -24,7 +24,8 @@ type Estimate struct {
 	Time  time.Duration
 	// Disk is the largest database one target holds (targets run one
 	// after another, each one's data removed before the next unless
-	// KeepData): at the study's item disk, or twice the item's bytes.
+	// KeepData), its ladder step and what later steps add to it
+	// (recordsOf): at the study's item disk, or twice the item's bytes.
 	Disk int64
 	// Free is the free space where the data goes, on Mount.
 	Free  int64
@@ -57,7 +58,8 @@ func EstimateRun(s *study.Study, p *Plan, outDir string, keepData bool) Estimate
 	if per == 0 {
 		per = 2 * itemBytes
 	}
-	e.Disk = largest * per
+	// The largest database: its ladder step and what later steps add.
+	e.Disk = recordsOf(s, p.Steps) * per
 	if keepData {
 		e.Disk *= int64(max(e.Targets, 1))
 	}

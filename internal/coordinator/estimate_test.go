@@ -54,7 +54,9 @@ func TestEstimateOfTheSeedsLadder(t *testing.T) {
 	}
 	e := EstimateRun(s, p, t.TempDir(), false)
 	// 10+100+...+1e8 transactions at the seed's 1.3 ms: about 1.7 days.
-	if e.Items != 111_111_110 || e.Time < 40*time.Hour || e.Disk != 100_000_000*2048 {
+	// The largest database: 1e8, the sample chains (5 of each length to
+	// 1e6) and the view of 1e7 addresses.
+	if e.Items != 111_111_110 || e.Time < 40*time.Hour || e.Disk != (100_000_000+5*1_111_110+10_000_000)*2048 {
 		t.Fatalf("estimate %+v", e)
 	}
 	if e.Over == "" || !strings.Contains(e.Over, "more than a day") {
@@ -72,5 +74,12 @@ func TestEstimateOfTheSeedsLadder(t *testing.T) {
 	}
 	if e := EstimateRun(s, p, t.TempDir(), false); e.Over != "" || e.Items != 101_010 {
 		t.Fatalf("cut ladder: %+v", e)
+	}
+	// A managed server sized before it starts (Aerospike's namespace
+	// file) is sized for the largest database with what the chain and
+	// balance steps add: 1e5, 5 sample chains of each length to 1e5 (the
+	// lengths cut to the ladder), and a view of 1e5 addresses.
+	if got, want := recordsOf(s, p.Steps), int64(100_000+5*111_110+100_000); got != want {
+		t.Fatalf("records %d, want %d", got, want)
 	}
 }

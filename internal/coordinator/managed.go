@@ -51,7 +51,25 @@ func trimNL(p []byte) []byte {
 // startManaged installs the target's server if needed, then starts it
 // under dir with the study's durability and the target's cache (which
 // sizes the server's own cache: see server.Config.MemoryBytes).
-func startManaged(ctx context.Context, o Options, s *study.Study, name string, cache int64, opts map[string]string, info target.Info, dir string) (*managed, error) {
+// recordsOf is the most items one database of the run holds: the
+// largest ladder step, plus what the steps after the fresh one of each
+// size add to it (Step.Adds).
+func recordsOf(s *study.Study, steps []workload.Step) int64 {
+	var records, db int64
+	for _, n := range s.Ladder {
+		records = max(records, int64(n))
+	}
+	for _, st := range steps {
+		if st.Fresh {
+			db = st.N
+		}
+		db += st.Adds
+		records = max(records, db)
+	}
+	return records
+}
+
+func startManaged(ctx context.Context, o Options, s *study.Study, name string, cache int64, opts map[string]string, info target.Info, dir string, steps []workload.Step) (*managed, error) {
 	if info.Server == "" {
 		return nil, fmt.Errorf("%s has no server storebench can run here: name one by URI (%s://host:port/...)", info.Name, info.Schemes[0])
 	}
@@ -86,10 +104,7 @@ func startManaged(ctx context.Context, o Options, s *study.Study, name string, c
 	}
 	_ = o.emit(event.ServerStarting{Target: name, Title: srv.Title()})
 	t0 := time.Now()
-	var records int64
-	for _, n := range s.Ladder {
-		records = max(records, int64(n))
-	}
+	records := recordsOf(s, steps)
 	inst, err := srv.Start(ctx, server.Config{Dir: dir, Durability: durabilityOf(s, info), MemoryBytes: cache, Records: records, Options: opts, Log: log})
 	if err != nil {
 		return nil, err

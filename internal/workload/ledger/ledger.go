@@ -172,6 +172,7 @@ func (Ledger) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error)
 			}
 			// The chain length is part of the step's identity.
 			steps = append(steps, workload.Step{Workload: "ledger", Phase: "chain", N: largest, Seed: s.Seed,
+				Adds:        int64(p.Chains.Samples) * int64(l), // the sample chains
 				Concurrency: s.Concurrency, Params: chainParams(raw, int64(l)), Largest: largest, Requires: requires,
 				Labels: results.Labels{results.LLength: strconv.FormatInt(int64(l), 10)}})
 		}
@@ -193,8 +194,18 @@ func (Ledger) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error)
 	}
 	if p.Balance.Addresses > 0 && p.Balance.Reads > 0 {
 		add("balance", largest, false)
+		steps[len(steps)-1].Adds = viewSize(p, largest)
 	}
 	return steps, nil
+}
+
+// viewSize is the addresses of the balance view: balance.addresses, cut
+// to the largest ladder step under within_ladder.
+func viewSize(p Params, largest int64) int64 {
+	if p.WithinLadder {
+		return min(int64(p.Balance.Addresses), largest)
+	}
+	return int64(p.Balance.Addresses)
 }
 
 // chainParams adds the chain length of a "chain" step to its params.
@@ -712,10 +723,7 @@ func stressChain(st workload.Step, w int) uint64 {
 // balance: (f) build a view of M address balances, then read K random
 // balances from it, each checked.
 func (r *run) balance(ctx context.Context) (*results.Step, error) {
-	m := int64(r.p.Balance.Addresses)
-	if r.p.WithinLadder {
-		m = min(m, r.st.Largest)
-	}
+	m := viewSize(r.p, r.st.Largest)
 	seed := uint64(r.st.Seed)
 	const per = 10000 // view rows per durable batch
 	buildStart := time.Now()
