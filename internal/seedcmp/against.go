@@ -223,8 +223,13 @@ func values(run *results.Run, t *results.Target, o *Ours, unit string) map[float
 // (Facts["cut"]) no longer stands for value: its totals (seconds, disk,
 // throughput) are of part of the work, and where an operation itself was
 // cut, none of its latencies is a whole operation's. The latencies of
-// whole operations before the budget still are.
+// whole operations before the budget still are. A step on a database
+// whose insert was cut (Facts["cut_db"]) stands for a smaller size than
+// its N, and for none of the seed's.
 func cutShort(st *results.Step, value string) bool {
+	if st.Facts["cut_db"] != "" {
+		return true // its database is smaller than its N
+	}
 	if st.Facts["cut"] == "" {
 		return false
 	}

@@ -231,23 +231,35 @@ func (Ledger) Execute(ctx context.Context, env *workload.Env, st workload.Step) 
 	if err := Prepare(ctx, r.store); err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
+	var res *results.Step
+	var err error
 	switch st.Phase {
 	case "insert":
 		return r.insert(ctx)
 	case "select":
-		return r.selectOne(ctx)
+		res, err = r.selectOne(ctx)
 	case "chain":
 		var x struct {
 			ChainLength int64 `json:"chain_length"`
 		}
 		_ = json.Unmarshal(st.Params, &x)
-		return r.chain(ctx, x.ChainLength)
+		res, err = r.chain(ctx, x.ChainLength)
 	case "stress":
-		return r.stress(ctx)
+		res, err = r.stress(ctx)
 	case "balance":
-		return r.balance(ctx)
+		res, err = r.balance(ctx)
+	default:
+		return nil, fmt.Errorf("ledger: unknown phase %q", st.Phase)
 	}
-	return nil, fmt.Errorf("ledger: unknown phase %q", st.Phase)
+	if n := stored(env.Target, st.N); res != nil && n < st.N {
+		// The insert at this size stopped at the budget: the database
+		// is smaller than the step's N says.
+		if res.Facts == nil {
+			res.Facts = map[string]string{}
+		}
+		res.Facts["cut_db"] = fmt.Sprintf("the database holds %s of its %s txns: the insert stopped at the phase budget", study.FormatCount(n), study.FormatCount(st.N))
+	}
+	return res, err
 }
 
 // StoreOf finds the ledger layout on a target's handle: its own (a Store),

@@ -200,7 +200,11 @@ func budgetCuts(b *strings.Builder, ts []*results.Target) {
 	var lines []string
 	for _, t := range ts {
 		for _, s := range t.Steps {
-			if c := s.Facts["cut"]; c != "" && s.Workload == "ledger" {
+			c := s.Facts["cut"]
+			if d := s.Facts["cut_db"]; d != "" {
+				c = strings.TrimPrefix(c+"; ", "; ") + d
+			}
+			if c != "" && s.Workload == "ledger" {
 				what := s.Phase + " N=" + section.Count(s.N)
 				if l := s.Metrics["length"]; s.Phase == "chain" && l > 0 {
 					what = fmt.Sprintf("chain of %s", section.Count(int64(l)))

@@ -157,6 +157,10 @@ func TestBudgetStopsAPhaseNotTheTarget(t *testing.T) {
 			if res.Verify.Checked != res.Ops || res.Ops == 0 {
 				t.Fatalf("select after a cut insert: %+v", res.Verify)
 			}
+			// ... and the step says its database is smaller than its N.
+			if !strings.Contains(res.Facts["cut_db"], "of its 300 txns") {
+				t.Fatalf("select after a cut insert: facts %v", res.Facts)
+			}
 		case st.Phase == "chain" && st.Labels.Int("length") == 100:
 			// 100 reads of 5 ms: the walk stops inside its first chain.
 			if res.Facts["cut_inside_op"] != "yes" || res.Verify.Checked >= 200 {
