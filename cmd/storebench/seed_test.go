@@ -103,3 +103,67 @@ func TestReportSetsTheSeedBesideOurRun(t *testing.T) {
 		t.Errorf("a differing verdict without the measured durability class")
 	}
 }
+
+// `run ledger --scale seed` is seed 000's method: its ladder to 1e8 is
+// refused with the estimate and the flag that accepts it; cut with
+// --ladder (and accepted with --accept-estimate), it runs the seed's engines each as it ships (here LevelDB and
+// FerretDB, small), one txn per write, chains walked prev to prev, and the
+// report says each engine's default and why FerretDB's reads are slow:
+// its own explain of the point lookup, a collection scan.
+func TestLedgerSeedScale(t *testing.T) {
+	out := t.TempDir()
+	_, stderr, code := runCLI(t, "run", "ledger", "--scale", "seed", "--out", out)
+	if code != 2 || !strings.Contains(stderr, "estimate for ledger --scale seed: about") || !strings.Contains(stderr, "does not fit this machine") ||
+		!strings.Contains(stderr, "--accept-estimate") || !strings.Contains(stderr, "--ladder") {
+		t.Fatalf("the seed's ladder: exit %d, %s", code, stderr)
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 0 {
+		t.Fatalf("a refused run left %v", ents)
+	}
+	// Cut, at an hour a transaction it would still not fit (310 txns on
+	// 2 targets: 620 h); --accept-estimate runs it.
+	stdout, stderr, code := runCLI(t, "run", "ledger", "--scale", "seed", "--ladder", "10,300", "--targets", "leveldb,ferretdb",
+		"--set", "ledger.chains.lengths=[10,100]", "--set", "ledger.stress.duration=1s", "--set", "ledger.balance.reads=50",
+		"--set", "ledger.budget=20s", "--set", "ledger.estimate.txn_time=1h", "--accept-estimate", "--out", out)
+	if code != 0 || !strings.Contains(stderr, "estimate accepted (--accept-estimate)") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	dir := onlyDir(t, out)
+	run, err := results.Read(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Durability != "default" {
+		t.Fatalf("durability %q", run.Durability)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	report := string(md)
+	for _, tr := range run.Targets {
+		if tr.Settings["durability_default"] == "" || !strings.Contains(report, "engine default: "+tr.Settings["durability_default"]) {
+			t.Errorf("%s: its engine's default is not in the report (%q)", tr.Name, tr.Settings["durability_default"])
+		}
+		if st := tr.Find("ledger", "insert", 300); st == nil || st.Ops != 300 {
+			t.Errorf("%s: the insert of 300 was not one write per txn: %+v", tr.Name, st)
+		}
+		for _, st := range tr.Steps {
+			if st.Phase == "chain" && (!strings.HasPrefix(st.Unit, "walk") || st.Verify.Checked == 0) {
+				t.Errorf("%s: chain step %q, checked %d", tr.Name, st.Unit, st.Verify.Checked)
+			}
+		}
+		switch tr.Name {
+		case "leveldb":
+			if tr.Settings["durability_class"] != "async" {
+				t.Errorf("leveldb's default ran as %q", tr.Settings["durability_class"])
+			}
+		case "ferretdb":
+			lookup := tr.Settings["point_lookup"]
+			if !strings.Contains(lookup, "scans the collection per _id lookup") || !strings.Contains(lookup, `SQLite plan "SCAN `) ||
+				!strings.Contains(report, "point_lookup: "+lookup) {
+				t.Errorf("ferretdb: the scan is not said with its plan: %q", lookup)
+			}
+		}
+	}
+	if !strings.Contains(report, "## Against the seed") {
+		t.Fatal("no \"Against the seed\" section")
+	}
+}

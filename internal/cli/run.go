@@ -78,6 +78,7 @@ Examples:
   storebench run ledger --durability async --set ledger.stress.rate=5000
   storebench run ledger --crash 20 --targets pebble,postgres   # and 20 power failures and 20 kill -9 each, acknowledged writes checked
   storebench run tokens --scale seed --targets moeingads
+  storebench run ledger --scale seed --ladder 10,1e3,1e5   # the seed's method, its ladder cut here
   storebench run ./my-study.yaml --out /data/results
   storebench run ycsb --targets pebble --concurrency 8 --profile cpu,mutex,block
   storebench run ledger --metrics 127.0.0.1:9464 --export csv=/tmp/ledger-csv
@@ -121,7 +122,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	var sets, sshOptions, exports multiFlag
 	fs.StringVar(&ladder, "ladder", "", "data sizes to measure, comma-separated (e.g. 10,1e3,1e5; from 1 to 1e9, at most 64 sizes)")
 	fs.StringVar(&targets, "targets", "", "targets to run, comma-separated (e.g. pebble,rocksdb); see \"storebench list\"")
-	fs.StringVar(&durability, "durability", "", "sync (each write batch fsynced on return) or async, for every target")
+	fs.StringVar(&durability, "durability", "", "sync (each write batch fsynced on return) or async, for every target; default: each engine as it ships (the seeds' method; the report says what each default is)")
 	fs.Int64Var(&seed, "seed", 0, "seed of every generated key, value and choice, 0 or more (same seed, same operations; default: the study's)")
 	fs.IntVar(&concurrency, "concurrency", 0, "load goroutines where a workload runs concurrently, 1..4096 (default: the study's)")
 	fs.IntVar(&workers, "workers", 0, "worker processes driving each server target at once, 1..256, each a disjoint share of the operations (default: one per host; docs/distributed.md); more than 1 needs a target whose data they can share (storebench list says which)")
@@ -135,10 +136,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&sets, "set", "override a workload parameter: workload.param=value (repeatable), e.g. ledger.selects=5000")
 	out := fs.String("out", "results", "directory under which the run's results directory is created")
 	keep := fs.Bool("keep-data", false, "keep the engines' data directories after the run")
+	accept := fs.Bool("accept-estimate", false, "run a --scale whose up-front estimate of time and disk does not fit this machine (its free disk, the study's limits, or a day without a time limit); without it such a run is refused with the estimate")
 	quiet := fs.Bool("quiet", false, "do not print the report at the end (it is still written)")
 	metricsAddr := fs.String("metrics", "", "serve the run's figures live in the OpenMetrics format at http://ADDR/metrics, e.g. 127.0.0.1:9464 (name the interface: :9464 or 0.0.0.0 is refused)")
 	fs.Var(&exports, "export", "also write the figures as flat files: csv=DIR or jsonl=DIR (repeatable): DIR/steps.csv, one row per step, and DIR/ticks.csv, one row per second of each step")
-	accept := fs.Bool("accept-estimate", false, "run a --scale whose up-front estimate of time and disk does not fit this machine (more disk than is free, longer than the time limit or, with none, a day)")
 	profile := fs.String("profile", "", "write pprof profiles of each worker's steps, comma-separated kinds of cpu,mutex,block, to profiles/<target>/<step>.<kind>.pprof (read them with go tool pprof)")
 	if code, stop := parse(fs, args, stdout); stop {
 		return code
@@ -231,7 +232,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	if o.Scale != "" {
-		if code, stop := checkEstimate(s, o.Scale, *out, *accept, stderr); stop {
+		if code, stop := checkEstimate(s, o.Scale, *out, *accept, *keep, stderr); stop {
 			return code
 		}
 	}
@@ -459,14 +460,18 @@ func parseProfile(v string) ([]string, error) {
 
 // checkEstimate prints the up-front estimate of a scaled run (from the
 // workloads that can tell) and refuses one that does not fit this
-// machine unless --accept-estimate accepts it.
-func checkEstimate(s *study.Study, scale, out string, accept bool, stderr io.Writer) (code int, stop bool) {
+// machine unless --accept-estimate accepts it. With --keep-data every
+// target's data stays, so the disk is every target's.
+func checkEstimate(s *study.Study, scale, out string, accept, keep bool, stderr io.Writer) (code int, stop bool) {
 	e, ok, err := coordinator.Estimate(s)
 	if err != nil {
 		return fail(stderr, err), true
 	}
 	if !ok {
 		return 0, false
+	}
+	if keep {
+		e.DiskBytes *= float64(max(len(s.Targets), 1))
 	}
 	fmt.Fprintf(stderr, "estimate for %s --scale %s: %s\n", s.Name, scale, e)
 	why := e.TooBig(s, out)
@@ -477,5 +482,19 @@ func checkEstimate(s *study.Study, scale, out string, accept bool, stderr io.Wri
 		fmt.Fprintf(stderr, "estimate accepted (--accept-estimate): %s\n", why)
 		return 0, false
 	}
-	return fail(stderr, usagef("%s --scale %s does not fit this machine: %s; give --accept-estimate to run it anyway, or cut it with --set (e.g. smaller sizes)", s.Name, scale, why)), true
+	return fail(stderr, usagef("%s --scale %s does not fit this machine: %s; give --accept-estimate to run it anyway, or cut it with %s",
+		s.Name, scale, why, cutHint(s))), true
+}
+
+// cutHint says how to make a run smaller: a shorter ladder (its lower
+// half, say) where the study has one, or smaller sizes with --set.
+func cutHint(s *study.Study) string {
+	if len(s.Ladder) < 2 {
+		return "--set (e.g. smaller sizes)"
+	}
+	var p []string
+	for _, n := range s.Ladder[:len(s.Ladder)/2] {
+		p = append(p, study.FormatCount(int64(n)))
+	}
+	return fmt.Sprintf("--ladder (e.g. --ladder %s) or --set (e.g. smaller sizes)", strings.Join(p, ","))
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"storebench/internal/event"
+	"storebench/internal/kv"
 	"storebench/internal/redact"
 	"storebench/internal/results"
 	sproc "storebench/internal/server/proc"
@@ -235,6 +236,10 @@ func prepare(s *study.Study) (*Plan, error) {
 		if runnable == 0 && len(p.Steps) > 0 {
 			return nil, &study.Error{File: s.File, Field: fmt.Sprintf("targets[%d]", i), Msg: nothingToRun(info.Name, p.Steps, why)}
 		}
+		if s.Durability == string(kv.Default) && info.Default == "" {
+			return nil, &study.Error{File: s.File, Line: s.Line("durability"), Field: "durability",
+				Msg: fmt.Sprintf("default: %s does not state what its engine's own default is; run it with sync or async", t.Name)}
+		}
 		for k := range t.Options {
 			if !contains(info.OptionNames, k) {
 				return nil, &study.Error{File: s.File, Field: fmt.Sprintf("targets[%d].options.%s", i, k),
@@ -245,6 +250,16 @@ func prepare(s *study.Study) (*Plan, error) {
 		p.NA = append(p.NA, why)
 	}
 	return p, nil
+}
+
+// durabilityOf is the class target info writes in: the study's, or under
+// durability "default" the class of the engine's own default (Prepare
+// refused a target that states none).
+func durabilityOf(s *study.Study, info target.Info) kv.Durability {
+	if s.Durability == string(kv.Default) {
+		return info.Default
+	}
+	return kv.Durability(s.Durability)
 }
 
 // splitOn refuses workers > 1 on a target that cannot share the data of

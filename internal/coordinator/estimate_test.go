@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"storebench/internal/kv"
 	"storebench/internal/study"
 	_ "storebench/internal/workload/tripcache"
 )
@@ -67,5 +68,87 @@ func TestEstimateTooBigNamesEachLimit(t *testing.T) {
 		if why := c.e.TooBig(s, dir+"/not/made/yet"); !strings.Contains(why, c.want) {
 			t.Errorf("%+v: %q, want %q", c.e, why, c.want)
 		}
+	}
+}
+
+// durability default runs each target in the class of its engine's own
+// default, and refuses, before anything starts, a target that states none.
+func TestDurabilityDefaultIsEachEnginesOwn(t *testing.T) {
+	s, err := study.Load("ledger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Durability = "default"
+	s.Targets = []study.Target{{Name: "redis"}, {Name: "pebble"}}
+	_, err = Prepare(s)
+	if err == nil || !strings.Contains(err.Error(), "default: pebble does not state what its engine's own default is") {
+		t.Fatalf("Prepare: %v", err)
+	}
+	s.Targets = []study.Target{{Name: "redis"}}
+	p, err := Prepare(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := durabilityOf(s, p.Targets[0]); d != kv.Async || p.Targets[0].DefaultNote == "" {
+		t.Fatalf("redis under default: %q (%q)", d, p.Targets[0].DefaultNote)
+	}
+	// Under sync or async every target runs the study's class.
+	s.Durability = "sync"
+	if d := durabilityOf(s, p.Targets[0]); d != kv.Sync {
+		t.Fatalf("redis under sync: %q", d)
+	}
+}
+
+// The ledger's seed ladder (1e8 transactions) does not fit: the ledger's
+// estimate (workload.Estimator) says so from the seed's cost of a
+// transaction (ledger.estimate.*); --ladder cut to 1e5 fits.
+func TestEstimateOfTheSeedsLadder(t *testing.T) {
+	s, err := study.Load("ledger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(study.Override{Scale: "seed"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Targets = []study.Target{{Name: "redis"}} // one registered here, as the seed's are in the binary
+	e, ok, err := Estimate(s)
+	if err != nil || !ok {
+		t.Fatalf("seed: %v %v", ok, err)
+	}
+	// 10+100+...+1e8 transactions at the seed's 1.3 ms: about 1.7 days.
+	// The largest database: 1e8, the sample chains (5 of each length to
+	// 1e6) and the view of 1e7 addresses, 2 KiB each.
+	if want := time.Duration(111_111_110 * 1.3e6); e.Time != want {
+		t.Errorf("time %s, want %s (%s)", e.Time, want, e)
+	}
+	if want := float64(100_000_000+5*1_111_110+10_000_000) * 2048; e.DiskBytes != want {
+		t.Errorf("disk %g, want %g (%s)", e.DiskBytes, want, e)
+	}
+	if why := e.TooBig(s, t.TempDir()); !strings.Contains(why, "longer than 24h0m0s") {
+		t.Errorf("the seed's ladder fits? %q", why)
+	}
+	if txt := e.String(); !strings.Contains(txt, "1.3ms") || !strings.Contains(txt, "seed 000") {
+		t.Errorf("estimate says %q", txt)
+	}
+	ladder := "10,1e3,1e5"
+	if err := s.Apply(study.Override{Ladder: &ladder}); err != nil {
+		t.Fatal(err)
+	}
+	if e, _, err = Estimate(s); err != nil {
+		t.Fatal(err)
+	}
+	if why := e.TooBig(s, t.TempDir()); why != "" || e.Time != time.Duration(101_010*1.3e6) {
+		t.Fatalf("cut ladder: %q (%s)", why, e)
+	}
+	// A managed server sized before it starts (Aerospike's namespace
+	// file) is sized for the largest database with what the chain and
+	// balance steps add: 1e5, 5 sample chains of each length to 1e5 (the
+	// lengths cut to the ladder), and a view of 1e5 addresses.
+	p, err := Prepare(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := recordsOf(s, p.Steps), int64(100_000+5*111_110+100_000); got != want {
+		t.Fatalf("records %d, want %d", got, want)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"storebench/internal/event"
-	"storebench/internal/kv"
 	"storebench/internal/measure/procstat"
 	"storebench/internal/redact"
 	"storebench/internal/results"
@@ -49,10 +48,21 @@ func trimNL(p []byte) []byte {
 	return p
 }
 
+// recordsOf is the most items one database of the run holds: the
+// largest ladder step, or more where the steps after the fresh one of a
+// size add to it (workload.Records).
+func recordsOf(s *study.Study, steps []workload.Step) int64 {
+	records := workload.Records(steps)
+	for _, n := range s.Ladder {
+		records = max(records, int64(n))
+	}
+	return records
+}
+
 // startManaged installs the target's server if needed, then starts it
 // under dir with the study's durability and the target's cache (which
 // sizes the server's own cache: see server.Config.MemoryBytes).
-func startManaged(ctx context.Context, o Options, s *study.Study, name string, cache int64, opts map[string]string, info target.Info, dir string) (*managed, error) {
+func startManaged(ctx context.Context, o Options, s *study.Study, name string, cache int64, opts map[string]string, info target.Info, dir string, steps []workload.Step) (*managed, error) {
 	if info.Server == "" {
 		return nil, fmt.Errorf("%s has no server storebench can run here: name one by URI (%s://host:port/...)", info.Name, info.Schemes[0])
 	}
@@ -87,11 +97,8 @@ func startManaged(ctx context.Context, o Options, s *study.Study, name string, c
 	}
 	_ = o.emit(event.ServerStarting{Target: name, Title: srv.Title()})
 	t0 := time.Now()
-	var records int64
-	for _, n := range s.Ladder {
-		records = max(records, int64(n))
-	}
-	inst, err := srv.Start(ctx, server.Config{Dir: dir, Durability: kv.Durability(s.Durability), MemoryBytes: cache, Records: records, Options: opts, Log: log})
+	records := recordsOf(s, steps)
+	inst, err := srv.Start(ctx, server.Config{Dir: dir, Durability: durabilityOf(s, info), MemoryBytes: cache, Records: records, Options: opts, Log: log})
 	if err != nil {
 		return nil, err
 	}

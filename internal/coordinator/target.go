@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"storebench/internal/event"
+	"storebench/internal/kv"
 	"storebench/internal/redact"
 	"storebench/internal/results"
 	"storebench/internal/study"
@@ -177,7 +178,7 @@ func (r *targetRun) stopServer() {
 func (r *targetRun) server() error {
 	t := r.t
 	if r.uri == "" {
-		srv, err := startManaged(r.ctx, r.o, r.s, t.Name, int64(t.Cache), t.Options, r.info, r.dir)
+		srv, err := startManaged(r.ctx, r.o, r.s, t.Name, int64(t.Cache), t.Options, r.info, r.dir, r.steps)
 		if err != nil {
 			return err
 		}
@@ -226,7 +227,7 @@ func (r *targetRun) workers() error {
 func (r *targetRun) open() bool {
 	s, t := r.s, r.t
 	ev, err := r.g.each(wire.Request{Cmd: wire.CmdOpen, Open: &wire.OpenArgs{
-		Target: r.info.Name, Dir: r.dir, URI: r.uri, Durability: s.Durability, CacheBytes: int64(t.Cache), Options: t.Options,
+		Target: r.info.Name, Dir: r.dir, URI: r.uri, Durability: string(durabilityOf(s, r.info)), CacheBytes: int64(t.Cache), Options: t.Options,
 		Concurrency: maxConcurrency(r.steps), ClientCPUs: s.ClientCPUs,
 	}})
 	if err != nil {
@@ -234,6 +235,14 @@ func (r *targetRun) open() bool {
 		return false
 	}
 	r.tr.Title, r.tr.Version, r.tr.Settings = ev.Opened.Title, ev.Opened.Version, ev.Opened.Settings
+	if s.Durability == string(kv.Default) {
+		// What the engine's default is, beside the class it ran in.
+		if r.tr.Settings == nil {
+			r.tr.Settings = map[string]string{}
+		}
+		r.tr.Settings["durability_default"] = r.info.DefaultNote
+		r.tr.Settings["durability_class"] = string(r.info.Default)
+	}
 	if r.srv != nil && !strings.Contains(r.tr.Title, r.srv.title) {
 		// Name the column after the server that was measured: the mongodb
 		// target on FerretDB is FerretDB, never MongoDB. A title that

@@ -25,6 +25,12 @@ const (
 	Sync Durability = "sync"
 	// Async: writes may sit in OS or engine buffers; a crash can lose them.
 	Async Durability = "async"
+	// Default: each engine as it ships, the way the seeds ran them. It is
+	// a study's choice, never a store's: the coordinator resolves it per
+	// target to the class of the engine's own default (Engine.Default,
+	// target.Info.Default) before anything opens, and the report says
+	// what that default is (DefaultNote).
+	Default Durability = "default"
 )
 
 // Options configure a store when it is opened.
@@ -147,6 +153,11 @@ type Engine struct {
 	Unavailable string
 	// OptionNames lists the target-specific option keys it accepts in Extra.
 	OptionNames []string
+	// Default is the class the engine's own default write falls in (what
+	// a study's durability "default" runs it in), and DefaultNote what
+	// that default is. Empty: not stated, and such a study refuses it.
+	Default     Durability
+	DefaultNote string
 	// More names capabilities (target.Cap values) its store offers beyond
 	// a kv.Store's, through interfaces of their own (SQLite: "sql",
 	// "documents").

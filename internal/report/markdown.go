@@ -76,6 +76,9 @@ func document(run *results.Run) string {
 		if t.Server != nil && t.Server.Settings["durability"] != "" {
 			durability = t.Server.Settings["durability"]
 		}
+		if note := t.Settings["durability_default"]; note != "" {
+			durability = "engine default: " + note + "; run as " + durability
+		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", t.Title, cell(version), cell(durability), set, cell(status))
 	}
 	b.WriteString("\n")
@@ -108,6 +111,9 @@ func document(run *results.Run) string {
 }
 
 func durabilityMeaning(d string) string {
+	if d == "default" {
+		return "each engine as it ships, the seeds' method: the Targets table says what each default is and the class it falls in"
+	}
 	if d == "async" {
 		return "writes are not fsynced on return; a crash may lose the last ones"
 	}
@@ -125,7 +131,7 @@ func ladder(l []int64) string {
 func settings(m map[string]string) string {
 	var keys []string
 	for k := range m {
-		if k != "durability" {
+		if k != "durability" && k != "durability_default" && k != "durability_class" {
 			keys = append(keys, k)
 		}
 	}

@@ -205,6 +205,10 @@ func targetDurability(run *results.Run, t *results.Target) string {
 	if strings.HasPrefix(d, "async") {
 		return "async"
 	}
+	// Under durability "default", the class of the engine's own default.
+	if c := t.Settings["durability_class"]; c != "" {
+		return c
+	}
 	return run.Durability
 }
 

@@ -201,6 +201,9 @@ func values(run *results.Run, t *results.Target, o *Ours, unit string) map[float
 		if st.Workload != o.Workload || (o.Phase != "" && st.Phase != o.Phase) || st.Error != "" || st.Partial || !where(st, o.Where) {
 			continue
 		}
+		if cutShort(st, o.Value) {
+			continue
+		}
 		n, ok := stepSize(run, st, o.Size)
 		if !ok {
 			continue
@@ -214,6 +217,30 @@ func values(run *results.Run, t *results.Target, o *Ours, unit string) map[float
 		out[n] = v / float64(cnt[n])
 	}
 	return out
+}
+
+// cutShort reports whether a step stopped at a workload's phase budget
+// (Facts["cut"]) no longer stands for value: its totals (seconds, disk,
+// throughput) are of part of the work, and where an operation itself was
+// cut, none of its latencies is a whole operation's. The latencies of
+// whole operations before the budget still are. A step on a database
+// whose insert was cut (Facts["cut_db"]) stands for a smaller size than
+// its N, and for none of the seed's.
+func cutShort(st *results.Step, value string) bool {
+	if st.Facts["cut_db"] != "" {
+		return true // its database is smaller than its N
+	}
+	if st.Facts["cut"] == "" {
+		return false
+	}
+	if st.Facts["cut_inside_op"] != "" {
+		return true
+	}
+	switch value {
+	case "seconds", "disk", "ops_per_s", "sustainable":
+		return true
+	}
+	return strings.HasPrefix(value, "metric:")
 }
 
 func where(st *results.Step, w map[string]string) bool {
@@ -317,8 +344,20 @@ func reasons(s *Seed, f *Finding, run *results.Run, stand map[string]*results.Ta
 	}
 	sort.Strings(engines)
 
-	// Every target of a run writes in the run's durability class.
-	if s.Durability != "" && run.Durability != "" && run.Durability != s.Durability && len(engines) > 0 {
+	// Every target of a run writes in the run's durability class, or
+	// under "default" in the class of its engine's own default.
+	if run.Durability == "default" && s.Durability != "" {
+		var differ []string
+		for _, e := range engines {
+			if t := stand[e]; t != nil && t.Settings["durability_class"] != "" && t.Settings["durability_class"] != s.Durability {
+				differ = append(differ, fmt.Sprintf("%s %s", e, t.Settings["durability_class"]))
+			}
+		}
+		if len(differ) > 0 {
+			out = append(out, fmt.Sprintf("durability class differs: the seed's engines %s (%s); ours each engine's default: %s (the Targets table says what each default is)",
+				s.Durability, s.DurabilityNote, strings.Join(differ, ", ")))
+		}
+	} else if s.Durability != "" && run.Durability != "" && run.Durability != s.Durability && len(engines) > 0 {
 		out = append(out, fmt.Sprintf("durability class differs: the seed's engines %s (%s), ours %s (each target's setting is in the Targets table)", s.Durability, s.DurabilityNote, run.Durability))
 	}
 

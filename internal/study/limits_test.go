@@ -107,7 +107,7 @@ func TestOverridesAreCheckedWhenGiven(t *testing.T) {
 		{Override{Concurrency: &neg}, "--concurrency -3: want 1..4096"},
 		{Override{Seed: &seed}, "--seed -7: want a whole number from 0"},
 		{Override{Ladder: str("")}, "--ladder '': empty"},
-		{Override{Durability: str("")}, `--durability: "": want sync or async`},
+		{Override{Durability: str("")}, `--durability: "": want sync, async or default`},
 		{Override{TimeLimit: str("")}, "--time-limit"},
 	} {
 		s, _ := Load("ledger")

@@ -13,8 +13,9 @@ import (
 // line with --scale NAME: the seed's own sizes, say, next to defaults sized
 // for a small machine. Keys are what --set takes (workload.param.sub), plus
 // the study-wide settings a size change drags along: ladder, concurrency,
-// limits.time / limits.target_time / limits.disk, and targets (names, as
-// --targets takes them: the seed's engines).
+// limits.time / limits.target_time / limits.disk, and what a seed's
+// method sets: targets (names, as --targets takes them: the seed's
+// engines) and durability.
 //
 //	scales:
 //	  seed:
@@ -31,6 +32,7 @@ var scaleSettings = map[string]func(s *Study) any{
 	"limits.time":        func(s *Study) any { return &s.Limits.Time },
 	"limits.target_time": func(s *Study) any { return &s.Limits.TargetTime },
 	"limits.disk":        func(s *Study) any { return &s.Limits.Disk },
+	"durability":         func(s *Study) any { return &s.Durability },
 }
 
 // ScaleNames lists the study's scales, sorted.
@@ -95,6 +97,9 @@ func (s *Study) ApplyScale(name string) error {
 			s.overrides = append(s.overrides, override{field: k, scaleField: field, line: v.Line})
 			if k == "concurrency" && (s.Concurrency < 1 || s.Concurrency > 4096) {
 				return &Error{File: s.File, Line: v.Line, Field: field, Msg: fmt.Sprintf("%d: want 1..4096", s.Concurrency)}
+			}
+			if k == "durability" && !durabilityClass(s.Durability) {
+				return &Error{File: s.File, Line: v.Line, Field: field, Msg: fmt.Sprintf("%q: want sync, async or default", s.Durability)}
 			}
 			continue
 		}

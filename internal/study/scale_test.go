@@ -115,3 +115,37 @@ func TestScaleTargets(t *testing.T) {
 		}
 	}
 }
+
+// A seed's method sets its engines' durability (default: each as it
+// ships): the scale sets it, --durability still wins, and a class that is
+// none of sync, async or default is refused at the scale's line.
+func TestScaleSetsDurability(t *testing.T) {
+	src := strings.Replace(scaled, "    limits.target_time: 0\n", "    limits.target_time: 0\n    durability: default\n", 1)
+	s, err := Parse("s.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(Override{Scale: "big"}); err != nil {
+		t.Fatal(err)
+	}
+	if s.Durability != "default" {
+		t.Fatalf("durability %q", s.Durability)
+	}
+	async := "async"
+	s, _ = Parse("s.yaml", []byte(src))
+	if err := s.Apply(Override{Scale: "big", Durability: &async}); err != nil {
+		t.Fatal(err)
+	}
+	if s.Durability != "async" {
+		t.Fatalf("--durability did not win: %q", s.Durability)
+	}
+	bad := strings.Replace(scaled, "    limits.target_time: 0\n", "    durability: fast\n", 1)
+	if _, err := Parse("s.yaml", []byte(bad)); err == nil || !strings.Contains(err.Error(), `scales.big.durability: "fast": want sync, async or default`) {
+		t.Errorf("durability fast: got %v", err)
+	}
+	// durability: default is a study's class, as sync and async are.
+	d := strings.Replace(scaled, "ladder: [100]\n", "ladder: [100]\ndurability: default\n", 1)
+	if _, err := Parse("s.yaml", []byte(d)); err != nil {
+		t.Fatalf("durability default refused: %v", err)
+	}
+}

@@ -442,8 +442,8 @@ func (s *Study) check(root *yaml.Node) error {
 	if s.Durability == "" {
 		s.Durability = "sync"
 	}
-	if s.Durability != "sync" && s.Durability != "async" {
-		return fail("durability", "%q: want sync (each batch durable on return) or async", s.Durability)
+	if !durabilityClass(s.Durability) {
+		return fail("durability", "%q: want sync (each batch durable on return), async, or default (each engine as it ships)", s.Durability)
 	}
 	if s.Seed < 0 {
 		return fail("seed", "%d: want a whole number from 0", s.Seed)
@@ -725,8 +725,8 @@ func (s *Study) Apply(o Override) error {
 		}
 	}
 	if o.Durability != nil {
-		if *o.Durability != "sync" && *o.Durability != "async" {
-			return fmt.Errorf("--durability: %q: want sync or async", *o.Durability)
+		if !durabilityClass(*o.Durability) {
+			return fmt.Errorf("--durability: %q: want sync, async or default (each engine as it ships)", *o.Durability)
 		}
 		s.Durability = *o.Durability
 		s.overrides = append(s.overrides, override{field: "durability", flag: "--durability " + *o.Durability})
@@ -853,6 +853,10 @@ func (s *Study) addCrash(k int) error {
 	s.overrides = append(s.overrides, override{field: "workloads." + CrashWorkload, flag: flag})
 	return nil
 }
+
+// durabilityClass reports whether d is a study's durability: sync, async,
+// or default (each engine's own, resolved per target by the coordinator).
+func durabilityClass(d string) bool { return d == "sync" || d == "async" || d == "default" }
 
 // applyTargets replaces the targets by a comma-separated list; a target
 // the study file has keeps its options.

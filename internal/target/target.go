@@ -63,6 +63,11 @@ type Info struct {
 	// serves this target when the study gives no URI; empty for embedded
 	// engines and for targets that can only be external (Aerospike).
 	Server string
+	// Default is the durability class the engine's own default falls in
+	// (kv.Engine.Default): what a study's durability "default" runs it in;
+	// DefaultNote says what that default is. Empty: not stated.
+	Default     kv.Durability
+	DefaultNote string
 	// Schemes are the URI schemes that select this target.
 	Schemes []string
 	// ManagedClients, when set, is how many client connections the
@@ -277,7 +282,8 @@ func RegisterEmbedded(i Info) {
 
 // fromEngine presents an embedded engine as a target.
 func fromEngine(e kv.Engine) Info {
-	i := Info{Name: e.Name, Title: e.Title, Kind: e.Kind, Version: e.Version, Unavailable: e.Unavailable, OptionNames: e.OptionNames, Provides: EngineCaps}
+	i := Info{Name: e.Name, Title: e.Title, Kind: e.Kind, Version: e.Version, Unavailable: e.Unavailable, OptionNames: e.OptionNames, Provides: EngineCaps,
+		Default: e.Default, DefaultNote: e.DefaultNote}
 	for _, c := range e.More {
 		i.Provides = append(slices.Clip(i.Provides), Cap(c))
 	}

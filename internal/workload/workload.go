@@ -46,6 +46,11 @@ type Step struct {
 	// coordinator refuses a first step whose N items cannot fit in the
 	// free space before starting it.
 	ItemBytes int64 `json:"item_bytes,omitempty"`
+	// Adds, when the workload can tell, is how many items a step that is
+	// not fresh adds to the database it runs on (a ledger chain step's
+	// sample chains): a managed server whose storage is sized before it
+	// starts (Aerospike's namespace file) is sized for them too.
+	Adds int64 `json:"adds,omitempty"`
 	// Labels are the step's identity (results.Labels): workload, phase
 	// and n, and whatever else tells it apart from the study's other
 	// steps (a chain length, a sweep's concurrency, a trial's rate). A
@@ -246,4 +251,18 @@ func (st Step) CannotRunOn(p target.Caps) string {
 		return why
 	}
 	return p.CannotRunAny(st.RequiresAny)
+}
+
+// Records is the most items one database holds over steps: a fresh
+// step's N, plus what the steps after it on that database add (Adds).
+func Records(steps []Step) int64 {
+	var records, db int64
+	for _, st := range steps {
+		if st.Fresh {
+			db = st.N
+		}
+		db += st.Adds
+		records = max(records, db)
+	}
+	return records
 }

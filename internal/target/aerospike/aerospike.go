@@ -39,6 +39,7 @@ import (
 
 	as "github.com/aerospike/aerospike-client-go/v8"
 
+	"storebench/internal/kv"
 	"storebench/internal/redact"
 	"storebench/internal/target"
 	"storebench/internal/target/conn"
@@ -65,6 +66,8 @@ func init() {
 		Version:     "aerospike-client-go " + moduleVersion,
 		OptionNames: optionNames,
 		Server:      "aerospike", // internal/server/aerospike, built from source
+		Default:     kv.Async,
+		DefaultNote: "Aerospike's defaults: flush-max-ms 1000, direct-files false (a write is acknowledged from the write buffer)",
 		Schemes:     []string{"aerospike"},
 		Provides:    target.Caps{target.KeyValue, target.Secondary},
 		Open: func(o target.Options) (io.Closer, error) {

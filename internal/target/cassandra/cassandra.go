@@ -43,6 +43,7 @@ import (
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
+	"storebench/internal/kv"
 	"storebench/internal/redact"
 	"storebench/internal/target"
 	"storebench/internal/target/internal/targetkit"
@@ -75,6 +76,8 @@ func init() {
 		Version:     "gocql " + moduleVersion,
 		OptionNames: optionNames,
 		Server:      "cassandra",
+		Default:     kv.Async,
+		DefaultNote: "Cassandra's default: commitlog_sync periodic, the commit log fsynced every 10 s",
 		Schemes:     []string{"cassandra"},
 		Provides:    target.Caps{target.KeyValue, target.Secondary, target.ClusteredRanges, target.Shared},
 		Open: func(o target.Options) (io.Closer, error) {

@@ -30,6 +30,8 @@ func init() {
 		Version:     moduleVersion,
 		OptionNames: optionNames,
 		More:        []string{"compaction"}, // kv.Compacter
+		Default:     kv.Async,
+		DefaultNote: "goleveldb's default write: WriteOptions.Sync false (never fsynced)",
 	})
 }
 

@@ -18,5 +18,7 @@ func init() {
 		Unavailable: unavailable,
 		OptionNames: optionNames,
 		More:        []string{"compaction"}, // kv.Compacter
+		Default:     kv.Async,
+		DefaultNote: "LevelDB's default write: WriteOptions sync=false (handed to the OS, never fsynced)",
 	})
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 
+	"storebench/internal/kv"
 	"storebench/internal/redact"
 	"storebench/internal/target"
 	"storebench/internal/target/internal/targetkit"
@@ -63,8 +64,11 @@ func init() {
 		Version:     "go-redis " + moduleVersion,
 		OptionNames: optionNames,
 		Server:      "redis",
-		Schemes:     []string{"redis"},
-		Provides:    target.Caps{target.KeyValue, target.Secondary, target.Pipeline, target.SortedSets, target.Shared},
+		Default:     kv.Async,
+		DefaultNote: "Redis ships appendonly no (RDB snapshots only): nothing is fsynced per write; storebench's managed Redis keeps " +
+			"snapshots off and runs the nearest class, async (appendonly yes, appendfsync no)",
+		Schemes:  []string{"redis"},
+		Provides: target.Caps{target.KeyValue, target.Secondary, target.Pipeline, target.SortedSets, target.Shared},
 		Open: func(o target.Options) (io.Closer, error) {
 			s, err := Open(o)
 			if err != nil {

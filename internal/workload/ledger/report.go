@@ -48,7 +48,12 @@ func ledger(b *strings.Builder, run *results.Run) {
 	}
 	step := func(t *results.Target, phase string, n int64) *results.Step { return t.Find("ledger", phase, n) }
 
-	b.WriteString("## Insert a txn chain\n\nSeconds to insert a chain of N transactions into a fresh database, and the disk space it then takes (blocks allocated, like `du`).\n\n")
+	b.WriteString("## Insert a txn chain\n\nSeconds to insert a chain of N transactions into a fresh database, and the disk space it then takes (blocks allocated, like `du`).")
+	if st := firstStep(ts, "insert"); st != nil && st.Unit != "" {
+		// Which method: the seed's one transaction per write, or batches.
+		fmt.Fprintf(b, " One operation: a %s (`ledger.batch`).", st.Unit)
+	}
+	b.WriteString("\n\n")
 	tab := section.Table{Head: head}
 	for _, n := range run.Ladder {
 		tab.Rows = append(tab.Rows, row(fmt.Sprintf("Insert of a txn chain of %s txns", section.Count(n)), func(t *results.Target) string {
@@ -99,7 +104,11 @@ func ledger(b *strings.Builder, run *results.Run) {
 		}
 	}
 	if len(lengths) > 0 {
-		fmt.Fprintf(b, "## Select a txn chain from a DB of %s txns\n\nA whole chain by its genesis address, in order, every transaction fetched and checked. Max over the sample chains (the seed: max of 5), and the mean.\n\n", section.Count(largest))
+		how := "A whole chain by its genesis address, in order, through the chain index every layout keeps (`ledger.chains.select: index`)"
+		if st := firstStep(ts, "chain"); st != nil && strings.HasPrefix(st.Unit, "walk") {
+			how = "A whole chain walked as the seed did: from its last transaction back to its genesis, one select per transaction by its prev address (`ledger.chains.select: walk`)"
+		}
+		fmt.Fprintf(b, "## Select a txn chain from a DB of %s txns\n\n%s, every transaction fetched and checked. Max over the sample chains (the seed: max of 5), and the mean.\n\n", section.Count(largest), how)
 		tab = section.Table{Head: head}
 		for _, l := range lengths {
 			tab.Rows = append(tab.Rows, row(fmt.Sprintf("Select one txn chain of %s txns", section.Count(int64(l))), func(t *results.Target) string {
@@ -190,6 +199,34 @@ func ledger(b *strings.Builder, run *results.Run) {
 		)
 		tab.Write(b)
 	}
+	budgetCuts(b, ts)
+}
+
+// budgetCuts lists the steps the phase budget stopped (params.budget):
+// what each got done and at what rate, so a cell above is read as the
+// part it is.
+func budgetCuts(b *strings.Builder, ts []*results.Target) {
+	var lines []string
+	for _, t := range ts {
+		for _, s := range t.Steps {
+			c := s.Facts["cut"]
+			if d := s.Facts["cut_db"]; d != "" {
+				c = strings.TrimPrefix(c+"; ", "; ") + d
+			}
+			if c != "" && s.Workload == "ledger" {
+				what := s.Phase + " N=" + section.Count(s.N)
+				if l := s.Metrics["length"]; s.Phase == "chain" && l > 0 {
+					what = fmt.Sprintf("chain of %s", section.Count(int64(l)))
+				}
+				lines = append(lines, fmt.Sprintf("- %s, %s: %s", t.Title, what, c))
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	b.WriteString("## Stopped at the phase budget\n\nThese steps reached the study's phase budget (`ledger.budget`) and stopped there; their cells above are of the part done.\n\n")
+	b.WriteString(strings.Join(lines, "\n") + "\n\n")
 }
 
 func firstStep(ts []*results.Target, phase string) *results.Step {
