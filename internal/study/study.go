@@ -838,6 +838,11 @@ func (s *Study) addCrash(k int) error {
 	if k < 1 || k > 10000 {
 		return fmt.Errorf("%s: want 1..10000 crashes of each kind", flag)
 	}
+	if s.Durability == "default" {
+		// The crash phase checks what a class promises; each engine's
+		// own default is a class per target, not one to check.
+		return fmt.Errorf("%s: durability is default (each engine as it ships): name the class to crash under with --durability sync or async", flag)
+	}
 	for _, e := range s.Workloads {
 		if e.Name == CrashWorkload {
 			return fmt.Errorf("%s: the study has a %s workload already (set its trials with --set %s.trials=%d)", flag, CrashWorkload, CrashWorkload, k)

@@ -240,4 +240,8 @@ func TestCrashAddsTheDurabilityPhase(t *testing.T) {
 			t.Errorf("--crash %d accepted", bad)
 		}
 	}
+	def := "default"
+	if err := load().Apply(Override{Crash: &k, Durability: &def}); err == nil || !strings.Contains(err.Error(), "--durability sync or async") {
+		t.Errorf("--crash under durability default: %v, want refused", err)
+	}
 }
