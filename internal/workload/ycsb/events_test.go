@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -110,15 +111,28 @@ func TestEventLoopClient(t *testing.T) {
 }
 
 // A connection the server kills fails the step at once, naming it:
-// Redis (CLIENT KILL) and PostgreSQL (pg_terminate_backend).
+// Redis (CLIENT KILL), PostgreSQL (pg_terminate_backend) and MariaDB
+// (KILL CONNECTION).
 func TestEventLoopKilledConnection(t *testing.T) {
-	for _, name := range []string{"redis", "postgres"} {
+	for _, name := range []string{"redis", "postgres", "mysql"} {
 		t.Run(name, func(t *testing.T) {
 			h := openEvented(t, name)
 			ctx := context.Background()
 			steps := worktest.Plan(t, ycsb.YCSB{}, eventStudy, "ycsb.operations=1e9", "ycsb.workloads=[c]")
 			if _, err := (ycsb.YCSB{}).Execute(ctx, &workload.Env{Target: h}, steps[0]); err != nil {
 				t.Fatal(err)
+			}
+			// MariaDB: the newest connection id before the step (ids
+			// grow; the step's connections are newer).
+			var before string
+			if name == "mysql" {
+				err := h.(target.SQLDB).Query(ctx, "SELECT MAX(id) FROM information_schema.processlist", nil, func(cols [][]byte) bool {
+					before = string(cols[0])
+					return false
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
 			}
 			done := make(chan error, 1)
 			go func() {
@@ -151,6 +165,28 @@ func TestEventLoopKilledConnection(t *testing.T) {
 				kill = func() error {
 					return db.Query(ctx, "SELECT pg_terminate_backend(pid)::text "+ours, nil, func([][]byte) bool { return true })
 				}
+			case "mysql":
+				// The step's connections are those opened since it began
+				// seen executing a statement on usertable (the pool's run
+				// none), collected over the polls: between two statements
+				// a connection sleeps.
+				db := h.(target.SQLDB)
+				ids := map[string]bool{}
+				reading = func() (int, error) {
+					err := db.Query(ctx, "SELECT id FROM information_schema.processlist WHERE id > ? AND id <> CONNECTION_ID() AND db = DATABASE() AND command = 'Execute' AND info LIKE '%usertable%'", []any{before}, func(cols [][]byte) bool {
+						ids[string(cols[0])] = true
+						return true
+					})
+					return len(ids), err
+				}
+				kill = func() error {
+					for id := range ids {
+						if err := db.ExecDDL(ctx, "KILL CONNECTION "+id); err != nil {
+							return err
+						}
+					}
+					return nil
+				}
 			}
 			deadline := time.Now().Add(30 * time.Second)
 			for {
@@ -175,6 +211,12 @@ func TestEventLoopKilledConnection(t *testing.T) {
 				t.Logf("failed %v after the kill: %v", time.Since(killed), err)
 				if err == nil || !strings.Contains(err.Error(), "connection") {
 					t.Fatalf("a killed connection did not fail the step: %v", err)
+				}
+				// MariaDB shuts the socket down at KILL without an ERR
+				// packet (1927 never reaches the client, killed idle or
+				// mid-statement): the close, named, is the whole reason.
+				if name == "mysql" && !regexp.MustCompile(`connection [0-9]+: the server closed the connection`).MatchString(err.Error()) {
+					t.Fatalf("a killed MariaDB connection: %v, want the connection named and its close", err)
 				}
 			case <-time.After(10 * time.Second):
 				t.Fatal("the step went on 10 s after its connections were killed")
