@@ -7,6 +7,7 @@ import (
 
 	"storebench/internal/kv"
 	"storebench/internal/study"
+	_ "storebench/internal/workload/geo"
 	_ "storebench/internal/workload/tripcache"
 )
 
@@ -44,6 +45,52 @@ func TestEstimateOfTripcacheSeedScale(t *testing.T) {
 	}
 	if why := e.TooBig(s, t.TempDir()); !strings.Contains(why, "longer than 24h0m0s") {
 		t.Errorf("TooBig: %q", why)
+	}
+}
+
+// The geo study's seed scale is estimated (geo's workload.Estimator):
+// six targets of 3 h of ingest each, their timelines, correlations and
+// brute-force references, under a day; with the ingest set to a day it
+// is refused as longer than a day, and a cut ingest fits.
+func TestEstimateOfGeoSeedScale(t *testing.T) {
+	s, err := study.Load("geo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(study.Override{Scale: "seed"}); err != nil {
+		t.Fatal(err)
+	}
+	e, ok, err := Estimate(s)
+	if err != nil || !ok {
+		t.Fatalf("seed: %v %v", ok, err)
+	}
+	if n := time.Duration(len(s.Targets)); e.Time < n*3*time.Hour || e.Time > Unattended {
+		t.Errorf("seed: %s for %d targets", e.Time, n)
+	}
+	// 10,000 users held for 24 h, a 1000 s block and the hour between
+	// passes, 172 B each.
+	if want := 10000 * (1457.0 + 60) * 172; e.DiskBytes != want {
+		t.Errorf("seed: disk %g, want %g (%s)", e.DiskBytes, want, e)
+	}
+	for _, c := range []struct {
+		set     string
+		tooLong bool
+	}{{"geo.ingest.duration=24h", true}, {"geo.ingest.duration=90s", false}} {
+		s, err := study.Load("geo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Apply(study.Override{Scale: "seed", Set: []string{c.set}}); err != nil {
+			t.Fatal(err)
+		}
+		e, _, err := Estimate(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		why := e.TooBig(s, t.TempDir())
+		if got := strings.Contains(why, "longer than 24h0m0s"); got != c.tooLong {
+			t.Errorf("%s: refused %v (%q), want %v (%s)", c.set, got, why, c.tooLong, e)
+		}
 	}
 }
 
