@@ -107,7 +107,8 @@ func TestReportSetsTheSeedBesideOurRun(t *testing.T) {
 // `run ledger --scale seed` is seed 000's method: its ladder to 1e8 is
 // refused with the estimate and the flag that accepts it; cut with
 // --ladder (and accepted with --accept-estimate), it runs the seed's engines each as it ships (here LevelDB and
-// FerretDB, small), one txn per write, chains walked prev to prev, and the
+// FerretDB, small), one txn per write by address only (no chain index),
+// chains walked prev to prev, and the
 // report says each engine's default and why FerretDB's reads are slow:
 // its own explain of the point lookup, a collection scan.
 func TestLedgerSeedScale(t *testing.T) {
@@ -144,6 +145,8 @@ func TestLedgerSeedScale(t *testing.T) {
 		}
 		if st := tr.Find("ledger", "insert", 300); st == nil || st.Ops != 300 {
 			t.Errorf("%s: the insert of 300 was not one write per txn: %+v", tr.Name, st)
+		} else if !strings.HasSuffix(st.Unit, "by address only (no chain index)") {
+			t.Errorf("%s: the insert wrote the chain index the seed did not (unit %q)", tr.Name, st.Unit)
 		}
 		for _, st := range tr.Steps {
 			if st.Phase == "chain" && (!strings.HasPrefix(st.Unit, "walk") || st.Verify.Checked == 0) {
@@ -162,6 +165,9 @@ func TestLedgerSeedScale(t *testing.T) {
 				t.Errorf("ferretdb: the scan is not said with its plan: %q", lookup)
 			}
 		}
+	}
+	if !strings.Contains(report, "no chain index (`ledger.chains.index: false`)") {
+		t.Error("the report does not say the inserts wrote no chain index")
 	}
 	if !strings.Contains(report, "## Against the seed") {
 		t.Fatal("no \"Against the seed\" section")

@@ -24,7 +24,10 @@ type aerospikeStore struct {
 	read       *as.BasePolicy
 	batch      *as.BatchPolicy
 	batchWrite *as.BatchWritePolicy
+	noIndex    bool // chains.index false: no chain set records
 }
+
+func (s *aerospikeStore) withoutChainIndex() Store { c := *s; c.noIndex = true; return &c }
 
 // aerospikeStoreOf is the ledger layout on h.
 func aerospikeStoreOf(h conn.Aerospike) *aerospikeStore {
@@ -127,18 +130,20 @@ func (s *aerospikeStore) PutTxs(ctx context.Context, txs []Tx) error {
 		if err != nil {
 			return err
 		}
-		ck, err := asChainKey(s.ns, txs[i].Genesis, txs[i].Index)
-		if err != nil {
-			return err
-		}
 		bins := asTxBins(txs[i])
 		ops := make([]*as.Operation, len(bins))
 		for j, b := range bins {
 			ops[j] = as.PutOp(b)
 		}
-		recs = append(recs,
-			as.NewBatchWrite(s.batchWrite, tk, ops...),
-			as.NewBatchWrite(s.batchWrite, ck, as.PutOp(as.NewBin(binAddr, txs[i].Address))))
+		recs = append(recs, as.NewBatchWrite(s.batchWrite, tk, ops...))
+		if s.noIndex {
+			continue
+		}
+		ck, err := asChainKey(s.ns, txs[i].Genesis, txs[i].Index)
+		if err != nil {
+			return err
+		}
+		recs = append(recs, as.NewBatchWrite(s.batchWrite, ck, as.PutOp(as.NewBin(binAddr, txs[i].Address))))
 	}
 	return s.batchOperate(recs)
 }
@@ -180,6 +185,9 @@ func (s *aerospikeStore) GetTx(ctx context.Context, address []byte) (Tx, error) 
 // Chain implements Store: batch gets of chain entries, window by
 // window, until the first missing index.
 func (s *aerospikeStore) Chain(ctx context.Context, genesis []byte, fn func(Tx) bool) error {
+	if s.noIndex {
+		return errNoChainIndex
+	}
 	keys := make([]*as.Key, chainWindow)
 	addrs := make([][]byte, 0, chainWindow)
 	for start := uint64(0); ; start += chainWindow {

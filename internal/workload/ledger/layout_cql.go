@@ -175,6 +175,24 @@ func (s *cqlStore) PutTxs(ctx context.Context, txs []Tx) error {
 	})
 }
 
+// cqlUnindexed is the layout writing txs_by_addr only (chains.index
+// false): the seed's one row per transaction, no txs_by_chain rows.
+type cqlUnindexed struct{ *cqlStore }
+
+func (s *cqlStore) withoutChainIndex() Store { return cqlUnindexed{s} }
+
+// PutTxs implements Store: the txs_by_addr rows as concurrent
+// single-row INSERTs.
+func (s cqlUnindexed) PutTxs(ctx context.Context, txs []Tx) error {
+	return parallel(len(txs), func(i int) error {
+		t := &txs[i]
+		return s.s.Query(s.putAddr, t.Address, nonNil(t.Prev), t.Genesis, int64(t.Index), t.Timestamp, int(t.Type), nonNil(t.Payload)).ExecContext(ctx)
+	})
+}
+
+// Chain implements Store: there is no chain table to read.
+func (cqlUnindexed) Chain(context.Context, []byte, func(Tx) bool) error { return errNoChainIndex }
+
 // GetTx implements Store.
 func (s *cqlStore) GetTx(ctx context.Context, address []byte) (Tx, error) {
 	var tx Tx

@@ -73,6 +73,18 @@ func (s *mongoStore) prepare(ctx context.Context) error {
 	return nil
 }
 
+// mongoUnindexed is the layout without the chain index (chains.index
+// false): the index is not created, so inserts maintain only _id.
+type mongoUnindexed struct{ *mongoStore }
+
+func (s *mongoStore) withoutChainIndex() Store { return mongoUnindexed{s} }
+
+// prepare creates nothing: the collections are made by the first insert.
+func (mongoUnindexed) prepare(context.Context) error { return nil }
+
+// Chain implements Store: without its index a chain is a scan.
+func (mongoUnindexed) Chain(context.Context, []byte, func(Tx) bool) error { return errNoChainIndex }
+
 // appendAddressID appends the _id element of an address: its hex string
 // by default (FerretDB finds string _ids through its primary key, binary
 // ones only by scanning), or the 32 bytes as binary (option

@@ -23,7 +23,12 @@ const (
 )
 
 // respStore is the ledger layout on a RESP target (conn.RESP: Redis).
-type respStore struct{ c *redis.Client }
+type respStore struct {
+	c       *redis.Client
+	noIndex bool // chains.index false: no chain sorted sets
+}
+
+func (s respStore) withoutChainIndex() Store { s.noIndex = true; return s }
 
 // Keys are built in one byte slab per call and turned into strings with a
 // single conversion: go-redis takes keys as strings.
@@ -62,6 +67,9 @@ func (s respStore) PutTxs(ctx context.Context, txs []Tx) error {
 		chainKey := keys[off : off+len("chain:")+len(tx.Genesis)]
 		off += len(chainKey)
 		pipe.Set(ctx, txKey, v, 0)
+		if s.noIndex {
+			continue
+		}
 		pipe.ZAdd(ctx, chainKey, redis.Z{Score: float64(tx.Index), Member: tx.Address})
 	}
 	_, err := pipe.Exec(ctx)
@@ -84,6 +92,9 @@ func (s respStore) GetTx(ctx context.Context, address []byte) (Tx, error) {
 // Chain implements Store: ZRANGE a page of addresses, MGET their
 // transactions, repeat.
 func (s respStore) Chain(ctx context.Context, genesis []byte, fn func(Tx) bool) error {
+	if s.noIndex {
+		return errNoChainIndex
+	}
 	var kb [64]byte
 	chainKey := string(appendChainKey(kb[:0], genesis))
 	keys := make([]string, 0, chainPage)

@@ -56,6 +56,12 @@ type Params struct {
 		// select (seed 000's LevelDB took 2.28 s for 10 txns at 1e8, its
 		// select one 0.21 s: one select per transaction).
 		Select string `yaml:"select" json:"select"`
+		// Index is whether inserts write the chain index (default true).
+		// false writes each transaction by its address only, as seed
+		// 000's engines stored them: insert times then hold no index
+		// writes. It needs select walk (the index select reads through
+		// the index) and no background scan.
+		Index bool `yaml:"index" json:"index"`
 	} `yaml:"chains" json:"chains"`
 	Stress struct {
 		Duration     study.Duration `yaml:"duration" json:"duration" range:"0s..24h"`
@@ -92,6 +98,7 @@ func defaults() Params {
 	p.Chains.Lengths = []study.Count{10, 100, 1000, 10000}
 	p.Chains.Samples = 3
 	p.Chains.Select = selectIndex
+	p.Chains.Index = true
 	p.Stress.Duration = study.Duration(10 * time.Second)
 	p.Stress.Rate = 2000
 	p.Stress.ReadFraction = 0.5
@@ -126,6 +133,8 @@ func (Ledger) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, erro
 		return nil, bad("chains.samples", "%d: want 0..100", p.Chains.Samples)
 	case p.Chains.Select != selectIndex && p.Chains.Select != selectWalk:
 		return nil, bad("chains.select", "%q: want index (the chain index) or walk (the seed's: prev to prev, one select each)", p.Chains.Select)
+	case !p.Chains.Index && p.Chains.Select == selectIndex:
+		return nil, bad("chains.index", "false with chains.select index: the index select reads the chain index; want chains.select walk, or chains.index true")
 	case p.Stress.Rate < 0:
 		return nil, bad("stress.rate", "must not be negative (0 runs the stress closed-loop)")
 	case p.Stress.ReadFraction < 0 || p.Stress.ReadFraction > 1:
@@ -137,6 +146,8 @@ func (Ledger) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, erro
 		switch {
 		case !validTask(b.Task):
 			return nil, bad("stress.background.task", "%q: want one of %s", b.Task, taskNames)
+		case b.Task == "scan" && !p.Chains.Index:
+			return nil, bad("stress.background.task", "scan reads the chain index, which chains.index false does not write")
 		case b.Every < 0:
 			return nil, bad("stress.background.every", "must not be negative (0 runs the task back to back)")
 		}
@@ -239,6 +250,11 @@ func (Ledger) Execute(ctx context.Context, env *workload.Env, st workload.Step) 
 	if r.store, r.kv, ok = StoreOf(env.Target); !ok {
 		return nil, fmt.Errorf("ledger: target offers neither a ledger layout nor a key-value store")
 	}
+	if !p.Chains.Index {
+		if r.store, ok = withoutChainIndex(r.store); !ok {
+			return nil, fmt.Errorf("ledger: chains.index false: this target's ledger layout always writes its chain index")
+		}
+	}
 	// A layout that makes its tables does so before the step is measured.
 	if err := Prepare(ctx, r.store); err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
@@ -283,7 +299,7 @@ func StoreOf(h any) (s Store, kvs kv.Store, ok bool) {
 	case Store:
 		return h, nil, true
 	case conn.RESP:
-		return respStore{h.RESPClient()}, nil, true
+		return respStore{c: h.RESPClient()}, nil, true
 	case conn.CQL:
 		return cqlStoreOf(h), nil, true
 	case conn.Mongo:
@@ -301,6 +317,25 @@ func StoreOf(h any) (s Store, kvs kv.Store, ok bool) {
 	}
 	return nil, nil, false
 }
+
+// unindexer is a layout that can write transactions by address only,
+// without its chain index (chains.index false): each transaction is then
+// stored as seed 000's engines stored it, and Chain is not offered.
+type unindexer interface {
+	withoutChainIndex() Store
+}
+
+// withoutChainIndex is s writing no chain index; false when its layout
+// cannot.
+func withoutChainIndex(s Store) (Store, bool) {
+	if u, ok := s.(unindexer); ok {
+		return u.withoutChainIndex(), true
+	}
+	return nil, false
+}
+
+// errNoChainIndex is Chain on a layout that writes no chain index.
+var errNoChainIndex = errors.New("chain select: this run writes no chain index (chains.index false)")
 
 // preparer is a layout that makes its schema (once per handle) before a
 // step runs. Its operations do not check: a lock or flag every operation
@@ -368,6 +403,9 @@ func (r *run) insert(ctx context.Context) (*results.Step, error) {
 	res, err := workload.Measure(ctx, r.env, r.budgeted(runner.Config{Workers: 1, Ops: nb}), nb, r.insertOp(mainChain, r.st.N, int64(r.p.Batch)))
 	written := min(res.Ops*int64(r.p.Batch), r.st.N)
 	res.Unit = fmt.Sprintf("write batch of %d txns", r.p.Batch)
+	if !r.p.Chains.Index {
+		res.Unit += unitNoIndex
+	}
 	res.Metrics = map[string]float64{"txns": float64(written), "txns_per_s": float64(written) / res.Seconds}
 	if err == nil && written < r.st.N {
 		r.cut(res, fmt.Sprintf("%s of %s txns written", study.FormatCount(written), study.FormatCount(r.st.N)), float64(written)/res.Seconds, "txns/s", false)
@@ -377,6 +415,10 @@ func (r *run) insert(ctx context.Context) (*results.Step, error) {
 	}
 	return res, err
 }
+
+// unitNoIndex ends an insert's unit when chains.index is false (the
+// report names the method from it).
+const unitNoIndex = ", by address only (no chain index)"
 
 // budgeted bounds a closed-loop phase by the study's phase budget.
 func (r *run) budgeted(cfg runner.Config) runner.Config {

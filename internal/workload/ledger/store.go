@@ -83,7 +83,15 @@ func Decode(b []byte) (Tx, error) {
 //	't' + address                 -> canonical transaction encoding
 //	'c' + genesis + index (8, BE) -> address   (a chain, in order, by scan)
 //	'b' + address                 -> balance (8 bytes, BE)
-type KVStore struct{ KV kv.Store }
+//
+// With NoChainIndex it writes no 'c' keys (chains.index false) and Chain
+// fails.
+type KVStore struct {
+	KV           kv.Store
+	NoChainIndex bool
+}
+
+func (s KVStore) withoutChainIndex() Store { s.NoChainIndex = true; return s }
 
 func (s KVStore) PutTxs(_ context.Context, txs []Tx) error {
 	b := s.KV.NewBatch()
@@ -92,6 +100,9 @@ func (s KVStore) PutTxs(_ context.Context, txs []Tx) error {
 		buf = Encode(buf, tx)
 		key = txKey(key, tx.Address)
 		b.Put(key, buf)
+		if s.NoChainIndex {
+			continue
+		}
 		key = chainKey(key, tx.Genesis, tx.Index)
 		b.Put(key, tx.Address)
 	}
@@ -107,6 +118,9 @@ func (s KVStore) GetTx(_ context.Context, address []byte) (Tx, error) {
 }
 
 func (s KVStore) Chain(ctx context.Context, genesis []byte, fn func(Tx) bool) error {
+	if s.NoChainIndex {
+		return errNoChainIndex
+	}
 	lower := append([]byte{prefixChain}, genesis...)
 	var failure error
 	err := s.KV.Scan(lower, kv.PrefixEnd(lower), func(k, v []byte) bool {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -56,7 +57,53 @@ func TestLayoutOnServerTargets(t *testing.T) {
 				}
 			}
 			checkLayout(t, h)
+			checkUnindexed(t, h, c.target)
 		})
+	}
+}
+
+// checkUnindexed checks the layout without its chain index
+// (chains.index false): transactions round-trip by address, Chain
+// refuses, and where the index is data of its own (not an index MongoDB
+// keeps on the documents) the indexed layout finds no chain entries.
+// SQL layouts refuse it.
+func checkUnindexed(t *testing.T, h any, name string) {
+	t.Helper()
+	s, _, _ := ledger.StoreOf(h)
+	u, ok := ledger.WithoutChainIndex(s)
+	if name == "mysql" || name == "postgres" {
+		if ok {
+			t.Fatal("an SQL layout offered to drop its chain index")
+		}
+		return
+	}
+	if !ok {
+		t.Fatalf("%T cannot drop its chain index", s)
+	}
+	ctx := context.Background()
+	if err := ledger.Prepare(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
+	c := makeChain(rng, 7)
+	if err := u.PutTxs(ctx, c); err != nil {
+		t.Fatalf("PutTxs without the chain index: %v", err)
+	}
+	for _, tx := range c {
+		got, err := u.GetTx(ctx, tx.Address)
+		if err != nil || !bytes.Equal(ledger.Encode(nil, got), ledger.Encode(nil, tx)) {
+			t.Fatalf("GetTx %x without the chain index: %v", tx.Address[:4], err)
+		}
+	}
+	if err := u.Chain(ctx, c[0].Address, func(ledger.Tx) bool { return true }); !errors.Is(err, ledger.ErrNoChainIndex) {
+		t.Errorf("Chain without the chain index: %v", err)
+	}
+	if strings.HasPrefix(name, "mongodb") || strings.HasPrefix(name, "ferretdb") {
+		return
+	}
+	n := 0
+	if err := s.Chain(ctx, c[0].Address, func(ledger.Tx) bool { n++; return true }); err != nil || n != 0 {
+		t.Errorf("the chain index holds %d entries of a chain written without it (%v)", n, err)
 	}
 }
 
