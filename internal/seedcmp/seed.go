@@ -23,7 +23,8 @@ import (
 // Seed is one seed study's transcribed results.
 type Seed struct {
 	// ID is the seed's number ("000"), File its text's name in the
-	// seeds directory (../shared/seeds beside the repository).
+	// repository's copy of the seeds' texts (studies/seeds/text,
+	// from ../shared/seeds).
 	ID    string `yaml:"seed"`
 	File  string `yaml:"file"`
 	Title string `yaml:"title"`

@@ -8,20 +8,17 @@ import (
 	"testing"
 )
 
-// seedsDir finds the seeds' texts: ../shared/seeds beside the repository
-// (or beside a directory above it, where the repository is a worktree).
+// seedsDir is where the seeds' texts are kept in the repository
+// (studies/seeds/text, copied from ../shared/seeds), so the trace of every
+// figure to its line runs on any checkout.
 func seedsDir(t *testing.T) string {
 	_, here, _, _ := runtime.Caller(0)
-	dir := filepath.Dir(filepath.Dir(filepath.Dir(here))) // the repository root
-	for d := dir; ; d = filepath.Dir(d) {
-		p := filepath.Join(filepath.Dir(d), "shared", "seeds")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return p
-		}
-		if filepath.Dir(d) == d {
-			t.Skip("no ../shared/seeds beside the repository: the seeds' texts are not here")
-		}
+	root := filepath.Dir(filepath.Dir(filepath.Dir(here))) // the repository root
+	p := filepath.Join(root, "studies", "seeds", "text")
+	if st, err := os.Stat(p); err != nil || !st.IsDir() {
+		t.Fatalf("the seeds' texts are not in the repository (%v): studies/seeds/text holds a copy of ../shared/seeds", err)
 	}
+	return p
 }
 
 func seedLines(t *testing.T, s *Seed) []string {
