@@ -762,11 +762,8 @@ func (r *run) correlate(ctx context.Context) (*results.Step, error) {
 		}
 		got[seq] = Correlate(track, near, r.rule)
 		// Every point the store returned must be one it holds.
-		for _, q := range near {
-			m := Minute(q.TS)
-			if TS(m) != q.TS || !r.sim.Has(r.held, q.User, m) || r.sim.At(q.User, m) != q {
-				return &workload.VerifyError{Phase: PhaseCorrelate, Key: key, What: fmt.Sprintf("a nearby point %+v was never ingested or is older than the retention", q)}
-			}
+		if err := r.checkNear(key, near); err != nil {
+			return err
 		}
 		nearPoints.Add(w, int64(len(near)))
 		return nil
@@ -854,15 +851,15 @@ func (r *run) correlateBT(ctx context.Context) (*results.Step, error) {
 			return err
 		}
 		spans, nearSpans := SpansOf(track), SpansOf(near)
-		got[seq] = BTCorrelate(spans, nearSpans, rule)
+		// One scoring of every user the rule saw: those who scored at
+		// all are counted, those who reached the rule's score correlate.
 		every := rule
 		every.MinScore = 1
-		scored.Add(w, int64(len(BTCorrelate(spans, nearSpans, every))))
-		for _, q := range near {
-			m := Minute(q.TS)
-			if TS(m) != q.TS || !r.sim.Has(r.held, q.User, m) || r.sim.At(q.User, m) != q {
-				return &workload.VerifyError{Phase: PhaseCorrelate, Key: key, What: fmt.Sprintf("a nearby point %+v was never ingested or is older than the retention", q)}
-			}
+		all := BTCorrelate(spans, nearSpans, every)
+		scored.Add(w, int64(len(all)))
+		got[seq] = btAtLeast(all, rule.MinScore)
+		if err := r.checkNear(key, near); err != nil {
+			return err
 		}
 		nearPoints.Add(w, int64(len(near)))
 		return nil
@@ -903,6 +900,30 @@ func (r *run) correlateBT(ctx context.Context) (*results.Step, error) {
 	}
 	res.Facts = map[string]string{"answers": strings.Join(answers, "; "), "rule": RuleBacktracer}
 	return res, nil
+}
+
+// checkNear fails unless every point a store returned as nearby is one
+// it holds: ingested, and not older than the retention.
+func (r *run) checkNear(key []byte, near []Point) error {
+	for _, q := range near {
+		m := Minute(q.TS)
+		if TS(m) != q.TS || !r.sim.Has(r.held, q.User, m) || r.sim.At(q.User, m) != q {
+			return &workload.VerifyError{Phase: PhaseCorrelate, Key: key, What: fmt.Sprintf("a nearby point %+v was never ingested or is older than the retention", q)}
+		}
+	}
+	return nil
+}
+
+// btAtLeast keeps the contacts (in BTCorrelate's order) whose score
+// reaches min; nil when none does, as BTCorrelate answers.
+func btAtLeast(cs []BTContact, min int) []BTContact {
+	var out []BTContact
+	for _, c := range cs {
+		if c.Score >= min {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func equalBT(a, b []BTContact) bool {
