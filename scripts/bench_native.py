@@ -25,37 +25,17 @@ import json
 import os
 import re
 import resource
-import statistics
 import subprocess
 import sys
 import tempfile
 import urllib.parse
 
-BIN = os.environ.get("BIN", "bin/storebench")
+from benchpair import BIN, med, run_pairs, sb, start, stop
+
 ROUNDS = int(os.environ.get("ROUNDS", "5"))
 PAIRS = [p for p in os.environ.get("PAIRS", "redis,pgbench,http,sysbench,memcached").split(",") if p]
 OUT = tempfile.mkdtemp(prefix="bench-native-")
 rows = []  # one per pair: name, native[(rate, cpu_s, ops)], ours[...]
-started = []
-
-
-def sb(*args, capture=True):
-    p = subprocess.run([BIN, *args], capture_output=capture, text=True)
-    if p.returncode != 0:
-        raise RuntimeError(f"storebench {' '.join(args[:3])}: {p.stderr.strip().splitlines()[-1:] if p.stderr else p.returncode}")
-    return p.stdout.strip()
-
-
-def start(server, *extra):
-    uri = sb("server", "start", server, "--uri-only", *extra)
-    started.append(server)
-    return uri
-
-
-def stop(server):
-    subprocess.run([BIN, "server", "stop", server], capture_output=True)
-    if server in started:
-        started.remove(server)
 
 
 def native(cmd, parse, env=None):
@@ -232,10 +212,6 @@ def pair_memcached():
     stop("memcached")
 
 
-def med(xs):
-    return statistics.median(xs)
-
-
 def report():
     print()
     print(f"{'pair':<30} {'native/s median (min-max)':>28} {'storebench/s median (min-max)':>30} {'ratio median (min-max)':>24} {'CPU us/op native':>17} {'storebench':>11}")
@@ -253,19 +229,7 @@ def report():
 
 def main():
     fns = {"redis": pair_redis, "pgbench": pair_pgbench, "http": pair_http, "sysbench": pair_sysbench, "memcached": pair_memcached}
-    try:
-        for p in PAIRS:
-            if p not in fns:
-                sys.exit(f"bench-native: unknown pair {p!r} (have {', '.join(fns)})")
-            fns[p]()
-    except (RuntimeError, subprocess.CalledProcessError) as e:
-        print(f"bench-native: {e}", file=sys.stderr)
-        report()
-        sys.exit(1)
-    finally:
-        for s in list(started):
-            stop(s)
-    report()
+    run_pairs("bench-native", PAIRS, fns, report)
 
 
 if __name__ == "__main__":

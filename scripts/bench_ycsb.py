@@ -32,13 +32,13 @@ import json
 import os
 import re
 import resource
-import statistics
 import subprocess
 import sys
 import tempfile
 import urllib.parse
 
-BIN = os.environ.get("BIN", "bin/storebench")
+from benchpair import BIN, med, run_pairs, sb, start, stop
+
 GO_YCSB = os.environ.get("GO_YCSB", os.path.expanduser("~/.cache/storebench/go-ycsb-v1.0.1/go-ycsb"))
 ROUNDS = int(os.environ.get("ROUNDS", "5"))
 PAIRS = [p for p in os.environ.get("PAIRS", "redis,postgres").split(",") if p]
@@ -50,26 +50,6 @@ SB_SETS = [s for s in os.environ.get("SB_SETS", "").split(" ") if s]
 OUT = tempfile.mkdtemp(prefix="bench-ycsb-")
 MIX = {"a": {"readproportion": "0.5", "updateproportion": "0.5"}, "c": {"readproportion": "1", "updateproportion": "0"}}
 rows = []  # (pair, go-ycsb [(rate, cpu_s, ops)], storebench [(rate, cpu_s, ops, loops)])
-started = []
-
-
-def sb(*args):
-    p = subprocess.run([BIN, *args], capture_output=True, text=True)
-    if p.returncode != 0:
-        raise RuntimeError(f"storebench {' '.join(args[:3])}: {p.stderr.strip().splitlines()[-1:] if p.stderr else p.returncode}")
-    return p.stdout.strip()
-
-
-def start(server):
-    uri = sb("server", "start", server, "--uri-only", "--durability", "async")
-    started.append(server)
-    return uri
-
-
-def stop(server):
-    subprocess.run([BIN, "server", "stop", server], capture_output=True)
-    if server in started:
-        started.remove(server)
 
 
 def db_props(server, uri):
@@ -146,7 +126,7 @@ def ours(uri, threads, workloads):
 
 def pair(server, binding):
     print(f"== {server}: go-ycsb {binding} vs storebench ycsb, {RECORDS} records of 10 x 100 bytes, {OPS} uniform operations, workloads {','.join(WORKLOADS)}, threads {THREADS}", flush=True)
-    uri = start(server)
+    uri = start(server, "--durability", "async")
     props = db_props(server, uri)
     try:
         goycsb("load", binding, props, 8, RECORDS, {})
@@ -176,10 +156,6 @@ def pair(server, binding):
         stop(server)
 
 
-def med(xs):
-    return statistics.median(xs)
-
-
 def rng(xs, f="{:.0f}"):
     return f"{f.format(med(xs))} ({f.format(min(xs))}-{f.format(max(xs))})"
 
@@ -206,19 +182,7 @@ def main():
     if not os.access(GO_YCSB, os.X_OK):
         sys.exit(f"bench-ycsb: no go-ycsb at {GO_YCSB} (scripts/install-go-ycsb.sh builds it)")
     fns = {"redis": lambda: pair("redis", "redis"), "postgres": lambda: pair("postgres", "postgresql")}
-    try:
-        for p in PAIRS:
-            if p not in fns:
-                sys.exit(f"bench-ycsb: unknown pair {p!r} (have {', '.join(fns)})")
-            fns[p]()
-    except (RuntimeError, subprocess.CalledProcessError) as e:
-        print(f"bench-ycsb: {e}", file=sys.stderr)
-        report()
-        sys.exit(1)
-    finally:
-        for s in list(started):
-            stop(s)
-    report()
+    run_pairs("bench-ycsb", PAIRS, fns, report)
 
 
 if __name__ == "__main__":
