@@ -64,7 +64,7 @@ func TestEstimateOfGeoSeedScale(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("seed: %v %v", ok, err)
 	}
-	if n := time.Duration(len(s.Targets)); e.Time < n*3*time.Hour || e.Time > Unattended {
+	if n := time.Duration(len(s.Targets)); e.Time < n*time.Hour || e.Time > Unattended {
 		t.Errorf("seed: %s for %d targets", e.Time, n)
 	}
 	// 10,000 users held for 24 h, a 1000 s block and the hour between

@@ -38,12 +38,15 @@ const (
 	// kept of either rule.
 	corrMinuteTime = 1920 * time.Microsecond
 	// refEval and refEvalBT are the brute-force reference's cost per
-	// other user per minute of the track, on one thread (the correlate
-	// step computes it before the timed part): 0.98 µs (storebench's
-	// rule, Sim.Correlations) and 0.43 µs (geo-backtracer's,
-	// Sim.BTCorrelations) measured by BenchmarkReference, rounded up.
-	refEval   = time.Microsecond
-	refEvalBT = 500 * time.Nanosecond
+	// solved user per other user per minute of the track, on one thread
+	// (the correlate step computes it for all its users at once before
+	// the timed part, Sim.CorrelationsAll and Sim.BTCorrelationsAll):
+	// 11.8 ns (storebench's rule) and 14.6 ns (geo-backtracer's) measured
+	// by BenchmarkReferenceAll on a loaded machine, rounded up. (One user
+	// at a time, BenchmarkReference, it was 0.3 to 1 µs: every other
+	// user's point generated again for each solved user.)
+	refEval   = 15 * time.Nanosecond
+	refEvalBT = 20 * time.Nanosecond
 )
 
 // Estimate is the geo workload's cost on one target, for each ladder
@@ -128,7 +131,7 @@ func (p Params) estimate(users int64, threads int) (workload.Estimate, string) {
 		}
 		t += time.Duration(corr*track*float64(corrMinuteTime)/workers) + time.Duration(evals*float64(per))
 	}
-	how += fmt.Sprintf("; %d correlate step(s) of %s users over tracks of up to %.0f minutes at %s a track minute, each after its brute-force reference (the %s users at every track minute of each: %.3g evaluations at %s on one thread (storebench's rule), %s (geo-backtracer's), BenchmarkReference rounded up)",
+	how += fmt.Sprintf("; %d correlate step(s) of %s users over tracks of up to %.0f minutes at %s a track minute, each after its brute-force reference (the %s users at every track minute of each: %.3g evaluations at %s on one thread (storebench's rule), %s (geo-backtracer's), BenchmarkReferenceAll rounded up)",
 		len(rules), study.FormatCount(int64(corr)), track, corrMinuteTime, study.FormatCount(users), evals, refEval, refEvalBT)
 	how += fmt.Sprintf("; disk: up to %.3g points held (retention %s and a %d s block, %s) at %d B each, the most per point held kept (docs/runs/geo-seed-storebench-layout, RocksDB)",
 		held, time.Duration(p.GC.Retention), BlockSeconds, lagHow, diskPerPoint)

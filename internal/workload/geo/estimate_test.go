@@ -27,14 +27,14 @@ func TestEstimateFromParams(t *testing.T) {
 	want := 3*time.Hour +
 		time.Duration(400*1.756e9/4) + // timelines
 		2*time.Duration(120*track*1.92e6/4) + // both correlate steps, 4 workers
-		time.Duration(ref*1000) + time.Duration(ref*500) // references: 1 µs, 0.5 µs
+		time.Duration(ref*15) + time.Duration(ref*20) // references: 15 ns, 20 ns (all users at once)
 	if e.Time != want {
 		t.Errorf("time %s, want %s (%s)", e.Time, want, how)
 	}
 	if want := 10000 * (1457.0 + 60) * 172; e.DiskBytes != want {
 		t.Errorf("disk %g, want %g (%s)", e.DiskBytes, want, how)
 	}
-	for _, s := range []string{"ingest 3h0m0s", "172 B", "docs/runs/geo-seed-storebench-layout", "BenchmarkReference", "2 correlate step(s)", "1.75e+09 evaluations"} {
+	for _, s := range []string{"ingest 3h0m0s", "172 B", "docs/runs/geo-seed-storebench-layout", "BenchmarkReferenceAll", "2 correlate step(s)", "1.75e+09 evaluations"} {
 		if !strings.Contains(how, s) {
 			t.Errorf("how lacks %q: %s", s, how)
 		}
@@ -52,7 +52,7 @@ func TestEstimateFromParams(t *testing.T) {
 	want = time.Duration(pts/29803*1e9) +
 		time.Duration(10*1.756e9/2) +
 		time.Duration(20*120*1.92e6/2) +
-		time.Duration(20*200*120*1000)
+		time.Duration(20*200*120*15)
 	if e.Time != want {
 		t.Errorf("points: time %s, want %s (%s)", e.Time, want, how)
 	}

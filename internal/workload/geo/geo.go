@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -740,12 +741,9 @@ func (r *run) correlate(ctx context.Context) (*results.Step, error) {
 	from = max(from, to-int64(time.Duration(r.p.Correlate.Window)/time.Second))
 	users := r.correlationUsers()
 	// The reference answers, by brute force, before the timed part.
-	want := make([][]Contact, len(users))
-	for i, u := range users {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		want[i] = r.sim.Correlations(r.held, u, from, to, r.rule)
+	want := r.sim.CorrelationsAll(r.held, users, from, to, r.rule, runtime.GOMAXPROCS(0), func() bool { return ctx.Err() != nil })
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	got := make([][]Contact, len(users))
 	cfg := runner.Config{Workers: min(r.threads, len(users)), Ops: int64(len(users))}
@@ -830,12 +828,9 @@ func (r *run) correlateBT(ctx context.Context) (*results.Step, error) {
 	from = max(from, to-int64(time.Duration(r.p.Correlate.Window)/time.Second))
 	users := r.correlationUsers()
 	rule := SeedBTRule()
-	want := make([][]BTContact, len(users))
-	for i, u := range users {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		want[i] = r.sim.BTCorrelations(r.held, u, from, to, rule)
+	want := r.sim.BTCorrelationsAll(r.held, users, from, to, rule, runtime.GOMAXPROCS(0), func() bool { return ctx.Err() != nil })
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	got := make([][]BTContact, len(users))
 	cfg := runner.Config{Workers: min(r.threads, len(users)), Ops: int64(len(users))}

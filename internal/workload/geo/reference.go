@@ -1,6 +1,10 @@
 package geo
 
-import "sort"
+import (
+	"math"
+	"sort"
+	"sync"
+)
 
 // The reference answers: what a store holding exactly the points of
 // ingest order 0..P-1 with timestamps at or after a cutoff must answer,
@@ -136,5 +140,192 @@ func Correlate(track []Point, near []Point, r Rule) []Contact {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].User < out[j].User })
+	return out
+}
+
+// track is one query user's points indexed by minute from lo: the
+// reference's view of a timeline, so that a minute's point is found
+// without a map.
+type track struct {
+	lo  int64
+	at  []Point
+	has []bool
+}
+
+func (s *Sim) trackOf(h Held, u, from, to int64) (t track, pts []Point) {
+	pts = s.Timeline(h, u, from, to)
+	if len(pts) == 0 {
+		return t, nil
+	}
+	t.lo = Minute(pts[0].TS)
+	n := Minute(pts[len(pts)-1].TS) - t.lo + 1
+	t.at, t.has = make([]Point, n), make([]bool, n)
+	for _, p := range pts {
+		i := Minute(p.TS) - t.lo
+		t.at[i], t.has[i] = p, true
+	}
+	return t, pts
+}
+
+// point is the track's point at minute m, if it has one.
+func (t *track) point(m int64) (Point, bool) {
+	i := m - t.lo
+	if i < 0 || i >= int64(len(t.has)) || !t.has[i] {
+		return Point{}, false
+	}
+	return t.at[i], true
+}
+
+// eachOtherPoint is the brute force shared by the batched references:
+// every user's point at every minute of [lo, hi] that the store holds,
+// each generated once for all the query users, split by user over
+// parts goroutines. fn(part, v, q) sees user v's points in minute
+// order, users in increasing order within a part, parts covering
+// increasing user ranges. It stops early when ctx-like stop returns
+// true (checked once per user).
+func (s *Sim) eachOtherPoint(h Held, lo, hi int64, parts int, stop func() bool, begin func(part int, v int64), fn func(part int, v int64, q Point)) {
+	parts = max(1, min(parts, int(s.Users)))
+	var wg sync.WaitGroup
+	for part := 0; part < parts; part++ {
+		vlo, vhi := s.Users*int64(part)/int64(parts), s.Users*int64(part+1)/int64(parts)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for v := vlo; v < vhi; v++ {
+				if stop() {
+					return
+				}
+				begin(part, v)
+				for m := max(lo, 0); m <= hi; m++ {
+					if s.Has(h, v, m) {
+						fn(part, v, s.At(v, m))
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// CorrelationsAll is Correlations for each of users at once, over the
+// same window: the same brute force over every user and minute (each
+// other user's point generated once for all of them rather than once
+// per query user), split over parts goroutines. stop, checked once per
+// user, ends it early (the caller then discards the answer).
+func (s *Sim) CorrelationsAll(h Held, users []int64, from, to int64, r Rule, parts int, stop func() bool) [][]Contact {
+	tracks := make([]track, len(users))
+	lo, hi := int64(math.MaxInt64), int64(-1)
+	for i, u := range users {
+		t, pts := s.trackOf(h, u, from, to)
+		tracks[i] = t
+		if len(pts) > 0 {
+			lo, hi = min(lo, t.lo), max(hi, t.lo+int64(len(t.has))-1)
+		}
+	}
+	parts = max(1, min(parts, int(s.Users)))
+	type state struct{ best, run, prev int }
+	st := make([][]state, parts)
+	found := make([][][]Contact, parts) // part -> query -> contacts
+	for p := range st {
+		st[p] = make([]state, len(users))
+		found[p] = make([][]Contact, len(users))
+	}
+	flush := func(part int, v int64) {
+		for i := range users {
+			if st[part][i].best >= r.MinMinutes && v >= 0 {
+				found[part][i] = append(found[part][i], Contact{User: v, Minutes: st[part][i].best})
+			}
+			st[part][i] = state{prev: -2}
+		}
+	}
+	last := make([]int64, parts)
+	for p := range last {
+		last[p] = -1
+		for i := range users {
+			st[p][i] = state{prev: -2}
+		}
+	}
+	s.eachOtherPoint(h, lo, hi, parts, stop, func(part int, v int64) {
+		flush(part, last[part])
+		last[part] = v
+	}, func(part int, v int64, q Point) {
+		m := Minute(q.TS)
+		for i, u := range users {
+			if v == u {
+				continue
+			}
+			p, ok := tracks[i].point(m)
+			if !ok || Dist(p, q) > r.Meters {
+				continue
+			}
+			c := &st[part][i]
+			if int64(c.prev) == m-1 {
+				c.run++
+			} else {
+				c.run = 1
+			}
+			c.prev = int(m)
+			c.best = max(c.best, c.run)
+		}
+	})
+	out := make([][]Contact, len(users))
+	for p := range found {
+		flush(p, last[p])
+		for i := range users {
+			out[i] = append(out[i], found[p][i]...)
+		}
+	}
+	return out
+}
+
+// BTCorrelationsAll is BTCorrelations for each of users at once: the
+// same brute force, each other user's point generated once for all of
+// them, split over parts goroutines; stop as for CorrelationsAll.
+func (s *Sim) BTCorrelationsAll(h Held, users []int64, from, to int64, r BTRule, parts int, stop func() bool) [][]BTContact {
+	tracks := make([]track, len(users))
+	spans := make([][]Point, len(users))
+	lo, hi := int64(math.MaxInt64), int64(-1)
+	for i, u := range users {
+		t, pts := s.trackOf(h, u, from, to)
+		tracks[i], spans[i] = t, pts
+		if len(pts) > 0 {
+			lo, hi = min(lo, t.lo-1), max(hi, t.lo+int64(len(t.has)))
+		}
+	}
+	parts = max(1, min(parts, int(s.Users)))
+	near := make([][][]Point, parts) // part -> query -> points
+	for p := range near {
+		near[p] = make([][]Point, len(users))
+	}
+	const reach = 1e-5
+	s.eachOtherPoint(h, lo, hi, parts, stop, func(int, int64) {}, func(part int, v int64, q Point) {
+		m := Minute(q.TS)
+		for i, u := range users {
+			if v == u || len(spans[i]) == 0 {
+				continue
+			}
+			// BTCorrelations looks one minute either side of the track's ends.
+			if m < tracks[i].lo-1 || m > tracks[i].lo+int64(len(tracks[i].has)) {
+				continue
+			}
+			for d := int64(-1); d <= 1; d++ {
+				if p, ok := tracks[i].point(m + d); ok && math.Abs(p.Lat-q.Lat) < reach && math.Abs(p.Lon-q.Lon) < reach {
+					near[part][i] = append(near[part][i], q)
+					break
+				}
+			}
+		}
+	})
+	out := make([][]BTContact, len(users))
+	for i := range users {
+		if len(spans[i]) == 0 {
+			continue
+		}
+		var all []Point
+		for p := range near {
+			all = append(all, near[p][i]...)
+		}
+		out[i] = BTCorrelate(SpansOf(spans[i]), SpansOf(all), r)
+	}
 	return out
 }
