@@ -96,14 +96,14 @@ func TestTripcacheKafkaInstallsOnDemand(t *testing.T) {
 	}
 }
 
-// The seed scale of tripcache (seed 004's 300M trips under way) does not
-// fit this machine: the run prints its estimate and refuses, exit 2,
-// nothing run. Cut by --set to a hundred trips it fits (rates and grace
+// The seed scale of tripcache streamed in whole rounds of seed 004's 300M
+// trips under way (tripcache.rounds=2) does not fit this machine: the
+// run prints its estimate and refuses, exit 2, nothing run. Cut by --set to a hundred trips it fits (rates and grace
 // cut too): it runs the seed scale's stream, `rounds` rounds of the trips
 // under way whatever the rate, every completed trip read back.
 func TestTripcacheSeedScaleEstimatesAndRefuses(t *testing.T) {
 	out := t.TempDir()
-	_, stderr, code := runCLI(t, "run", "tripcache", "--scale", "seed", "--out", out)
+	_, stderr, code := runCLI(t, "run", "tripcache", "--scale", "seed", "--set", "tripcache.rounds=2", "--out", out)
 	if code != 2 || !strings.Contains(stderr, "estimate for tripcache --scale seed: about ") ||
 		!strings.Contains(stderr, "does not fit this machine") || !strings.Contains(stderr, "--accept-estimate") {
 		t.Fatalf("exit %d, want 2 with the estimate and the flag that accepts it:\n%s", code, stderr)
