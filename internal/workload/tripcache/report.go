@@ -7,6 +7,7 @@ import (
 
 	"storebench/internal/report/section"
 	"storebench/internal/results"
+	"storebench/internal/study"
 )
 
 func init() {
@@ -233,7 +234,7 @@ func render(b *strings.Builder, run *results.Run) {
 		fmt.Fprintf(b, "The seed's results, RocksDB 70K tps and Aerospike 40K tps, came from an 8-vCPU r3.2xlarge with the generator on the same host; this machine:\n\n%s\n\n", strings.Join(lines, "\n"))
 	}
 
-	st := section.Table{Head: []string{"Target", "Transport", "Offered / achieved (ticks/s)", "p50 / p99 e2e", "get p99", "put p99", "Queue max / mean (of cap)", "Trips verified", "CPU consumer / server / generator"}, Left: 2}
+	st := section.Table{Head: []string{"Target", "Transport", "Offered / achieved (ticks/s)", "p50 / p99 e2e", "get p99", "put p99", "Queue max / mean (of cap)", "Trips created / completed / verified", "CPU consumer / server / generator"}, Left: 2}
 	for _, t := range ts {
 		for _, ph := range phases {
 			s := t.Find("tripcache", ph, -1)
@@ -254,11 +255,14 @@ func render(b *strings.Builder, run *results.Run) {
 			st.Rows = append(st.Rows, []string{t.Title, ph,
 				fmt.Sprintf("%s / %s", kilo(s.Rate), kilo(float64(s.Ops)/max(s.Seconds, 1e-9))), e2e, op("get"), op("put"),
 				fmt.Sprintf("%.0f / %.0f (%.0f)", s.Metrics["queue_max"], s.Metrics["queue_mean"], s.Metrics["queue_capacity"]),
-				fmt.Sprintf("%.0f", s.Metrics["trips_verified"]), fmt.Sprintf("%.0f%% / %.0f%% / %.0f%%", c, sv, g)})
+				fmt.Sprintf("%.0f / %.0f / %.0f", s.Metrics["trips_created"], s.Metrics["trips_completed"], s.Metrics["trips_verified"]), fmt.Sprintf("%.0f%% / %.0f%% / %.0f%%", c, sv, g)})
 		}
 	}
 	fmt.Fprintf(b, "### The stream at the study's rate\n\n")
 	st.Write(b)
+	if n := streamTrips(run); n > 0 {
+		fmt.Fprintf(b, "The stream keeps %s trips under way; a tick comes back to its trip only after %s others, so a phase or trial of fewer ticks creates a trip with nearly every tick (one cache operation) and reaches the find-and-update path (two) rarely: compare trips created with ticks.\n\n", study.FormatCount(int64(n)), study.FormatCount(int64(n)))
+	}
 
 	// Queue length over time: the seed's indicator, per second, in the
 	// highest sustained trial and the lowest failed one.
@@ -309,4 +313,20 @@ func render(b *strings.Builder, run *results.Run) {
 	if len(facts) > 0 {
 		b.WriteString("\n")
 	}
+}
+
+// streamTrips is the most trips under way at once (the sensors metric:
+// base sensors × clones) among the run's tripcache steps that read
+// fewer ticks than that: steps where a tick seldom finds its trip. 0:
+// none.
+func streamTrips(run *results.Run) float64 {
+	n := 0.0
+	for _, t := range run.Targets {
+		for _, s := range t.Steps {
+			if s.Workload == "tripcache" && s.Metrics["ticks_read"] < s.Metrics["sensors"] {
+				n = max(n, s.Metrics["sensors"])
+			}
+		}
+	}
+	return n
 }
