@@ -121,6 +121,7 @@ func htmlWith(run *results.Run, figs []drawn) []byte {
 	})
 	doc += phaseVerification(run)
 	body, heads := mdhtml.Convert(doc)
+	body = flagFailures(body)
 	body = fillMarks(body, figureOpen, func(w string) string {
 		var b strings.Builder
 		for _, f := range figs {
@@ -135,6 +136,13 @@ func htmlWith(run *results.Run, figs []drawn) []byte {
 		title = run.Study
 	}
 	return page(title, heads, body)
+}
+
+// flagFailures colours every bold "FAILED…" of the report red (class
+// failed): a failed verification, and a target that declared sync and
+// lost acknowledged writes in crash trials. report.md keeps the bold.
+func flagFailures(body string) string {
+	return strings.ReplaceAll(body, "<strong>FAILED", `<strong class="failed">FAILED`)
 }
 
 // HTMLPage renders any Markdown (e.g. the output of `storebench compare`)
@@ -241,6 +249,7 @@ figure.chart { margin: 14px 0 28px; }
 .chart-svg { display: block; width: 100%; max-width: 864px; height: auto; }
 figcaption { font-size: 13px; color: #4a5262; max-width: 864px; margin-top: 4px; }
 .chart-error { color: #b00020; }
+.failed { color: #b00020; }
 `
 
 // page wraps a body in the report's standalone page, with a table of

@@ -11,6 +11,7 @@ import (
 	"storebench/internal/fault"
 	"storebench/internal/kv"
 	"storebench/internal/lazyfs/lazyfstest"
+	"storebench/internal/report"
 	"storebench/internal/results"
 	_ "storebench/internal/server/all"
 	"storebench/internal/server/servertest"
@@ -77,6 +78,12 @@ func TestPowerLossCatchesAnEngineThatDoesNotFsync(t *testing.T) {
 	}
 	if v := Verdict(res); !strings.Contains(v, "FAILED") {
 		t.Errorf("verdict %q: want the declared-sync loss flagged", v)
+	}
+	// report.html shows the flag in red.
+	res.Workload, res.Phase = "durability", fault.PowerLoss
+	r := &results.Run{Study: "durability", Ladder: []int64{150}, Targets: []*results.Target{{Name: "sqlite", Title: "SQLite", Steps: []*results.Step{res}}}}
+	if page := string(report.HTML(r, nil)); !strings.Contains(page, `<strong class="failed">FAILED: declared sync, lost acknowledged writes`) || !strings.Contains(page, ".failed { color: #b00020; }") {
+		t.Errorf("report.html does not show the declared-sync loss in red")
 	}
 }
 
