@@ -4,10 +4,12 @@ whatever fails), and the loop over the pairs asked for.
 
 BIN (default bin/storebench) is the storebench binary both drive.
 """
+import glob
 import os
 import statistics
 import subprocess
 import sys
+import urllib.parse
 
 BIN = os.environ.get("BIN", "bin/storebench")
 started = []
@@ -32,6 +34,38 @@ def stop(server):
     subprocess.run([BIN, "server", "stop", server], capture_output=True)
     if server in started:
         started.remove(server)
+
+
+def server_pid(uri):
+    """The PID of the process listening on the URI's loopback port (the
+    managed server's main process), from /proc/net/tcp and /proc/*/fd."""
+    port = urllib.parse.urlparse(uri).port
+    inodes = set()
+    for f in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = open(f).read().splitlines()[1:]
+        except OSError:
+            continue
+        for l in lines:
+            fields = l.split()
+            if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "0A":  # LISTEN
+                inodes.add(fields[9])
+    for fd in glob.glob("/proc/[0-9]*/fd/*"):
+        try:
+            link = os.readlink(fd)
+        except OSError:
+            continue
+        if link.startswith("socket:[") and link[8:-1] in inodes:
+            return int(fd.split("/")[2])
+    raise RuntimeError(f"no process listens on port {port}")
+
+
+def proc_cpu(pid):
+    """CPU seconds of a process and of its children that have exited
+    (PostgreSQL's backends, once their connection closed)."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    ticks = sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def med(xs):
