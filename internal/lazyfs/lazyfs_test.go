@@ -3,6 +3,7 @@ package lazyfs
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"storebench/internal/server/proc"
 )
@@ -88,6 +90,68 @@ func TestClearCacheDropsWhatWasNotSynced(t *testing.T) {
 	}
 	if mounted(m.Dir) {
 		t.Errorf("%s still mounted after Close", m.Dir)
+	}
+}
+
+// LazyFS's limit that servers work around (server.Config.NoDirectIO): a
+// file opened O_DIRECT is written and fsynced, and read back while its
+// pages are in LazyFS's cache; once the cache is cleared (or for a file
+// that was there before the mount) LazyFS reads the backing file through
+// the caller's O_DIRECT descriptor into an unaligned buffer of its own,
+// and the read fails with EINVAL, where a buffered read of the same bytes
+// works. Should a LazyFS release fix it, this test fails: the workaround
+// can go.
+func TestODirectReadOfWhatIsNotCachedFails(t *testing.T) {
+	need(t)
+	ctx := context.Background()
+	m, err := New(ctx, t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	const size = 64 << 10
+	// O_DIRECT wants a buffer aligned to the logical block (4 KiB is).
+	raw := make([]byte, size+4096)
+	off := 0
+	if r := int(uintptr(unsafe.Pointer(&raw[0])) % 4096); r != 0 {
+		off = 4096 - r
+	}
+	buf := raw[off : off+size]
+	for i := range buf {
+		buf[i] = byte(i)
+	}
+	path := filepath.Join(m.Dir, "direct")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|syscall.O_DIRECT, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(buf, 0); err != nil {
+		t.Fatalf("O_DIRECT write: %v", err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.ReadAt(buf, 0); err != nil {
+		t.Fatalf("O_DIRECT read of what LazyFS has cached: %v", err)
+	}
+	f.Close()
+	if err := m.ClearCache(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Remount(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(path); err != nil || len(b) != size || b[size-1] != byte((size-1)%256) {
+		t.Fatalf("buffered read after the clear: %d bytes, %v; want the %d fsynced", len(b), err, size)
+	}
+	f, err = os.OpenFile(path, os.O_RDONLY|syscall.O_DIRECT, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, err = f.ReadAt(buf, 0)
+	if !errors.Is(err, syscall.EINVAL) {
+		t.Fatalf("O_DIRECT read of what LazyFS has not cached: %v, want EINVAL (LazyFS's limit; fixed?)", err)
 	}
 }
 

@@ -26,8 +26,6 @@ import (
 // refused, and why: a result that would blame the server for what may be
 // LazyFS's limit is not reported.
 var NoPowerLoss = map[string]string{
-	"mariadb": "after a LazyFS cache clear InnoDB does not restart (\"Plugin initialization aborted with error I/O error\" reading its redo log); " +
-		"not yet told apart from a LazyFS limit (O_DIRECT or O_DSYNC writes on FUSE), so no verdict is given: kill-9 only",
 	"aerospike": "asd aborts at start with its device file on LazyFS (the file is opened O_DIRECT|O_DSYNC under sync); " +
 		"not yet told apart from a LazyFS limit, so no verdict is given: kill-9 only",
 }
@@ -67,6 +65,13 @@ func Start(ctx context.Context, name string, cfg server.Config, m *lazyfs.Mount)
 	}
 	if why, ok := NoPowerLoss[name]; ok && m != nil {
 		return nil, fmt.Errorf("%s: %s: %s", name, fault.PowerLoss, why)
+	}
+	if m != nil {
+		// LazyFS fails O_DIRECT reads of what is not in its cache
+		// (EINVAL: lazyfs.TestODirectReadOfWhatIsNotCachedFails); a
+		// server that would use O_DIRECT buffers its I/O there and keeps
+		// its fsyncs.
+		cfg.NoDirectIO = true
 	}
 	s := &Server{srv: srv, cfg: cfg, mount: m}
 	if m != nil {
