@@ -181,7 +181,11 @@ func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.St
 	if why := CanCrash(info); why != "" {
 		return nil, errors.New("durability: " + why)
 	}
-	if why, ok := crashable.NoPowerLoss[info.Server]; ok && st.Phase == fault.PowerLoss && !info.Embedded() {
+	class := kv.Durability(st.Labels[LClass])
+	if class == "" {
+		class = env.Opened.Options.Durability
+	}
+	if why := crashable.PowerLossRefused(info.Server, class); why != "" && st.Phase == fault.PowerLoss && !info.Embedded() {
 		// No verdict rather than one that may blame the server for
 		// LazyFS's limit: the step says why it did not run.
 		return &results.Step{Workload: st.Workload, Phase: st.Phase, N: st.N, Started: time.Now(),
@@ -192,10 +196,6 @@ func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.St
 		if why := lazyfs.Unavailable(); why != "" {
 			return nil, fmt.Errorf("durability: power-loss needs LazyFS: %s", why)
 		}
-	}
-	class := kv.Durability(st.Labels[LClass])
-	if class == "" {
-		class = env.Opened.Options.Durability
 	}
 	// The engine's directories sit beside the worker's own (which holds
 	// the target open), never on a LazyFS mount of their own making.

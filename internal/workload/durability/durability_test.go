@@ -187,7 +187,8 @@ func TestKill9MariaDB(t *testing.T) {
 	}
 }
 
-// Aerospike, kill -9 (its power failure is not run: crashable.NoPowerLoss).
+// Aerospike, kill -9 (its power failure under sync is not run:
+// crashable.NoPowerLoss; TestPowerLossAerospike).
 // Community Edition cannot fsync per write: in a sync study it declares
 // its writes async, and a loss is judged as such, not as a failure.
 func TestKill9Aerospike(t *testing.T) {
@@ -223,5 +224,33 @@ func TestPowerLossMariaDB(t *testing.T) {
 	if res.Metrics["torn"] != 0 || res.Metrics["unrecoverable"] != 0 {
 		t.Errorf("MariaDB innodb_flush_log_at_trx_commit=2: %v torn, %v unrecoverable, want 0 (%s)",
 			res.Metrics["torn"], res.Metrics["unrecoverable"], res.Facts["unrecoverable"])
+	}
+}
+
+// Aerospike's power failure runs under async (direct-files false: no
+// O_DIRECT, and asd never fsyncs its file, so every acknowledged write is
+// lost, as async allows) and is refused under sync, where its device file
+// is opened O_DIRECT|O_DSYNC and LazyFS fails asd's first O_DIRECT read:
+// the step says why, with no verdict.
+func TestPowerLossAerospike(t *testing.T) {
+	lazyfstest.Need(t)
+	res := run(t, "aerospike", fault.PowerLoss, kv.Async, 1)
+	if res.Metrics["unrecoverable"] != 0 || res.Metrics["torn"] != 0 {
+		t.Fatalf("Aerospike async after a power failure: %v torn, %v unrecoverable, want 0 (%s)",
+			res.Metrics["torn"], res.Metrics["unrecoverable"], res.Facts["unrecoverable"])
+	}
+	if res.Metrics["lost"] == 0 || res.Verify.Failed != 0 {
+		t.Errorf("Aerospike async: %v lost, %d verification failures: want losses (nothing fsynced), judged as async", res.Metrics["lost"], res.Verify.Failed)
+	}
+	p := Params{Trials: 1, Writers: 2, AfterOps: 150, ValueSize: 64, Crashes: []string{fault.PowerLoss}, Classes: []string{string(kv.Sync)}}
+	raw, _ := json.Marshal(p)
+	st := workload.Step{Workload: "durability", Phase: fault.PowerLoss, N: 150, Seed: 7, Params: raw, Labels: results.Labels{LClass: string(kv.Sync)}}
+	env := &workload.Env{Opened: &workload.OpenSpec{Target: "aerospike", Options: target.Options{Durability: kv.Sync}}}
+	res, err := Durability{}.Execute(context.Background(), env, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Metrics["trials"] != 0 || !strings.Contains(res.Facts[FactRefused], "EINVAL") {
+		t.Errorf("Aerospike under sync: %v trials, refused %q: want none run, and LazyFS's O_DIRECT limit said", res.Metrics["trials"], res.Facts[FactRefused])
 	}
 }
