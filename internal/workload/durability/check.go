@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"time"
 
 	"storebench/internal/kv"
 )
@@ -46,13 +47,17 @@ func Value(w int, seq, batch uint64, size, n int) []byte {
 }
 
 // Attempt is one record a writer sent: Acked once the engine said it was
-// written (logged by the writer, outside the engine's process).
+// written (logged by the writer, outside the engine's process), At when
+// (since the trial's writers started): a loss is then placed in time
+// before the crash, which tells "lost the last second" (appendfsync
+// everysec) from "lost everything".
 type Attempt struct {
-	Writer    int    `json:"w"`
-	Seq       uint64 `json:"seq"`
-	Batch     uint64 `json:"batch"`
-	BatchSize int    `json:"size"`
-	Acked     bool   `json:"acked"`
+	Writer    int           `json:"w"`
+	Seq       uint64        `json:"seq"`
+	Batch     uint64        `json:"batch"`
+	BatchSize int           `json:"size"`
+	Acked     bool          `json:"acked"`
+	At        time.Duration `json:"at,omitempty"`
 }
 
 // Counts are what a read-back after a crash found.
@@ -79,10 +84,10 @@ func (c Counts) Add(d Counts) Counts {
 }
 
 // Check reads back every attempted record with get (kv.ErrNotFound for
-// an absent key) and counts what was lost, corrupted, torn and phantom.
-// valueSize is the payload length the records were written with.
-func Check(attempts []Attempt, valueSize int, get func(key []byte) ([]byte, error)) (Counts, error) {
-	var c Counts
+// an absent key) and counts what was lost, corrupted, torn and phantom;
+// lost are the acknowledged attempts found absent. valueSize is the
+// payload length the records were written with.
+func Check(attempts []Attempt, valueSize int, get func(key []byte) ([]byte, error)) (c Counts, lost []Attempt, err error) {
 	type batchKey struct {
 		w     int
 		batch uint64
@@ -97,7 +102,7 @@ func Check(attempts []Attempt, valueSize int, get func(key []byte) ([]byte, erro
 		v, err := get(Key(a.Writer, a.Seq))
 		present := err == nil
 		if err != nil && !errors.Is(err, kv.ErrNotFound) {
-			return c, fmt.Errorf("reading back writer %d record %d: %w", a.Writer, a.Seq, err)
+			return c, lost, fmt.Errorf("reading back writer %d record %d: %w", a.Writer, a.Seq, err)
 		}
 		ok := present && string(v) == string(Value(a.Writer, a.Seq, a.Batch, a.BatchSize, valueSize))
 		switch {
@@ -105,6 +110,7 @@ func Check(attempts []Attempt, valueSize int, get func(key []byte) ([]byte, erro
 			c.Corrupted++
 		case !present && a.Acked:
 			c.Lost++
+			lost = append(lost, a)
 		case ok && !a.Acked:
 			c.Phantom++
 		}
@@ -129,5 +135,34 @@ func Check(attempts []Attempt, valueSize int, get func(key []byte) ([]byte, erro
 			c.Torn++
 		}
 	}
-	return c, nil
+	return c, lost, nil
+}
+
+// Window places a trial's acknowledged writes and its losses in time
+// before its crash. Span runs from the first acknowledgement to the
+// crash; OldestLost is how long before the crash the earliest lost
+// acknowledged write was acknowledged (0: none lost). A policy that
+// fsyncs once a second (Redis's appendfsync everysec) may lose about the
+// last second or two, which is everything when Span is shorter: only
+// OldestLost well short of Span shows that older writes were kept.
+type Window struct{ Span, OldestLost time.Duration }
+
+// LossWindow is the Window of a trial's attempts, lost the acknowledged
+// ones Check found absent, crashAt the crash (since the writers started,
+// as Attempt.At).
+func LossWindow(attempts, lost []Attempt, crashAt time.Duration) Window {
+	var w Window
+	first := crashAt
+	for _, a := range attempts {
+		if a.Acked && a.At < first {
+			first = a.At
+		}
+	}
+	w.Span = crashAt - first
+	for _, a := range lost {
+		// An acknowledgement that came between the crash's decision and
+		// the kill is at the crash, not after it.
+		w.OldestLost = max(w.OldestLost, crashAt-min(a.At, crashAt))
+	}
+	return w
 }

@@ -152,6 +152,9 @@ type Trial struct {
 	Counts
 	// CrashAfter is the crash point: acknowledged writes or the offset.
 	CrashAfter string
+	// Window places the acknowledged writes and the losses in time
+	// before the crash.
+	Window
 	// Recovery is from the engine's restart to its first read.
 	Recovery time.Duration
 	// CloseError is how closing the engine after the read-back failed.
@@ -219,7 +222,8 @@ func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.St
 	defer os.RemoveAll(base)
 	res := &results.Step{Workload: st.Workload, Phase: st.Phase, N: st.N, Unit: "write (single put or batch record)", Started: time.Now()}
 	var total Counts
-	var recov []float64
+	var recov, spans []float64
+	oldestLost := 0.0
 	lostTrials, trials, closeErrs, closeErr, unrec, unrecErr := 0, 0, 0, "", 0, ""
 	lazyRetries, lazyErr := 0, ""
 	noPersistence, declared, mapping := false, "", ""
@@ -252,6 +256,8 @@ func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.St
 			mapping = tr.Mapping
 		}
 		recov = append(recov, tr.Recovery.Seconds())
+		spans = append(spans, tr.Span.Seconds())
+		oldestLost = max(oldestLost, tr.OldestLost.Seconds())
 		if tr.Lost > 0 {
 			lostTrials++
 		}
@@ -300,6 +306,15 @@ func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.St
 	if len(recov) > 0 {
 		res.Metrics["recovery_s_median"] = recov[len(recov)/2]
 		res.Metrics["recovery_s_max"] = recov[len(recov)-1]
+	}
+	if len(spans) > 0 {
+		// How long the acknowledged writes ran before the crash, and how
+		// far back the losses reached: a loss under a once-a-second
+		// fsync is everything when the writes span less than a second.
+		sort.Float64s(spans)
+		res.Metrics["acked_span_s_min"] = spans[0]
+		res.Metrics["acked_span_s_median"] = spans[len(spans)/2]
+		res.Metrics["lost_age_s_max"] = oldestLost
 	}
 	res.Facts = map[string]string{"durability": string(class), "crash": st.Phase}
 	if noPersistence {
@@ -423,24 +438,30 @@ func trial(ctx context.Context, p Params, st workload.Step, opened *workload.Ope
 	errs := make([]error, p.Writers)
 	stop, crashing := make(chan struct{}), make(chan struct{})
 	var wg sync.WaitGroup
+	start := time.Now()
 	for w := 0; w < p.Writers; w++ {
 		reached[w] = make(chan struct{})
 		quota := (ops + int64(p.Writers) - 1) / int64(p.Writers)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			attempts[w], errs[w] = write(e.writer(w), w, p, quota, reached[w], stop, crashing)
+			attempts[w], errs[w] = write(e.writer(w), w, p, quota, start, reached[w], stop, crashing)
 		}()
 	}
-	allReached := make(chan struct{})
-	go func() {
-		for _, c := range reached {
-			<-c
-		}
-		close(allReached)
-	}()
+	// The crash point is the writers' quotas or the offset, never both:
+	// with an offset every quota is 0, met at once, and would crash the
+	// engine before the first write.
+	var allReached chan struct{}
 	var timer <-chan time.Time
-	if ops == 0 {
+	if ops > 0 {
+		allReached = make(chan struct{})
+		go func() {
+			for _, c := range reached {
+				<-c
+			}
+			close(allReached)
+		}()
+	} else {
 		t := time.NewTimer(at)
 		defer t.Stop()
 		timer = t.C
@@ -455,6 +476,7 @@ func trial(ctx context.Context, p Params, st workload.Step, opened *workload.Ope
 		cut = ctx.Err()
 	}
 	// The crash: the process holding the data takes it (fault.Crasher).
+	crashAt := time.Since(start)
 	close(crashing)
 	crashErr := e.Crash(ctx, st.Phase)
 	close(stop)
@@ -484,14 +506,17 @@ func trial(ctx context.Context, p Params, st workload.Step, opened *workload.Ope
 		// every acknowledged write: that is the finding, not a failure
 		// of the check.
 		tr.Unrecoverable = err.Error()
+		var lost []Attempt
 		for _, a := range all {
 			if a.Acked {
 				tr.Acked++
 				tr.Lost++
+				lost = append(lost, a)
 			} else {
 				tr.Unacked++
 			}
 		}
+		tr.Window = LossWindow(all, lost, crashAt)
 		return tr, nil
 	}
 	live := true
@@ -509,10 +534,12 @@ func trial(ctx context.Context, p Params, st workload.Step, opened *workload.Ope
 		return tr, fmt.Errorf("first read after the restart: %w", err)
 	}
 	tr.Recovery = time.Since(t0)
-	tr.Counts, err = Check(all, p.ValueSize, func(k []byte) ([]byte, error) { return e.get(ctx, k) })
+	var lost []Attempt
+	tr.Counts, lost, err = Check(all, p.ValueSize, func(k []byte) ([]byte, error) { return e.get(ctx, k) })
 	if err != nil {
 		return tr, err
 	}
+	tr.Window = LossWindow(all, lost, crashAt)
 	// A close that fails after the read-back is the engine's own fault
 	// after a crash, not the check's: recorded, not fatal.
 	if err := e.close(ctx); err != nil {
@@ -524,9 +551,10 @@ func trial(ctx context.Context, p Params, st workload.Step, opened *workload.Ope
 
 // write is one writer: single puts, every BatchEvery-th an atomic batch,
 // each attempt logged before it is sent and marked acknowledged once the
-// engine answers ok. It ends at stop or when the engine's pipe breaks.
-// An error after crashing is closed is the crash's, not the writer's.
-func write(c writerConn, w int, p Params, quota int64, reached chan struct{}, stop, crashing <-chan struct{}) ([]Attempt, error) {
+// engine answers ok, at its time since start. It ends at stop or when the
+// engine's pipe breaks. An error after crashing is closed is the crash's,
+// not the writer's.
+func write(c writerConn, w int, p Params, quota int64, start time.Time, reached chan struct{}, stop, crashing <-chan struct{}) ([]Attempt, error) {
 	var out []Attempt
 	var seq uint64
 	var acked int64
@@ -566,8 +594,9 @@ func write(c writerConn, w int, p Params, quota int64, reached chan struct{}, st
 				return out, err
 			}
 		}
+		at := time.Since(start)
 		for i := first; i < len(out); i++ {
-			out[i].Acked = true
+			out[i].Acked, out[i].At = true, at
 		}
 		acked += int64(size)
 		if !signalled && acked >= quota {

@@ -25,6 +25,9 @@ func init() {
 			{Name: "unrecoverable", Agg: section.Sum, Better: section.Lower, What: "trials whose engine could not open its data after the crash (all acknowledged writes lost)"},
 			{Name: "lazyfs_retries", Agg: section.Sum, What: "trials run again because LazyFS itself exited"},
 			{Name: "close_errors", Agg: section.Sum, What: "trials whose engine failed to close after the read-back"},
+			{Name: "acked_span_s_min", Unit: "s", Agg: section.Mean, What: "first acknowledged write to the crash, shortest trial"},
+			{Name: "acked_span_s_median", Unit: "s", Agg: section.Mean, What: "first acknowledged write to the crash, median trial"},
+			{Name: "lost_age_s_max", Unit: "s", Agg: section.Max, Better: section.Lower, What: "how long before the crash the oldest lost acknowledged write was acknowledged, worst trial (as long as the span: everything lost)"},
 			{Name: "recovery_s_median", Unit: "s", Agg: section.Max, Better: section.Lower, What: "restart to the first successful read, median"},
 			{Name: "recovery_s_max", Unit: "s", Agg: section.Max, Better: section.Lower, What: "restart to the first successful read, worst"},
 		},
@@ -68,8 +71,8 @@ func render(b *strings.Builder, run *results.Run) {
 	}
 	b.WriteString("## Acknowledged writes lost after power failure / after kill -9\n\n")
 	b.WriteString("Each trial: concurrent writers of checksummed records (single puts and atomic batches), every acknowledgement logged outside the engine's process; then SIGKILL of that process (kill -9), or SIGKILL and LazyFS dropping every write not fsynced (power failure); restart, and every record read back. " +
-		"Lost: acknowledged and absent, of all acknowledged writes over K trials (in how many trials). Torn: atomic batches found in part. Phantom: unacknowledged writes found (allowed). Recovery: restart to the first successful read, median / worst.\n\n")
-	tab := section.Table{Head: []string{"Target", "Durability", "Crash", "K", "Lost / acknowledged", "Corrupted", "Torn batches", "Phantom", "Recovery", "Verdict"}, Left: 3}
+		"Lost: acknowledged and absent, of all acknowledged writes over K trials (in how many trials). Torn: atomic batches found in part. Phantom: unacknowledged writes found (allowed). Writes span / oldest lost: from the first acknowledgement to the crash (median trial), and how long before the crash the oldest lost write was acknowledged (worst trial): a policy that fsyncs once a second loses everything when the writes span less than a second. Recovery: restart to the first successful read, median / worst.\n\n")
+	tab := section.Table{Head: []string{"Target", "Durability", "Crash", "K", "Lost / acknowledged", "Corrupted", "Torn batches", "Phantom", "Writes span / oldest lost", "Recovery", "Verdict"}, Left: 3}
 	for _, t := range ts {
 		any := false
 		for _, s := range t.Steps {
@@ -84,18 +87,19 @@ func render(b *strings.Builder, run *results.Run) {
 			}
 			row := []string{section.Cell(t.Title), class, crashTitle(s.Phase)}
 			if s.Error != "" {
-				row = append(row, "—", "failed: "+section.Cell(s.Error), "", "", "", "", "")
+				row = append(row, "—", "failed: "+section.Cell(s.Error), "", "", "", "", "", "")
 				tab.Rows = append(tab.Rows, row)
 				continue
 			}
 			if why := s.Facts[FactRefused]; why != "" {
-				row = append(row, "0", "not run: "+section.Cell(clip(why, 200)), "", "", "", "", "no verdict")
+				row = append(row, "0", "not run: "+section.Cell(clip(why, 200)), "", "", "", "", "", "no verdict")
 				tab.Rows = append(tab.Rows, row)
 				continue
 			}
 			row = append(row, fmt.Sprintf("%.0f", m["trials"]),
 				fmt.Sprintf("%s / %s (%.0f trials)", section.Count(int64(m["lost"])), section.Count(int64(m["acked"])), m["lost_trials"]),
 				fmt.Sprintf("%.0f", m["corrupted"]), fmt.Sprintf("%.0f", m["torn"]), fmt.Sprintf("%.0f", m["phantom"]),
+				windowCell(m),
 				fmt.Sprintf("%s / %s", section.Seconds(m["recovery_s_median"]), section.Seconds(m["recovery_s_max"])),
 				Verdict(s))
 			if n := m["unrecoverable"]; n > 0 {
@@ -125,6 +129,20 @@ func render(b *strings.Builder, run *results.Run) {
 		}
 	}
 	tab.Write(b)
+}
+
+// windowCell is "span / oldest lost" (results from before the loss window
+// was measured have neither: "—").
+func windowCell(m map[string]float64) string {
+	span, ok := m["acked_span_s_median"]
+	if !ok {
+		return "—"
+	}
+	lost := "none lost"
+	if m["lost"] > 0 {
+		lost = section.Seconds(m["lost_age_s_max"])
+	}
+	return section.Seconds(span) + " / " + lost
 }
 
 func crashTitle(phase string) string {
