@@ -45,8 +45,16 @@ const (
 	// by BenchmarkReferenceAll on a loaded machine, rounded up. (One user
 	// at a time, BenchmarkReference, it was 0.3 to 1 µs: every other
 	// user's point generated again for each solved user.)
-	refEval   = 15 * time.Nanosecond
-	refEvalBT = 20 * time.Nanosecond
+	// pointGCRate is the point-by-point GC's pace, points deleted a
+	// second, the slowest kept: RocksDB's final pass in docs/runs/geo-seed
+	// deleted 1.36e6 points (2684000 ingested, 1314000 held, 10000 deleted
+	// by the passes during the ingest) in 52.29 s. The passes during the
+	// ingest fall behind it (they deleted 10000 points in 3 passes there):
+	// the final pass, after the ingest, is counted as deleting everything
+	// the retention does not keep.
+	pointGCRate = 26000
+	refEval     = 15 * time.Nanosecond
+	refEvalBT   = 20 * time.Nanosecond
 )
 
 // Estimate is the geo workload's cost on one target, for each ladder
@@ -116,6 +124,12 @@ func (p Params) estimate(users int64, threads int) (workload.Estimate, string) {
 	workers := float64(min(threads, int(corr)))
 
 	t := ingest
+	if p.GC.Delete == GCPoint {
+		gone := max(ingested-U*heldMinutes, 0)
+		gc := time.Duration(gone / pointGCRate * float64(time.Second))
+		t += gc
+		how += fmt.Sprintf("; the point-by-point GC's final pass: up to %.3g points at %d points/s, %s (the slowest kept: docs/runs/geo-seed)", gone, pointGCRate, round(gc))
+	}
 	timelines := time.Duration(float64(p.Timeline.Queries) * float64(timelineTime) / float64(threads))
 	t += timelines
 	how += fmt.Sprintf("; %s timelines at %s each on one of %d workers", study.FormatCount(int64(p.Timeline.Queries)), timelineTime, threads)

@@ -34,6 +34,14 @@ func TestEstimateFromParams(t *testing.T) {
 	if want := 10000 * (1457.0 + 60) * 172; e.DiskBytes != want {
 		t.Errorf("disk %g, want %g (%s)", e.DiskBytes, want, how)
 	}
+	// The point-by-point GC adds its final pass: every point the
+	// retention does not keep, at the slowest kept pace.
+	p.GC.Delete = GCPoint
+	e2, how2 := p.estimate(10000, 4)
+	gone := 3*3600*146202.0 - 10000*track
+	if got, want := e2.Time-e.Time, time.Duration(gone/26000*1e9); got != want || !strings.Contains(how2, "the point-by-point GC's final pass") {
+		t.Errorf("point GC adds %s, want %s (%s)", got, want, how2)
+	}
 	for _, s := range []string{"ingest 3h0m0s", "172 B", "docs/runs/geo-seed-storebench-layout", "BenchmarkReferenceAll", "2 correlate step(s)", "1.75e+09 evaluations"} {
 		if !strings.Contains(how, s) {
 			t.Errorf("how lacks %q: %s", s, how)
