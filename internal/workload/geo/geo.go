@@ -473,18 +473,54 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 	if done.Load() != res.Ops || claimed.Load() != res.Ops {
 		return res, fmt.Errorf("geo: %d batches claimed, %d committed, the runner counted %d", claimed.Load(), done.Load(), res.Ops)
 	}
+	// What the load measured is kept before the final pass and the
+	// checks, which can take long on a store the GC fell behind on: an
+	// interrupt there returns it (the step partial) rather than nothing.
+	last := (P - 1) / r.sim.Users
+	res.Metrics = map[string]float64{}
+	res.Facts = map[string]string{}
+	m := res.Metrics
+	for k, v := range map[string]float64{
+		"users":               float64(r.sim.Users),
+		"batch":               float64(B),
+		"points":              float64(P),
+		"simulated_days":      float64(last+1) / (24 * 60),
+		"retention_hours":     time.Duration(r.p.GC.Retention).Hours(),
+		"raw_bytes_per_point": pointBytes,
+	} {
+		m[k] = v
+	}
+	if res.Seconds > 0 {
+		m["qps"] = float64(P) / res.Seconds
+	}
+	if q, ok := lastPartRate(res.Series, r.p.Ingest.Last); ok {
+		m["qps_last"] = q * float64(B)
+		m["moving_users"] = m["qps_last"] * 60
+	}
+	passMu.Lock()
+	during := append([]pass(nil), passes...)
+	passMu.Unlock()
+	r.gcMetrics(res, during)
+	res.Facts["layout"] = layout
+	res.Facts["gc"] = r.gcMode
+	if everySim > 0 {
+		res.Facts["gc_every"] = fmt.Sprintf("every %s of simulated time", time.Duration(r.p.GC.EverySimulated))
+	} else if r.p.GC.Every > 0 {
+		res.Facts["gc_every"] = fmt.Sprintf("every %s of wall-clock time", time.Duration(r.p.GC.Every))
+	}
+
 	// The final pass: everything older than the retention behind the
 	// newest point goes, so the checks below are exact.
-	last := (P - 1) / r.sim.Users
 	final := r.cutoffAt(last)
 	t0 := time.Now()
 	if err := gcPass(ctx, final); err != nil {
 		return res, err
 	}
-	finalSeconds := time.Since(t0).Seconds()
+	if err := ctx.Err(); err != nil {
+		return res, err // the final pass was cut short: nothing to check
+	}
+	m["final_gc_seconds"] = time.Since(t0).Seconds()
 	h := Held{Points: P, Cutoff: max(final, lastCutoff)}
-	res.Metrics = map[string]float64{}
-	res.Facts = map[string]string{}
 	if faulted {
 		if err := r.afterFaults(ctx, res, logs, h); err != nil {
 			return res, err
@@ -499,34 +535,26 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 	heldMu.Unlock()
 
 	res.Verify = results.Verify{Checked: checked}
+	m["points_held"] = float64(r.sim.Count(h))
+	var iv []string
+	for _, ps := range passes {
+		iv = append(iv, fmt.Sprintf("%.1f-%.1f", ps.start.Sub(res.Started).Seconds(), ps.end.Sub(res.Started).Seconds()))
+	}
+	res.Facts["gc_passes"] = strings.Join(iv, " ")
+	res.Facts["held"] = fmt.Sprintf("points of minutes %d..%d (%d users), cutoff %s", FirstMinute(h), last, r.sim.Users, time.Unix(h.Cutoff, 0).UTC().Format(time.RFC3339))
+	return res, nil
+}
+
+// gcMetrics adds the GC passes run during the load (passes) to res: how
+// many, how many were cut short, their mean and longest, the points they
+// deleted, and the insert rate during them and outside them.
+func (r *run) gcMetrics(res *results.Step, passes []pass) {
 	m := res.Metrics
-	for k, v := range map[string]float64{
-		"users":               float64(r.sim.Users),
-		"batch":               float64(B),
-		"points":              float64(P),
-		"points_held":         float64(r.sim.Count(h)),
-		"simulated_days":      float64(last+1) / (24 * 60),
-		"retention_hours":     time.Duration(r.p.GC.Retention).Hours(),
-		"final_gc_seconds":    finalSeconds,
-		"raw_bytes_per_point": pointBytes,
-	} {
-		m[k] = v
-	}
-	if res.Seconds > 0 {
-		m["qps"] = float64(P) / res.Seconds
-	}
-	if q, ok := lastPartRate(res.Series, r.p.Ingest.Last); ok {
-		m["qps_last"] = q * float64(B)
-		m["moving_users"] = m["qps_last"] * 60
-	}
 	var deleted int64
 	var busy, longest float64
 	var gcPasses, cut int
 	uncounted := false // a store that cannot count its deletes cheaply
 	for _, ps := range passes {
-		if ps.cutoff == final && ps.start.After(res.Started.Add(time.Duration(res.Seconds*float64(time.Second)))) {
-			continue // the final pass, after the load: not a pass "during ingest"
-		}
 		gcPasses++
 		if ps.cut {
 			cut++
@@ -550,27 +578,14 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 			m["gc_deleted"] = float64(deleted)
 		}
 	}
+	B := float64(r.p.Batch)
 	during, outside := splitRate(res.Series, res.Started, passes)
 	if during >= 0 {
-		m["qps_during_gc"] = during * float64(B)
+		m["qps_during_gc"] = during * B
 	}
 	if outside >= 0 {
-		m["qps_outside_gc"] = outside * float64(B)
+		m["qps_outside_gc"] = outside * B
 	}
-	var iv []string
-	for _, ps := range passes {
-		iv = append(iv, fmt.Sprintf("%.1f-%.1f", ps.start.Sub(res.Started).Seconds(), ps.end.Sub(res.Started).Seconds()))
-	}
-	res.Facts["layout"] = layout
-	res.Facts["gc"] = r.gcMode
-	if everySim > 0 {
-		res.Facts["gc_every"] = fmt.Sprintf("every %s of simulated time", time.Duration(r.p.GC.EverySimulated))
-	} else if r.p.GC.Every > 0 {
-		res.Facts["gc_every"] = fmt.Sprintf("every %s of wall-clock time", time.Duration(r.p.GC.Every))
-	}
-	res.Facts["gc_passes"] = strings.Join(iv, " ")
-	res.Facts["held"] = fmt.Sprintf("points of minutes %d..%d (%d users), cutoff %s", FirstMinute(h), last, r.sim.Users, time.Unix(h.Cutoff, 0).UTC().Format(time.RFC3339))
-	return res, nil
 }
 
 // checkHeld checks that the store holds exactly the points it should

@@ -247,7 +247,12 @@ func (l KVLayout) GeoStats(ctx context.Context) (count, oldest, newest int64, er
 		}
 		newest = max(newest, ts)
 		count++
-		return true
+		// A scan of every point held: an interrupt ends it (checked
+		// every 64Ki keys).
+		return count&0xffff != 0 || ctx.Err() == nil
 	})
+	if err == nil {
+		err = ctx.Err()
+	}
 	return count, oldest, newest, err
 }
