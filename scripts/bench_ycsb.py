@@ -21,9 +21,9 @@ storebench verifies every read; go-ycsb verifies none. The client
 storebench ran (event_loops: 0 is a goroutine per connection) is printed.
 So is the server's own CPU per operation over each side's runs (its
 process and the children that exited: PostgreSQL's backends), and the
-share of the machine's cores it held at that side's median rate: a side
-whose server holds most of a core (Redis) or of the machine is
-server-bound, and its throughput ratio says little of the client.
+share of the machine's cores it held over them: a side whose server
+holds most of a core (Redis) or of the machine is server-bound, and its
+throughput ratio says little of the client.
 
 Environment: BIN (default bin/storebench), GO_YCSB (default
 ~/.cache/storebench/go-ycsb-v1.0.1/go-ycsb, built by
@@ -40,6 +40,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import time
 import urllib.parse
 
 from benchpair import BIN, med, proc_cpu, run_pairs, sb, server_pid, start, stop
@@ -55,7 +56,7 @@ SB_SETS = [s for s in os.environ.get("SB_SETS", "").split(" ") if s]
 OUT = tempfile.mkdtemp(prefix="bench-ycsb-")
 MIX = {"a": {"readproportion": "0.5", "updateproportion": "0.5"}, "c": {"readproportion": "1", "updateproportion": "0"}}
 rows = []  # (pair, go-ycsb [(rate, cpu_s, ops)], storebench [(rate, cpu_s, ops, loops)])
-servers = []  # (server and threads, go-ycsb's server CPU s/op per run, storebench's, go-ycsb figures, storebench figures)
+servers = []  # (server and threads, go-ycsb's runs [(server CPU s, ops, wall s)], storebench's)
 
 
 def db_props(server, uri):
@@ -143,22 +144,22 @@ def pair(server, binding):
             _, fixed, _ = goycsb("run", binding, props, T, T, MIX["c"])
             print(f"  threads {T}: a go-ycsb run of {T} operation(s) costs {fixed * 1e3:.0f} ms of CPU ({fixed / OPS * 1e6:.2f} us per operation of a run)", flush=True)
             nat, our = {}, {}
-            srv = {"go-ycsb": [], "storebench": []}  # the server's CPU seconds per operation, each side's runs
+            srv = {"go-ycsb": [], "storebench": []}  # (server CPU seconds, operations, wall seconds) of each side's runs
             for r in range(ROUNDS):
                 def run_native():
                     for w in WORKLOADS:
-                        c0 = proc_cpu(pid)
+                        c0, t0 = proc_cpu(pid), time.monotonic()
                         nat.setdefault(w, []).append(goycsb("run", binding, props, T, OPS, MIX[w]))
-                        srv["go-ycsb"].append((proc_cpu(pid) - c0) / OPS)
+                        srv["go-ycsb"].append((proc_cpu(pid) - c0, OPS, time.monotonic() - t0))
 
                 def run_ours():
-                    c0 = proc_cpu(pid)
+                    c0, t0 = proc_cpu(pid), time.monotonic()
                     figs = ours(uri, T, WORKLOADS)
                     for w, fig in figs.items():
                         our.setdefault(w, []).append(fig)
                     # storebench's run loads its own table first: its server
-                    # CPU per operation counts the load's operations too.
-                    srv["storebench"].append((proc_cpu(pid) - c0) / (len(figs) * OPS + RECORDS))
+                    # CPU counts the load's operations too.
+                    srv["storebench"].append((proc_cpu(pid) - c0, len(figs) * OPS + RECORDS, time.monotonic() - t0))
                 order = [run_native, run_ours] if r % 2 == 0 else [run_ours, run_native]
                 for fn in order:
                     fn()
@@ -167,7 +168,7 @@ def pair(server, binding):
                     for w in WORKLOADS), flush=True)
             for w in WORKLOADS:
                 rows.append((f"{server} {w.upper()} threads {T}", nat[w], our[w]))
-            servers.append((f"{server} threads {T}", srv["go-ycsb"], srv["storebench"], nat, our))
+            servers.append((f"{server} threads {T}", srv["go-ycsb"], srv["storebench"]))
     finally:
         stop(server)
 
@@ -190,18 +191,22 @@ def report():
         print(f"| {name} | {rng([n[0] for n in nat])} | {rng([o[0] for o in our])} | {rng(ratios, '{:.2f}')} | "
               f"{rng(cn, '{:.1f}')} | {rng(co, '{:.1f}')} | {rng(cr, '{:.2f}')} | {our[0][3]:.0f} |")
     if servers:
-        # Server-bound: the server's CPU at the side's rate is most of a
-        # core (Redis runs one thread) or most of the machine's cores.
+        # Server-bound: the server's CPU over a side's runs is most of a
+        # core (Redis serves from one thread) or most of the machine's
+        # cores. The share is over each whole run (start-up, and
+        # storebench's load phase, included): a floor for the run phase.
         cores = os.cpu_count() or 1
         print()
-        print(f"Server CPU per operation (us) and the server's share of the machine's {cores} cores at each side's median rate:")
+        print(f"The server's CPU per operation (us; storebench's runs count their load's operations too) and its share of the machine's {cores} cores over each side's runs:")
         print("| server, threads | go-ycsb: server us/op | share | storebench: server us/op | share |")
         print("|---|---|---|---|---|")
-        for name, g, o, nat, our in servers:
-            rg = med([f[0] for w in nat for f in nat[w]])
-            ro = med([f[0] for w in our for f in our[w]])
-            gu, ou = med(g) * 1e6, med(o) * 1e6
-            print(f"| {name} | {rng([x * 1e6 for x in g], '{:.1f}')} | {gu * rg / 1e6 / cores:.0%} | {rng([x * 1e6 for x in o], '{:.1f}')} | {ou * ro / 1e6 / cores:.0%} |")
+        for name, g, o in servers:
+            def per_op(xs):
+                return rng([c / n * 1e6 for c, n, _ in xs], '{:.1f}')
+
+            def share(xs):
+                return f"{med([c / w for c, _, w in xs]) / cores:.0%}"
+            print(f"| {name} | {per_op(g)} | {share(g)} | {per_op(o)} | {share(o)} |")
     if os.environ.get("BENCH_JSON"):
         with open(os.environ["BENCH_JSON"], "w") as f:
             json.dump([{"pair": n, "go_ycsb": a, "storebench": b} for n, a, b in rows], f, indent=1)
