@@ -37,17 +37,25 @@ func need(t *testing.T) {
 	}
 }
 
+// mount is a LazyFS mount over a temporary directory, closed when the
+// test ends (Close twice is harmless).
+func mount(t *testing.T) *Mount {
+	t.Helper()
+	need(t)
+	m, err := New(context.Background(), t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
 // A write not fsynced reads back through the mount while the directory
 // below has nothing; ClearCache drops it; a write fsynced survives both
 // the clear and a remount.
 func TestClearCacheDropsWhatWasNotSynced(t *testing.T) {
-	need(t)
 	ctx := context.Background()
-	m, err := New(ctx, t.TempDir(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := mount(t)
 	write := func(name string, sync bool) {
 		f, err := os.Create(filepath.Join(m.Dir, name))
 		if err != nil {
@@ -102,13 +110,8 @@ func TestClearCacheDropsWhatWasNotSynced(t *testing.T) {
 // works. Should a LazyFS release fix it, this test fails: the workaround
 // can go.
 func TestODirectReadOfWhatIsNotCachedFails(t *testing.T) {
-	need(t)
 	ctx := context.Background()
-	m, err := New(ctx, t.TempDir(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m := mount(t)
 	const size = 64 << 10
 	// O_DIRECT wants a buffer aligned to the logical block (4 KiB is).
 	raw := make([]byte, size+4096)

@@ -38,6 +38,16 @@ func run(t *testing.T, name, crash string, class kv.Durability, trials int) *res
 	return runWith(t, name, crash, class, trials, nil)
 }
 
+// nothingLost fails the test when the trials of res lost, tore or could
+// not read back an acknowledged write (what: the engine and the crash).
+func nothingLost(t *testing.T, what string, res *results.Step) {
+	t.Helper()
+	if res.Metrics["lost"] != 0 || res.Metrics["torn"] != 0 || res.Metrics["unrecoverable"] != 0 {
+		t.Fatalf("%s: %v lost, %v torn, %v unrecoverable, want 0 (%s)",
+			what, res.Metrics["lost"], res.Metrics["torn"], res.Metrics["unrecoverable"], res.Facts["unrecoverable"])
+	}
+}
+
 // runWith is run with the target's options.
 func runWith(t *testing.T, name, crash string, class kv.Durability, trials int, extra map[string]string) *results.Step {
 	t.Helper()
@@ -211,10 +221,7 @@ func TestPowerLossPostgres(t *testing.T) {
 	lazyfstest.Need(t)
 	for _, crash := range []string{fault.PowerLoss, fault.Kill9} {
 		res := run(t, "postgres", crash, kv.Sync, 1)
-		if res.Metrics["lost"] != 0 || res.Metrics["torn"] != 0 || res.Metrics["unrecoverable"] != 0 {
-			t.Fatalf("PostgreSQL synchronous_commit=on: %v lost, %v torn, %v unrecoverable after %s, want 0 (%s)",
-				res.Metrics["lost"], res.Metrics["torn"], res.Metrics["unrecoverable"], crash, res.Facts["unrecoverable"])
-		}
+		nothingLost(t, "PostgreSQL synchronous_commit=on after "+crash, res)
 	}
 }
 
@@ -222,10 +229,7 @@ func TestPowerLossPostgres(t *testing.T) {
 // (its power failure: TestPowerLossMariaDB).
 func TestKill9MariaDB(t *testing.T) {
 	res := run(t, "mariadb", fault.Kill9, kv.Sync, 1)
-	if res.Metrics["lost"] != 0 || res.Metrics["torn"] != 0 || res.Metrics["unrecoverable"] != 0 {
-		t.Fatalf("MariaDB after kill -9: %v lost, %v torn, %v unrecoverable, want 0 (%s)",
-			res.Metrics["lost"], res.Metrics["torn"], res.Metrics["unrecoverable"], res.Facts["unrecoverable"])
-	}
+	nothingLost(t, "MariaDB after kill -9", res)
 }
 
 // Aerospike, kill -9 (its power failure under sync is not run:
@@ -251,10 +255,7 @@ func TestKill9Aerospike(t *testing.T) {
 func TestPowerLossMariaDB(t *testing.T) {
 	lazyfstest.Need(t)
 	res := run(t, "mariadb", fault.PowerLoss, kv.Sync, 2)
-	if res.Metrics["lost"] != 0 || res.Metrics["torn"] != 0 || res.Metrics["unrecoverable"] != 0 {
-		t.Fatalf("MariaDB innodb_flush_log_at_trx_commit=1: %v lost, %v torn, %v unrecoverable after a power failure, want 0 (%s)",
-			res.Metrics["lost"], res.Metrics["torn"], res.Metrics["unrecoverable"], res.Facts["unrecoverable"])
-	}
+	nothingLost(t, "MariaDB innodb_flush_log_at_trx_commit=1 after a power failure", res)
 	if m := res.Facts[FactMapping]; !strings.Contains(m, "innodb_flush_log_at_trx_commit=1") || !strings.Contains(m, "innodb_flush_method=fsync") {
 		t.Errorf("step's durability mapping %q: want innodb_flush_log_at_trx_commit=1 and innodb_flush_method=fsync", m)
 	}
