@@ -226,23 +226,23 @@ func (s *Sim) CorrelationsAll(h Held, users []int64, from, to int64, r Rule, par
 	type state struct{ best, run, prev int }
 	st := make([][]state, parts)
 	found := make([][][]Contact, parts) // part -> query -> contacts
+	last := make([]int64, parts)        // the user each part saw last (-1: none yet)
 	for p := range st {
 		st[p] = make([]state, len(users))
 		found[p] = make([][]Contact, len(users))
+		last[p] = -1
+		for i := range users {
+			st[p][i] = state{prev: -2}
+		}
 	}
+	// flush records what user v's run gave each query user and starts
+	// the next user's.
 	flush := func(part int, v int64) {
 		for i := range users {
 			if st[part][i].best >= r.MinMinutes && v >= 0 {
 				found[part][i] = append(found[part][i], Contact{User: v, Minutes: st[part][i].best})
 			}
 			st[part][i] = state{prev: -2}
-		}
-	}
-	last := make([]int64, parts)
-	for p := range last {
-		last[p] = -1
-		for i := range users {
-			st[p][i] = state{prev: -2}
 		}
 	}
 	s.eachOtherPoint(h, lo, hi, parts, stop, func(part int, v int64) {
