@@ -171,7 +171,18 @@ func (ClusterServer) Start(ctx context.Context, cfg server.Config) (*server.Inst
 				if err := s.Query("SELECT release_version FROM system.local").ScanContext(ctx, &release); err != nil {
 					return err
 				}
-				return joined(ctx, base.seed, ic.nativePort, ic.addr, nodes)
+				if err := joined(ctx, base.seed, ic.nativePort, ic.addr, nodes); err != nil {
+					return err
+				}
+				// The node's own view too: it must know the nodes already up
+				// (all the others, on a restart) before it coordinates.
+				var others []string
+				for _, n := range started {
+					if a := addrOf(n); a != ic.addr {
+						others = append(others, a)
+					}
+				}
+				return seesRing(ctx, ic.addr, ic.nativePort, others)
 			}
 			if err := proc.WaitReady(ctx, h, ReadyTimeout, probe); err != nil {
 				sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -187,6 +198,22 @@ func (ClusterServer) Start(ctx context.Context, cfg server.Config) (*server.Inst
 		}
 		n := server.NewNode(name, net.JoinHostPort(ic.addr, strconv.Itoa(ic.nativePort)), ic.dataDir(), h, syscall.SIGTERM, start)
 		started = append(started, n)
+	}
+	// Every node knows every other one before the cluster is ready: the
+	// earlier nodes learn of the later ones by gossip, after those are up.
+	for _, n := range started {
+		addr := addrOf(n)
+		var others []string
+		for _, o := range started {
+			if a := addrOf(o); a != addr {
+				others = append(others, a)
+			}
+		}
+		if err := proc.WaitReady(ctx, n.Handle(), ReadyTimeout, func(ctx context.Context) error {
+			return seesRing(ctx, addr, base.nativePort, others)
+		}); err != nil {
+			return abort(err)
+		}
 	}
 	if err := createClusterKeyspace(ctx, base.seed, base.nativePort, rf); err != nil {
 		return abort(fmt.Errorf("creating keyspace %s: %w", Keyspace, err))
@@ -260,6 +287,62 @@ func joined(ctx context.Context, seed string, port int, addr string, nodes int) 
 		return fmt.Errorf("%s is not NORMAL in the seed's gossip yet (status %q)", addr, found)
 	}
 	return nil
+}
+
+// seesRing is nil once the node at addr knows each of others as a member
+// of the ring: NORMAL in its own gossip and with its tokens in its
+// system.peers_v2 (filled as it adds the peer to its token metadata).
+// A node that has just started may answer queries before gossip has told
+// it of the others; it then takes itself for the whole ring and, at
+// consistency ONE, acknowledges a write for any key with itself as the
+// only replica, one that the full ring does not give it. A read at ALL
+// on the full ring never asks it: the write is lost.
+func seesRing(ctx context.Context, addr string, port int, others []string) error {
+	if len(others) == 0 {
+		return nil
+	}
+	s, err := sessionAt(addr, port, "")
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	tokens := map[string]int{}
+	var a net.IP
+	var ts []string
+	iter := s.Query("SELECT peer, tokens FROM system.peers_v2").IterContext(ctx)
+	for iter.Scan(&a, &ts) {
+		tokens[a.String()] = len(ts)
+	}
+	if err := iter.Close(); err != nil {
+		return err
+	}
+	status := map[string]string{}
+	var st, withPort string
+	iter = s.Query("SELECT address, status, status_with_port FROM system_views.gossip_info").IterContext(ctx)
+	for iter.Scan(&a, &st, &withPort) {
+		if withPort == "" {
+			withPort = st
+		}
+		status[a.String()] = withPort
+	}
+	if err := iter.Close(); err != nil {
+		return err
+	}
+	for _, o := range others {
+		if tokens[o] == 0 || !strings.HasPrefix(status[o], "NORMAL") {
+			return fmt.Errorf("%s does not see %s in the ring yet (tokens known: %d, its status there %q)", addr, o, tokens[o], status[o])
+		}
+	}
+	return nil
+}
+
+// addrOf is a node's address without its port.
+func addrOf(n *server.Node) string {
+	h, _, err := net.SplitHostPort(n.Addr)
+	if err != nil {
+		return n.Addr
+	}
+	return h
 }
 
 // sessionAt connects to the node at addr (keyspace may be empty).

@@ -4,6 +4,8 @@ package cassandra_test
 
 import (
 	"context"
+	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 
 	"storebench/internal/kv"
 	"storebench/internal/server"
+	"storebench/internal/server/cassandra"
 	"storebench/internal/server/servertest"
 )
 
@@ -35,6 +38,32 @@ func TestClusterStartRestart(t *testing.T) {
 		if !strings.Contains(inst.Settings["node"+string(rune('1'+i))], "16 tokens") {
 			t.Errorf("node%d topology %q", i+1, inst.Settings["node"+string(rune('1'+i))])
 		}
+	}
+	// Every node knows every other one in the ring before Start returns,
+	// and the check says so when a node does not know a peer.
+	port := func(n *server.Node) (string, int) {
+		h, p, _ := net.SplitHostPort(n.Addr)
+		v, _ := strconv.Atoi(p)
+		return h, v
+	}
+	seesAll := func() {
+		t.Helper()
+		for _, n := range inst.Nodes {
+			addr, p := port(n)
+			var others []string
+			for _, o := range inst.Nodes {
+				if a, _ := port(o); a != addr {
+					others = append(others, a)
+				}
+			}
+			if err := cassandra.SeesRing(context.Background(), addr, p, others); err != nil {
+				t.Errorf("%s: %v", addr, err)
+			}
+		}
+	}
+	seesAll()
+	if a, p := port(inst.Nodes[0]); cassandra.SeesRing(context.Background(), a, p, []string{"127.0.0.9"}) == nil {
+		t.Errorf("%s sees 127.0.0.9, which is no node, in its ring", a)
 	}
 	hosts := strings.Split(strings.TrimSuffix(strings.TrimPrefix(inst.URI, "cassandra://"), "/storebench"), ",")
 	c := gocql.NewCluster(hosts...)
@@ -69,4 +98,5 @@ func TestClusterStartRestart(t *testing.T) {
 	if n2.PID() == 0 || n2.PID() == old {
 		t.Errorf("node2 pid %d after restart (was %d)", n2.PID(), old)
 	}
+	seesAll()
 }

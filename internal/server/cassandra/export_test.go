@@ -1,0 +1,4 @@
+package cassandra
+
+// SeesRing is seesRing, for the cluster test.
+var SeesRing = seesRing
