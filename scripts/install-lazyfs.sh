@@ -4,7 +4,9 @@
 # from the vendored source tarball
 #   ${STOREBENCH_VENDOR:-../shared/vendor}/lazyfs-0.3.0-a47a5ba-src.tar.xz
 # (toml11 and spdlog bundled: no network) into
-#   ${STOREBENCH_HOME:-~/.cache/storebench}/lazyfs/<tarball sha256>/{lazyfs,libpcache.so.0}
+#   ${STOREBENCH_HOME:-~/.cache/storebench}/lazyfs/<tarball sha256>-<patch sha256, 12>/{lazyfs,libpcache.so.0}
+# with scripts/patches/lazyfs-odirect.patch applied (the backing files
+# opened without O_DIRECT, whose reads LazyFS 0.3.0 fails with EINVAL).
 # installing libfuse3-dev, fuse3, cmake and g++ with apt-get first if they
 # are missing, and adds `user_allow_other` to /etc/fuse.conf when it can.
 # Idempotent: a complete build is left alone (a second run costs a sha256).
@@ -43,12 +45,14 @@ tarball=${vendor:-../shared/vendor}/$tarname
 home=${STOREBENCH_HOME:-$HOME/.cache/storebench}
 if [ -f "$tarball" ]; then
   sum=$(sha256sum "$tarball" | cut -d' ' -f1)
-elif [ -x "$home/lazyfs/$pinned/lazyfs" ] && [ -f "$home/lazyfs/$pinned/libpcache.so.0" ]; then
+elif compgen -G "$home/lazyfs/$pinned-*/lazyfs" >/dev/null; then
   sum=$pinned # built here before from the verified tarball
 else
   fail "$tarball not found (set STOREBENCH_VENDOR to the folder holding $tarname)"
 fi
-dest=$home/lazyfs/$sum
+patchfile=scripts/patches/lazyfs-odirect.patch
+[ -f "$patchfile" ] || fail "$patchfile not found"
+dest=$home/lazyfs/$sum-$(sha256sum "$patchfile" | cut -c1-12)
 
 # /etc/fuse.conf: -o allow_other needs user_allow_other for a non-root
 # mounter; root does not, but the line is harmless and makes both work.
@@ -72,7 +76,7 @@ installed() {
   [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]
 }
 missing=()
-for p in libfuse3-dev fuse3 cmake g++ make pkg-config; do
+for p in libfuse3-dev fuse3 cmake g++ make pkg-config patch; do
   installed "$p" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -86,6 +90,7 @@ trap 'rm -rf "$work"' EXIT
 echo "install-lazyfs: building LazyFS from $tarball in $work"
 tar -C "$work" -xJf "$tarball"
 src=$(echo "$work"/lazyfs-*)
+patch -s -d "$src" -p1 <"$patchfile" || fail "$patchfile does not apply to $tarball"
 deps=$src/deps
 jobs=$(nproc 2>/dev/null || echo 2)
 t0=$(date +%s)
@@ -111,5 +116,7 @@ cp -L "$src/libs/libpcache/build/libpcache.so.0" "$tmpdest/libpcache.so.0"
 cp "$src/lazyfs/build/lazyfs" "$tmpdest/lazyfs"
 cp "$src/LICENSE" "$tmpdest/LICENSE"
 rm -rf "$dest" && mv "$tmpdest" "$dest"
+# The unpatched build of the same tarball (older installs) is not used.
+rm -rf "${home:?}/lazyfs/$sum"
 LD_LIBRARY_PATH=$dest ldd "$dest/lazyfs" | grep -q 'not found' && fail "$dest/lazyfs: unresolved libraries"
 echo "install-lazyfs: built $dest/lazyfs in $(( $(date +%s) - t0 ))s"

@@ -40,13 +40,6 @@ type Config struct {
 	// Options are the study target's options; a server reads the ones
 	// that shape it (the HTTP servers' page_bytes) and ignores the rest.
 	Options map[string]string
-	// NoDirectIO: the data directory is on a file system that mis-serves
-	// O_DIRECT (LazyFS 0.3.0 opens its backing file with the caller's
-	// O_DIRECT and reads what is not in its cache into an unaligned
-	// buffer: EINVAL). A server that opens its files O_DIRECT by default
-	// uses buffered I/O with its fsyncs kept, and says so in its
-	// Settings.
-	NoDirectIO bool
 	// Detach lets the server outlive the storebench process that starts
 	// it (`storebench server start`). Otherwise it is killed when that
 	// process dies, even by kill -9 (see proc.StartTied).

@@ -16,32 +16,11 @@ import (
 	"time"
 
 	"storebench/internal/fault"
-	"storebench/internal/kv"
 	"storebench/internal/lazyfs"
 	"storebench/internal/measure/procstat"
 	"storebench/internal/server"
 	"storebench/internal/server/proc"
 )
-
-// NoPowerLoss are the servers whose power failure under LazyFS is
-// refused, per durability class, and why: a result that would blame the
-// server for LazyFS's limit, or measure a setting other than the class's,
-// is not reported.
-var NoPowerLoss = map[string]map[kv.Durability]string{
-	"aerospike": {kv.Sync: "under sync its device file is opened direct-files (O_DIRECT|O_DSYNC, Community Edition's only write-through: asd never fsyncs the file), " +
-		"and LazyFS 0.3.0 fails an O_DIRECT read of what is not in its cache with EINVAL: asd aborts at start reading the device header " +
-		"(\"CRITICAL (drv_ssd): ... read failed: errno 22 (Invalid argument)\"); without direct-files nothing is written through, not the sync setting. " +
-		"No verdict under sync: kill-9 only (async runs)"},
-}
-
-// PowerLossRefused says why server name's power failure under class is
-// refused ("": it runs). No class is the servers' default, sync.
-func PowerLossRefused(name string, class kv.Durability) string {
-	if class == "" {
-		class = kv.Sync
-	}
-	return NoPowerLoss[name][class]
-}
 
 // OnLazyFS names, per server, the part of its data directory that lives
 // on LazyFS when it cannot be all of it. LazyFS 0.3.0 has no statfs: the
@@ -75,16 +54,6 @@ func Start(ctx context.Context, name string, cfg server.Config, m *lazyfs.Mount)
 	srv, err := server.Lookup(name)
 	if err != nil {
 		return nil, err
-	}
-	if why := PowerLossRefused(name, cfg.Durability); why != "" && m != nil {
-		return nil, fmt.Errorf("%s: %s: %s", name, fault.PowerLoss, why)
-	}
-	if m != nil {
-		// LazyFS fails O_DIRECT reads of what is not in its cache
-		// (EINVAL: lazyfs.TestODirectReadOfWhatIsNotCachedFails); a
-		// server that would use O_DIRECT buffers its I/O there and keeps
-		// its fsyncs.
-		cfg.NoDirectIO = true
 	}
 	s := &Server{srv: srv, cfg: cfg, mount: m}
 	if m != nil {

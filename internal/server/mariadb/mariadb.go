@@ -190,12 +190,7 @@ func (s mariaServer) Start(ctx context.Context, cfg server.Config) (*server.Inst
 	if cfg.MemoryBytes > 0 {
 		bufferPool = cfg.MemoryBytes
 	}
-	method, methodSetting := flushMethod(cfg.NoDirectIO)
-	if cfg.NoDirectIO {
-		// What a durability result was measured under.
-		mapping += "; innodb_flush_method=fsync (O_DIRECT is mis-served here: data files buffered, fsynced at checkpoints)"
-	}
-	if err := os.WriteFile(p.cnf, []byte(optionFile(p, port, flush, method, bufferPool)), 0o644); err != nil {
+	if err := os.WriteFile(p.cnf, []byte(optionFile(p, port, flush, flushMethod, bufferPool)), 0o644); err != nil {
 		return nil, fmt.Errorf("mariadb: writing %s: %w", p.cnf, err)
 	}
 	password, err := proc.Password()
@@ -215,7 +210,7 @@ func (s mariaServer) Start(ctx context.Context, cfg server.Config) (*server.Inst
 	}
 	defer os.Remove(p.init)
 
-	proc.Logf(cfg.Log, "mariadb: starting MariaDB %s on 127.0.0.1:%d (innodb_flush_log_at_trx_commit=%s, innodb_flush_method=%s) in %s", version, port, flush, method, dir)
+	proc.Logf(cfg.Log, "mariadb: starting MariaDB %s on 127.0.0.1:%d (innodb_flush_log_at_trx_commit=%s, innodb_flush_method=%s) in %s", version, port, flush, flushMethod, dir)
 	t0 := time.Now()
 	// --defaults-file must come first. As root, started as mysql rather
 	// than with user=mysql: a process that switches users itself loses its
@@ -266,7 +261,7 @@ func (s mariaServer) Start(ctx context.Context, cfg server.Config) (*server.Inst
 			"durability":                     string(orSync(cfg.Durability)),
 			"durability_mapping":             mapping,
 			"innodb_flush_log_at_trx_commit": flush,
-			"innodb_flush_method":            methodSetting,
+			"innodb_flush_method":            flushMethodSetting,
 			"sync_binlog":                    "0 (binary log off)",
 			"innodb_buffer_pool_size":        poolSetting,
 			"socket":                         p.socket,
@@ -331,21 +326,12 @@ func variable(ctx context.Context, dsn, name string) (string, error) {
 	return v, nil
 }
 
-// flushMethod is innodb_flush_method, with the sentence Settings state
-// it in: MariaDB 10.11's default, O_DIRECT, unless the data directory's
-// file system mis-serves O_DIRECT (LazyFS: InnoDB's first O_DIRECT read
-// of ibdata1 fails with EINVAL and it does not start, "Plugin
-// initialization aborted with error I/O error"). Then fsync: the data
-// files go through the page cache and are fsynced at each checkpoint;
-// the redo log is written and fdatasynced at each commit as under
-// O_DIRECT, so innodb_flush_log_at_trx_commit=1 still means a commit is
-// on disk when acknowledged.
-func flushMethod(noDirectIO bool) (value, setting string) {
-	if noDirectIO {
-		return "fsync", "fsync (the data directory is on a file system that mis-serves O_DIRECT, LazyFS: data files buffered and fsynced at checkpoints; the redo log is still fdatasynced at each commit)"
-	}
-	return "O_DIRECT", "O_DIRECT (MariaDB's default)"
-}
+// flushMethod is innodb_flush_method, MariaDB 10.11's default, with the
+// sentence Settings state it in. It holds on LazyFS too, whose backing
+// files install-lazyfs.sh opens without O_DIRECT
+// (scripts/patches/lazyfs-odirect.patch): unpatched, InnoDB's first
+// O_DIRECT read of ibdata1 failed there with EINVAL.
+const flushMethod, flushMethodSetting = "O_DIRECT", "O_DIRECT (MariaDB's default)"
 
 // optionFile is the whole option file: with --defaults-file, nothing is
 // read from /etc/mysql or ~/.my.cnf. No user=: the server is started as

@@ -191,22 +191,3 @@ func TestCacheSizesBufferPool(t *testing.T) {
 		t.Errorf("innodb_buffer_pool_size setting %q", s)
 	}
 }
-
-// On a file system that mis-serves O_DIRECT (LazyFS) InnoDB's data files
-// are buffered, innodb_flush_method=fsync, with the commit's flush kept,
-// and Settings say so.
-func TestNoDirectIOFlushMethod(t *testing.T) {
-	t.Parallel()
-	inst := servertest.StartConfig(t, "mariadb", server.Config{Durability: kv.Sync, NoDirectIO: true})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	db := open(t, inst.URI)
-	for name, want := range map[string]string{"innodb_flush_method": "fsync", "innodb_flush_log_at_trx_commit": "1"} {
-		if got := variable(t, ctx, db, name); got != want {
-			t.Errorf("%s = %q; want %q", name, got, want)
-		}
-	}
-	if s := inst.Settings["innodb_flush_method"]; !strings.HasPrefix(s, "fsync (") {
-		t.Errorf("innodb_flush_method setting %q", s)
-	}
-}

@@ -30,7 +30,6 @@ import (
 	"storebench/internal/kv"
 	"storebench/internal/lazyfs"
 	"storebench/internal/results"
-	"storebench/internal/server/crashable"
 	"storebench/internal/server/proc"
 	"storebench/internal/study"
 	"storebench/internal/target"
@@ -117,8 +116,10 @@ const FactDeclared = "server_durability"
 // (Redis: "async: appendonly yes, appendfsync everysec (...)").
 const FactMapping = "durability_mapping"
 
-// FactRefused is the fact of a step not run, and why (MariaDB's power
-// failure).
+// FactRefused is the fact of a step not run, and why: kept runs made
+// while LazyFS mis-served O_DIRECT (before scripts/patches/
+// lazyfs-odirect.patch) refused MariaDB's and Aerospike's power failure,
+// and their reports still say so.
 const FactRefused = "not_run"
 
 // FactPersistence is the fact of a step whose server keeps nothing
@@ -187,13 +188,6 @@ func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.St
 	class := kv.Durability(st.Labels[LClass])
 	if class == "" {
 		class = env.Opened.Options.Durability
-	}
-	if why := crashable.PowerLossRefused(info.Server, class); why != "" && st.Phase == fault.PowerLoss && !info.Embedded() {
-		// No verdict rather than one that may blame the server for
-		// LazyFS's limit: the step says why it did not run.
-		return &results.Step{Workload: st.Workload, Phase: st.Phase, N: st.N, Started: time.Now(),
-			Metrics: map[string]float64{"trials": 0},
-			Facts:   map[string]string{"durability": st.Labels[LClass], "crash": st.Phase, FactRefused: why}}, nil
 	}
 	if st.Phase == fault.PowerLoss {
 		if why := lazyfs.Unavailable(); why != "" {
