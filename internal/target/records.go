@@ -40,3 +40,14 @@ type RecordWire interface {
 	// a reply the protocol does not allow (the connection cannot go on).
 	Reply(in []byte) (n int, done bool, fields [][]byte, opErr, err error)
 }
+
+// RecordSteps is the optional ability of a RecordWire whose write of
+// some of a record's fields takes more than one round trip (memcached:
+// a gets, then a compare-and-swap of the merged record, again from the
+// gets on a conflict). AppendWrite then appends the first request; when
+// Reply has consumed a complete reply without ending the write (done
+// false, nothing left to wait for), Next appends the following request
+// (nil when none is pending: Reply needs more bytes).
+type RecordSteps interface {
+	Next(w []byte) []byte
+}

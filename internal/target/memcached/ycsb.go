@@ -128,6 +128,7 @@ func encodeFields(dst []byte, fields [][]byte) []byte {
 	return dst
 }
 
+// decodeFields decodes a record's fields, in a slice of their number.
 func decodeFields(v []byte) ([][]byte, error) {
 	n := 0
 	for rest := v; len(rest) > 0; n++ {
@@ -137,12 +138,5 @@ func decodeFields(v []byte) ([][]byte, error) {
 		}
 		rest = rest[k+int(l):]
 	}
-	out := make([][]byte, 0, n)
-	for len(v) > 0 {
-		l, k := binary.Uvarint(v)
-		end := k + int(l)
-		out = append(out, v[k:end:end])
-		v = v[end:]
-	}
-	return out, nil
+	return decodeInto(make([][]byte, 0, n), v)
 }

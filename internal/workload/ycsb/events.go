@@ -17,7 +17,9 @@ import (
 // The event-loop client (client: events, the default): where the target
 // can hand connections of its own to an event loop (package evloop) —
 // Redis through target.EventedRecords (one HMGET or HSET per operation),
-// PostgreSQL and MariaDB through their lean SQL sessions
+// memcached through the same (a get, a set, or a gets then a cas for an
+// update: target.RecordSteps), PostgreSQL and MariaDB through their lean
+// SQL sessions
 // (target.EventedSQLSession: the statements prepared on each) — the
 // step's operations are driven from one goroutine per loop, one
 // operation in flight per connection and no pipelining across
@@ -33,11 +35,13 @@ import (
 // reply of the request in flight, calling got with the record's fields
 // for a read that found it (not at all when it is missing), and returns
 // the server's answer as opErr (a missing record on update included).
+// An operation of several round trips (memcached's update) returns its
+// next request, appended to w, until it is done.
 type recConn interface {
 	appendRead(w, key []byte) []byte
 	appendInsert(w, key []byte, fields [][]byte) []byte
 	appendUpdate(w, key []byte, fields [][]byte) []byte
-	reply(in []byte, got func([][]byte) error) (n int, done bool, opErr, err error)
+	reply(in, w []byte, got func([][]byte) error) (n int, next []byte, done bool, opErr, err error)
 	closed() error
 	close() error
 }
@@ -165,9 +169,12 @@ func (e *session) Request(w []byte, seq int64) ([]byte, error) {
 }
 
 func (e *session) Reply(in, w []byte) (int, []byte, bool, error) {
-	n, done, opErr, err := e.c.reply(in, e.gotFn)
+	n, next, done, opErr, err := e.c.reply(in, w, e.gotFn)
 	if err != nil {
 		return n, nil, false, fmt.Errorf("ycsb: %s: %w", e.name, err)
+	}
+	if next != nil {
+		return n, next, false, nil
 	}
 	if !done {
 		return n, nil, false, nil
@@ -211,12 +218,19 @@ func (c *recordConn) appendUpdate(w, k []byte, f [][]byte) []byte { return c.w.A
 func (c *recordConn) closed() error                               { return nil }
 func (c *recordConn) close() error                                { return evloop.Close(c.fdn) }
 
-func (c *recordConn) reply(in []byte, got func([][]byte) error) (int, bool, error, error) {
+func (c *recordConn) reply(in, w []byte, got func([][]byte) error) (int, []byte, bool, error, error) {
 	n, done, fields, opErr, err := c.w.Reply(in)
 	if done && opErr == nil && err == nil && fields != nil {
 		opErr = got(fields)
 	}
-	return n, done, opErr, err
+	if !done && err == nil && opErr == nil {
+		if st, ok := c.w.(target.RecordSteps); ok {
+			if next := st.Next(w); next != nil {
+				return n, next, false, nil, nil
+			}
+		}
+	}
+	return n, nil, done, opErr, err
 }
 
 // sqlConn is a lean SQL session on a loop: the layout's read and insert,
@@ -307,13 +321,13 @@ func (c *sqlConn) appendUpdate(w, key []byte, fields [][]byte) []byte {
 	panic("ycsb: an update of no field")
 }
 
-func (c *sqlConn) reply(in []byte, got func([][]byte) error) (int, bool, error, error) {
+func (c *sqlConn) reply(in, _ []byte, got func([][]byte) error) (int, []byte, bool, error, error) {
 	c.got = got
 	n, done, stmtErr, err := c.w.Reply(in, c.rowFn)
 	if done && stmtErr == nil && err == nil && c.update && c.w.Affected() == 0 {
 		stmtErr = fmt.Errorf("record %q: %w", c.key, kv.ErrNotFound)
 	}
-	return n, done, stmtErr, err
+	return n, nil, done, stmtErr, err
 }
 
 func (c *sqlConn) closed() error { return c.w.Closed() }

@@ -1,12 +1,16 @@
 package ycsb_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -51,13 +55,14 @@ func openEvented(t *testing.T, name string) io.Closer {
 }
 
 // YCSB on the event-loop client of Redis (HMGET/HSET), PostgreSQL and
-// MariaDB (their lean sessions): the load and workloads A, C, F and D
+// MariaDB (their lean sessions) and memcached (get, set, and gets then
+// cas for an update): the load and workloads A, C, F and D
 // run on event loops (event_loops > 0), every read verified; then one
 // field of every record is corrupted behind the workload's back, and
 // workload C fails verification on the event loop; client: goroutines
 // runs without one.
 func TestEventLoopClient(t *testing.T) {
-	for _, name := range []string{"redis", "postgres", "mysql"} {
+	for _, name := range []string{"redis", "postgres", "mysql", "memcached"} {
 		t.Run(name, func(t *testing.T) {
 			h := openEvented(t, name)
 			ctx := context.Background()
@@ -222,5 +227,82 @@ func TestEventLoopKilledConnection(t *testing.T) {
 				t.Fatal("the step went on 10 s after its connections were killed")
 			}
 		})
+	}
+}
+
+// memcached kills no single connection on request: the server itself is
+// killed (SIGKILL) under the step's event loop, and the step fails at
+// once, naming the connection.
+func TestEventLoopMemcachedKilled(t *testing.T) {
+	inst := servertest.Start(t, "memcached", kv.Async)
+	h := captest.Open(t, "memcached", target.Options{URI: inst.URI, Durability: kv.Async})
+	t.Cleanup(func() { h.Close() })
+	ctx := context.Background()
+	steps := worktest.Plan(t, ycsb.YCSB{}, eventStudy, "ycsb.operations=1e9", "ycsb.workloads=[c]")
+	if _, err := (ycsb.YCSB{}).Execute(ctx, &workload.Env{Target: h}, steps[0]); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := ycsb.YCSB{}.Execute(ctx, &workload.Env{Target: h}, steps[1])
+		done <- err
+	}()
+	// The step's 3 connections are open once the server counts them
+	// (the target's own client holds one or two more).
+	db, _ := ycsb.Of(h)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := db.Read(ctx, ycsb.RecordKey(nil, 0)); err != nil {
+			t.Fatal(err)
+		}
+		if n := memcachedConns(t, inst.URI); n >= 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the step's connections never opened")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	killed := time.Now()
+	if err := syscall.Kill(inst.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		t.Logf("failed %v after the kill: %v", time.Since(killed), err)
+		if err == nil || !strings.Contains(err.Error(), "connection") {
+			t.Fatalf("a killed server did not fail the step: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the step went on 10 s after its server was killed")
+	}
+}
+
+// memcachedConns is the server's curr_connections.
+func memcachedConns(t *testing.T, uri string) int {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", strings.TrimPrefix(uri, "memcached://"), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Write([]byte("stats\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(c)
+	for {
+		l, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "STAT curr_connections "); ok {
+			n, _ := strconv.Atoi(v)
+			return n
+		}
+		if strings.HasPrefix(l, "END") {
+			t.Fatal("stats without curr_connections")
+		}
 	}
 }
