@@ -222,11 +222,18 @@ func valueLine(l, key []byte, gets bool) (size int, unique uint64, err error) {
 	if !ok {
 		return bad()
 	}
-	f := bytes.Fields(rest)
-	if len(f) < 3 || !bytes.Equal(f[0], key) || (gets && len(f) < 4) {
+	// Split on single spaces, with no allocation: key, flags, bytes,
+	// and the unique of a gets.
+	var f [4][]byte
+	nf := 0
+	for nf < len(f) && len(rest) > 0 {
+		f[nf], rest, _ = bytes.Cut(rest, []byte{' '})
+		nf++
+	}
+	if nf < 3 || !bytes.Equal(f[0], key) || (gets && nf < 4) {
 		return bad()
 	}
-	if size, err = strconv.Atoi(string(f[2])); err != nil || size < 0 {
+	if size, err = atoi(f[2]); err != nil {
 		return bad()
 	}
 	if gets {
@@ -235,6 +242,21 @@ func valueLine(l, key []byte, gets bool) (size int, unique uint64, err error) {
 		}
 	}
 	return size, unique, nil
+}
+
+// atoi parses a decimal length (no sign, at most 9 digits).
+func atoi(b []byte) (int, error) {
+	if len(b) == 0 || len(b) > 9 {
+		return 0, errors.New("bad length")
+	}
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, errors.New("bad length")
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, nil
 }
 
 // serverError says whether a reply line is the server's error answer.
