@@ -130,6 +130,10 @@ const (
 	// each attaching to what the first prepared (ycsb.Attacher): what a
 	// step split across workers (--workers N, workload.Splitter) needs.
 	Shared Cap = "shared"
+	// Log: an append-only log of keyed records, produced with an
+	// acknowledgement and read back in order from its start (Kafka's
+	// topics: conn.Kafka).
+	Log Cap = "log"
 )
 
 // capText is each capability in words. The words are in reports' n/a
@@ -150,10 +154,11 @@ var capText = map[Cap]string{
 	ClusteredRanges: "clustered ranges",
 	SQLArrays:       "SQL arrays",
 	Shared:          "data shared across worker processes",
+	Log:             "an append-only log",
 }
 
 // AllCaps lists every capability, in the order `storebench list` shows them.
-var AllCaps = []Cap{KeyValue, OrderedScan, Batch, Secondary, Pipeline, SQL, DocumentStore, AuthRoots, HTTPEndpoint, Compaction, SortedSets, ClusteredRanges, SQLArrays, Shared}
+var AllCaps = []Cap{KeyValue, OrderedScan, Batch, Secondary, Pipeline, SQL, DocumentStore, AuthRoots, HTTPEndpoint, Compaction, SortedSets, ClusteredRanges, SQLArrays, Shared, Log}
 
 // String is the capability in words, for reasons and `storebench list`.
 func (c Cap) String() string {

@@ -10,6 +10,7 @@ package servers
 import (
 	_ "storebench/internal/target/aerospike"
 	_ "storebench/internal/target/cassandra"
+	_ "storebench/internal/target/kafka"
 	_ "storebench/internal/target/memcached"
 	_ "storebench/internal/target/mongodb"
 	_ "storebench/internal/target/mysql"

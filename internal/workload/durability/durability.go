@@ -129,6 +129,10 @@ const (
 	NoPersistence   = "none: keeps nothing across a restart"
 )
 
+// RequiresAny is what a durability step needs of a target: single
+// key-value writes, or an append-only log.
+var RequiresAny = []target.Caps{{target.KeyValue}, {target.Log}}
+
 func (Durability) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error) {
 	var p Params
 	if err := json.Unmarshal(raw, &p); err != nil {
@@ -141,8 +145,10 @@ func (Durability) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, er
 				Concurrency: p.Writers, Params: raw, Largest: int64(p.AfterOps),
 				Labels: results.Labels{LClass: class},
 				// Batches: the engine's own (kv.Batch), a server's
-				// transaction (Redis MULTI/EXEC).
-				Requires: target.Caps{target.KeyValue}})
+				// transaction (Redis MULTI/EXEC). Records are written
+				// as single key-value writes or produced to a log
+				// (Kafka), read back by key.
+				RequiresAny: RequiresAny})
 		}
 	}
 	return steps, nil

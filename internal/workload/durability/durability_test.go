@@ -298,3 +298,37 @@ func TestPowerLossAerospike(t *testing.T) {
 	t.Logf("power failure, acknowledged writes lost: async %v of %v, sync (direct-files) %v of %v",
 		res.Metrics["lost"], res.Metrics["acked"], sync.Metrics["lost"], sync.Metrics["acked"])
 }
+
+// Kafka's log: each record produced with acks=all and acknowledged by the
+// broker's produce response; after the restart the topic is read from its
+// start to its high watermark. Under sync (log.flush.interval.messages=1:
+// each message fsynced before the acknowledgement) kill -9 of the broker
+// loses nothing it acknowledged; under async neither (the broker writes
+// the record to the OS before it answers, and the page cache survives).
+func TestKill9Kafka(t *testing.T) {
+	res := run(t, "kafka", fault.Kill9, kv.Sync, 1)
+	nothingLost(t, "Kafka log.flush.interval.messages=1 after kill -9", res)
+	if !strings.Contains(res.Facts[FactMapping], "log.flush.interval.messages=1") {
+		t.Errorf("step's durability mapping %q: want the broker's flush policy", res.Facts[FactMapping])
+	}
+	nothingLost(t, "Kafka async after kill -9", run(t, "kafka", fault.Kill9, kv.Async, 1))
+}
+
+// Kafka's power failure: its log directory on LazyFS. Under sync nothing
+// acknowledged is lost; under async (Kafka's default: the OS flushes the
+// log, Kafka fsyncs only when it rolls a segment) acknowledged writes are
+// lost, and the check says so.
+func TestPowerLossKafka(t *testing.T) {
+	lazyfstest.Need(t)
+	res := run(t, "kafka", fault.PowerLoss, kv.Sync, 1)
+	nothingLost(t, "Kafka log.flush.interval.messages=1 after a power failure", res)
+	async := run(t, "kafka", fault.PowerLoss, kv.Async, 1)
+	if async.Metrics["unrecoverable"] != 0 {
+		t.Fatalf("Kafka async after a power failure: did not restart: %s", async.Facts["unrecoverable"])
+	}
+	if async.Metrics["lost"] == 0 {
+		t.Errorf("Kafka async lost no acknowledged write on a power failure: the check cannot fail")
+	}
+	t.Logf("power failure, acknowledged writes lost: sync %v of %v, async %v of %v",
+		res.Metrics["lost"], res.Metrics["acked"], async.Metrics["lost"], async.Metrics["acked"])
+}

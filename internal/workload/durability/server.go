@@ -26,7 +26,8 @@ import (
 // A server target's crash: the server layer starts it on the trial's
 // data (package server/crashable, which takes the crash: fault.Crasher),
 // and the writers reach it through the target's own handle, by the
-// abilities it offers (conn.RESP, target.SQLDB, target.Pipeliner), as
+// abilities it offers (conn.RESP, target.SQLDB, conn.Kafka,
+// target.Pipeliner), as
 // every workload does.
 
 // CanCrash says whether the workload can crash target info ("": it can;
@@ -56,6 +57,10 @@ type srvEngine struct {
 	ctl     reader
 	// singles: the handle has no atomic batch (a pipelined session).
 	singles bool
+	// kafka is the writers' producer on a Kafka log, kafkaTopic whether
+	// its topic was made (by the first open, not after the crash).
+	kafka      *kafkaWriter
+	kafkaTopic bool
 }
 
 // reader reads a record back (kv.ErrNotFound: absent).
@@ -149,6 +154,25 @@ func (e *srvEngine) open(ctx context.Context, writers int) error {
 			e.writers = append(e.writers, c)
 		}
 		e.ctl = c
+	case tconn.Kafka:
+		// A log: single records, produced and acknowledged one by one.
+		e.singles = true
+		brokers := t.KafkaBrokers()
+		if !e.kafkaTopic {
+			if err := makeKafkaTopic(ctx, brokers); err != nil {
+				return fail(err)
+			}
+			e.kafkaTopic = true
+		}
+		w, err := newKafkaWriter(brokers)
+		if err != nil {
+			return fail(err)
+		}
+		e.kafka = w
+		for range writers {
+			e.writers = append(e.writers, w)
+		}
+		e.ctl = &kafkaReader{brokers: brokers}
 	case target.Pipeliner:
 		e.singles = true
 		for range writers + 1 {
@@ -160,7 +184,7 @@ func (e *srvEngine) open(ctx context.Context, writers int) error {
 		}
 		e.ctl, e.writers = e.writers[writers].(sessionConn), e.writers[:writers]
 	default:
-		return fail(fmt.Errorf("%s: its handle offers none of RESP, SQL, CQL, Aerospike, MongoDB or pipelined sessions, which the durability workload writes through", e.info.Name))
+		return fail(fmt.Errorf("%s: its handle offers none of RESP, SQL, CQL, Aerospike, MongoDB, a Kafka log or pipelined sessions, which the durability workload writes through", e.info.Name))
 	}
 	return nil
 }
@@ -175,7 +199,15 @@ func (e *srvEngine) exited() <-chan struct{} { return e.srv.Exited() }
 
 // Crash is the server layer's; the writers may still use their
 // connections and get an error from the dead server.
-func (e *srvEngine) Crash(ctx context.Context, kind string) error { return e.srv.Crash(ctx, kind) }
+func (e *srvEngine) Crash(ctx context.Context, kind string) error {
+	err := e.srv.Crash(ctx, kind)
+	if e.kafka != nil {
+		// The broker is gone: its produces in flight end now rather
+		// than being retried until their timeout.
+		e.kafka.cancel()
+	}
+	return err
+}
 
 // Restart starts the server again on its data and opens the target on it.
 func (e *srvEngine) Restart(ctx context.Context) error {
@@ -214,6 +246,10 @@ func (e *srvEngine) closeHandle() {
 	}
 	if s, ok := e.ctl.(sessionConn); ok {
 		_ = s.s.Close()
+	}
+	if e.kafka != nil {
+		e.kafka.close()
+		e.kafka = nil
 	}
 	if e.h != nil {
 		_ = e.h.Close()

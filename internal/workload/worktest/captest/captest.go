@@ -79,6 +79,7 @@ func CheckLayouts(t servers.T, info target.Info, h any) {
 	_, isRESP := h.(conn.RESP)
 	_, isCQL := h.(conn.CQL)
 	_, isPG := h.(conn.Postgres)
+	_, isLog := h.(conn.Kafka)
 	for _, c := range []struct {
 		cap target.Cap
 		has bool
@@ -92,6 +93,7 @@ func CheckLayouts(t servers.T, info target.Info, h any) {
 		{target.ClusteredRanges, isCQL},
 		{target.SQLArrays, isPG},
 		{target.Shared, isAttacher},
+		{target.Log, isLog},
 	} {
 		if info.Provides.Has(c.cap) != c.has {
 			t.Errorf("%s declares %s: %v, but its handle %T offers it: %v", info.Name, c.cap, info.Provides.Has(c.cap), h, c.has)
