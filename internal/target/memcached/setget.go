@@ -20,11 +20,21 @@ import (
 
 // NewSession implements target.Pipeliner.
 func (s *Store) NewSession(ctx context.Context) (target.Session, error) {
+	c, err := s.dial(ctx, "setget session")
+	if err != nil {
+		return nil, err
+	}
+	c.Ready(ctx)
+	return &session{c: c, fd: -1}, nil
+}
+
+// dial opens a connection of its own to the server (what: whose, for
+// the errors) and checks that memcached answers "version" on it.
+func (s *Store) dial(ctx context.Context, what string) (*rtconn.Conn, error) {
 	c, err := rtconn.Dial(ctx, s.addr, timeout)
 	if err != nil {
-		return nil, fmt.Errorf("memcached: setget session to %s: %w", s.addr, err)
+		return nil, fmt.Errorf("memcached: %s to %s: %w", what, s.addr, err)
 	}
-	ss := &session{c: c, fd: -1}
 	c.W = append(c.W, "version\r\n"...)
 	line, err := c.Line()
 	if err == nil && !bytes.HasPrefix(line, []byte("VERSION ")) {
@@ -35,10 +45,9 @@ func (s *Store) NewSession(ctx context.Context) (target.Session, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("memcached: setget session to %s: %w", s.addr, err)
+		return nil, fmt.Errorf("memcached: %s to %s: %w", what, s.addr, err)
 	}
-	c.Ready(ctx)
-	return ss, nil
+	return c, nil
 }
 
 type session struct {

@@ -11,7 +11,6 @@ import (
 	"storebench/internal/evloop"
 	"storebench/internal/kv"
 	"storebench/internal/target"
-	"storebench/internal/target/internal/rtconn"
 )
 
 // The YCSB layout on an event loop (target.EventedRecords): the same item
@@ -37,18 +36,9 @@ func (s *Store) OpenRecordConn(ctx context.Context, fieldCount int) (int, target
 	if fieldCount < 1 {
 		return -1, nil, fmt.Errorf("ycsb: %d fields", fieldCount)
 	}
-	c, err := rtconn.Dial(ctx, s.addr, timeout)
+	c, err := s.dial(ctx, "YCSB connection")
 	if err != nil {
-		return -1, nil, fmt.Errorf("memcached: YCSB connection to %s: %w", s.addr, err)
-	}
-	c.W = append(c.W, "version\r\n"...)
-	line, err := c.Line()
-	if err == nil && !bytes.HasPrefix(line, []byte("VERSION ")) {
-		err = fmt.Errorf("version answered %q", line)
-	}
-	if err != nil {
-		c.Close()
-		return -1, nil, fmt.Errorf("memcached: YCSB connection to %s: %w", s.addr, err)
+		return -1, nil, err
 	}
 	nc, err := c.Take()
 	if err != nil {
