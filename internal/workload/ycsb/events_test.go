@@ -185,7 +185,9 @@ func TestEventLoopKilledConnection(t *testing.T) {
 				}
 				kill = func() error {
 					for id := range ids {
-						if err := db.ExecDDL(ctx, "KILL CONNECTION "+id); err != nil {
+						// A connection seen once may have ended since (Error
+						// 1094, unknown thread id): nothing left to kill.
+						if err := db.ExecDDL(ctx, "KILL CONNECTION "+id); err != nil && !strings.Contains(err.Error(), "Error 1094") {
 							return err
 						}
 					}
