@@ -45,11 +45,21 @@ type BTLayout struct {
 	// otherwise the timeline column's old blocks go as one range delete
 	// where the engine has one, and the reverse keys in batches.
 	PointByPoint bool
+	// PointWrites writes each point's timeline key and reverse key with a
+	// Put of its own, as geo-backtracer's pusher.cc does
+	// (ingest.write: point); otherwise a request is one atomic batch.
+	PointWrites bool
 }
 
 // WithPointGC implements PointGCer.
 func (l BTLayout) WithPointGC() Store {
 	l.PointByPoint = true
+	return l
+}
+
+// WithPointWrites implements PointWriter.
+func (l BTLayout) WithPointWrites() Store {
+	l.PointWrites = true
 	return l
 }
 
@@ -96,9 +106,10 @@ func (l BTLayout) PrepareGeo(ctx context.Context) (string, error) {
 }
 
 // InsertPoints implements Store: the timeline and reverse keys of the
-// batch in one atomic batch.
+// request in one atomic batch, or each with a Put of its own
+// (PointWrites, pusher.cc's way).
 func (l BTLayout) InsertPoints(ctx context.Context, pts []Point) error {
-	b := l.S.NewBatch()
+	b := writerFor(l.S, l.PointWrites)
 	var k, v []byte
 	for _, p := range pts {
 		tz, lonz, latz := btTZ(p.TS), btZoneIndex(p.Lon), btZoneIndex(p.Lat)

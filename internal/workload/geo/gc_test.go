@@ -99,8 +99,10 @@ func TestKVLayoutGCBothPaths(t *testing.T) {
 // should not use it is seen not to).
 type countingStore struct {
 	kv.Store
-	deletes, batches, ranges int
+	deletes, batches, ranges, puts int
 }
+
+func (c *countingStore) Put(k, v []byte) error { c.puts++; return c.Store.Put(k, v) }
 
 func (c *countingStore) Delete(k []byte) error { c.deletes++; return c.Store.Delete(k) }
 func (c *countingStore) NewBatch() kv.Batch    { c.batches++; return c.Store.NewBatch() }
@@ -202,6 +204,62 @@ func TestGCPointByPointAndBacktracerLayout(t *testing.T) {
 						t.Fatalf("user %d: timeline of %d points, want %d", u, len(got), len(w))
 					}
 				}
+			}
+		})
+	}
+}
+
+// ingest.write: point writes as geo-backtracer's pusher.cc: each key of
+// each point a Put of its own, no batch, and stores exactly what the
+// batched write stores, on both layouts.
+func TestPointWritesWriteEachKeyAlone(t *testing.T) {
+	sim := Sim{Seed: 5, Users: 15, GroupSize: 3}
+	var pts []Point
+	for i := int64(0); i < 40*sim.Users; i++ {
+		pts = append(pts, sim.Index(i))
+	}
+	dump := func(s kv.Store) map[string]string {
+		m := map[string]string{}
+		if err := s.Scan(nil, nil, func(k, v []byte) bool { m[string(k)] = string(v); return true }); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name string
+		make func(kv.Store) Store
+	}{
+		{"storebench", func(s kv.Store) Store { return KVLayout{S: s} }},
+		{"backtracer", func(s kv.Store) Store { return BTLayout{S: s} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			var stores [2]*countingStore
+			for i, point := range []bool{false, true} {
+				cs := &countingStore{Store: targettest.Open(t, "pebble", kv.Async).(kv.Store)}
+				st := tc.make(cs)
+				if point {
+					pw, ok := st.(PointWriter)
+					if !ok {
+						t.Fatal("the layout cannot write point by point")
+					}
+					st = pw.WithPointWrites()
+				}
+				if err := st.InsertPoints(ctx, pts); err != nil {
+					t.Fatal(err)
+				}
+				stores[i] = cs
+			}
+			batched, pointed := stores[0], stores[1]
+			if batched.batches != 1 || batched.puts != 0 {
+				t.Errorf("batched: %d batches, %d single puts; want 1, 0", batched.batches, batched.puts)
+			}
+			if pointed.batches != 0 || pointed.puts != 2*len(pts) {
+				t.Errorf("point by point: %d batches, %d single puts; want 0, %d", pointed.batches, pointed.puts, 2*len(pts))
+			}
+			a, b := dump(batched), dump(pointed)
+			if len(a) == 0 || !reflect.DeepEqual(a, b) {
+				t.Errorf("point writes stored %d keys, the batch %d, or other ones", len(b), len(a))
 			}
 		})
 	}

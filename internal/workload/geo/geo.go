@@ -74,6 +74,13 @@ type Params struct {
 		// Last is the part of the ingest, at its end, the average insert
 		// rate is taken over (the seed: the last hour of three).
 		Last float64 `yaml:"last" json:"last" range:"0..1"`
+		// Write is how a request's points reach an ordered key-value
+		// engine: WriteBatch, all of them in one atomic batch
+		// (storebench's), or WritePoint, each key of each point a write
+		// of its own (geo-backtracer's pusher.cc: a Put per timeline and
+		// per reverse key, no batch). Other layouts write their own way
+		// and say so.
+		Write string `yaml:"write" json:"write,omitempty"`
 	} `yaml:"ingest" json:"ingest"`
 	GC struct {
 		// Retention is simulated time: points older than this behind
@@ -129,6 +136,7 @@ func defaults() Params {
 	p.Correlate.Rule = RuleStorebench
 	p.Layout = LayoutStorebench
 	p.GC.Delete = GCRange
+	p.Ingest.Write = WriteBatch
 	return p
 }
 
@@ -143,6 +151,12 @@ const (
 const (
 	LayoutStorebench = "storebench"
 	LayoutBacktracer = "backtracer"
+)
+
+// Ingest writes (ingest.write).
+const (
+	WriteBatch = "batch"
+	WritePoint = "point"
 )
 
 // GC deletes (gc.delete).
@@ -201,6 +215,8 @@ func (Workload) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, er
 		return nil, bad("layout", "%q: want storebench or backtracer", p.Layout)
 	case p.GC.Delete != GCRange && p.GC.Delete != GCPoint:
 		return nil, bad("gc.delete", "%q: want range or point", p.GC.Delete)
+	case p.Ingest.Write != WriteBatch && p.Ingest.Write != WritePoint:
+		return nil, bad("ingest.write", "%q: want batch or point", p.Ingest.Write)
 	case p.GC.EverySimulated < 0:
 		return nil, bad("gc.every_simulated", "must not be negative")
 	}
@@ -320,6 +336,18 @@ func (Workload) Execute(ctx context.Context, env *workload.Env, st workload.Step
 			r.gcMode = "gc.delete: point asked, but this layout has only its own GC"
 		}
 	}
+	r.writeMode = "a request's points in one atomic batch"
+	if _, ok := r.store.(PointWriter); !ok {
+		r.writeMode = "the layout's own (see its layout)"
+	}
+	if p.Ingest.Write == WritePoint {
+		if pw, ok := r.store.(PointWriter); ok {
+			r.store = pw.WithPointWrites()
+			r.writeMode = "point by point (each key of each point a write of its own, as geo-backtracer's pusher.cc)"
+		} else {
+			r.writeMode = "ingest.write: point asked, but this layout writes a request its own way"
+		}
+	}
 	if st.Phase == PhaseIngest {
 		return r.ingest(ctx)
 	}
@@ -350,7 +378,8 @@ type run struct {
 	sim      Sim
 	rule     Rule
 	ruleName string // RuleStorebench or RuleBacktracer
-	gcMode   string
+	gcMode    string
+	writeMode string
 	threads  int
 	held     Held
 }
@@ -503,6 +532,7 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 	r.gcMetrics(res, during)
 	res.Facts["layout"] = layout
 	res.Facts["gc"] = r.gcMode
+	res.Facts["writes"] = r.writeMode
 	if everySim > 0 {
 		res.Facts["gc_every"] = fmt.Sprintf("every %s of simulated time", time.Duration(r.p.GC.EverySimulated))
 	} else if r.p.GC.Every > 0 {

@@ -187,7 +187,7 @@ workloads:
     params:
       layout: backtracer
       batch: 500
-      ingest: {duration: 3s}
+      ingest: {duration: 3s, write: point}
       gc: {retention: 6h, every_simulated: 1h, delete: point}
       timeline: {queries: 20}
       correlate: {users: 6, rule: both}
@@ -202,7 +202,7 @@ workloads:
 	h := targettest.Open(t, "pebble", kv.Async)
 	res := execute(t, h, steps)
 	ing := res[0]
-	if !strings.Contains(ing.Facts["layout"], "geo-backtracer's layout") || !strings.Contains(ing.Facts["layout"], "point by point") || ing.Facts["gc"] != "point by point" || !strings.Contains(ing.Facts["gc_every"], "simulated") {
+	if !strings.Contains(ing.Facts["layout"], "geo-backtracer's layout") || !strings.Contains(ing.Facts["layout"], "point by point") || ing.Facts["gc"] != "point by point" || !strings.Contains(ing.Facts["gc_every"], "simulated") || !strings.HasPrefix(ing.Facts["writes"], "point by point") {
 		t.Errorf("ingest facts %v", ing.Facts)
 	}
 	// An hour of simulated time is 40 × 60 points: a pass must have run

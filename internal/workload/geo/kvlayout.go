@@ -39,6 +39,23 @@ type KVLayout struct {
 	// delete per key of every point older than the cutoff, each a write
 	// of its own (no batch, no range tombstone).
 	PointByPoint bool
+	// PointWrites makes InsertPoints write each key of each point with a
+	// write of its own (ingest.write: point) rather than one atomic batch
+	// per request.
+	PointWrites bool
+}
+
+// PointWriter is a layout that can write a request's points key by key,
+// each a write of its own, as geo-backtracer's pusher.cc does
+// (ingest.write: point).
+type PointWriter interface {
+	WithPointWrites() Store
+}
+
+// WithPointWrites implements PointWriter.
+func (l KVLayout) WithPointWrites() Store {
+	l.PointWrites = true
+	return l
 }
 
 // PointGCer is a layout that can run its GC point by point, as
@@ -98,18 +115,47 @@ func (l KVLayout) PrepareGeo(ctx context.Context) (string, error) {
 
 // InsertPoints implements Store: both indexes of the batch in one atomic batch.
 func (l KVLayout) InsertPoints(ctx context.Context, pts []Point) error {
-	b := l.S.NewBatch()
+	w := writerFor(l.S, l.PointWrites)
 	var k, v []byte
 	for _, p := range pts {
 		zx, zy := Zone(p.Lat, p.Lon)
 		v = latLon(v[:0], p)
 		k = zoneKey(k[:0], Block(p.TS), zx, zy, p.TS, p.User)
-		b.Put(k, v)
+		w.Put(k, v)
 		k = userKey(k[:0], Block(p.TS), p.User, p.TS)
-		b.Put(k, v)
+		w.Put(k, v)
 	}
-	return b.Commit()
+	return w.Commit()
 }
+
+// writer is where InsertPoints puts a request's keys: one atomic batch,
+// or the store itself, a write per key (ingest.write: point).
+type writer interface {
+	Put(key, value []byte)
+	Commit() error
+}
+
+func writerFor(s kv.Store, pointWrites bool) writer {
+	if pointWrites {
+		return &keyWriter{s: s}
+	}
+	return s.NewBatch()
+}
+
+// keyWriter writes each key as it comes, stopping at the first error
+// (Commit returns it).
+type keyWriter struct {
+	s   kv.Store
+	err error
+}
+
+func (w *keyWriter) Put(key, value []byte) {
+	if w.err == nil {
+		w.err = w.s.Put(key, value)
+	}
+}
+
+func (w *keyWriter) Commit() error { return w.err }
 
 // Timeline implements Store: one range scan per time block.
 func (l KVLayout) Timeline(ctx context.Context, user, from, to int64, fn func(Point) error) error {

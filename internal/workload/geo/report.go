@@ -71,7 +71,7 @@ func render(b *strings.Builder, run *results.Run) {
 	}
 	for _, n := range run.Ladder {
 		fmt.Fprintf(b, "## GPS points (seed 002, geo-backtracer), %s simulated users\n\n", section.Count(n))
-		b.WriteString("Each simulated user emits one point per simulated minute (user, time, latitude, longitude) in a 10 km city; groups of users meet, so correlations exist. Points are inserted in batches for the ingest's duration while a GC pass drops, every few seconds, the time blocks older than the retention (simulated time). After the ingest a final pass runs and the store must hold exactly the points younger than its cutoff: counted, oldest and newest checked. Every timeline is compared point by point with the generator; every correlation with a brute-force reference. QPS is GPS points per second on this one machine (the seed's R=2 doubles its writes; here there is one copy); moving users = QPS × 60, as the seed derives them.\n\n")
+		b.WriteString("Each simulated user emits one point per simulated minute (user, time, latitude, longitude) in a 10 km city; groups of users meet, so correlations exist. Points are inserted in requests of a batch of points (each request one atomic write, or, where the Layout column says point by point, each key a write of its own, as geo-backtracer's server does) for the ingest's duration while a GC pass drops, every few seconds, the time blocks older than the retention (simulated time). After the ingest a final pass runs and the store must hold exactly the points younger than its cutoff: counted, oldest and newest checked. Every timeline is compared point by point with the generator; every correlation with a brute-force reference. QPS is GPS points per second on this one machine (the seed's R=2 doubles its writes; here there is one copy); moving users = QPS × 60, as the seed derives them.\n\n")
 
 		ins := section.Table{Head: []string{"Target", "Layout", "Ingest", "Simulated", "Points", "QPS (whole)", "QPS (last part)", "Moving users", "Disk after GC (MiB)", "Points held", "Disk per point held"}, Left: 2}
 		gc := section.Table{Head: []string{"Target", "Deletes", "Retention", "GC passes", "Pass (mean)", "Pass (max)", "Deleted during ingest", "QPS during GC", "QPS outside GC", "Final pass"}, Left: 2}
@@ -92,7 +92,11 @@ func render(b *strings.Builder, run *results.Run) {
 				if m["points_held"] > 0 && disk > 0 {
 					perPoint = fmt.Sprintf("%.0f B", float64(disk)/m["points_held"])
 				}
-				ins.Rows = append(ins.Rows, []string{t.Title, section.Cell(s.Facts["layout"]), section.SecondsCell(s),
+				layout := s.Facts["layout"]
+				if w := s.Facts["writes"]; w != "" {
+					layout += "; writes: " + w
+				}
+				ins.Rows = append(ins.Rows, []string{t.Title, section.Cell(layout), section.SecondsCell(s),
 					fmt.Sprintf("%.1f days", m["simulated_days"]), section.Count(int64(m["points"])), f0(m["qps"]), f0(m["qps_last"]),
 					f0(m["moving_users"]), section.DiskCell(s), section.Count(int64(m["points_held"])), perPoint})
 				during, outside := "—", "—"
