@@ -371,17 +371,17 @@ func (Workload) Execute(ctx context.Context, env *workload.Env, st workload.Step
 }
 
 type run struct {
-	env      *workload.Env
-	st       workload.Step
-	p        Params
-	store    Store
-	sim      Sim
-	rule     Rule
-	ruleName string // RuleStorebench or RuleBacktracer
+	env       *workload.Env
+	st        workload.Step
+	p         Params
+	store     Store
+	sim       Sim
+	rule      Rule
+	ruleName  string // RuleStorebench or RuleBacktracer
 	gcMode    string
 	writeMode string
-	threads  int
-	held     Held
+	threads   int
+	held      Held
 }
 
 // pass is one GC pass.
