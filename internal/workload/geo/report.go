@@ -165,7 +165,7 @@ func render(b *strings.Builder, run *results.Run) {
 			if rule == RuleBacktracer {
 				what = "user: contacts, geo-backtracer's score"
 			}
-			fmt.Fprintf(b, "Answers under %s on %s (%s), equal to the brute-force reference over the points it holds; every target's answers were checked the same way, over its own window (each ingested as much as it could in the duration): %s\n\n", ruleNames[rule], answersOf[rule], what, section.Cell(answers[rule]))
+			fmt.Fprintf(b, "Answers under %s on %s (%s), equal to the brute-force reference over the points it holds; every target's answers were checked the same way, over its own window (each ingested as much as it could in the duration): %s\n\n", ruleNames[rule], answersOf[rule], what, section.Cell(firstAnswers(answers[rule], shownAnswers)))
 		}
 		for _, t := range ts {
 			if s := t.Find(Name, PhaseIngest, n); s != nil && len(s.Events) > 0 {
@@ -174,6 +174,20 @@ func render(b *strings.Builder, run *results.Run) {
 		}
 		scaling(b, ts, n)
 	}
+}
+
+// shownAnswers is how many solved users' answers the report lists; the
+// rest are in results.json (the correlate step's facts.answers).
+const shownAnswers = 12
+
+// firstAnswers is the first n users' answers of a facts.answers list
+// ("user: contacts; user: contacts; ..."), and how many more there are.
+func firstAnswers(all string, n int) string {
+	users := strings.Split(all, "; ")
+	if len(users) <= n {
+		return all
+	}
+	return fmt.Sprintf("%s; and %d more users' (all of them in results.json, the correlate step's facts.answers)", strings.Join(users[:n], "; "), len(users)-n)
 }
 
 var ruleNames = map[string]string{
