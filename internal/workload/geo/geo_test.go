@@ -210,6 +210,11 @@ workloads:
 	if ing.Metrics["gc_passes"] < 1 || ing.Metrics["gc_deleted"] <= 0 {
 		t.Errorf("GC: %v", ing.Metrics)
 	}
+	// The seed's "timeline of a user who does not exist", recomputed
+	// from the step's own latencies.
+	if tl := res[1]; tl.Metrics["nonexisting_p50_s"] != float64(tl.ByOp["missing"].P50)/1e9 || tl.ByOp["missing"].Count == 0 {
+		t.Errorf("nonexisting_p50_s = %v, the missing timelines' p50 %v ns", tl.Metrics["nonexisting_p50_s"], tl.ByOp["missing"].P50)
+	}
 	bt, sb := res[2], res[3]
 	t.Logf("GC passes %v, deleted %v; geo-backtracer's rule: %v contacts, %v users with a nearby pair; storebench's: %v contacts",
 		ing.Metrics["gc_passes"], ing.Metrics["gc_deleted"], bt.Metrics["contacts"], bt.Metrics["users_nearby"], sb.Metrics["contacts"])

@@ -41,6 +41,7 @@ func init() {
 			{Name: "timelines", Phases: in(PhaseTimeline), Agg: section.Sum, What: "timelines read"},
 			{Name: "timelines_existing", Phases: in(PhaseTimeline), Agg: section.Sum, What: "timelines of users who exist"},
 			{Name: "timelines_nonexisting", Phases: in(PhaseTimeline), Agg: section.Sum, What: "timelines of users who do not"},
+			{Name: "nonexisting_p50_s", Phases: in(PhaseTimeline), Unit: "s", Agg: section.Max, Better: section.Lower, What: "median timeline of a user who does not exist"},
 			{Name: "correlations", Phases: in(PhaseCorrelate), Agg: section.Sum, What: "correlations solved (users)"},
 			{Name: "contacts", Phases: in(PhaseCorrelate), Agg: section.Sum, What: "contacts found (pairs within the distance long enough)"},
 			{Name: "near_points", Phases: in(PhaseCorrelate), Agg: section.Sum, What: "nearby points the store returned"},
