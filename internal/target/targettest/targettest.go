@@ -13,7 +13,7 @@ import (
 // the end of the test. A target this binary cannot open fails the test
 // with the reason (the build tag or package it needs): `make test` builds
 // every engine, and a missing one must show, not hide behind a skip.
-func Open(t *testing.T, name string, d kv.Durability) io.Closer {
+func Open(t testing.TB, name string, d kv.Durability) io.Closer {
 	t.Helper()
 	info, err := target.Lookup(name)
 	if err != nil {
