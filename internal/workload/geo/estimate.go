@@ -24,6 +24,11 @@ const (
 	// Pebble): the most points an ingest bounded by its duration alone
 	// can insert, and so hold, between GC passes.
 	fastRate = 146202
+	// pointWriteRate is the fastest kept with ingest.write: point
+	// (docs/runs/geo-seed-point-writes-3m, RocksDB: geo-backtracer's
+	// layout, a Put per key, its passes deleting nothing yet): the most
+	// points such an ingest bounded by its duration alone inserts.
+	pointWriteRate = 69421
 	// diskPerPoint is the most disk per point held after the GC kept
 	// (docs/runs/geo-seed-storebench-layout, RocksDB: 172 B, with the
 	// engine's overhead; the raw point is pointBytes).
@@ -91,7 +96,11 @@ func (p Params) estimate(users int64, threads int) (workload.Estimate, string) {
 	U := float64(users)
 	dur := time.Duration(p.Ingest.Duration)
 	// The points ingested, at most.
-	ingested := dur.Seconds() * fastRate
+	rate, rateRun := float64(fastRate), "docs/runs/geo-seed-storebench-layout"
+	if p.Ingest.Write == WritePoint {
+		rate, rateRun = pointWriteRate, "docs/runs/geo-seed-point-writes-3m"
+	}
+	ingested := dur.Seconds() * rate
 	ingest := dur
 	how := fmt.Sprintf("%s users: ingest %s", study.FormatCount(users), round(ingest))
 	if pts := float64(p.Ingest.Points); pts > 0 {
@@ -111,8 +120,8 @@ func (p Params) estimate(users int64, threads int) (workload.Estimate, string) {
 		lag = time.Duration(p.GC.EverySimulated).Minutes()
 		lagHow = fmt.Sprintf("a GC pass every %s simulated", time.Duration(p.GC.EverySimulated))
 	case p.GC.Every > 0:
-		lag = math.Ceil(time.Duration(p.GC.Every).Seconds() * fastRate / U)
-		lagHow = fmt.Sprintf("a GC pass every %s, %.0f simulated minutes at %d points/s", time.Duration(p.GC.Every), lag, fastRate)
+		lag = math.Ceil(time.Duration(p.GC.Every).Seconds() * rate / U)
+		lagHow = fmt.Sprintf("a GC pass every %s, %.0f simulated minutes at %.0f points/s", time.Duration(p.GC.Every), lag, rate)
 	default:
 		lagHow = "no GC pass during the ingest"
 	}
@@ -128,7 +137,7 @@ func (p Params) estimate(users int64, threads int) (workload.Estimate, string) {
 		gone := max(ingested-U*heldMinutes, 0)
 		gc := time.Duration(gone / pointGCRate * float64(time.Second))
 		t += gc
-		how += fmt.Sprintf("; the point-by-point GC's final pass: up to %.3g points at %d points/s, %s (the slowest kept: docs/runs/geo-seed)", gone, pointGCRate, round(gc))
+		how += fmt.Sprintf("; the point-by-point GC's final pass: up to %.3g points (an ingest at %.0f points/s, the fastest kept: %s) at %d points/s, %s (the slowest kept: docs/runs/geo-seed)", gone, rate, rateRun, pointGCRate, round(gc))
 	}
 	timelines := time.Duration(float64(p.Timeline.Queries) * float64(timelineTime) / float64(threads))
 	t += timelines

@@ -42,6 +42,15 @@ func TestEstimateFromParams(t *testing.T) {
 	if got, want := e2.Time-e.Time, time.Duration(gone/26000*1e9); got != want || !strings.Contains(how2, "the point-by-point GC's final pass") {
 		t.Errorf("point GC adds %s, want %s (%s)", got, want, how2)
 	}
+	// Written point by point, the ingest's fastest kept rate is that of
+	// single Puts: fewer points ingested, fewer for the final pass.
+	p.Ingest.Write = WritePoint
+	e3, how3 := p.estimate(10000, 4)
+	gone3 := 3*3600*69421.0 - 10000*track
+	if got, want := e3.Time-e.Time, time.Duration(gone3/26000*1e9); got != want || !strings.Contains(how3, "docs/runs/geo-seed-point-writes-3m") {
+		t.Errorf("point writes and GC add %s, want %s (%s)", got, want, how3)
+	}
+	p.Ingest.Write = WriteBatch
 	for _, s := range []string{"ingest 3h0m0s", "172 B", "docs/runs/geo-seed-storebench-layout", "BenchmarkReferenceAll", "2 correlate step(s)", "1.75e+09 evaluations"} {
 		if !strings.Contains(how, s) {
 			t.Errorf("how lacks %q: %s", s, how)
