@@ -324,30 +324,20 @@ func (Workload) Execute(ctx context.Context, env *workload.Env, st workload.Step
 	if kl, ok := store.(KVLayout); ok && p.Layout == LayoutBacktracer {
 		r.store = BTLayout{S: kl.S}
 	}
-	r.gcMode = "the layout's own (see its layout)"
-	if _, ok := r.store.(PointGCer); ok {
-		r.gcMode = "whole old blocks at once (a range delete where the engine has one: see the layout)"
-	}
-	if p.GC.Delete == GCPoint {
-		if pg, ok := r.store.(PointGCer); ok {
-			r.store = pg.WithPointGC()
-			r.gcMode = "point by point"
-		} else {
-			r.gcMode = "gc.delete: point asked, but this layout has only its own GC"
+	r.store, r.gcMode = variant(r.store, p.GC.Delete == GCPoint, func(s Store) (Store, bool) {
+		pg, ok := s.(PointGCer)
+		if !ok {
+			return s, false
 		}
-	}
-	r.writeMode = "a request's points in one atomic batch"
-	if _, ok := r.store.(PointWriter); !ok {
-		r.writeMode = "the layout's own (see its layout)"
-	}
-	if p.Ingest.Write == WritePoint {
-		if pw, ok := r.store.(PointWriter); ok {
-			r.store = pw.WithPointWrites()
-			r.writeMode = "point by point (each key of each point a write of its own, as geo-backtracer's pusher.cc)"
-		} else {
-			r.writeMode = "ingest.write: point asked, but this layout writes a request its own way"
+		return pg.WithPointGC(), true
+	}, "whole old blocks at once (a range delete where the engine has one: see the layout)", "point by point", "gc.delete: point asked, but this layout has only its own GC")
+	r.store, r.writeMode = variant(r.store, p.Ingest.Write == WritePoint, func(s Store) (Store, bool) {
+		pw, ok := s.(PointWriter)
+		if !ok {
+			return s, false
 		}
-	}
+		return pw.WithPointWrites(), true
+	}, "a request's points in one atomic batch", "point by point (each key of each point a write of its own, as geo-backtracer's pusher.cc)", "ingest.write: point asked, but this layout writes a request its own way")
 	if st.Phase == PhaseIngest {
 		return r.ingest(ctx)
 	}
@@ -368,6 +358,24 @@ func (Workload) Execute(ctx context.Context, env *workload.Env, st workload.Step
 		return r.correlate(ctx)
 	}
 	return nil, fmt.Errorf("geo: unknown phase %q", st.Phase)
+}
+
+// variant is the store with geo-backtracer's way of one operation
+// (point-by-point GC or writes) swapped in when asked, and what the
+// report says of it: storebench's way (mine), the seed's (seeds), or,
+// when the layout has no such variant, its own or that it lacks it.
+// with swaps it in and says whether the layout has it.
+func variant(s Store, asked bool, with func(Store) (Store, bool), mine, seeds, lacks string) (Store, string) {
+	v, has := with(s)
+	switch {
+	case asked && has:
+		return v, seeds
+	case asked:
+		return s, lacks
+	case has:
+		return s, mine
+	}
+	return s, "the layout's own (see its layout)"
 }
 
 type run struct {
