@@ -30,6 +30,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"storebench/internal/home"
 	"storebench/internal/server"
 	"storebench/internal/server/proc"
 )
@@ -43,15 +44,7 @@ const MountTimeout = 30 * time.Second
 
 // Home is where install-lazyfs.sh caches its builds, one folder per
 // source tarball's sha256.
-func Home() string {
-	if h := os.Getenv("STOREBENCH_HOME"); h != "" {
-		return filepath.Join(h, "lazyfs")
-	}
-	if d, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(d, ".cache", "storebench", "lazyfs")
-	}
-	return filepath.Join(os.TempDir(), "storebench-lazyfs")
-}
+func Home() string { return home.Sub("lazyfs") }
 
 // Binary is the installed lazyfs executable ($STOREBENCH_LAZYFS, else the
 // newest complete build under Home).

@@ -9,13 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"storebench/internal/home"
 	"storebench/internal/server/proc"
 )
 
@@ -41,18 +41,10 @@ type lease struct {
 	Remove string `json:"remove,omitempty"`
 }
 
-// LeaseDir is where leases live: $STOREBENCH_HOME/managed, else
-// <user cache dir>/storebench/managed. One place per user, whatever the
+// LeaseDir is where leases live: managed/ in storebench's own
+// directory (package home). One place per user, whatever the
 // working directory, so that any later run finds them.
-func LeaseDir() string {
-	if h := os.Getenv("STOREBENCH_HOME"); h != "" {
-		return filepath.Join(h, "managed")
-	}
-	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "storebench", "managed")
-	}
-	return filepath.Join(os.TempDir(), "storebench-"+strconv.Itoa(os.Getuid()), "managed")
-}
+func LeaseDir() string { return home.Sub("managed") }
 
 // Lease records inst as owned by this process, in LeaseDir. remove is a
 // directory to delete if the server has to be cleaned up after its owner

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"storebench/internal/home"
 	"storebench/internal/server"
 	"storebench/internal/server/proc"
 )
@@ -35,17 +36,8 @@ var buildPackages = []string{"g++", "make", "cmake", "autoconf", "automake", "li
 // a busy 2-core machine.
 const BuildTimeout = 90 * time.Minute
 
-// Home is storebench's own cache directory: $STOREBENCH_HOME, else
-// <user cache dir>/storebench.
-func Home() string {
-	if h := os.Getenv("STOREBENCH_HOME"); h != "" {
-		return h
-	}
-	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "storebench")
-	}
-	return filepath.Join(os.TempDir(), "storebench")
-}
+// Home is storebench's own directory (package home).
+func Home() string { return home.Dir() }
 
 // InstallDir is <Home>/aerospike/<TarballSHA256>: bin/asd and a stamp.
 func InstallDir() string { return filepath.Join(Home(), "aerospike", TarballSHA256) }

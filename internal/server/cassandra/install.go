@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"storebench/internal/home"
 	"storebench/internal/server/maven"
 	"storebench/internal/server/proc"
 )
@@ -23,17 +24,8 @@ const Version = "4.1.7"
 //go:embed pom.xml
 var pomTemplate string
 
-// Home is storebench's own cache directory: $STOREBENCH_HOME, else
-// <user cache dir>/storebench (~/.cache/storebench).
-func Home() string {
-	if h := os.Getenv("STOREBENCH_HOME"); h != "" {
-		return h
-	}
-	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "storebench")
-	}
-	return filepath.Join(os.TempDir(), "storebench")
-}
+// Home is storebench's own directory (package home).
+func Home() string { return home.Dir() }
 
 // InstallDir is where this Cassandra version is installed:
 // <Home>/cassandra/<Version>, holding pom.xml and lib/.

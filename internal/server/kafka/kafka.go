@@ -25,6 +25,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"storebench/internal/home"
 	"storebench/internal/kv"
 	"storebench/internal/server"
 	"storebench/internal/server/maven"
@@ -52,17 +53,8 @@ type Server struct{}
 func (Server) Name() string  { return Name }
 func (Server) Title() string { return "Apache Kafka " + Version + " (KRaft)" }
 
-// Home is storebench's own cache directory: $STOREBENCH_HOME, else
-// <user cache dir>/storebench.
-func Home() string {
-	if h := os.Getenv("STOREBENCH_HOME"); h != "" {
-		return h
-	}
-	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "storebench")
-	}
-	return filepath.Join(os.TempDir(), "storebench")
-}
+// Home is storebench's own directory (package home).
+func Home() string { return home.Dir() }
 
 // InstallDir is <Home>/kafka/<Version>; LibDir holds the jars.
 func InstallDir() string { return filepath.Join(Home(), "kafka", Version) }
