@@ -255,7 +255,11 @@ func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.St
 		if tr.Mapping != "" {
 			mapping = tr.Mapping
 		}
-		recov = append(recov, tr.Recovery.Seconds())
+		if tr.Unrecoverable == "" {
+			// A trial whose engine never reopened its data has no
+			// recovery time (not one of 0 s).
+			recov = append(recov, tr.Recovery.Seconds())
+		}
 		spans = append(spans, tr.Span.Seconds())
 		oldestLost = max(oldestLost, tr.OldestLost.Seconds())
 		if tr.Lost > 0 {

@@ -62,6 +62,19 @@ func Verdict(s *results.Step) string {
 	return "none lost"
 }
 
+// recoveryCell is the recovery time, median / worst, over the trials
+// whose restart read the data back: "—" when none did (an engine that
+// never reopened has no recovery time, not one of 0 s).
+func recoveryCell(m map[string]float64) string {
+	med, ok := m["recovery_s_median"]
+	if !ok || (m["trials"] > 0 && m["unrecoverable"] >= m["trials"]) {
+		// (Runs before 2026-11-28 counted a trial that never reopened
+		// as a recovery of 0 s.)
+		return "—"
+	}
+	return fmt.Sprintf("%s / %s", section.Seconds(med), section.Seconds(m["recovery_s_max"]))
+}
+
 // render writes the table "acknowledged writes lost after power failure /
 // after kill -9": a row per target and durability class.
 func render(b *strings.Builder, run *results.Run) {
@@ -100,7 +113,7 @@ func render(b *strings.Builder, run *results.Run) {
 				fmt.Sprintf("%s / %s (%.0f trials)", section.Count(int64(m["lost"])), section.Count(int64(m["acked"])), m["lost_trials"]),
 				fmt.Sprintf("%.0f", m["corrupted"]), fmt.Sprintf("%.0f", m["torn"]), fmt.Sprintf("%.0f", m["phantom"]),
 				windowCell(m),
-				fmt.Sprintf("%s / %s", section.Seconds(m["recovery_s_median"]), section.Seconds(m["recovery_s_max"])),
+				recoveryCell(m),
 				Verdict(s))
 			if n := m["unrecoverable"]; n > 0 {
 				row[len(row)-1] += fmt.Sprintf("; **did not reopen its data in %.0f trials**: %s", n, section.Cell(clip(s.Facts["unrecoverable"], 160)))
