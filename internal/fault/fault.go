@@ -1,8 +1,11 @@
-// Package fault is the fault actions a study can ask for on a cluster
-// target's nodes during a phase: stop (clean shutdown), kill (SIGKILL: a
+// Package fault is the fault actions a study can ask for during a phase:
+// on a cluster target's nodes, stop (clean shutdown), kill (SIGKILL: a
 // crash), pause (SIGSTOP, then SIGCONT after a while: a node that hangs)
-// and restart. The coordinator carries them out at their offsets while
-// the worker runs the phase, and records each as an event with its time.
+// and restart; on a single server storebench starts itself, the crashes
+// kill-9 (SIGKILL, then a restart on the same data) and power-loss
+// (SIGKILL, the writes its LazyFS mount held unsynced dropped, then the
+// restart). The coordinator carries them out at their offsets while the
+// worker runs the phase, and records each as an event with its time.
 package fault
 
 import (
@@ -23,10 +26,12 @@ const (
 	Restart = "restart"
 )
 
-// Crash kinds of the durability workload (package workload/durability),
-// taken on the process that holds the engine open: PowerLoss is SIGKILL,
-// then the data's LazyFS mount drops what was not fsynced and is mounted
-// again (a power failure); Kill9 is SIGKILL alone (the page cache kept).
+// Crash kinds, taken on the process that holds the engine open (by the
+// durability workload, package workload/durability, or as a study's
+// fault action on a managed server): PowerLoss is SIGKILL, then the
+// data's LazyFS mount drops what was not fsynced and is mounted again (a
+// power failure); Kill9 is SIGKILL alone (the page cache kept). As fault
+// actions, each is followed at once by the restart on the same data.
 const (
 	PowerLoss = "power-loss"
 	Kill9     = "kill-9"
@@ -46,18 +51,32 @@ type Crasher interface {
 // DefaultPause is how long a pause lasts when `for` is not given.
 const DefaultPause = 10 * time.Second
 
+// CrashUnderWay bounds how long after its offset a crash action has
+// killed the server: a check that reads after it (Settled) reads what the
+// server recovered, never what it held before the crash (a read while it
+// is down fails and is retried).
+const CrashUnderWay = time.Second
+
+// valid lists the actions, for errors.
+const valid = "stop, kill, pause, restart (a cluster's nodes), kill-9 or power-loss (a single server)"
+
 // Action is one entry of a workload's `faults:` list, e.g.
 //
 //	faults:
 //	  - {at: 10s, action: kill, node: 2, phase: load}
 //	  - {at: 25s, action: restart, node: 2}
 //
-// At is the offset from the start of the phase; Node counts from 1;
-// Phase defaults to the previous entry's, the first to "load"; For is a
-// pause's length. Target, if set, is the one study target the action
-// applies to (defaulting to the previous entry's), so a study can set a
-// single-node target beside the cluster it fails; unset, it applies to
-// every target (each must then be a cluster storebench starts).
+// At is the offset from the start of the phase; Node counts from 1 (a
+// crash's may be omitted: the target's one server); Phase defaults to the
+// previous entry's, the first to "load"; For is a pause's length. Target,
+// if set, is the one study target the action applies to (defaulting to
+// the previous entry's), so a study can set a single-node target beside
+// the cluster it fails; unset, it applies to every target (each must then
+// be a cluster storebench starts, or, for a crash, a single server it
+// starts). A crash needs no restart of its own:
+//
+//	faults:
+//	  - {at: 5s, action: power-loss, phase: load}
 type Action struct {
 	At     study.Duration `yaml:"at" json:"at" range:"0s..24h"`
 	Action string         `yaml:"action" json:"action"`
@@ -79,6 +98,9 @@ func (a Action) PauseFor() time.Duration {
 }
 
 func (a Action) String() string {
+	if a.Crash() {
+		return fmt.Sprintf("%s at %s", a.Action, a.Offset())
+	}
 	s := fmt.Sprintf("%s node %d at %s", a.Action, a.Node, a.Offset())
 	if a.Action == Pause {
 		s += fmt.Sprintf(" for %s", a.PauseFor())
@@ -88,6 +110,20 @@ func (a Action) String() string {
 
 // Down says whether the action leaves the node down until a restart.
 func (a Action) Down() bool { return a.Action == Stop || a.Action == Kill }
+
+// Crash says whether the action is a crash of a single server (Kill9,
+// PowerLoss), which restarts it on its data.
+func (a Action) Crash() bool { return a.Action == Kill9 || a.Action == PowerLoss }
+
+// Crashes says whether any of actions is a crash, and whether one is a
+// power loss.
+func Crashes(actions []Action) (crash, powerLoss bool) {
+	for _, a := range actions {
+		crash = crash || a.Crash()
+		powerLoss = powerLoss || a.Action == PowerLoss
+	}
+	return crash, powerLoss
+}
 
 // Decode reads and checks entry e's faults (none: nil). Errors name the
 // file, the line and the field. A node that a phase stops or kills must
@@ -115,13 +151,20 @@ func Decode(s *study.Study, e study.Entry) ([]Action, error) {
 		}
 		switch a.Action {
 		case Stop, Kill, Pause, Restart:
+		case Kill9, PowerLoss:
+			if a.Node == 0 {
+				a.Node = 1
+			}
 		case "":
-			return nil, bad("action", "missing: want stop, kill, pause or restart")
+			return nil, bad("action", "missing: want "+valid)
 		default:
-			return nil, bad("action", "%q: want stop, kill, pause or restart", a.Action)
+			return nil, bad("action", "%q: want %s", a.Action, valid)
 		}
 		if a.Node < 1 {
 			return nil, bad("node", "want the node's index, from 1")
+		}
+		if a.For != 0 && a.Crash() {
+			return nil, bad("for", "%s restarts the server at once: it lasts no while", a.Action)
 		}
 		if a.For != 0 && a.Action != Pause {
 			return nil, bad("for", "only a pause lasts for a while")
@@ -192,13 +235,16 @@ func Of(actions []Action, phase string) []Action {
 }
 
 // Settled is when the phase's last action is over (a pause's end
-// included), from the phase's start.
+// included, and a crash's CrashUnderWay), from the phase's start.
 func Settled(actions []Action) time.Duration {
 	var end time.Duration
 	for _, a := range actions {
 		t := a.Offset()
 		if a.Action == Pause {
 			t += a.PauseFor()
+		}
+		if a.Crash() {
+			t += CrashUnderWay
 		}
 		end = max(end, t)
 	}
