@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"storebench/internal/kv"
+	"storebench/internal/server/proc"
 )
 
 // Config starts one instance.
@@ -23,6 +24,10 @@ type Config struct {
 	Dir string
 	// Port to listen on (127.0.0.1); 0 picks a free one.
 	Port int
+	// Password, when set, is the one the server's URI carries (a restart
+	// on the same data keeps its URI, so its clients reconnect); empty, a
+	// fresh random one (proc.Password). Servers that have none ignore it.
+	Password string
 	// Durability maps onto the server's own setting (Redis appendfsync,
 	// PostgreSQL synchronous_commit, InnoDB flush_log_at_trx_commit,
 	// Cassandra commitlog_sync...), stated in Instance.Settings.
@@ -154,3 +159,12 @@ func Main(name string) (func(args []string) int, bool) {
 
 // DefaultStopTimeout is how long a clean shutdown may take before kill.
 const DefaultStopTimeout = 30 * time.Second
+
+// Secret is the password a server started with cfg uses: cfg.Password,
+// else a fresh random one.
+func (cfg Config) Secret() (string, error) {
+	if cfg.Password != "" {
+		return cfg.Password, nil
+	}
+	return proc.Password()
+}

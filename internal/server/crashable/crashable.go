@@ -10,8 +10,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -100,12 +102,15 @@ func (s *Server) Instance() *server.Instance { return s.inst }
 // Exited is closed once the server's process is gone.
 func (s *Server) Exited() <-chan struct{} { return s.done }
 
-// Restart starts the server on its data (after a crash: recovery).
+// Restart starts the server on its data (after a crash: recovery), on
+// the port and with the password of its first start: its URI stays, so
+// that clients holding it reconnect.
 func (s *Server) Restart(ctx context.Context) error {
 	inst, err := s.srv.Start(ctx, s.cfg)
 	if err != nil {
 		return err
 	}
+	s.keepURI(inst.URI)
 	s.inst, s.done = inst, make(chan struct{})
 	done := s.done
 	// The server's process is the server package's child, reaped there:
@@ -123,6 +128,20 @@ func (s *Server) Restart(ctx context.Context) error {
 		close(done)
 	}()
 	return nil
+}
+
+// keepURI pins the port and the password of uri for the next starts.
+func (s *Server) keepURI(uri string) {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return
+	}
+	if p, err := strconv.Atoi(u.Port()); err == nil && s.cfg.Port == 0 {
+		s.cfg.Port = p
+	}
+	if pw, ok := u.User.Password(); ok && s.cfg.Password == "" {
+		s.cfg.Password = pw
+	}
 }
 
 // Crash kills the server and every process below it (PostgreSQL's

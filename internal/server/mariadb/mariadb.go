@@ -193,7 +193,7 @@ func (s mariaServer) Start(ctx context.Context, cfg server.Config) (*server.Inst
 	if err := os.WriteFile(p.cnf, []byte(optionFile(p, port, flush, flushMethod, bufferPool)), 0o644); err != nil {
 		return nil, fmt.Errorf("mariadb: writing %s: %w", p.cnf, err)
 	}
-	password, err := proc.Password()
+	password, err := cfg.Secret()
 	if err != nil {
 		return nil, fmt.Errorf("mariadb: %w", err)
 	}

@@ -162,7 +162,7 @@ func (s pgServer) Start(ctx context.Context, cfg server.Config) (*server.Instanc
 			return nil, fmt.Errorf("postgres: %w", err)
 		}
 	}
-	password, err := proc.Password()
+	password, err := cfg.Secret()
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}

@@ -107,7 +107,7 @@ func (s redisServer) Start(ctx context.Context, cfg server.Config) (*server.Inst
 			"a write past the limit fails with Redis's OOM error rather than an eviction silently dropping keys "+
 			"that reads then verify", mib(cfg.MemoryBytes), cfg.MemoryBytes)
 	}
-	password, err := proc.Password()
+	password, err := cfg.Secret()
 	if err != nil {
 		return nil, fmt.Errorf("redis: %w", err)
 	}
