@@ -227,6 +227,9 @@ func prepare(s *study.Study) (*Plan, error) {
 		if err := clientsFit(s, t, info, p.Steps); err != nil {
 			return nil, err
 		}
+		if err := checkCrashTargets(info, t.URI, faultsOn(p.Steps, t.Name)); err != nil {
+			return nil, fmt.Errorf("target %s: %w", t.Name, err)
+		}
 		// Each step's requirements are matched against what the target
 		// provides: a step it cannot run is n/a for it (its other steps
 		// run), and a target that can run nothing at all (an

@@ -12,6 +12,7 @@ import (
 	"storebench/internal/results"
 	"storebench/internal/server"
 	"storebench/internal/study"
+	"storebench/internal/target"
 	"storebench/internal/workload"
 )
 
@@ -66,15 +67,38 @@ func faultsOn(steps []workload.Step, name string) []workload.Step {
 	return out
 }
 
-// checkFaultTargets refuses, before anything runs, faults on a target
-// that is not a cluster storebench runs, or on a node it does not have.
+// checkCrashTargets refuses, before anything starts, a crash action
+// (fault.Kill9, fault.PowerLoss) on a target storebench does not run as
+// a server of its own: an embedded engine, or a server named by URI.
+func checkCrashTargets(info target.Info, uri string, steps []workload.Step) error {
+	for _, st := range steps {
+		for _, a := range st.Faults {
+			switch {
+			case !a.Crash():
+			case info.Embedded():
+				return fmt.Errorf("phase %s: %s: an embedded engine runs inside the worker process; its crashes are the durability workload's: storebench run durability", st.Phase, a)
+			case uri != "":
+				return fmt.Errorf("phase %s: %s: %s is named by URI; storebench crashes only a server it starts itself (leave out the uri)", st.Phase, a, info.Name)
+			}
+		}
+	}
+	return nil
+}
+
+// checkFaultTargets refuses, before any step runs, node actions on a
+// target that is not a cluster storebench runs, or on a node it does not
+// have, and crash actions on a cluster.
 func checkFaultTargets(srv *managed, steps []workload.Step) error {
 	for _, st := range steps {
 		for _, a := range st.Faults {
-			if srv == nil || len(srv.inst.Nodes) == 0 {
+			cluster := srv != nil && len(srv.inst.Nodes) > 0
+			switch {
+			case a.Crash() && cluster:
+				return fmt.Errorf("phase %s: %s: a crash takes a single server; use kill and restart on a cluster's nodes", st.Phase, a)
+			case a.Crash():
+			case !cluster:
 				return fmt.Errorf("phase %s has fault actions, which need a cluster storebench starts itself (cassandra-cluster, redis-cluster), not this target", st.Phase)
-			}
-			if a.Node > len(srv.inst.Nodes) {
+			case a.Node > len(srv.inst.Nodes):
 				return fmt.Errorf("phase %s: %s: the cluster has %d nodes", st.Phase, a, len(srv.inst.Nodes))
 			}
 		}
@@ -94,6 +118,7 @@ type faultRun struct {
 	schedule context.Context
 	cancel   context.CancelFunc
 	act      context.Context
+	srv      *managed
 	start    chan time.Time
 	wg       sync.WaitGroup
 	mu       sync.Mutex
@@ -103,16 +128,21 @@ type faultRun struct {
 // startFaults prepares the step's actions; they are timed from the
 // instant given to begin.
 func startFaults(ctx context.Context, srv *managed, actions []fault.Action, emit func(event.Event) error, name string) *faultRun {
-	fr := &faultRun{act: ctx, start: make(chan time.Time, 1)}
+	fr := &faultRun{act: ctx, srv: srv, start: make(chan time.Time, 1)}
 	fr.schedule, fr.cancel = context.WithCancel(ctx)
 	if len(actions) == 0 {
 		return fr
 	}
 	// One goroutine per node, so that a node's actions keep their order
-	// (a kill, then its restart) while nodes act independently.
+	// (a kill, then its restart) while nodes act independently; a single
+	// server's crashes (each with its restart) are "node" 0.
 	byNode := map[int][]fault.Action{}
 	for _, a := range actions {
-		byNode[a.Node] = append(byNode[a.Node], a)
+		idx := a.Node
+		if a.Crash() {
+			idx = 0
+		}
+		byNode[idx] = append(byNode[idx], a)
 	}
 	t0 := make(chan struct{})
 	var at time.Time
@@ -124,7 +154,10 @@ func startFaults(ctx context.Context, srv *managed, actions []fault.Action, emit
 		}
 	}()
 	for idx, acts := range byNode {
-		node := srv.inst.Nodes[idx-1]
+		var node *server.Node
+		if idx > 0 {
+			node = srv.inst.Nodes[idx-1]
+		}
 		fr.wg.Add(1)
 		go func() {
 			defer fr.wg.Done()
@@ -141,7 +174,7 @@ func startFaults(ctx context.Context, srv *managed, actions []fault.Action, emit
 					// The step ended first: a node this step took down
 					// is still brought back by its restart, now.
 					for _, b := range acts[i:] {
-						if b.Action == fault.Restart && node.PID() == 0 {
+						if b.Action == fault.Restart && node != nil && node.PID() == 0 {
 							fr.do(node, b, emit, name)
 							break
 						}
@@ -164,11 +197,23 @@ func (fr *faultRun) begin(at time.Time) {
 	}
 }
 
+// do takes action a on node (nil: a crash of the single server).
 func (fr *faultRun) do(node *server.Node, a fault.Action, emit func(event.Event) error, name string) {
 	ctx := fr.act
-	ev := results.Event{Time: time.Now(), Action: a.Action, Node: a.Node, NodeName: node.Name + " " + node.Addr}
+	ev := results.Event{Time: time.Now(), Action: a.Action, Node: a.Node}
+	if node != nil {
+		ev.NodeName = node.Name + " " + node.Addr
+	} else {
+		ev.NodeName = fmt.Sprintf("%s pid %d", fr.srv.inst.Name, fr.srv.inst.PID)
+	}
 	var err error
 	switch a.Action {
+	case fault.Kill9, fault.PowerLoss:
+		// The crash, then the restart on the same data: one event,
+		// which took as long as the server was away.
+		if err = fr.srv.crashAndRestart(ctx, a.Action); err == nil {
+			ev.NodeName += fmt.Sprintf(", back as pid %d", fr.srv.inst.PID)
+		}
 	case fault.Stop:
 		err = node.Stop(ctx, server.DefaultStopTimeout)
 	case fault.Kill:
@@ -230,10 +275,16 @@ func (fr *faultRun) finish() []results.Event {
 
 // restoreNodes brings back every node that is down or paused after a
 // step whose faults were cut short, so that the next step starts on the
-// whole cluster.
+// whole cluster (a single server a crash left down: its restart).
 func restoreNodes(ctx context.Context, srv *managed) error {
 	if srv == nil {
 		return nil
+	}
+	if srv.crash != nil && !server.Alive(srv.inst.PID) {
+		if err := srv.crash.Restart(ctx); err != nil {
+			return err
+		}
+		srv.inst = srv.crash.Instance()
 	}
 	for _, n := range srv.inst.Nodes {
 		if n.PID() == 0 {

@@ -9,10 +9,13 @@ import (
 	"time"
 
 	"storebench/internal/event"
+	"storebench/internal/fault"
+	"storebench/internal/lazyfs"
 	"storebench/internal/measure/procstat"
 	"storebench/internal/redact"
 	"storebench/internal/results"
 	"storebench/internal/server"
+	"storebench/internal/server/crashable"
 	"storebench/internal/study"
 	"storebench/internal/target"
 	"storebench/internal/workload"
@@ -29,8 +32,15 @@ type managed struct {
 	elsewhere string
 	keep      bool
 	// release removes the lease that lets a later run stop this server
-	// should this process die without stopping it.
+	// should this process die without stopping it; remove is the
+	// directory that lease names.
 	release func()
+	remove  string
+	// crash, set when a step has a crash action (fault.Kill9,
+	// fault.PowerLoss), is the server started to take it; mount is the
+	// LazyFS mount its data lives on when one is a power loss.
+	crash *crashable.Server
+	mount *lazyfs.Mount
 }
 
 // logWriter turns a server's progress lines into events.
@@ -98,24 +108,91 @@ func startManaged(ctx context.Context, o Options, s *study.Study, name string, c
 	_ = o.emit(event.ServerStarting{Target: name, Title: srv.Title()})
 	t0 := time.Now()
 	records := recordsOf(s, steps)
-	inst, err := srv.Start(ctx, server.Config{Dir: dir, Durability: durabilityOf(s, info), MemoryBytes: cache, Records: records, Options: opts, Log: log})
-	if err != nil {
-		return nil, err
-	}
-	remove := ""
+	m := &managed{elsewhere: elsewhere, keep: o.KeepData}
 	if !o.KeepData {
-		remove = elsewhere
+		m.remove = elsewhere
 	}
-	release, err := server.Lease(inst, remove)
-	if err != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), server.DefaultStopTimeout)
-		defer cancel()
-		_ = inst.Stop(sctx)
+	cfg := server.Config{Dir: dir, Durability: durabilityOf(s, info), MemoryBytes: cache, Records: records, Options: opts, Log: log}
+	if err := m.start(ctx, srv, cfg, steps); err != nil {
+		m.stopQuietly()
 		return nil, err
 	}
-	_ = o.emit(event.ServerReady{Target: name, URI: redact.Text(inst.URI), Took: time.Since(t0), PID: inst.PID})
-	title, _, _ := strings.Cut(srv.Title(), " (")
-	return &managed{inst: inst, title: title, elsewhere: elsewhere, keep: o.KeepData, release: release}, nil
+	release, err := server.Lease(m.inst, m.remove)
+	if err != nil {
+		m.stopQuietly()
+		return nil, err
+	}
+	m.release = release
+	_ = o.emit(event.ServerReady{Target: name, URI: redact.Text(m.inst.URI), Took: time.Since(t0), PID: m.inst.PID})
+	m.title, _, _ = strings.Cut(srv.Title(), " (")
+	return m, nil
+}
+
+// start starts srv with cfg; when a step has a crash action, as a
+// crashable server, on a LazyFS mount (in cfg.Dir) when one is a power
+// loss. What it started is in m, for stopQuietly should it fail.
+func (m *managed) start(ctx context.Context, srv server.Server, cfg server.Config, steps []workload.Step) error {
+	var crash, powerLoss bool
+	for _, st := range steps {
+		c, p := fault.Crashes(st.Faults)
+		crash, powerLoss = crash || c, powerLoss || p
+	}
+	if !crash {
+		inst, err := srv.Start(ctx, cfg)
+		m.inst = inst
+		return err
+	}
+	if powerLoss {
+		if why := lazyfs.Unavailable(); why != "" {
+			return fmt.Errorf("a power-loss fault needs LazyFS: %s", why)
+		}
+		mnt, err := lazyfs.New(ctx, filepath.Join(cfg.Dir, "lazyfs"), 0)
+		if err != nil {
+			return err
+		}
+		m.mount = mnt
+	}
+	cs, err := crashable.Start(ctx, srv.Name(), cfg, m.mount)
+	if err != nil {
+		return err
+	}
+	m.crash, m.inst = cs, cs.Instance()
+	return nil
+}
+
+// crashAndRestart takes a crash action (fault.Kill9, fault.PowerLoss) on
+// the server and starts it again on its data, under a new lease.
+func (m *managed) crashAndRestart(ctx context.Context, kind string) error {
+	if m.crash == nil {
+		return fmt.Errorf("%s: the server was not started to take a crash", kind)
+	}
+	if err := m.crash.Crash(ctx, kind); err != nil {
+		return fmt.Errorf("%s: %w", kind, err)
+	}
+	if err := m.crash.Restart(ctx); err != nil {
+		return fmt.Errorf("restarting after %s: %w", kind, err)
+	}
+	m.inst = m.crash.Instance()
+	m.release()
+	release, err := server.Lease(m.inst, m.remove)
+	if err != nil {
+		m.release = func() {}
+		return err
+	}
+	m.release = release
+	return nil
+}
+
+// stopQuietly stops what a failed start left: the server, its mount.
+func (m *managed) stopQuietly() {
+	ctx, cancel := context.WithTimeout(context.Background(), server.DefaultStopTimeout)
+	defer cancel()
+	if m.inst != nil {
+		_ = m.inst.Stop(ctx)
+	}
+	if m.mount != nil {
+		_ = m.mount.Close()
+	}
 }
 
 // ensureInstalled installs srv when its check fails, with its progress
@@ -196,6 +273,12 @@ func (m *managed) stop(emit func(event.Event) error, name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), server.DefaultStopTimeout)
 	defer cancel()
 	err := m.inst.Stop(ctx)
+	if m.mount != nil {
+		// After the server: nothing holds the mount's files now.
+		if merr := m.mount.Close(); merr != nil && err == nil {
+			err = fmt.Errorf("unmounting LazyFS: %w", merr)
+		}
+	}
 	_ = emit(event.ServerStopped{Target: name, Err: err})
 	if !server.Alive(m.inst.PID) {
 		m.release()

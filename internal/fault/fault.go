@@ -11,10 +11,13 @@ package fault
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
+	"storebench/internal/kv"
 	"storebench/internal/study"
 )
 
@@ -232,6 +235,29 @@ func Of(actions []Action, phase string) []Action {
 		}
 	}
 	return out
+}
+
+// CrashLosses says how the acknowledged writes that actions' crashes
+// lose count on a server that ran under durability class: measured
+// (async: the server acknowledges a write before it is fsynced, and a
+// crash may take it) or the step's failure (sync: each write is fsynced
+// before its acknowledgement, so none may be lost). why says which, and
+// why, for the report. No crash among actions: false and "".
+func CrashLosses(actions []Action, class kv.Durability) (measured bool, why string) {
+	var kinds []string
+	for _, a := range actions {
+		if a.Crash() && !slices.Contains(kinds, a.Action) {
+			kinds = append(kinds, a.Action)
+		}
+	}
+	if len(kinds) == 0 {
+		return false, ""
+	}
+	crash := strings.Join(kinds, " and ")
+	if class == kv.Sync {
+		return false, fmt.Sprintf("a failure: the server ran under sync durability (each write fsynced before its acknowledgement), so a %s may lose none", crash)
+	}
+	return true, fmt.Sprintf("measured, not a failure: the server ran under %s durability (a write acknowledged before it is fsynced), which a %s may lose", class, crash)
 }
 
 // Settled is when the phase's last action is over (a pause's end
