@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -14,6 +15,16 @@ import (
 	"storebench/internal/results"
 	"storebench/internal/server/proc"
 )
+
+func writeCrashStudy(t *testing.T, action, durability, opts string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "crash.yaml")
+	src := strings.NewReplacer("%DUR%", durability, "%OPTS%", opts, "%ACTION%", action).Replace(crashStudy)
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
 
 // A YCSB load on a managed Redis, offered at 1,000 inserts/s for 3,000
 // records (3 s), crashed 1 s in; the crash restarts it on its data.
@@ -39,12 +50,7 @@ workloads:
 func runCrash(t *testing.T, action, durability, opts string) (*results.Step, string) {
 	t.Helper()
 	out := t.TempDir()
-	p := filepath.Join(t.TempDir(), "crash.yaml")
-	src := strings.NewReplacer("%DUR%", durability, "%OPTS%", opts, "%ACTION%", action).Replace(crashStudy)
-	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	stdout, stderr, code := runCLIWithin(t, 2*time.Minute, "run", p, "--out", out)
+	stdout, stderr, code := runCLIWithin(t, 2*time.Minute, "run", writeCrashStudy(t, action, durability, opts), "--out", out)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -146,4 +152,18 @@ func TestCrashFaultPowerLossOnRedis(t *testing.T) {
 			t.Error("report.md does not say lost writes are measured")
 		}
 	})
+}
+
+// A run stopped (Ctrl-C, kill -9) after a power-loss fault leaves no
+// LazyFS mount and no server behind: neither the Redis the crash
+// restarted nor the lazyfs daemon.
+func TestStoppedCrashRunLeavesNoMount(t *testing.T) {
+	lazyfstest.Need(t)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) {
+			// 3,000 records at 1,000/s: the load is under way, after
+			// its crash at 1 s, when the run is stopped.
+			stoppedRunLeavesNoMount(t, writeCrashStudy(t, "power-loss", "sync", ""), sig, "fault: power-loss", 300*time.Millisecond)
+		})
+	}
 }

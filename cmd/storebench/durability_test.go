@@ -76,57 +76,68 @@ func TestKilledDurabilityRunLeavesNoMount(t *testing.T) {
 		t.Run(sig.String(), func(t *testing.T) {
 			// A crash point never reached: the writers write until the
 			// run is stopped.
-			cmd := storebench(t, "run", writeDurabilityStudy(t, "1", "1e9", "power-loss"), "--out", t.TempDir())
-			var e bytes.Buffer
-			cmd.Stderr = &e
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer cmd.Process.Kill()
-			sb := cmd.Process.Pid
-			var fs, mnt string
-			var all []int
-			deadline := time.Now().Add(90 * time.Second)
-			for time.Now().Before(deadline) && (fs == "" || len(all) < 3) {
-				time.Sleep(100 * time.Millisecond)
-				all = descendants(sb)
-				for _, pid := range all {
-					if c := cmdline(pid); strings.Contains(c, "lazyfs ") {
-						fs, mnt = c, strings.Fields(c)[1]
-					}
-				}
-			}
-			if fs == "" || !isMounted(mnt) {
-				t.Fatalf("no lazyfs mount seen under storebench pid %d (%v)\n%s", sb, all, e.String())
-			}
-			time.Sleep(500 * time.Millisecond) // the writers at work
-			if err := syscall.Kill(sb, sig); err != nil {
-				t.Fatal(err)
-			}
-			err := cmd.Wait()
-			if sig == syscall.SIGINT {
-				if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
-					t.Errorf("Ctrl-C: %v, want exit 130\n%s", err, e.String())
-				}
-			}
-			t0 := time.Now()
-			for _, pid := range all {
-				for proc.Alive(pid) && time.Since(t0) < 30*time.Second {
-					time.Sleep(50 * time.Millisecond)
-				}
-				if proc.Alive(pid) {
-					t.Errorf("pid %d (%s) outlived storebench (%s) by %s", pid, cmdline(pid), sig, time.Since(t0))
-					_ = syscall.Kill(pid, syscall.SIGKILL)
-				}
-			}
-			for isMounted(mnt) && time.Since(t0) < 30*time.Second {
-				time.Sleep(50 * time.Millisecond)
-			}
-			if isMounted(mnt) {
-				t.Errorf("%s still mounted after storebench was stopped (%s)", mnt, sig)
-				_ = lazyfs.Unmount(mnt)
-			}
+			stoppedRunLeavesNoMount(t, writeDurabilityStudy(t, "1", "1e9", "power-loss"), sig, "", 500*time.Millisecond)
 		})
+	}
+}
+
+// stoppedRunLeavesNoMount runs study until a LazyFS mount is up under
+// storebench (and its stderr says after, when set), lets it work for a
+// while, stops it with sig and checks that nothing it started outlives
+// it: no process (those seen just before the signal), no mount. Ctrl-C
+// exits 130.
+func stoppedRunLeavesNoMount(t *testing.T, study string, sig syscall.Signal, after string, working time.Duration) {
+	t.Helper()
+	cmd := storebench(t, "run", study, "--out", t.TempDir())
+	var e lockedBuffer
+	cmd.Stderr = &e
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	sb := cmd.Process.Pid
+	var fs, mnt string
+	var all []int
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) && (fs == "" || len(all) < 3 || !strings.Contains(e.String(), after)) {
+		time.Sleep(100 * time.Millisecond)
+		all = descendants(sb)
+		for _, pid := range all {
+			if c := cmdline(pid); strings.Contains(c, "lazyfs ") {
+				fs, mnt = c, strings.Fields(c)[1]
+			}
+		}
+	}
+	if fs == "" || !isMounted(mnt) {
+		t.Fatalf("no lazyfs mount seen under storebench pid %d (%v)\n%s", sb, all, e.String())
+	}
+	time.Sleep(working)
+	all = append(all, descendants(sb)...)
+	if err := syscall.Kill(sb, sig); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if sig == syscall.SIGINT {
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+			t.Errorf("Ctrl-C: %v, want exit 130\n%s", err, e.String())
+		}
+	}
+	t0 := time.Now()
+	for _, pid := range all {
+		for proc.Alive(pid) && time.Since(t0) < 30*time.Second {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if proc.Alive(pid) {
+			t.Errorf("pid %d (%s) outlived storebench (%s) by %s", pid, cmdline(pid), sig, time.Since(t0))
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	for isMounted(mnt) && time.Since(t0) < 30*time.Second {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if isMounted(mnt) {
+		t.Errorf("%s still mounted after storebench was stopped (%s)", mnt, sig)
+		_ = lazyfs.Unmount(mnt)
 	}
 }
 
