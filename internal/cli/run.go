@@ -52,6 +52,20 @@ ordered scans for YCSB E on Redis) is "n/a" with the reason in every table
 and in results.json; the target's other steps run. A target that can run
 nothing of the study is refused before anything starts.
 
+Faults: a workload entry's faults: list acts on a target while a phase
+runs, each action at its offset from the phase's timed start, recorded as
+an event. On a cluster storebench starts (cassandra-cluster,
+redis-cluster): stop, kill, pause (for: ...) or restart a node. On a
+single server it starts (redis, postgres, mariadb, ...): kill-9 (SIGKILL,
+then a restart on the same data) or power-loss (the same, its data on
+LazyFS, which drops what was not fsynced), e.g.
+  faults: [{at: 5s, action: power-loss, phase: load}]
+Writes are retried while the server is down and every acknowledged one is
+read back afterwards: under --durability sync a lost one fails the step,
+under async the losses are the measured figure. A crash on an embedded
+engine (storebench run durability does that) or on a server named by URI
+is refused before anything starts.
+
 A scale (--scale seed: a seed's own sizes) whose workloads can estimate
 their cost prints the estimate of time and disk first; one that does not
 fit this machine (more disk than is free or limits.disk allows, longer
