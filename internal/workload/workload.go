@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"storebench/internal/fault"
+	"storebench/internal/kv"
 	"storebench/internal/results"
 	"storebench/internal/study"
 	"storebench/internal/target"
@@ -163,6 +164,18 @@ type Env struct {
 	// engine in a process of its own (durability, which crashes it)
 	// opens it there alike, in a directory of its own. Nil when unknown.
 	Opened *OpenSpec
+}
+
+// CrashLosses is fault.CrashLosses for step st's crashes under the
+// durability the target was opened with (unknown: sync, the strict one):
+// whether the acknowledged writes they lose are the measured figure or
+// the step's failure, and the report's line saying which ("": no crash).
+func CrashLosses(env *Env, st Step) (measured bool, why string) {
+	class := kv.Sync
+	if env.Opened != nil && env.Opened.Options.Durability != "" {
+		class = env.Opened.Options.Durability
+	}
+	return fault.CrashLosses(st.Faults, class)
 }
 
 // OpenSpec names a target and the options it was opened with.

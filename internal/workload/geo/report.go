@@ -254,6 +254,9 @@ func faults(b *strings.Builder, t *results.Target, s *results.Step) {
 	}
 	fmt.Fprintf(b, "Points acknowledged: %.0f; failed attempts (errors): %.0f; retries: %.0f; **acknowledged points lost: %.0f** (%.0f read back in %.1f s).\n\n",
 		m["acknowledged"], m["errors"], m["retries"], m["lost_acknowledged"], m["read_back"], m["verify_seconds"])
+	if l := s.Facts["lost_writes"]; l != "" {
+		fmt.Fprintf(b, "Lost points are %s\n\n", l)
+	}
 	if e := s.Facts["first_error"]; e != "" {
 		fmt.Fprintf(b, "First error: %s\n\n", section.Cell(e))
 	}

@@ -159,7 +159,7 @@ func (r *run) loadUnderFaults(ctx context.Context, env *workload.Env, st workloa
 	if isAsync {
 		res.Facts["lost_writes"] = "measured, not a failure: " + async.AsyncReplication()
 	}
-	if crashed, why := crashLosses(env, st); why != "" {
+	if crashed, why := workload.CrashLosses(env, st); why != "" {
 		measured = crashed
 		res.Facts["lost_writes"] = why
 	}
@@ -176,16 +176,6 @@ func (r *run) loadUnderFaults(ctx context.Context, env *workload.Env, st workloa
 			What: fmt.Sprintf("%d of %d acknowledged writes LOST after the faults (read back at %s)", lost, acked, level)}
 	}
 	return res, nil
-}
-
-// crashLosses is fault.CrashLosses for the step's crashes under the
-// durability the target was opened with (unknown: sync, the strict one).
-func crashLosses(env *workload.Env, st workload.Step) (measured bool, why string) {
-	class := kv.Sync
-	if env.Opened != nil && env.Opened.Options.Durability != "" {
-		class = env.Opened.Options.Durability
-	}
-	return fault.CrashLosses(st.Faults, class)
 }
 
 // readBack reads every acknowledged record with read, retrying errors
