@@ -23,20 +23,7 @@ import (
 // load's timed start, and a restart still under way when the load ends
 // is completed, not abandoned.
 func TestClusterKillNodeMidInsert(t *testing.T) {
-	out := t.TempDir()
-	stdout, stderr, code := runCLIWithin(t, 25*time.Minute, "run", "ycsb-cluster", "--ladder", "3000", "--set", "ycsb.load_rate=100", "--out", out)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	dir := onlyDir(t, out)
-	run, err := results.Read(filepath.Join(dir, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := run.Targets[0]
-	if tr.Status != "ok" || len(tr.Steps) != 1 {
-		t.Fatalf("target %s: %s %s, %d steps", tr.Name, tr.Status, tr.Reason, len(tr.Steps))
-	}
+	dir, tr, _ := runOK(t, 25*time.Minute, 1, "run", "ycsb-cluster", "--ladder", "3000", "--set", "ycsb.load_rate=100")
 	s := tr.Steps[0]
 	var kill, restart *results.Event
 	for i, e := range s.Events {
@@ -92,23 +79,10 @@ func TestClusterKillNodeMidInsert(t *testing.T) {
 // resources are in it.
 func TestClusterWorkersOverSSH(t *testing.T) {
 	d := startSSHD(t)
-	out := t.TempDir()
-	stdout, stderr, code := runCLIWithin(t, 20*time.Minute, "run", "ycsb", "--targets", "cassandra-cluster",
+	dir, tr, _ := runOK(t, 20*time.Minute, 3, "run", "ycsb", "--targets", "cassandra-cluster",
 		"--workers", "2", "--hosts", "local,"+d.host, "--ssh-identity", d.key,
 		"--ssh-option", "UserKnownHostsFile="+d.knownHosts, "--ssh-option", "StrictHostKeyChecking=accept-new",
-		"--ladder", "2000", "--set", "ycsb.workloads=[a,c]", "--set", "ycsb.operations=2000", "--out", out, "--quiet")
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	dir := onlyDir(t, out)
-	run, err := results.Read(filepath.Join(dir, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := run.Targets[0]
-	if tr.Status != "ok" || len(tr.Steps) != 3 {
-		t.Fatalf("target %s: %s %s, %d steps", tr.Name, tr.Status, tr.Reason, len(tr.Steps))
-	}
+		"--ladder", "2000", "--set", "ycsb.workloads=[a,c]", "--set", "ycsb.operations=2000", "--quiet")
 	for _, s := range tr.Steps {
 		if len(s.Workers) != 2 || s.Workers[0].Host != "local" || !strings.Contains(s.Workers[1].Host, "127.0.0.2") {
 			t.Fatalf("%s: workers %+v: want one local and one on 127.0.0.2", s.Phase, s.Workers)

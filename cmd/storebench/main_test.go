@@ -86,6 +86,28 @@ func onlyDir(t *testing.T, root string) string {
 	return filepath.Join(root, ents[0].Name())
 }
 
+// runOK runs storebench with args and --out (a fresh directory), wants
+// exit 0 within limit and its first target ok with steps steps, and
+// returns the run's directory, that target and the run's stderr.
+func runOK(t *testing.T, limit time.Duration, steps int, args ...string) (string, *results.Target, string) {
+	t.Helper()
+	out := t.TempDir()
+	stdout, stderr, code := runCLIWithin(t, limit, append(args, "--out", out)...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	dir := onlyDir(t, out)
+	run, err := results.Read(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := run.Targets[0]
+	if tr.Status != "ok" || len(tr.Steps) != steps {
+		t.Fatalf("target %s: %s %s, %d steps", tr.Name, tr.Status, tr.Reason, len(tr.Steps))
+	}
+	return dir, tr, stderr
+}
+
 func TestRunWritesResultsReportAndLogs(t *testing.T) {
 	out := t.TempDir()
 	studyFile := writeStudy(t, "1s")

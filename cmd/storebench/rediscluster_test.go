@@ -22,20 +22,7 @@ import (
 // not its value; it asserts the failover itself: node 1's slots served by
 // its replica afterwards, node 1 back as that replica.
 func TestClusterRedisPrimaryPaused(t *testing.T) {
-	out := t.TempDir()
-	stdout, stderr, code := runCLIWithin(t, 5*time.Minute, "run", "ycsb-redis-cluster", "--ladder", "3000", "--set", "ycsb.load_rate=100", "--out", out)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	dir := onlyDir(t, out)
-	run, err := results.Read(filepath.Join(dir, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := run.Targets[0]
-	if tr.Status != "ok" || len(tr.Steps) != 1 {
-		t.Fatalf("target %s: %s %s, %d steps", tr.Name, tr.Status, tr.Reason, len(tr.Steps))
-	}
+	dir, tr, _ := runOK(t, 5*time.Minute, 1, "run", "ycsb-redis-cluster", "--ladder", "3000", "--set", "ycsb.load_rate=100")
 	s := tr.Steps[0]
 	var pause, resume *results.Event
 	for i, e := range s.Events {
