@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -21,7 +22,7 @@ func TestCrashFaultsNeedASingleManagedServer(t *testing.T) {
 		{"[pebble]", "kill-9", "target pebble: phase load: kill-9 at 1s: an embedded engine runs inside the worker process; its crashes are the durability workload's: storebench run durability"},
 		{"[pebble]", "power-loss", "an embedded engine runs inside the worker process"},
 		{`[{uri: "redis://127.0.0.1:1/0"}]`, "kill-9", "target redis: phase load: kill-9 at 1s: redis is named by URI; storebench crashes only a server it starts itself"},
-		{"[redis]", "power-loss", ""},
+		{"[redis]", "kill-9", ""},
 	} {
 		src := "name: t\nladder: [100]\ntargets: " + c.targets + "\nworkloads:\n  - name: ycsb\n    faults: [{at: 1s, action: " + c.action + ", phase: load}]\n"
 		s, err := study.Parse("t.yaml", []byte(src))
@@ -38,6 +39,19 @@ func TestCrashFaultsNeedASingleManagedServer(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %s: %v, want %q", c.targets, c.action, err, c.want)
 		}
+	}
+}
+
+// A power loss where LazyFS cannot mount is refused with the reason when
+// the plan is made.
+func TestPowerLossRefusedWithoutLazyFS(t *testing.T) {
+	t.Setenv("STOREBENCH_LAZYFS", filepath.Join(t.TempDir(), "no-lazyfs"))
+	s, err := study.Parse("t.yaml", []byte("name: t\nladder: [100]\ntargets: [redis]\nworkloads:\n  - name: ycsb\n    faults: [{at: 1s, action: power-loss}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Prepare(s); err == nil || !strings.Contains(err.Error(), "target redis: phase load: power-loss at 1s needs LazyFS: ") {
+		t.Errorf("a power loss without LazyFS: %v", err)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"storebench/internal/event"
 	"storebench/internal/fault"
+	"storebench/internal/lazyfs"
 	"storebench/internal/measure/procstat"
 	"storebench/internal/results"
 	"storebench/internal/server"
@@ -69,7 +70,8 @@ func faultsOn(steps []workload.Step, name string) []workload.Step {
 
 // checkCrashTargets refuses, before anything starts, a crash action
 // (fault.Kill9, fault.PowerLoss) on a target storebench does not run as
-// a server of its own: an embedded engine, or a server named by URI.
+// a server of its own (an embedded engine, or a server named by URI),
+// and a power loss where LazyFS cannot mount.
 func checkCrashTargets(info target.Info, uri string, steps []workload.Step) error {
 	for _, st := range steps {
 		for _, a := range st.Faults {
@@ -79,6 +81,10 @@ func checkCrashTargets(info target.Info, uri string, steps []workload.Step) erro
 				return fmt.Errorf("phase %s: %s: an embedded engine runs inside the worker process; its crashes are the durability workload's: storebench run durability", st.Phase, a)
 			case uri != "":
 				return fmt.Errorf("phase %s: %s: %s is named by URI; storebench crashes only a server it starts itself (leave out the uri)", st.Phase, a, info.Name)
+			case a.Action == fault.PowerLoss:
+				if why := lazyfs.Unavailable(); why != "" {
+					return fmt.Errorf("phase %s: %s needs LazyFS: %s", st.Phase, a, why)
+				}
 			}
 		}
 	}
