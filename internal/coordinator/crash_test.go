@@ -7,6 +7,7 @@ import (
 
 	"storebench/internal/fault"
 	"storebench/internal/server"
+	"storebench/internal/server/crashable"
 	"storebench/internal/study"
 	_ "storebench/internal/target/pebble"
 	_ "storebench/internal/target/redis"
@@ -64,9 +65,12 @@ func TestCrashFaultRefusedOnACluster(t *testing.T) {
 	if err := checkFaultTargets(cluster, steps); err == nil || !strings.Contains(err.Error(), "use kill and restart on a cluster's nodes") {
 		t.Errorf("a kill-9 on a cluster: %v", err)
 	}
-	single := &managed{inst: &server.Instance{}}
+	single := &managed{inst: &server.Instance{}, crash: &crashable.Server{}}
 	if err := checkFaultTargets(single, steps); err != nil {
 		t.Errorf("a kill-9 on a single server: %v", err)
+	}
+	if err := checkFaultTargets(nil, steps); err == nil || !strings.Contains(err.Error(), "needs a server storebench starts itself") {
+		t.Errorf("a kill-9 on no managed server: %v", err)
 	}
 	steps[0].Faults = decodeFaults(t, "[{at: 1s, action: kill, node: 1}, {at: 2s, action: restart, node: 1}]")
 	if err := checkFaultTargets(single, steps); err == nil || !strings.Contains(err.Error(), "need a cluster") {

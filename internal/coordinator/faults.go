@@ -101,6 +101,8 @@ func checkFaultTargets(srv *managed, steps []workload.Step) error {
 			switch {
 			case a.Crash() && cluster:
 				return fmt.Errorf("phase %s: %s: a crash takes a single server; use kill and restart on a cluster's nodes", st.Phase, a)
+			case a.Crash() && (srv == nil || srv.crash == nil):
+				return fmt.Errorf("phase %s: %s needs a server storebench starts itself", st.Phase, a)
 			case a.Crash():
 			case !cluster:
 				return fmt.Errorf("phase %s has fault actions, which need a cluster storebench starts itself (cassandra-cluster, redis-cluster), not this target", st.Phase)
