@@ -7,10 +7,14 @@ import (
 
 	"storebench/internal/fault"
 	"storebench/internal/server"
+	_ "storebench/internal/server/cassandra"
 	"storebench/internal/server/crashable"
+	_ "storebench/internal/server/rediscluster"
 	"storebench/internal/study"
+	_ "storebench/internal/target/cassandra"
 	_ "storebench/internal/target/pebble"
 	_ "storebench/internal/target/redis"
+	_ "storebench/internal/target/rediscluster"
 	"storebench/internal/workload"
 	_ "storebench/internal/workload/ycsb"
 )
@@ -23,6 +27,8 @@ func TestCrashFaultsNeedASingleManagedServer(t *testing.T) {
 		{"[pebble]", "kill-9", "target pebble: phase load: kill-9 at 1s: an embedded engine runs inside the worker process; its crashes are the durability workload's: storebench run durability"},
 		{"[pebble]", "power-loss", "an embedded engine runs inside the worker process"},
 		{`[{uri: "redis://127.0.0.1:1/0"}]`, "kill-9", "target redis: phase load: kill-9 at 1s: redis is named by URI; storebench crashes only a server it starts itself"},
+		{"[redis-cluster]", "kill-9", "target redis-cluster: phase load: kill-9 at 1s: redis-cluster is a cluster and a crash takes a single server; use kill and restart on a cluster's nodes"},
+		{"[cassandra-cluster]", "power-loss", "cassandra-cluster is a cluster and a crash takes a single server"},
 		{"[redis]", "kill-9", ""},
 	} {
 		src := "name: t\nladder: [100]\ntargets: " + c.targets + "\nworkloads:\n  - name: ycsb\n    faults: [{at: 1s, action: " + c.action + ", phase: load}]\n"
@@ -56,8 +62,8 @@ func TestPowerLossRefusedWithoutLazyFS(t *testing.T) {
 	}
 }
 
-// On a cluster, a crash is refused once the server is up, before any
-// step: its nodes take kill and restart.
+// Behind the plan's check, a crash is refused again on a cluster once
+// the server is up, before any step: its nodes take kill and restart.
 func TestCrashFaultRefusedOnACluster(t *testing.T) {
 	steps := []workload.Step{{Phase: "load"}}
 	steps[0].Faults = decodeFaults(t, "[{at: 1s, action: kill-9}]")

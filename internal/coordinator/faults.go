@@ -70,8 +70,8 @@ func faultsOn(steps []workload.Step, name string) []workload.Step {
 
 // checkCrashTargets refuses, before anything starts, a crash action
 // (fault.Kill9, fault.PowerLoss) on a target storebench does not run as
-// a server of its own (an embedded engine, or a server named by URI),
-// and a power loss where LazyFS cannot mount.
+// a single server of its own (an embedded engine, a server named by URI,
+// a cluster), and a power loss where LazyFS cannot mount.
 func checkCrashTargets(info target.Info, uri string, steps []workload.Step) error {
 	for _, st := range steps {
 		for _, a := range st.Faults {
@@ -81,6 +81,8 @@ func checkCrashTargets(info target.Info, uri string, steps []workload.Step) erro
 				return fmt.Errorf("phase %s: %s: an embedded engine runs inside the worker process; its crashes are the durability workload's: storebench run durability", st.Phase, a)
 			case uri != "":
 				return fmt.Errorf("phase %s: %s: %s is named by URI; storebench crashes only a server it starts itself (leave out the uri)", st.Phase, a, info.Name)
+			case server.IsCluster(info.Server):
+				return fmt.Errorf("phase %s: %s: %s is a cluster and a crash takes a single server; use kill and restart on a cluster's nodes", st.Phase, a, info.Name)
 			case a.Action == fault.PowerLoss:
 				if why := lazyfs.Unavailable(); why != "" {
 					return fmt.Errorf("phase %s: %s needs LazyFS: %s", st.Phase, a, why)

@@ -160,6 +160,20 @@ func Main(name string) (func(args []string) int, bool) {
 // DefaultStopTimeout is how long a clean shutdown may take before kill.
 const DefaultStopTimeout = 30 * time.Second
 
+// Cluster is the optional mark of a server whose instance is several
+// processes (Instance.Nodes, see cluster.go): a fault takes one of its
+// nodes, never the whole as a single server.
+type Cluster interface {
+	Server
+	Cluster()
+}
+
+// IsCluster says whether server name is a registered Cluster.
+func IsCluster(name string) bool {
+	_, ok := registry[name].(Cluster)
+	return ok
+}
+
 // Secret is the password a server started with cfg uses: cfg.Password,
 // else a fresh random one.
 func (cfg Config) Secret() (string, error) {

@@ -46,6 +46,9 @@ func (ClusterServer) Name() string { return ClusterName }
 
 func (ClusterServer) Title() string { return "Apache Cassandra " + Version + " cluster" }
 
+// Cluster marks it a server.Cluster.
+func (ClusterServer) Cluster() {}
+
 func (ClusterServer) Check() error { return Server{}.Check() }
 
 func (ClusterServer) Install(ctx context.Context, log io.Writer) error { return Install(ctx, log) }

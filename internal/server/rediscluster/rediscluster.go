@@ -52,6 +52,7 @@ type Server struct{}
 
 func (Server) Name() string               { return Name }
 func (Server) Title() string              { return "Redis Cluster" }
+func (Server) Cluster()                   {}
 func (Server) StopSignal() syscall.Signal { return syscall.SIGTERM }
 
 func (Server) Check() error {
