@@ -50,6 +50,12 @@ func TestEstimateFromParams(t *testing.T) {
 	if got, want := e3.Time-e.Time, time.Duration(gone3/26000*1e9); got != want || !strings.Contains(how3, "docs/runs/geo-seed-point-writes-3m") {
 		t.Errorf("point writes and GC add %s, want %s (%s)", got, want, how3)
 	}
+	// Its disk: every point ingested held, at the fresh disk per point,
+	// when that is more than the retention's points at the most per
+	// point held.
+	if want := 3 * 3600 * 69421.0 * 31; e3.DiskBytes != want || !strings.Contains(how3, "falling behind") {
+		t.Errorf("point GC disk %g, want %g (%s)", e3.DiskBytes, want, how3)
+	}
 	p.Ingest.Write = WriteBatch
 	for _, s := range []string{"ingest 3h0m0s", "172 B", "docs/runs/geo-seed-storebench-layout", "BenchmarkReferenceAll", "2 correlate step(s)", "1.75e+09 evaluations"} {
 		if !strings.Contains(how, s) {
