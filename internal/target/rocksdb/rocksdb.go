@@ -243,7 +243,18 @@ func (b *batch) Commit() error {
 // bound is checked in Go: grocksdb's iterate_upper_bound would keep a
 // pointer to Go memory inside C.
 func (s *Store) Scan(lower, upper []byte, fn func(key, value []byte) bool) error {
-	it := s.db.NewIterator(s.ro)
+	ro := s.ro
+	if upper != nil {
+		// The bound goes to RocksDB (iterate_upper_bound): without it a
+		// seek past the last live key before upper walks every deletion
+		// tombstone after it, up to the next live key, before the check
+		// below can stop it (geo's timeline of a user who does not exist
+		// after the point-by-point GC took minutes).
+		ro = grocksdb.NewDefaultReadOptions()
+		defer ro.Destroy()
+		ro.SetIterateUpperBound(upper)
+	}
+	it := s.db.NewIterator(ro)
 	defer it.Close()
 	if len(lower) == 0 {
 		it.SeekToFirst()
