@@ -129,8 +129,16 @@ func TestEventLoopTerminatedSessionFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer admin.Close(ctx)
+	// The admin connection is closed only once its terminate is done: a
+	// pgx connection is not for two goroutines at once (Close during the
+	// Exec panicked in pgconn, "slow write timer already active").
+	killed := make(chan struct{})
+	defer func() {
+		<-killed
+		admin.Close(ctx)
+	}()
 	go func() {
+		defer close(killed)
 		time.Sleep(700 * time.Millisecond)
 		_, _ = admin.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'SELECT \"abalance\" FROM \"ps_events\"%' AND pid <> pg_backend_pid()")
 	}()
