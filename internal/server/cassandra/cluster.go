@@ -185,7 +185,12 @@ func (ClusterServer) Start(ctx context.Context, cfg server.Config) (*server.Inst
 						others = append(others, a)
 					}
 				}
-				return seesRing(ctx, ic.addr, ic.nativePort, others)
+				if err := seesRing(ctx, ic.addr, ic.nativePort, others); err != nil {
+					return err
+				}
+				// And theirs of it: on a restart, every peer must know it
+				// is back before it counts as rejoined.
+				return seenByPeers(ctx, ic.addr, ic.nativePort, started)
 			}
 			if err := proc.WaitReady(ctx, h, ReadyTimeout, probe); err != nil {
 				sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -309,6 +314,36 @@ func seesRing(ctx context.Context, addr string, port int, others []string) error
 		return err
 	}
 	defer s.Close()
+	return ringKnows(ctx, s, addr, others)
+}
+
+// seenByPeers is nil once every running peer that answers knows addr as
+// a member of its ring. A restarted node answers and knows the others
+// before they have heard of its return; until they have, a peer that
+// coordinates a request takes it for down (or, its status still empty,
+// for no member at all). A peer that does not answer (paused) coordinates
+// nothing and is not waited for.
+func seenByPeers(ctx context.Context, addr string, port int, peers []*server.Node) error {
+	for _, p := range peers {
+		pa := addrOf(p)
+		if pa == addr || p.PID() == 0 {
+			continue
+		}
+		s, err := sessionAt(pa, port, "")
+		if err != nil {
+			continue
+		}
+		err = ringKnows(ctx, s, pa, []string{addr})
+		s.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ringKnows is seesRing on an open session to the node at addr.
+func ringKnows(ctx context.Context, s *gocql.Session, addr string, others []string) error {
 	tokens := map[string]int{}
 	var a net.IP
 	var ts []string
