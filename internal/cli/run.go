@@ -60,9 +60,12 @@ single server it starts (redis, postgres, mariadb, ...): kill-9 (SIGKILL,
 then a restart on the same data) or power-loss (the same, its data on
 LazyFS, which drops what was not fsynced), e.g.
   faults: [{at: 5s, action: power-loss, phase: load}]
+or at an instant drawn from [at, until) by the study's seed:
+  faults: [{at: 1s, until: 10s, action: kill-9, phase: load}]
 Writes are retried while the server is down and every acknowledged one is
 read back afterwards: under --durability sync a lost one fails the step,
-under async the losses are the measured figure. A crash on an embedded
+under async the losses are the measured figure, written again afterwards
+so that the phases after it check every record. A crash on an embedded
 engine (storebench run durability does that) or on a server named by URI
 is refused before anything starts.
 

@@ -11,6 +11,7 @@ package fault
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -80,8 +81,19 @@ const valid = "stop, kill, pause, restart (a cluster's nodes), kill-9 or power-l
 //
 //	faults:
 //	  - {at: 5s, action: power-loss, phase: load}
+//
+// A crash may strike at a random instant instead: with Until, its offset
+// is drawn uniformly from [At, Until), from the study's seed and the
+// action's place in the list, so a run with the same seed crashes at the
+// same instant and another seed elsewhere:
+//
+//	faults:
+//	  - {at: 1s, until: 10s, action: kill-9}
 type Action struct {
-	At     study.Duration `yaml:"at" json:"at" range:"0s..24h"`
+	At    study.Duration `yaml:"at" json:"at" range:"0s..24h"`
+	Until study.Duration `yaml:"until" json:"until,omitempty" range:"0s..24h"`
+	// From is At as the study gave it, when Until drew At (0 otherwise).
+	From   study.Duration `yaml:"-" json:"from,omitempty"`
 	Action string         `yaml:"action" json:"action"`
 	Node   int            `yaml:"node" json:"node" range:"0..1000"`
 	Phase  string         `yaml:"phase" json:"phase"`
@@ -102,6 +114,9 @@ func (a Action) PauseFor() time.Duration {
 
 func (a Action) String() string {
 	if a.Crash() {
+		if a.Until > 0 {
+			return fmt.Sprintf("%s at %s (drawn from %s..%s by the study's seed)", a.Action, a.Offset().Round(time.Millisecond), time.Duration(a.From), time.Duration(a.Until))
+		}
 		return fmt.Sprintf("%s at %s", a.Action, a.Offset())
 	}
 	s := fmt.Sprintf("%s node %d at %s", a.Action, a.Node, a.Offset())
@@ -171,6 +186,17 @@ func Decode(s *study.Study, e study.Entry) ([]Action, error) {
 		}
 		if a.For != 0 && a.Action != Pause {
 			return nil, bad("for", "only a pause lasts for a while")
+		}
+		if a.Until != 0 {
+			if !a.Crash() {
+				return nil, bad("until", "only a crash (kill-9, power-loss) strikes at a random instant: a node's stop or kill is followed by its own restart")
+			}
+			if a.Until <= a.At {
+				return nil, bad("until", "%s is not after at (%s): the crash is drawn from [at, until)", time.Duration(a.Until), time.Duration(a.At))
+			}
+			r := rand.New(rand.NewPCG(uint64(s.Seed), uint64(i)))
+			a.From = a.At
+			a.At = a.From + study.Duration(r.Int64N(int64(a.Until-a.From)))
 		}
 		if a.Phase == "" {
 			a.Phase = phase

@@ -1,6 +1,8 @@
 package fault_test
 
 import (
+	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -68,6 +70,59 @@ func TestDecodeRefusals(t *testing.T) {
 		}
 		if se == nil || !strings.HasSuffix(se.Field, c.field) || se.Line != 6 {
 			t.Errorf("%s: %#v: want field ...%s on line 6", c.faults, err, c.field)
+		}
+	}
+}
+
+// A crash with `until` strikes at an instant drawn from [at, until) by the
+// study's seed: the same seed, the same instant; other seeds, others; the
+// check after it waits for the drawn instant.
+func TestDecodeRandomCrashInstant(t *testing.T) {
+	draw := func(seed int) fault.Action {
+		t.Helper()
+		src := "name: t\nseed: " + strconv.Itoa(seed) + "\nladder: [10]\ntargets: [redis]\nworkloads:\n  - name: ycsb\n    faults: [{at: 1s, until: 5s, action: power-loss}]\n"
+		s, err := study.Parse("t.yaml", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := fault.Decode(s, s.Workloads[0])
+		if err != nil || len(got) != 1 {
+			t.Fatalf("seed %d: %v %+v", seed, err, got)
+		}
+		return got[0]
+	}
+	seen := map[time.Duration]bool{}
+	for seed := 1; seed <= 8; seed++ {
+		a := draw(seed)
+		if a.Offset() < time.Second || a.Offset() >= 5*time.Second || time.Duration(a.From) != time.Second {
+			t.Errorf("seed %d: at %s from %s, want in [1s, 5s) drawn from 1s", seed, a.Offset(), time.Duration(a.From))
+		}
+		if b := draw(seed); b.Offset() != a.Offset() {
+			t.Errorf("seed %d drew %s, then %s", seed, a.Offset(), b.Offset())
+		}
+		if !strings.Contains(a.String(), "drawn from 1s..5s by the study's seed") || !strings.HasPrefix(a.String(), "power-loss at ") {
+			t.Errorf("String %q", a.String())
+		}
+		if s := fault.Settled([]fault.Action{a}); s != a.Offset()+fault.CrashUnderWay {
+			t.Errorf("seed %d: settled at %s, crash at %s", seed, s, a.Offset())
+		}
+		seen[a.Offset()] = true
+	}
+	if len(seen) < 4 {
+		t.Errorf("8 seeds drew %d distinct instants: %v", len(seen), seen)
+	}
+}
+
+func TestDecodeRandomCrashRefusals(t *testing.T) {
+	for _, c := range []struct{ faults, want string }{
+		{"[{at: 1s, until: 5s, action: kill, node: 2}, {at: 9s, action: restart, node: 2}]", "only a crash (kill-9, power-loss) strikes at a random instant"},
+		{"[{at: 5s, until: 5s, action: kill-9}]", "5s is not after at (5s)"},
+		{"[{at: 5s, until: 2s, action: kill-9}]", "2s is not after at (5s)"},
+	} {
+		_, err := decode(t, c.faults)
+		var se *study.Error
+		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.As(err, &se) || !strings.HasSuffix(se.Field, ".until") {
+			t.Errorf("%s: %v, want %q on .until", c.faults, err, c.want)
 		}
 	}
 }

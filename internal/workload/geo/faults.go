@@ -90,8 +90,14 @@ func (r *run) afterFaults(ctx context.Context, res *results.Step, logs []faultLo
 	if d, ok := r.store.(DurableReader); ok {
 		timeline, level = d.TimelineDurable, d.DurableRead()
 	}
+	// After a crash of a server that acknowledges before it fsyncs,
+	// losses are the measured figure (workload.CrashLosses); the lost
+	// points are then written again once counted, so that the GC's check
+	// and the timelines and correlations after the ingest, which compare
+	// with every point ingested, run on the whole data.
+	measured, why := workload.CrashLosses(r.env, r.st)
 	t0 := time.Now()
-	checked, lost, first, err := r.readBack(ctx, timeline, h)
+	checked, lost, rewritten, first, err := r.readBack(ctx, timeline, h, measured)
 	res.Metrics["errors"] = float64(errs)
 	res.Metrics["retries"] = float64(retries)
 	res.Metrics["acknowledged"] = float64(r.sim.Count(h))
@@ -111,11 +117,12 @@ func (r *run) afterFaults(ctx context.Context, res *results.Step, logs []faultLo
 	if err != nil {
 		return fmt.Errorf("geo: reading back the acknowledged points after the faults: %w", err)
 	}
-	// After a crash of a server that acknowledges before it fsyncs,
-	// losses are the measured figure (workload.CrashLosses).
-	measured, why := workload.CrashLosses(r.env, r.st)
 	if why != "" {
 		res.Facts["lost_writes"] = why
+	}
+	if rewritten > 0 {
+		res.Metrics["rewritten"] = float64(rewritten)
+		res.Facts["rewritten"] = fmt.Sprintf("the %d lost points were written again once counted, so that the phases after the ingest run on every point ingested", rewritten)
 	}
 	if lost > 0 && !measured {
 		return &workload.VerifyError{Phase: PhaseIngest, Key: []byte(first),
@@ -126,12 +133,13 @@ func (r *run) afterFaults(ctx context.Context, res *results.Step, logs []faultLo
 
 // readBack reads every user's timeline over the held window, retrying
 // errors (a node still rejoining) until verifyTimeout; a point missing or
-// not as written is lost.
-func (r *run) readBack(ctx context.Context, timeline func(context.Context, int64, int64, int64, func(Point) error) error, h Held) (checked, lost int64, first string, err error) {
+// not as written is lost. With rewrite, each user's lost points are
+// written again (retried as the ingest's) once counted.
+func (r *run) readBack(ctx context.Context, timeline func(context.Context, int64, int64, int64, func(Point) error) error, h Held, rewrite bool) (checked, lost, rewritten int64, first string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, verifyTimeout)
 	defer cancel()
 	from, to := h.Cutoff, TS(r.sim.LastMinute(h)+1)
-	var next, nChecked, nLost atomic.Int64
+	var next, nChecked, nLost, nRewritten atomic.Int64
 	var mu sync.Mutex
 	var firstErr error
 	var wg sync.WaitGroup
@@ -163,24 +171,43 @@ func (r *run) readBack(ctx context.Context, timeline func(context.Context, int64
 					_ = workload.Sleep(ctx, pause)
 					pause = min(2*pause, time.Second)
 				}
+				var again []Point
 				for m := FirstMinute(h); m <= r.sim.LastMinute(h); m++ {
 					if !r.sim.Has(h, u, m) {
 						continue
 					}
-					if p, ok := got[TS(m)]; ok && p == r.sim.At(u, m) {
+					want := r.sim.At(u, m)
+					if p, ok := got[TS(m)]; ok && p == want {
 						nChecked.Add(1)
 						continue
 					}
 					nLost.Add(1)
+					if rewrite {
+						again = append(again, want)
+					}
 					mu.Lock()
 					if first == "" {
 						first = "user/" + strconv.FormatInt(u, 10) + "/" + strconv.FormatInt(TS(m), 10)
 					}
 					mu.Unlock()
 				}
+				var l faultLog
+				for len(again) > 0 {
+					n := min(len(again), max(r.p.Batch, 1))
+					if err := r.insertRetrying(ctx, &l, again[:n]); err != nil {
+						mu.Lock()
+						if firstErr == nil {
+							firstErr = fmt.Errorf("writing user %d's lost points again: %w", u, err)
+						}
+						mu.Unlock()
+						return
+					}
+					nRewritten.Add(int64(n))
+					again = again[n:]
+				}
 			}
 		}()
 	}
 	wg.Wait()
-	return nChecked.Load(), nLost.Load(), first, firstErr
+	return nChecked.Load(), nLost.Load(), nRewritten.Load(), first, firstErr
 }

@@ -257,6 +257,9 @@ func faults(b *strings.Builder, t *results.Target, s *results.Step) {
 	if l := s.Facts["lost_writes"]; l != "" {
 		fmt.Fprintf(b, "Lost points are %s\n\n", l)
 	}
+	if r := s.Facts["rewritten"]; r != "" {
+		fmt.Fprintf(b, "Then %s.\n\n", r)
+	}
 	if e := s.Facts["first_error"]; e != "" {
 		fmt.Fprintf(b, "First error: %s\n\n", section.Cell(e))
 	}

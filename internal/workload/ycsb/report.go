@@ -119,6 +119,9 @@ func faultsReport(b *strings.Builder, run *results.Run) {
 			if l := s.Facts["lost_writes"]; l != "" {
 				fmt.Fprintf(b, "Lost writes are %s\n\n", l)
 			}
+			if r := s.Facts["rewritten"]; r != "" {
+				fmt.Fprintf(b, "Then %s.\n\n", r)
+			}
 			topologyReport(b, s)
 			// Each node's resources are in the report's generic "Cluster nodes" section.
 		}
