@@ -210,7 +210,7 @@ func TestCrashFaultDuringGeoIngest(t *testing.T) {
 		}
 		s := tr.Find("geo", "ingest", 40)
 		m := s.Metrics
-		t.Logf("%s under %s: acknowledged %v, lost %v, rewritten %v, read back %v; %s", action, durability, m["acknowledged"], m["lost_acknowledged"], m["rewritten"], m["read_back"], s.Facts["lost_writes"])
+		t.Logf("%s under %s: acknowledged %v, lost %v, rewritten %v, read back %v, GC passes failed and run again %v; %s", action, durability, m["acknowledged"], m["lost_acknowledged"], m["rewritten"], m["read_back"], m["gc_errors"], s.Facts["lost_writes"])
 		// The crash struck at the instant drawn from 0.5..1.5 s.
 		if len(s.Events) != 1 || s.Events[0].Action != action || s.Events[0].Error != "" || s.Events[0].OffsetS < 0.5 || s.Events[0].OffsetS > 2.5 {
 			t.Errorf("events %+v: want the one %s, 0.5 to 1.5 s in", s.Events, action)

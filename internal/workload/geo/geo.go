@@ -18,6 +18,7 @@ package geo
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -392,6 +393,30 @@ type run struct {
 	held      Held
 }
 
+// errGCFailed is a GC pass that failed while faults ran: counted, and
+// run again.
+var errGCFailed = errors.New("geo: GC pass failed during the faults")
+
+// retryGC runs the final GC pass; while faults run, a failed pass is run
+// again with a growing pause until ackTimeout has passed.
+func retryGC(ctx context.Context, pass func() error) error {
+	t0 := time.Now()
+	pause := 20 * time.Millisecond
+	for {
+		err := pass()
+		if err != errGCFailed {
+			return err
+		}
+		if time.Since(t0) > ackTimeout {
+			return fmt.Errorf("geo: the final GC pass still failed after %s of retries", ackTimeout)
+		}
+		if err := workload.Sleep(ctx, pause); err != nil {
+			return err
+		}
+		pause = min(2*pause, time.Second)
+	}
+}
+
 // pass is one GC pass.
 type pass struct {
 	start, end time.Time
@@ -448,6 +473,22 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 		lastCutoff = cutoff
 		return nil
 	}
+	// While faults run, a pass that fails (the server down, or loading
+	// its data after a crash) is counted and run again by the next tick
+	// of the background task (its cutoff not reached); the final pass
+	// retries as an insert does (retryGC).
+	faulted := len(r.st.Faults) > 0
+	var gcErrs atomic.Int64
+	var gcFirstErr atomic.Value
+	tolerant := func(ctx context.Context, cutoff int64) error {
+		err := gcPass(ctx, cutoff)
+		if err == nil || !faulted || ctx.Err() != nil {
+			return err
+		}
+		gcErrs.Add(1)
+		gcFirstErr.CompareAndSwap(nil, err.Error())
+		return errGCFailed
+	}
 	cfg := runner.Config{Workers: r.threads, Duration: time.Duration(r.p.Ingest.Duration)}
 	if n := int64(r.p.Ingest.Points); n > 0 {
 		cfg.Ops = (n + int64(B) - 1) / int64(B)
@@ -467,15 +508,23 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 			if last < 0 || TS(last+1)-lastPassSim < everySim {
 				return nil
 			}
+			prev := lastPassSim
 			lastPassSim = TS(last + 1)
-			return gcPass(ctx, r.cutoffAt(last))
+			if err := tolerant(ctx, r.cutoffAt(last)); err != errGCFailed {
+				return err
+			}
+			lastPassSim = prev // due again at the next look
+			return nil
 		}}}
 	case r.p.GC.Every > 0:
 		cfg.Background = []runner.Task{{Name: "gc", Every: time.Duration(r.p.GC.Every), Run: func(ctx context.Context, _ int64) error {
 			// Minutes before the committed batches' are complete but for
 			// the few batches in flight, which are far newer than the cutoff.
 			last := (done.Load()*B)/r.sim.Users - 1
-			return gcPass(ctx, r.cutoffAt(last))
+			if err := tolerant(ctx, r.cutoffAt(last)); err != errGCFailed {
+				return err
+			}
+			return nil
 		}}}
 	}
 	// Batches are claimed in order from one counter (the runner's
@@ -483,7 +532,6 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 	// run would leave holes): when the load stops, every claimed batch
 	// has been committed and the points ingested are exactly 0..P-1.
 	var claimed atomic.Int64
-	faulted := len(r.st.Faults) > 0
 	logs := make([]faultLog, r.threads)
 	res, err := workload.Measure(ctx, r.env, cfg, 0, func(ctx context.Context, w int, _ int64) error {
 		batch := claimed.Add(1) - 1
@@ -551,8 +599,12 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 	// newest point goes, so the checks below are exact.
 	final := r.cutoffAt(last)
 	t0 := time.Now()
-	if err := gcPass(ctx, final); err != nil {
+	if err := retryGC(ctx, func() error { return tolerant(ctx, final) }); err != nil {
 		return res, err
+	}
+	if n := gcErrs.Load(); n > 0 {
+		m["gc_errors"] = float64(n)
+		res.Facts["gc_first_error"], _ = gcFirstErr.Load().(string)
 	}
 	if err := ctx.Err(); err != nil {
 		return res, err // the final pass was cut short: nothing to check

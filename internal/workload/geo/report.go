@@ -263,6 +263,9 @@ func faults(b *strings.Builder, t *results.Target, s *results.Step) {
 	if e := s.Facts["first_error"]; e != "" {
 		fmt.Fprintf(b, "First error: %s\n\n", section.Cell(e))
 	}
+	if n := m["gc_errors"]; n > 0 {
+		fmt.Fprintf(b, "GC passes that failed while the server was down and were run again: %.0f (first: %s).\n\n", n, section.Cell(s.Facts["gc_first_error"]))
+	}
 }
 
 // The seed's cluster: 10 machines, redundancy R=2 (its "240 000 QPS in
