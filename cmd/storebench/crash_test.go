@@ -72,8 +72,11 @@ func runCrashOf(t *testing.T, target, action, durability, opts, workloads string
 		t.Fatalf("events %+v: want the one crash", s.Events)
 	}
 	ev := s.Events[0]
-	t.Logf("%s under %s: %s at %.2fs took %.2fs; acknowledged %v, lost %v, errors %v, retries %v; %s", action, durability, ev.NodeName, ev.OffsetS, ev.TookSeconds,
-		s.Metrics["acknowledged"], s.Metrics["lost_acknowledged"], s.Metrics["errors"], s.Metrics["retries"], s.Facts["lost_writes"])
+	t.Logf("%s under %s: %s at %.2fs took %.2fs; acknowledged %v, lost %v, errors %v, retries %v, unacknowledged %v; %s", action, durability, ev.NodeName, ev.OffsetS, ev.TookSeconds,
+		s.Metrics["acknowledged"], s.Metrics["lost_acknowledged"], s.Metrics["errors"], s.Metrics["retries"], s.Metrics["unacknowledged"], s.Facts["lost_writes"])
+	if e := s.Facts["first_error"]; e != "" {
+		t.Logf("first error: %s", e)
+	}
 	if ev.Action != action || ev.Error != "" || ev.OffsetS < 0.9 || ev.OffsetS > 2 || ev.TookSeconds <= 0 || ev.TookSeconds > 30 {
 		t.Errorf("event %+v: want %s at 1 s, done with no error", ev, action)
 	}

@@ -119,6 +119,9 @@ func faultsReport(b *strings.Builder, run *results.Run) {
 			if l := s.Facts["lost_writes"]; l != "" {
 				fmt.Fprintf(b, "Lost writes are %s\n\n", l)
 			}
+			if n := m["landed_unanswered"]; n > 0 {
+				fmt.Fprintf(b, "Inserts whose answer the fault cut but which had landed (read back as written when a retry failed): %.0f, counted acknowledged.\n\n", n)
+			}
 			if r := s.Facts["rewritten"]; r != "" {
 				fmt.Fprintf(b, "Then %s.\n\n", r)
 			}
