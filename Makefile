@@ -56,7 +56,6 @@ test-cluster:
 # Crash tests of servers whose start takes minutes on 2 cores (Cassandra):
 # a power failure under sync loses nothing acknowledged.
 test-slow:
-	scripts/install-lazyfs.sh
 	scripts/install-cassandra.sh
 	$(GO) test -tags '$(TAGS) slow' -p 1 -timeout 30m -run 'Slow' ./internal/workload/durability/
 

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"storebench/internal/lazyfs"
-	"storebench/internal/lazyfs/lazyfstest"
+	"storebench/internal/powerfs"
+	"storebench/internal/powerfs/powerfstest"
 	"storebench/internal/results"
 	"storebench/internal/server/proc"
 )
@@ -51,7 +51,7 @@ workloads:
 // runCrash runs the study and checks what every crash run must show: the
 // run ok, one event for the crash (and its restart) near 1 s with no
 // error, every record acknowledged or counted unacknowledged and every
-// acknowledged one read back, the server and the LazyFS mount gone
+// acknowledged one read back, the server and the power-loss mount gone
 // afterwards; and how lost writes count, said in results.json and the
 // report: a failure under sync (where none may be lost), measured under
 // async. It returns the load step.
@@ -103,10 +103,10 @@ func runCrashOf(t *testing.T, target, action, durability, opts, workloads string
 	} else if n, _ := strconv.Atoi(pid[1]); proc.Alive(n) {
 		t.Errorf("%s pid %d outlived the run", target, n)
 	}
-	for _, mnt := range lazyfs.Mounts() {
+	for _, mnt := range powerfs.Mounts() {
 		if strings.HasPrefix(mnt, out) {
 			t.Errorf("%s still mounted after the run", mnt)
-			_ = lazyfs.Unmount(mnt)
+			_ = powerfs.Unmount(mnt)
 		}
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
@@ -135,13 +135,13 @@ func TestCrashFaultKill9OnRedis(t *testing.T) {
 	runCrash(t, "kill-9", "sync", "")
 }
 
-// A power failure (LazyFS drops what Redis had not fsynced): under sync
+// A power failure (the file system drops what Redis had not fsynced): under sync
 // (appendfsync always) no acknowledged write is lost; under async with
 // appendfsync no, Redis never fsyncs its AOF during a 3 s load, so the
 // writes it acknowledged before the crash are gone, which is the
 // measured figure, not a failure.
 func TestCrashFaultPowerLossOnRedis(t *testing.T) {
-	lazyfstest.Need(t)
+	powerfstest.Need(t)
 	t.Run("sync", func(t *testing.T) {
 		runCrash(t, "power-loss", "sync", "")
 	})
@@ -167,7 +167,7 @@ func TestCrashFaultOnPostgres(t *testing.T) {
 		runCrashOf(t, "postgres", "kill-9", "sync", "", "[]")
 	})
 	t.Run("power-loss", func(t *testing.T) {
-		lazyfstest.Need(t)
+		powerfstest.Need(t)
 		runCrashOf(t, "postgres", "power-loss", "sync", "", "[]")
 	})
 }
@@ -243,7 +243,7 @@ func TestCrashFaultDuringGeoIngest(t *testing.T) {
 		}
 	})
 	t.Run("power-loss async", func(t *testing.T) {
-		lazyfstest.Need(t)
+		powerfstest.Need(t)
 		s := run(t, "power-loss", "async", "appendfsync: \"no\"")
 		// Whether this power failure takes points is measured, not
 		// asserted: two CI runs found none lost (one with a 6 h
@@ -263,10 +263,10 @@ func TestCrashFaultDuringGeoIngest(t *testing.T) {
 }
 
 // A run stopped (Ctrl-C, kill -9) after a power-loss fault leaves no
-// LazyFS mount and no server behind: neither the Redis the crash
-// restarted nor the lazyfs daemon.
+// power-loss mount and no server behind: neither the Redis the crash
+// restarted nor the file system's server.
 func TestStoppedCrashRunLeavesNoMount(t *testing.T) {
-	lazyfstest.Need(t)
+	powerfstest.Need(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
 			// 3,000 records at 1,000/s: the load is under way, after

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"storebench/internal/lazyfs"
-	"storebench/internal/lazyfs/lazyfstest"
+	"storebench/internal/powerfs"
+	"storebench/internal/powerfs/powerfstest"
 	"storebench/internal/server/proc"
 )
 
@@ -37,7 +37,7 @@ func writeDurabilityStudy(t *testing.T, k, ops, crashes string) string {
 // storebench run durability: a power failure and a kill -9 of the
 // engine's process, and the report's table of acknowledged writes lost.
 func TestDurabilityRunReportsLostAcknowledgedWrites(t *testing.T) {
-	lazyfstest.Need(t)
+	powerfstest.Need(t)
 	out := t.TempDir()
 	stdout, stderr, code := runCLI(t, "run", writeDurabilityStudy(t, "2", "100", "power-loss, kill-9"), "--out", out)
 	if code != 0 {
@@ -69,9 +69,9 @@ func descendants(pid int) []int {
 }
 
 // A run killed (kill -9) or interrupted (Ctrl-C) during a power-loss
-// trial leaves no LazyFS mount, no lazyfs and no engine process behind.
+// trial leaves no power-loss mount, no file system server and no engine process behind.
 func TestKilledDurabilityRunLeavesNoMount(t *testing.T) {
-	lazyfstest.Need(t)
+	powerfstest.Need(t)
 	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
 			// A crash point never reached: the writers write until the
@@ -81,7 +81,7 @@ func TestKilledDurabilityRunLeavesNoMount(t *testing.T) {
 	}
 }
 
-// stoppedRunLeavesNoMount runs study until a LazyFS mount is up under
+// stoppedRunLeavesNoMount runs study until a power-loss mount is up under
 // storebench (and its stderr says after, when set), lets it work for a
 // while, stops it with sig and checks that nothing it started outlives
 // it: no process (those seen just before the signal), no mount. Ctrl-C
@@ -103,13 +103,13 @@ func stoppedRunLeavesNoMount(t *testing.T, study string, sig syscall.Signal, aft
 		time.Sleep(100 * time.Millisecond)
 		all = descendants(sb)
 		for _, pid := range all {
-			if c := cmdline(pid); strings.Contains(c, "lazyfs ") {
-				fs, mnt = c, strings.Fields(c)[1]
+			if d := powerfstest.ServerMount(pid); d != "" {
+				fs, mnt = cmdline(pid), d
 			}
 		}
 	}
 	if fs == "" || !isMounted(mnt) {
-		t.Fatalf("no lazyfs mount seen under storebench pid %d (%v)\n%s", sb, all, e.String())
+		t.Fatalf("no powerfs mount seen under storebench pid %d (%v)\n%s", sb, all, e.String())
 	}
 	time.Sleep(working)
 	all = append(all, descendants(sb)...)
@@ -137,12 +137,12 @@ func stoppedRunLeavesNoMount(t *testing.T, study string, sig syscall.Signal, aft
 	}
 	if isMounted(mnt) {
 		t.Errorf("%s still mounted after storebench was stopped (%s)", mnt, sig)
-		_ = lazyfs.Unmount(mnt)
+		_ = powerfs.Unmount(mnt)
 	}
 }
 
 func isMounted(dir string) bool {
-	for _, m := range lazyfs.Mounts() {
+	for _, m := range powerfs.Mounts() {
 		if m == dir {
 			return true
 		}

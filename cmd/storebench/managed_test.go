@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"storebench/internal/results"
-	aerospikeserver "storebench/internal/server/aerospike"
 	"storebench/internal/server/proc"
 )
 
@@ -88,21 +87,6 @@ func TestKilledRunLeavesNoProcess(t *testing.T) {
 	if l := leasedPIDs(t, home); len(l) != 0 {
 		t.Errorf("leases left after the next run: %v", l)
 	}
-}
-
-// kill -9 of a run on the managed Aerospike leaves no asd behind.
-func TestKilledRunLeavesNoAsd(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "aerospike-ledger.yaml")
-	study := strings.ReplaceAll(strings.ReplaceAll(redisLedger, "%DUR%", "60s"), "targets: [redis]", "targets: [aerospike]")
-	if err := os.WriteFile(p, []byte(study), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// A home of its own (for the leases) that shares the built asd.
-	home := t.TempDir()
-	if err := os.Symlink(filepath.Join(aerospikeserver.Home(), "aerospike"), filepath.Join(home, "aerospike")); err != nil {
-		t.Fatal(err)
-	}
-	killRunWithServer(t, home, p, "asd")
 }
 
 // killRunWithServer starts a run of studyPath with STOREBENCH_HOME home,

@@ -14,7 +14,7 @@ import (
 
 	"storebench/internal/fault"
 	"storebench/internal/kv"
-	"storebench/internal/lazyfs"
+	"storebench/internal/powerfs"
 	"storebench/internal/redact"
 	"storebench/internal/report"
 	"storebench/internal/results"
@@ -31,11 +31,12 @@ Usage: storebench list
 
 Lists the built-in studies, the workloads and the targets. For each target
 it says whether this binary can run it and, if not, exactly why and what
-installs it. PARAMETERS gives the range of every numeric parameter of
+installs it; a server target no package ships a server of (Aerospike)
+is by URI only, and SERVERS says so. PARAMETERS gives the range of every numeric parameter of
 every workload, its sweep and its faults: a value outside it is refused
 before anything runs (exit 2). CRASH TESTS says whether the durability
-workload's power-loss crashes can run here (LazyFS installed by
-scripts/install-lazyfs.sh, /dev/fuse, root) and, if not, why.
+workload's power-loss crashes can run here (storebench's own FUSE file
+system: /dev/fuse and root) and, if not, why.
 
 Example:
   storebench list
@@ -73,7 +74,9 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 			missing++
 		} else if !i.Embedded() {
 			status = "by URI (" + strings.Join(i.Schemes, "://, ") + "://)"
-			if i.Server != "" {
+			if i.ByURIOnly() && i.NoServer != "" {
+				status = byURIOnly(i)
+			} else if i.Server != "" {
 				srv, err := server.Lookup(i.Server)
 				switch {
 				case err != nil:
@@ -102,15 +105,27 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", srv.Name(), srv.Title(), status)
 	}
 	tw.Flush()
+	// The server targets no package ships a server of (Aerospike).
+	for _, i := range target.All() {
+		if i.ByURIOnly() && i.NoServer != "" {
+			fmt.Fprintf(stdout, "  %s: %s\n", i.Title, byURIOnly(i))
+		}
+	}
 	fmt.Fprintln(stdout, "\nCRASH TESTS (workload durability)")
 	fmt.Fprintln(stdout, "  kill-9: available")
-	if why := lazyfs.Unavailable(); why != "" {
+	if why := powerfs.Unavailable(); why != "" {
 		fmt.Fprintf(stdout, "  power-loss: cannot run here: %s\n", why)
 	} else {
-		bin, _ := lazyfs.Binary()
-		fmt.Fprintf(stdout, "  power-loss: available (LazyFS %s)\n", bin)
+		fmt.Fprintf(stdout, "  power-loss: available (powerfs, crash models: %s)\n", strings.Join(powerfs.Models, ", "))
 	}
 	return exitOK
+}
+
+// byURIOnly is what `list` says of a server target storebench runs no
+// server of: "by URI; no package ships its server
+// (aerospike://host:port/namespace)".
+func byURIOnly(i target.Info) string {
+	return "by URI; " + i.WhyNoServer() + " (" + i.URIExample() + ")"
 }
 
 const reportUsage = `

@@ -58,7 +58,8 @@ an event. On a cluster storebench starts (cassandra-cluster,
 redis-cluster): stop, kill, pause (for: ...) or restart a node. On a
 single server it starts (redis, postgres, mariadb, ...): kill-9 (SIGKILL,
 then a restart on the same data) or power-loss (the same, its data on
-LazyFS, which drops what was not fsynced), e.g.
+storebench's power-loss file system, which drops what was not synced),
+e.g.
   faults: [{at: 5s, action: power-loss, phase: load}]
 or at an instant drawn from [at, until) by the study's seed:
   faults: [{at: 1s, until: 10s, action: kill-9, phase: load}]
@@ -148,7 +149,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&sshIdentity, "ssh-identity", "", "private key file for the ssh hosts (ssh -i), checked before anything starts")
 	fs.Var(&sshOptions, "ssh-option", "an ssh -o option for the ssh hosts, Key=value (repeatable), e.g. UserKnownHostsFile=/path; any option ssh takes, where a study file's ssh.options may only tune the connection")
 	fs.StringVar(&timeLimit, "time-limit", "", "stop the study after this long (e.g. 30m, at most 2562047h), keeping what was measured; none: no limit, not even the study's")
-	fs.IntVar(&crash, "crash", 0, "add a crash phase: this many power failures (LazyFS) and as many kill -9 of each target under the study's durability, every acknowledged write read back after each (the durability workload; docs/durability.md)")
+	fs.IntVar(&crash, "crash", 0, "add a crash phase: this many power failures (powerfs) and as many kill -9 of each target under the study's durability, every acknowledged write read back after each (the durability workload; docs/durability.md)")
 	fs.StringVar(&o.Scale, "scale", "", "apply one of the study's named scales (e.g. seed: the seed's own sizes) before the other overrides")
 	fs.Var(&sets, "set", "override a workload parameter: workload.param=value (repeatable), e.g. ledger.selects=5000")
 	out := fs.String("out", "results", "directory under which the run's results directory is created")

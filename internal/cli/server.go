@@ -17,6 +17,7 @@ import (
 	"storebench/internal/redact"
 	"storebench/internal/server"
 	"storebench/internal/server/proc"
+	"storebench/internal/target"
 )
 
 const serverUsageText = `
@@ -109,6 +110,10 @@ func cmdServer(args []string, stdout, stderr io.Writer) int {
 	for _, name := range names {
 		srv, err := server.Lookup(name)
 		if err != nil {
+			if info, terr := target.Lookup(name); terr == nil && info.ByURIOnly() {
+				// Aerospike: a target by URI only.
+				return fail(stderr, usagef("server %s: storebench runs no %s server (%s); a study names one by URI: %s", name, info.Title, info.WhyNoServer(), info.URIExample()))
+			}
 			return fail(stderr, usagef("%v", err))
 		}
 		var c int

@@ -210,6 +210,12 @@ func prepare(s *study.Study) (*Plan, error) {
 			}
 		}
 		names[info.Name]++
+		if t.URI == "" && info.ByURIOnly() {
+			// No server storebench can start (Aerospike: no package
+			// ships one): refused here, before any target runs.
+			field := fmt.Sprintf("targets[%d]", i)
+			return nil, &study.Error{File: s.File, Line: s.Line(field), Field: field, Msg: info.NeedsURI().Error()}
+		}
 		if s.Workers > 1 && info.Embedded() {
 			// An embedded engine's files are opened by one process: a
 			// second worker would open a store of its own.

@@ -1,11 +1,11 @@
 package coordinator
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"storebench/internal/fault"
+	"storebench/internal/powerfs"
 	"storebench/internal/server"
 	_ "storebench/internal/server/cassandra"
 	"storebench/internal/server/crashable"
@@ -49,16 +49,16 @@ func TestCrashFaultsNeedASingleManagedServer(t *testing.T) {
 	}
 }
 
-// A power loss where LazyFS cannot mount is refused with the reason when
-// the plan is made.
-func TestPowerLossRefusedWithoutLazyFS(t *testing.T) {
-	t.Setenv("STOREBENCH_LAZYFS", filepath.Join(t.TempDir(), "no-lazyfs"))
+// A power loss where the power-loss file system cannot mount is refused
+// with the reason when the plan is made.
+func TestPowerLossRefusedWithoutPowerFS(t *testing.T) {
+	t.Setenv(powerfs.OffEnv, "off")
 	s, err := study.Parse("t.yaml", []byte("name: t\nladder: [100]\ntargets: [redis]\nworkloads:\n  - name: ycsb\n    faults: [{at: 1s, action: power-loss}]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Prepare(s); err == nil || !strings.Contains(err.Error(), "target redis: phase load: power-loss at 1s needs LazyFS: ") {
-		t.Errorf("a power loss without LazyFS: %v", err)
+	if _, err := Prepare(s); err == nil || !strings.Contains(err.Error(), "target redis: phase load: power-loss at 1s needs the power-loss file system: turned off") {
+		t.Errorf("a power loss without powerfs: %v", err)
 	}
 }
 

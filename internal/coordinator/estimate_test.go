@@ -13,7 +13,8 @@ import (
 
 // The seed scale of tripcache is estimated from its own figures (300M
 // trips under way, trials of 60 s, the search's 12 trials from 10K
-// ticks/s, two targets) and fits the machine; streamed in whole rounds
+// ticks/s, RocksDB: the seed's Aerospike runs only by URI) and fits the
+// machine; streamed in whole rounds
 // (tripcache.rounds=2: every trip created, then found and updated) it
 // does not: longer than a day with no time limit. The default study is
 // estimated too, and fits its limits.
@@ -44,17 +45,29 @@ func TestEstimateOfTripcacheSeedScale(t *testing.T) {
 		return s, e
 	}
 	s, e := seed()
-	// 2 targets x (the phase and 12 trials) x 60 s, grace 0.
-	if want := 2 * 13 * time.Minute; e.Time != want {
+	// RocksDB alone (the seed's other engine, Aerospike, runs only by
+	// URI) x (the phase and 12 trials) x 60 s, grace 0.
+	if len(s.Targets) != 1 || s.Targets[0].Name != "rocksdb" {
+		t.Fatalf("seed scale's targets %+v, want rocksdb", s.Targets)
+	}
+	if want := 13 * time.Minute; e.Time != want {
 		t.Errorf("time %s, want %s (%s)", e.Time, want, e)
 	}
 	if why := e.TooBig(s, t.TempDir()); why != "" {
 		t.Errorf("the seed scale does not fit: %s (%s)", why, e)
 	}
+	// With the seed's Aerospike given by URI: twice as long.
+	both := "rocksdb,aerospike://10.0.0.7:3000/test"
+	if err := s.Apply(study.Override{Targets: &both}); err != nil {
+		t.Fatal(err)
+	}
+	if e, _, err := Estimate(s); err != nil || e.Time != 2*13*time.Minute {
+		t.Errorf("with Aerospike by URI: time %s, want %s (%v)", e.Time, 2*13*time.Minute, err)
+	}
 	// In rounds: 2 rounds of 1e6 x 300 trips at 10,000 ticks/s a trial.
 	s, e = seed("tripcache.rounds=2")
 	trial := 60000 * time.Second // grace 0
-	if want := 2 * 13 * trial; e.Time != want {
+	if want := 13 * trial; e.Time != want {
 		t.Errorf("rounds: time %s, want %s (%s)", e.Time, want, e)
 	}
 	// At least the 3e8 trips of the first round, 71-byte records.
@@ -208,15 +221,10 @@ func TestEstimateOfTheSeedsLadder(t *testing.T) {
 	if why := e.TooBig(s, t.TempDir()); why != "" || e.Time != time.Duration(101_010*1.3e6) {
 		t.Fatalf("cut ladder: %q (%s)", why, e)
 	}
-	// A managed server sized before it starts (Aerospike's namespace
-	// file) is sized for the largest database with what the chain and
-	// balance steps add: 1e5, 5 sample chains of each length to 1e5 (the
-	// lengths cut to the ladder), and a view of 1e5 addresses.
-	p, err := Prepare(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := recordsOf(s, p.Steps), int64(100_000+5*111_110+100_000); got != want {
-		t.Fatalf("records %d, want %d", got, want)
+	// The disk is the largest database's with what the chain and balance
+	// steps add: 1e5, 5 sample chains of each length to 1e5 (the lengths
+	// cut to the ladder), and a view of 1e5 addresses.
+	if want := float64(100_000+5*111_110+100_000) * 2048; e.DiskBytes != want {
+		t.Errorf("cut ladder: disk %g, want %g (%s)", e.DiskBytes, want, e)
 	}
 }

@@ -8,8 +8,8 @@ import (
 
 	"storebench/internal/event"
 	"storebench/internal/fault"
-	"storebench/internal/lazyfs"
 	"storebench/internal/measure/procstat"
+	"storebench/internal/powerfs"
 	"storebench/internal/results"
 	"storebench/internal/server"
 	"storebench/internal/study"
@@ -71,7 +71,7 @@ func faultsOn(steps []workload.Step, name string) []workload.Step {
 // checkCrashTargets refuses, before anything starts, a crash action
 // (fault.Kill9, fault.PowerLoss) on a target storebench does not run as
 // a single server of its own (an embedded engine, a server named by URI,
-// a cluster), and a power loss where LazyFS cannot mount.
+// a cluster), and a power loss where powerfs cannot mount.
 func checkCrashTargets(info target.Info, uri string, steps []workload.Step) error {
 	for _, st := range steps {
 		for _, a := range st.Faults {
@@ -84,8 +84,8 @@ func checkCrashTargets(info target.Info, uri string, steps []workload.Step) erro
 			case server.IsCluster(info.Server):
 				return fmt.Errorf("phase %s: %s: %s is a cluster and a crash takes a single server; use kill and restart on a cluster's nodes", st.Phase, a, info.Name)
 			case a.Action == fault.PowerLoss:
-				if why := lazyfs.Unavailable(); why != "" {
-					return fmt.Errorf("phase %s: %s needs LazyFS: %s", st.Phase, a, why)
+				if why := powerfs.Unavailable(); why != "" {
+					return fmt.Errorf("phase %s: %s needs the power-loss file system: %s", st.Phase, a, why)
 				}
 			}
 		}

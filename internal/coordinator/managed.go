@@ -10,8 +10,8 @@ import (
 
 	"storebench/internal/event"
 	"storebench/internal/fault"
-	"storebench/internal/lazyfs"
 	"storebench/internal/measure/procstat"
+	"storebench/internal/powerfs"
 	"storebench/internal/redact"
 	"storebench/internal/results"
 	"storebench/internal/server"
@@ -38,9 +38,10 @@ type managed struct {
 	remove  string
 	// crash, set when a step has a crash action (fault.Kill9,
 	// fault.PowerLoss), is the server started to take it; mount is the
-	// LazyFS mount its data lives on when one is a power loss.
+	// power-loss mount (package powerfs) its data lives on when one is a
+	// power loss.
 	crash *crashable.Server
-	mount *lazyfs.Mount
+	mount *powerfs.Mount
 }
 
 // logWriter turns a server's progress lines into events.
@@ -58,23 +59,12 @@ func trimNL(p []byte) []byte {
 	return p
 }
 
-// recordsOf is the most items one database of the run holds: the
-// largest ladder step, or more where the steps after the fresh one of a
-// size add to it (workload.Records).
-func recordsOf(s *study.Study, steps []workload.Step) int64 {
-	records := workload.Records(steps)
-	for _, n := range s.Ladder {
-		records = max(records, int64(n))
-	}
-	return records
-}
-
 // startManaged installs the target's server if needed, then starts it
 // under dir with the study's durability and the target's cache (which
 // sizes the server's own cache: see server.Config.MemoryBytes).
 func startManaged(ctx context.Context, o Options, s *study.Study, name string, cache int64, opts map[string]string, info target.Info, dir string, steps []workload.Step) (*managed, error) {
 	if info.Server == "" {
-		return nil, fmt.Errorf("%s has no server storebench can run here: name one by URI (%s://host:port/...)", info.Name, info.Schemes[0])
+		return nil, info.NeedsURI()
 	}
 	srv, err := server.Lookup(info.Server)
 	if err != nil {
@@ -107,12 +97,11 @@ func startManaged(ctx context.Context, o Options, s *study.Study, name string, c
 	}
 	_ = o.emit(event.ServerStarting{Target: name, Title: srv.Title()})
 	t0 := time.Now()
-	records := recordsOf(s, steps)
 	m := &managed{elsewhere: elsewhere, keep: o.KeepData}
 	if !o.KeepData {
 		m.remove = elsewhere
 	}
-	cfg := server.Config{Dir: dir, Durability: durabilityOf(s, info), MemoryBytes: cache, Records: records, Options: opts, Log: log}
+	cfg := server.Config{Dir: dir, Durability: durabilityOf(s, info), MemoryBytes: cache, Options: opts, Log: log}
 	if err := m.start(ctx, srv, cfg, steps); err != nil {
 		m.stopQuietly()
 		return nil, err
@@ -129,7 +118,7 @@ func startManaged(ctx context.Context, o Options, s *study.Study, name string, c
 }
 
 // start starts srv with cfg; when a step has a crash action, as a
-// crashable server, on a LazyFS mount (in cfg.Dir) when one is a power
+// crashable server, on a power-loss mount (in cfg.Dir) when one is a power
 // loss. What it started is in m, for stopQuietly should it fail.
 func (m *managed) start(ctx context.Context, srv server.Server, cfg server.Config, steps []workload.Step) error {
 	var crash, powerLoss bool
@@ -143,8 +132,8 @@ func (m *managed) start(ctx context.Context, srv server.Server, cfg server.Confi
 		return err
 	}
 	if powerLoss {
-		// LazyFS can mount here: checkCrashTargets said so.
-		mnt, err := lazyfs.New(ctx, filepath.Join(cfg.Dir, "lazyfs"), 0)
+		// powerfs can mount here: checkCrashTargets said so.
+		mnt, err := powerfs.New(ctx, filepath.Join(cfg.Dir, "powerfs"))
 		if err != nil {
 			return err
 		}
@@ -274,7 +263,7 @@ func (m *managed) stop(emit func(event.Event) error, name string) {
 	if m.mount != nil {
 		// After the server: nothing holds the mount's files now.
 		if merr := m.mount.Close(); merr != nil && err == nil {
-			err = fmt.Errorf("unmounting LazyFS: %w", merr)
+			err = fmt.Errorf("unmounting the power-loss file system: %w", merr)
 		}
 	}
 	_ = emit(event.ServerStopped{Target: name, Err: err})

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"storebench/internal/study"
+	_ "storebench/internal/target/aerospike"
 	_ "storebench/internal/target/bbolt"
 	_ "storebench/internal/target/memcached"
 	_ "storebench/internal/target/mpt"
@@ -30,6 +31,34 @@ func TestPrepareRefusesATargetThatCanRunNothing(t *testing.T) {
 	_, err = Prepare(s)
 	if err == nil || !strings.Contains(err.Error(), "targets[1]: mpt can run nothing in this study (ledger: no single key-value writes, no secondary lookups)") {
 		t.Fatalf("Prepare: %v", err)
+	}
+}
+
+// A target storebench runs no server of (Aerospike: no package ships
+// its server) named without a URI is refused when the run is prepared,
+// at its line, saying the URI to give; named by URI it is prepared.
+func TestPrepareRefusesAByURIOnlyTargetWithoutURI(t *testing.T) {
+	s, err := study.Parse("t.yaml", []byte(`name: t
+ladder: [10]
+targets:
+  - pebble
+  - aerospike
+workloads:
+  - name: ycsb
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Prepare(s)
+	if err == nil || !strings.Contains(err.Error(), "t.yaml:5: targets[1]: aerospike has no server storebench can start (no package ships its server): give it by URI, as aerospike://host:port/namespace") {
+		t.Fatalf("Prepare: %v", err)
+	}
+	s, err = study.Parse("t.yaml", []byte("name: t\nladder: [10]\ntargets: [pebble, \"aerospike://10.0.0.7:3000/test\"]\nworkloads:\n  - name: ycsb\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Prepare(s); err != nil {
+		t.Fatalf("Prepare with a URI: %v", err)
 	}
 }
 

@@ -3,7 +3,7 @@
 // crash), pause (SIGSTOP, then SIGCONT after a while: a node that hangs)
 // and restart; on a single server storebench starts itself, the crashes
 // kill-9 (SIGKILL, then a restart on the same data) and power-loss
-// (SIGKILL, the writes its LazyFS mount held unsynced dropped, then the
+// (SIGKILL, the writes its power-loss mount held unsynced dropped, then the
 // restart). The coordinator carries them out at their offsets while the
 // worker runs the phase, and records each as an event with its time.
 package fault
@@ -33,7 +33,7 @@ const (
 // Crash kinds, taken on the process that holds the engine open (by the
 // durability workload, package workload/durability, or as a study's
 // fault action on a managed server): PowerLoss is SIGKILL, then the
-// data's LazyFS mount drops what was not fsynced and is mounted again (a
+// data's power-loss mount drops what was not fsynced and is mounted again (a
 // power failure); Kill9 is SIGKILL alone (the page cache kept). As fault
 // actions, each is followed at once by the restart on the same data.
 const (
@@ -44,7 +44,7 @@ const (
 // Crasher is the optional ability of what holds an engine's data (a
 // managed server, an embedded engine's own process) to take a crash,
 // found by type assertion: Crash kills its processes with SIGKILL and
-// returns once they are gone; under PowerLoss the writes its LazyFS
+// returns once they are gone; under PowerLoss the writes its power-loss
 // mount held unsynced are dropped too and the mount comes back (a
 // reboot). Restart starts it again on the same data (its recovery).
 type Crasher interface {

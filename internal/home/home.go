@@ -1,5 +1,5 @@
 // Package home is storebench's own directory for what outlives a run:
-// installers' builds (Aerospike, Cassandra, Kafka, LazyFS), leases of
+// installers' downloads (Cassandra, Kafka), leases of
 // managed servers and `storebench server` instances. It is
 // $STOREBENCH_HOME, else ~/.cache/storebench, the place the install
 // scripts (scripts/install-*.sh) use.

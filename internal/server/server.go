@@ -38,10 +38,6 @@ type Config struct {
 	// heap (and key cache); 0: the server package's default. Settings
 	// state the value used.
 	MemoryBytes int64
-	// Records is the study's largest ladder step, for a server that
-	// sizes its storage up front (Aerospike's namespace file); 0: not
-	// known, the server package's default.
-	Records int64
 	// Options are the study target's options; a server reads the ones
 	// that shape it (the HTTP servers' page_bytes) and ignores the rest.
 	Options map[string]string

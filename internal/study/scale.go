@@ -133,7 +133,7 @@ func (s *Study) scaleTargets(v *yaml.Node, field string) error {
 		}
 	}
 	if len(names) == 0 {
-		return &Error{File: s.File, Line: v.Line, Field: field, Msg: "want a list of target names, e.g. [rocksdb, aerospike]"}
+		return &Error{File: s.File, Line: v.Line, Field: field, Msg: "want a list of target names, e.g. [rocksdb, redis]"}
 	}
 	before := len(s.overrides)
 	if err := s.applyTargets(strings.Join(names, ",")); err != nil {

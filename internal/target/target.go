@@ -63,6 +63,13 @@ type Info struct {
 	// serves this target when the study gives no URI; empty for embedded
 	// engines and for targets that can only be external (Aerospike).
 	Server string
+	// NoServer, for a server target with no Server, says why storebench
+	// runs none of its servers (Aerospike: "no package ships its
+	// server"), and URIForm the URI that names one
+	// ("aerospike://host:port/namespace"): `storebench list` and the
+	// error that refuses such a target named without a URI say both.
+	NoServer string
+	URIForm  string
 	// Default is the durability class the engine's own default falls in
 	// (kv.Engine.Default): what a study's durability "default" runs it in;
 	// DefaultNote says what that default is. Empty: not stated.
@@ -247,6 +254,34 @@ var EngineCaps = Caps{KeyValue, OrderedScan, Batch, Secondary, Pipeline}
 
 // Embedded reports whether the target runs inside the worker process.
 func (i Info) Embedded() bool { return i.Kind != "server" }
+
+// ByURIOnly reports whether the target is a server storebench runs none
+// of (no Server): a study must name one by URI.
+func (i Info) ByURIOnly() bool { return !i.Embedded() && i.Server == "" }
+
+// WhyNoServer is NoServer, or a plain default.
+func (i Info) WhyNoServer() string {
+	if i.NoServer != "" {
+		return i.NoServer
+	}
+	return "it measures only a server named by URI"
+}
+
+// URIExample is URIForm, or else a form made from its first scheme.
+func (i Info) URIExample() string {
+	if i.URIForm != "" || len(i.Schemes) == 0 {
+		return i.URIForm
+	}
+	return i.Schemes[0] + "://host:port/..."
+}
+
+// NeedsURI is the error for a target named without a URI that only a
+// URI can reach (ByURIOnly): why storebench runs no server of it, and
+// the URI to give instead.
+func (i Info) NeedsURI() error {
+	return fmt.Errorf("%s has no server storebench can start (%s): give it by URI, as %s, in the study's targets or with --targets",
+		i.Name, i.WhyNoServer(), i.URIExample())
+}
 
 var registry = map[string]Info{}
 

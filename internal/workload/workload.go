@@ -49,8 +49,8 @@ type Step struct {
 	ItemBytes int64 `json:"item_bytes,omitempty"`
 	// Adds, when the workload can tell, is how many items a step that is
 	// not fresh adds to the database it runs on (a ledger chain step's
-	// sample chains): a managed server whose storage is sized before it
-	// starts (Aerospike's namespace file) is sized for them too.
+	// sample chains): the largest database (Records), which a disk
+	// estimate counts, holds them too.
 	Adds int64 `json:"adds,omitempty"`
 	// Labels are the step's identity (results.Labels): workload, phase
 	// and n, and whatever else tells it apart from the study's other

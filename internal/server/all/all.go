@@ -3,7 +3,6 @@
 package all
 
 import (
-	_ "storebench/internal/server/aerospike"
 	_ "storebench/internal/server/apache"
 	_ "storebench/internal/server/cassandra"
 	_ "storebench/internal/server/ferretdb"

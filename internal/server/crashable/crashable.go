@@ -1,7 +1,7 @@
 // Package crashable runs a managed server (package server) that a crash
 // can take: its whole process tree is killed with SIGKILL, and on a power
-// loss the data directory, kept on a LazyFS mount (package lazyfs), drops
-// what the server had not fsynced; then the server is started again on
+// loss the data directory, kept on a power-loss mount (package powerfs),
+// drops what the server had not fsynced; then the server is started again on
 // the same data. It implements fault.Crasher, the optional ability the
 // durability workload finds by type assertion on what holds an engine.
 package crashable
@@ -18,26 +18,18 @@ import (
 	"time"
 
 	"storebench/internal/fault"
-	"storebench/internal/lazyfs"
 	"storebench/internal/measure/procstat"
+	"storebench/internal/powerfs"
 	"storebench/internal/server"
 	"storebench/internal/server/proc"
 )
-
-// OnLazyFS names, per server, the part of its data directory that lives
-// on LazyFS when it cannot be all of it. LazyFS 0.3.0 has no statfs: the
-// mount says 0 bytes free, and Cassandra refuses to flush a memtable
-// there ("Insufficient disk space"). Its commit log, which an
-// acknowledged write depends on until a flush, is on LazyFS; its sstables
-// stay on the plain disk, so a power failure does not test a flush's
-// fsync.
-var OnLazyFS = map[string]string{"cassandra": "commitlog"}
 
 // Server is a managed server started for crash trials.
 type Server struct {
 	srv   server.Server
 	cfg   server.Config
-	mount *lazyfs.Mount
+	mount *powerfs.Mount
+	last  powerfs.Failure
 	inst  *server.Instance
 	done  chan struct{}
 }
@@ -46,13 +38,13 @@ var _ fault.Crasher = (*Server)(nil)
 
 // Start starts server name with cfg (cfg.Log, if it is a file, is kept
 // open by the caller). With m set (power loss), the server's data
-// directory lives on the LazyFS mount: the first start makes it in
+// directory lives on the power-loss mount: the first start makes it in
 // cfg.Dir on the plain disk, the server is stopped cleanly, the
 // directory is renamed into the mount's root (same file system: owners
 // and modes kept, nothing copied through FUSE) and a symbolic link to its
-// place on the mount is left behind; LazyFS is mounted again so that it
-// sees it, and the server started on it.
-func Start(ctx context.Context, name string, cfg server.Config, m *lazyfs.Mount) (*Server, error) {
+// place on the mount is left behind; the file system is mounted again so
+// that it sees it, and the server started on it.
+func Start(ctx context.Context, name string, cfg server.Config, m *powerfs.Mount) (*Server, error) {
 	srv, err := server.Lookup(name)
 	if err != nil {
 		return nil, err
@@ -76,20 +68,17 @@ func (s *Server) moveOnto(ctx context.Context) error {
 		return err
 	}
 	src := inst.DataDir
-	if sub := OnLazyFS[s.srv.Name()]; sub != "" {
-		src = filepath.Join(src, sub)
-	}
 	if err := inst.Stop(ctx); err != nil {
 		return err
 	}
 	dst := filepath.Join(s.mount.Root, "data")
 	if err := os.Rename(src, dst); err != nil {
-		return fmt.Errorf("moving %s's data onto LazyFS: %w", s.srv.Name(), err)
+		return fmt.Errorf("moving %s's data onto the power-loss mount: %w", s.srv.Name(), err)
 	}
 	if err := os.Symlink(filepath.Join(s.mount.Dir, "data"), src); err != nil {
 		return err
 	}
-	// LazyFS sees what was renamed below it once mounted again.
+	// The mount sees what was renamed below it once mounted again.
 	return s.mount.Remount(ctx)
 }
 
@@ -149,11 +138,11 @@ func (s *Server) keepURI(uri string) {
 // stopped first, so that none acts on another's death, then killed, and
 // waited for (the next start must not find one still holding the data:
 // PostgreSQL's "pre-existing shared memory block is still in use"). On
-// fault.PowerLoss LazyFS then drops what was not fsynced and is mounted
+// fault.PowerLoss the mount then drops what was not fsynced and is mounted
 // again.
 func (s *Server) Crash(ctx context.Context, kind string) error {
 	if kind == fault.PowerLoss && s.mount == nil {
-		return errors.New("power-loss: the server's data is not on LazyFS")
+		return errors.New("power-loss: the server's data is not on a power-loss mount")
 	}
 	pids := []int{s.inst.PID}
 	if d, err := procstat.Descendants(s.inst.PID); err == nil {
@@ -181,11 +170,14 @@ func (s *Server) Crash(ctx context.Context, kind string) error {
 	if kind != fault.PowerLoss {
 		return nil
 	}
-	if err := s.mount.ClearCache(ctx); err != nil {
-		return err
-	}
-	return s.mount.Remount(ctx)
+	f, err := s.mount.PowerFail(ctx)
+	s.last = f
+	return err
 }
+
+// LastFailure is what the latest power failure dropped (package powerfs's
+// counters).
+func (s *Server) LastFailure() powerfs.Failure { return s.last }
 
 // running says whether pid exists and is not a zombie (a zombie holds no
 // file and no shared memory).

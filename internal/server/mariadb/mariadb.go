@@ -327,10 +327,9 @@ func variable(ctx context.Context, dsn, name string) (string, error) {
 }
 
 // flushMethod is innodb_flush_method, MariaDB 10.11's default, with the
-// sentence Settings state it in. It holds on LazyFS too, whose backing
-// files install-lazyfs.sh opens without O_DIRECT
-// (scripts/patches/lazyfs-odirect.patch): unpatched, InnoDB's first
-// O_DIRECT read of ibdata1 failed there with EINVAL.
+// sentence Settings state it in. It holds on the power-loss file system
+// too (package powerfs), which opens its backing files without O_DIRECT
+// and keeps an O_DIRECT write, like any other, until it is synced.
 const flushMethod, flushMethodSetting = "O_DIRECT", "O_DIRECT (MariaDB's default)"
 
 // optionFile is the whole option file: with --defaults-file, nothing is

@@ -203,7 +203,7 @@ func StartTied(cmd *exec.Cmd) (release func(), err error) {
 }
 
 // StartTiedSignal is StartTied with another parent-death signal: a FUSE
-// daemon (LazyFS) given SIGTERM unmounts its file system before it exits,
+// daemon (package powerfs) given SIGTERM unmounts its file system before it exits,
 // where SIGKILL would leave a dead mount behind.
 func StartTiedSignal(cmd *exec.Cmd, sig syscall.Signal) (release func(), err error) {
 	if cmd.SysProcAttr == nil {

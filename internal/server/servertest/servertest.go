@@ -2,7 +2,9 @@
 // started once for the whole suite (its URI in STOREBENCH_TEST_<NAME>_URI),
 // or else a fresh instance started for this test and stopped after it. A
 // server that cannot be started fails the test: a missing install step
-// must show, never hide behind a skip.
+// must show, never hide behind a skip. The one exception is a server no
+// package ships (Aerospike), which storebench cannot start: ByURI skips
+// a test of it, saying so, unless its variable names one.
 package servertest
 
 import (
@@ -34,6 +36,21 @@ func URI(t testing.TB, name string) string {
 		return uri
 	}
 	return Start(t, name, kv.Sync).URI
+}
+
+// ByURI returns the URI of a server storebench cannot start (no package
+// ships it: Aerospike), from its variable STOREBENCH_TEST_<NAME>_URI;
+// without one the test is skipped, saying plainly that it did not run
+// and what would run it (form: the URI's form,
+// aerospike://host:port/namespace).
+func ByURI(t testing.TB, name, form string) string {
+	t.Helper()
+	if uri := os.Getenv(EnvVar(name)); uri != "" {
+		return uri
+	}
+	t.Skipf("%s: NOT TESTED: no package ships its server and storebench cannot start one; set %s to one (%s) to run this test",
+		name, EnvVar(name), form)
+	return ""
 }
 
 // Start starts a fresh instance in a temporary directory and stops it when

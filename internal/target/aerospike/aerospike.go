@@ -1,9 +1,12 @@
 // Package aerospike is the storebench target for Aerospike, through the
 // official Go client.
 //
-// With no URI it runs on the managed server (internal/server/aerospike:
-// asd built from the vendored Community Edition source); a URI
-// aerospike://[user:password@]host:port/namespace names an external one.
+// It runs only on a server named by URI,
+// aerospike://[user:password@]host:port/namespace: no package ships
+// Aerospike's server, so storebench starts none (it once built Community
+// Edition 8.1.2.0 from a source tarball and ran it; it no longer does).
+// A study that names the target without a URI is refused before anything
+// runs.
 //
 // Durability is the namespace's: a client cannot ask for an fsync. Only a
 // strong-consistency namespace with commit-to-device (Enterprise-only)
@@ -55,6 +58,7 @@ const (
 	defaultNamespace = "test"
 	openTimeout      = 4 * time.Second
 	opTimeout        = 10 * time.Second
+	uriForm          = "aerospike://host:port/namespace"
 )
 
 var optionNames = []string{"pool"}
@@ -65,7 +69,8 @@ func init() {
 		Title:       "Aerospike",
 		Version:     "aerospike-client-go " + moduleVersion,
 		OptionNames: optionNames,
-		Server:      "aerospike", // internal/server/aerospike, built from source
+		NoServer:    "no package ships its server",
+		URIForm:     uriForm,
 		Default:     kv.Async,
 		DefaultNote: "Aerospike's defaults: flush-max-ms 1000, direct-files false (a write is acknowledged from the write buffer)",
 		Schemes:     []string{"aerospike"},
@@ -132,7 +137,7 @@ func parseURI(uri string) (location, error) {
 		l.namespace = defaultNamespace
 	}
 	if strings.Contains(l.namespace, "/") {
-		return location{}, fmt.Errorf("namespace %q: want aerospike://host:port/namespace", l.namespace)
+		return location{}, fmt.Errorf("namespace %q: want "+uriForm, l.namespace)
 	}
 	if u.User != nil {
 		l.user = u.User.Username()
@@ -153,7 +158,7 @@ func Open(o target.Options) (*Store, error) {
 }
 
 func open(o target.Options) (*Store, error) {
-	sv, err := targetkit.ServerOptions(o.Durability, o.Extra, o.URI, optionNames, max(defaultPool, o.Concurrency), "aerospike://host:port/namespace")
+	sv, err := targetkit.ServerOptions(o.Durability, o.Extra, o.URI, optionNames, max(defaultPool, o.Concurrency), uriForm)
 	if err != nil {
 		return nil, err
 	}

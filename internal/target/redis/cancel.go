@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"net"
+	"syscall"
 
 	"github.com/redis/go-redis/v9"
 
@@ -20,9 +21,42 @@ func (h cancelHook) DialHook(next redis.DialHook) redis.DialHook {
 		if err != nil {
 			return nil, err
 		}
-		return h.w.Track(c), nil
+		return checkable(h.w.Track(c), c), nil
 	}
 }
+
+// checkable gives go-redis's pool the socket of a tracked connection
+// (tracked: the watch's wrapper; c: what go-redis dialed). Before it
+// hands out an idle connection the pool peeks at its socket to drop one
+// the server has closed (CLIENT KILL, a restart, an idle timeout), and it
+// finds the socket through syscall.Conn on the connection itself only
+// (go-redis v9.23.0 internal/pool/conn_check.go: it deliberately does not
+// unwrap NetConn). The watch's wrapper has no SyscallConn, so the check
+// passed every dead connection: each took a command that read EOF, and
+// with more of them than go-redis's 3 retries the command failed with EOF
+// (tripcache's TestRedisCache in make test: "verify trip 403: EOF", while
+// another package's test killed the shared server's clients). A TLS
+// connection has no syscall.Conn of its own and stays unchecked, as it
+// would without the watch.
+func checkable(tracked, c net.Conn) net.Conn {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return tracked
+	}
+	return &checkableConn{Conn: tracked, sc: sc}
+}
+
+// checkableConn is a tracked connection (Close leaves the watch) that
+// exposes its socket for the pool's liveness check.
+type checkableConn struct {
+	net.Conn
+	sc syscall.Conn
+}
+
+func (c *checkableConn) SyscallConn() (syscall.RawConn, error) { return c.sc.SyscallConn() }
+
+// NetConn is the tracked connection's, for libraries that unwrap.
+func (c *checkableConn) NetConn() net.Conn { return c.Conn }
 
 func (h cancelHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {

@@ -131,6 +131,12 @@ func open(o target.Options) (*Store, error) {
 	c.AddHook(cancelHook{watch})
 	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 	defer cancel()
+	// Open's commands are bounded by ctx's deadline (ContextTimeoutEnabled),
+	// and the watch lets ctx go before it ends (deferred calls run last
+	// first): its end as Open returns would otherwise set a deadline in
+	// the past on every connection, from a goroutine that may run after
+	// the next command set its own, failing it with "i/o timeout".
+	defer watch.Release()
 	if err := c.Ping(ctx).Err(); err != nil {
 		c.Close()
 		return nil, noAnswer(err)

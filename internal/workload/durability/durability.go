@@ -1,11 +1,11 @@
 // Package durability is the workload that checks, rather than declares,
 // whether an acknowledged write survives a crash. Concurrent writers
 // write numbered, checksummed records (single puts and atomic batches)
-// to an engine that runs in a process of its own, its data on a LazyFS
-// mount (package lazyfs); each writer logs every acknowledgement in this
+// to an engine that runs in a process of its own, its data on
+// storebench's power-loss file system (package powerfs); each writer logs every acknowledgement in this
 // process, which the crash does not touch. At the crash point the engine
-// process is killed with SIGKILL; on a power loss LazyFS also drops what
-// was not fsynced and is mounted again; then the engine is restarted and
+// process is killed with SIGKILL; on a power loss the file system also
+// drops what was not synced and is mounted again; then the engine is restarted and
 // every record is read back: lost (acknowledged, absent), corrupted
 // (wrong checksum), torn (part of an atomic batch) and phantom
 // (unacknowledged, present) are counted apart, with the recovery time
@@ -21,6 +21,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -28,7 +29,7 @@ import (
 
 	"storebench/internal/fault"
 	"storebench/internal/kv"
-	"storebench/internal/lazyfs"
+	"storebench/internal/powerfs"
 	"storebench/internal/results"
 	"storebench/internal/server/proc"
 	"storebench/internal/study"
@@ -63,9 +64,9 @@ type Params struct {
 	BatchSize  int `yaml:"batch_size" json:"batch_size" range:"2..1000"`
 	// ValueSize is each record's payload in bytes.
 	ValueSize int `yaml:"value_size" json:"value_size" range:"0..65536"`
-	// LazyFSCacheMiB sizes LazyFS's cache, which must hold every write
-	// not yet fsynced (0: lazyfs.DefaultCacheMiB).
-	LazyFSCacheMiB int `yaml:"lazyfs_cache_mib" json:"lazyfs_cache_mib,omitempty" range:"0..65536"`
+	// Model is the power failure's crash model (powerfs.Models):
+	// "data", what was not synced is lost, the namespace persists.
+	Model string `yaml:"model" json:"model,omitempty"`
 }
 
 // Durability implements workload.Workload.
@@ -73,12 +74,12 @@ type Durability struct{}
 
 func (Durability) Name() string { return "durability" }
 func (Durability) Describe() string {
-	return "acknowledged writes lost after a power failure (LazyFS) or kill -9: writers of checksummed records and batches, K crashes, every record read back"
+	return "acknowledged writes lost after a power failure (storebench's own FUSE file system) or kill -9: writers of checksummed records and batches, K crashes, every record read back"
 }
 
 func (Durability) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error) {
 	p := Params{Trials: 20, Writers: 4, AfterOps: 1000, BatchEvery: 4, BatchSize: 8, ValueSize: 100,
-		Crashes: []string{fault.PowerLoss, fault.Kill9}, Classes: []string{string(kv.Sync), string(kv.Async)}}
+		Crashes: []string{fault.PowerLoss, fault.Kill9}, Classes: []string{string(kv.Sync), string(kv.Async)}, Model: powerfs.ModelData}
 	const path = "workloads.durability.params"
 	if err := study.DecodeParams(s.File, e.Params, path, &p); err != nil {
 		return nil, err
@@ -97,6 +98,9 @@ func (Durability) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, 
 	if len(p.Classes) == 0 {
 		return nil, bad("classes", "want sync, async or both")
 	}
+	if !slices.Contains(powerfs.Models, p.Model) {
+		return nil, bad("model", "%q: want one of %s", p.Model, strings.Join(powerfs.Models, ", "))
+	}
 	for _, c := range p.Classes {
 		if c != string(kv.Sync) && c != string(kv.Async) {
 			return nil, bad("classes", "%q: want sync or async", c)
@@ -112,14 +116,17 @@ const LClass = "durability"
 // async although the class asked was sync: its own words.
 const FactDeclared = "server_durability"
 
+// FactModel is a power failure's crash model (powerfs.Models).
+const FactModel = "crash_model"
+
 // FactMapping is a server's durability mapping in the step's trials
 // (Redis: "async: appendonly yes, appendfsync everysec (...)").
 const FactMapping = "durability_mapping"
 
 // FactRefused is the fact of a step not run, and why: kept runs made
-// while LazyFS mis-served O_DIRECT (before scripts/patches/
-// lazyfs-odirect.patch) refused MariaDB's and Aerospike's power failure,
-// and their reports still say so.
+// while LazyFS (the file system before package powerfs) mis-served
+// O_DIRECT refused MariaDB's and Aerospike's power failure, and their
+// reports still say so.
 const FactRefused = "not_run"
 
 // FactPersistence is the fact of a step whose server keeps nothing
@@ -169,6 +176,8 @@ type Trial struct {
 	// Unrecoverable is why the engine could not open its data after the
 	// crash ("": it could); every acknowledged write counts as lost.
 	Unrecoverable string
+	// Dropped is what the power failure's file system dropped.
+	Dropped powerfs.Failure
 	// NoPersistence: the server keeps nothing across a restart.
 	NoPersistence bool
 	// Declared is the server's own statement of its durability, Mapping
@@ -184,6 +193,9 @@ func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.St
 	if env.Opened == nil {
 		return nil, errors.New("durability: the worker did not say how it opened the target")
 	}
+	if p.Model == "" {
+		p.Model = powerfs.ModelData
+	}
 	info, err := target.Lookup(env.Opened.Target)
 	if err != nil {
 		return nil, err
@@ -196,12 +208,12 @@ func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.St
 		class = env.Opened.Options.Durability
 	}
 	if st.Phase == fault.PowerLoss {
-		if why := lazyfs.Unavailable(); why != "" {
-			return nil, fmt.Errorf("durability: power-loss needs LazyFS: %s", why)
+		if why := powerfs.Unavailable(); why != "" {
+			return nil, fmt.Errorf("durability: power-loss needs the power-loss file system: %s", why)
 		}
 	}
 	// The engine's directories sit beside the worker's own (which holds
-	// the target open), never on a LazyFS mount of their own making.
+	// the target open), never on a mount of their own making.
 	base := env.Opened.Options.Dir + "-durability"
 	if env.Opened.Options.Dir != "" {
 		if err := os.RemoveAll(base); err != nil {
@@ -225,7 +237,7 @@ func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.St
 	var recov, spans []float64
 	oldestLost := 0.0
 	lostTrials, trials, closeErrs, closeErr, unrec, unrecErr := 0, 0, 0, "", 0, ""
-	lazyRetries, lazyErr := 0, ""
+	var dropped powerfs.Failure
 	noPersistence, declared, mapping := false, "", ""
 	for k := 0; k < p.Trials; k++ {
 		if err := ctx.Err(); err != nil {
@@ -233,21 +245,13 @@ func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.St
 			break
 		}
 		tr, err := runTrial(ctx, p, st, env.Opened, class, filepath.Join(base, fmt.Sprint(k)), k)
-		// LazyFS itself failing is the harness's fault, not the
-		// engine's: the trial is run again (at most twice per step),
-		// and the report says so.
-		var lf *lazyFSError
-		for errors.As(err, &lf) && lazyRetries < 2 && ctx.Err() == nil {
-			lazyRetries++
-			if lazyErr == "" {
-				lazyErr = lf.Error()
-			}
-			tr, err = runTrial(ctx, p, st, env.Opened, class, filepath.Join(base, fmt.Sprintf("%d-retry%d", k, lazyRetries)), k)
-		}
 		if err != nil {
 			return nil, fmt.Errorf("durability: %s trial %d: %w", st.Phase, k+1, err)
 		}
 		total = total.Add(tr.Counts)
+		dropped.DroppedBytes += tr.Dropped.DroppedBytes
+		dropped.DroppedFiles += tr.Dropped.DroppedFiles
+		dropped.RestoredBytes += tr.Dropped.RestoredBytes
 		noPersistence = noPersistence || tr.NoPersistence
 		if tr.Declared != "" {
 			declared = tr.Declared
@@ -334,9 +338,12 @@ func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.St
 		res.Metrics["unrecoverable"] = float64(unrec)
 		res.Facts["unrecoverable"] = unrecErr
 	}
-	if lazyRetries > 0 {
-		res.Metrics["lazyfs_retries"] = float64(lazyRetries)
-		res.Facts["lazyfs_error"] = lazyErr
+	if st.Phase == fault.PowerLoss {
+		// The file system's own counters: what the failures dropped.
+		res.Facts[FactModel] = p.Model
+		res.Metrics["fs_dropped_bytes"] = float64(dropped.DroppedBytes)
+		res.Metrics["fs_dropped_files"] = float64(dropped.DroppedFiles)
+		res.Metrics["fs_restored_bytes"] = float64(dropped.RestoredBytes)
 	}
 	if closeErrs > 0 {
 		res.Metrics["close_errors"] = float64(closeErrs)
@@ -366,12 +373,13 @@ func crashPoint(p Params, seed int64, k int) (ops int64, at time.Duration) {
 // runTrial writes until the crash point, crashes the engine, restarts it
 // and reads every record back.
 func runTrial(ctx context.Context, p Params, st workload.Step, opened *workload.OpenSpec, class kv.Durability, base string, k int) (Trial, error) {
-	var m *lazyfs.Mount
+	var m *powerfs.Mount
 	tr, err := trial(ctx, p, st, opened, class, base, k, &m)
 	if m != nil {
-		// Asked before the unmount, which would end LazyFS anyway.
+		// Asked before the unmount, which would end the server anyway:
+		// the file system failing is the harness's fault, and says so.
 		if died, tail := m.Died(); died && err != nil {
-			err = &lazyFSError{err, tail}
+			err = fmt.Errorf("the power-loss file system exited during the trial (%w); its log: %s", err, tail)
 		}
 		if cerr := m.Close(); err == nil && cerr != nil {
 			err = cerr
@@ -380,32 +388,22 @@ func runTrial(ctx context.Context, p Params, st workload.Step, opened *workload.
 	return tr, err
 }
 
-// lazyFSError is a trial cut short by LazyFS's own exit.
-type lazyFSError struct {
-	err  error
-	tail string
-}
-
-func (e *lazyFSError) Error() string {
-	return fmt.Sprintf("LazyFS exited during the trial (%v); its log: %s", e.err, e.tail)
-}
-
-func trial(ctx context.Context, p Params, st workload.Step, opened *workload.OpenSpec, class kv.Durability, base string, k int, mp **lazyfs.Mount) (Trial, error) {
+func trial(ctx context.Context, p Params, st workload.Step, opened *workload.OpenSpec, class kv.Durability, base string, k int, mp **powerfs.Mount) (Trial, error) {
 	var tr Trial
 	var dataDir string
-	var m *lazyfs.Mount
+	var m *powerfs.Mount
 	if err := os.MkdirAll(base, 0o755); err != nil {
 		return tr, err
 	}
 	if st.Phase == fault.PowerLoss {
 		var err error
-		if m, err = lazyfs.New(ctx, filepath.Join(base, "lazyfs"), p.LazyFSCacheMiB); err != nil {
+		if m, err = powerfs.New(ctx, filepath.Join(base, "powerfs")); err != nil {
 			return tr, err
 		}
 		*mp = m // closed by runTrial
 		dataDir = filepath.Join(m.Dir, "db")
 	} else {
-		// kill -9 keeps the page cache: the data needs no LazyFS.
+		// kill -9 keeps the page cache: the data needs no mount.
 		dataDir = filepath.Join(base, "db")
 	}
 	logPath := filepath.Join(base, "engine.log")
@@ -485,6 +483,9 @@ func trial(ctx context.Context, p Params, st workload.Step, opened *workload.Ope
 	crashErr := e.Crash(ctx, st.Phase)
 	close(stop)
 	wg.Wait()
+	if lf, ok := e.(interface{ LastFailure() powerfs.Failure }); ok && st.Phase == fault.PowerLoss {
+		tr.Dropped = lf.LastFailure()
+	}
 	e.release() // the writers are done with its connections
 	if cut == nil {
 		cut = crashErr

@@ -11,7 +11,7 @@ import (
 
 	"storebench/internal/fault"
 	"storebench/internal/kv"
-	"storebench/internal/lazyfs/lazyfstest"
+	"storebench/internal/powerfs/powerfstest"
 	"storebench/internal/report"
 	"storebench/internal/results"
 	_ "storebench/internal/server/all"
@@ -94,7 +94,7 @@ func runParams(t *testing.T, name string, p Params, extra map[string]string) *re
 // acknowledged writes on a power failure, and the verdict flags it; the
 // same engine with fsync on loses none.
 func TestPowerLossCatchesAnEngineThatDoesNotFsync(t *testing.T) {
-	lazyfstest.Need(t)
+	powerfstest.Need(t)
 	t.Setenv(TestNoSyncEnv, "1")
 	res := run(t, "sqlite", fault.PowerLoss, kv.Sync, 2)
 	if res.Metrics["lost"] == 0 {
@@ -112,7 +112,7 @@ func TestPowerLossCatchesAnEngineThatDoesNotFsync(t *testing.T) {
 }
 
 func TestPowerLossSyncedEngineLosesNothing(t *testing.T) {
-	lazyfstest.Need(t)
+	powerfstest.Need(t)
 	res := run(t, "sqlite", fault.PowerLoss, kv.Sync, 2)
 	if res.Metrics["lost"] != 0 || res.Metrics["torn"] != 0 {
 		t.Fatalf("SQLite synchronous=FULL: %v lost, %v torn after a power failure, want 0", res.Metrics["lost"], res.Metrics["torn"])
@@ -148,11 +148,11 @@ func TestCrashAfterAnOffsetLetsTheWritersRun(t *testing.T) {
 	}
 }
 
-// A server's crash: Redis's own process is killed, its AOF on the LazyFS
+// A server's crash: Redis's own process is killed, its AOF on the power-loss
 // mount. appendfsync always loses nothing on a power failure; appendfsync
 // no (async) loses what the OS had not written.
 func TestPowerLossRedis(t *testing.T) {
-	lazyfstest.Need(t)
+	powerfstest.Need(t)
 	res := run(t, "redis", fault.PowerLoss, kv.Sync, 2)
 	if res.Metrics["lost"] != 0 || res.Metrics["torn"] != 0 {
 		t.Fatalf("Redis appendfsync always: %v lost, %v torn after a power failure, want 0", res.Metrics["lost"], res.Metrics["torn"])
@@ -171,7 +171,7 @@ func TestPowerLossRedis(t *testing.T) {
 	// everysec fsyncs once the wall clock's second has turned since its
 	// last fsync (or its start): 150 writes take a few milliseconds and
 	// are all lost. Writes over 2 s find their older part kept: a
-	// harness that lost the AOF (or LazyFS dropping a fsynced write)
+	// harness that lost the AOF (or the file system dropping a synced write)
 	// would lose them all.
 	p := Params{Trials: 1, Writers: 2, AfterOps: 150, After: study.Duration(2 * time.Second), BatchEvery: 3, BatchSize: 4, ValueSize: 64,
 		Crashes: []string{fault.PowerLoss}, Classes: []string{string(kv.Async)}}
@@ -191,7 +191,7 @@ func TestPowerLossRedis(t *testing.T) {
 // memcached keeps nothing across a restart: it loses every acknowledged
 // write, even under sync, and the report says so rather than failing it.
 func TestCrashMemcached(t *testing.T) {
-	lazyfstest.Need(t)
+	powerfstest.Need(t)
 	for _, crash := range []string{fault.PowerLoss, fault.Kill9} {
 		res := run(t, "memcached", crash, kv.Sync, 1)
 		if res.Metrics["lost"] != res.Metrics["acked"] {
@@ -203,10 +203,10 @@ func TestCrashMemcached(t *testing.T) {
 	}
 }
 
-// FerretDB (SQLite backend, its database on LazyFS) under sync loses
+// FerretDB (SQLite backend, its database on the power-loss mount) under sync loses
 // nothing it acknowledged on a power failure.
 func TestPowerLossFerretDB(t *testing.T) {
-	lazyfstest.Need(t)
+	powerfstest.Need(t)
 	res := run(t, "ferretdb", fault.PowerLoss, kv.Sync, 1)
 	if res.Metrics["lost"] != 0 || res.Metrics["unrecoverable"] != 0 {
 		t.Fatalf("FerretDB under sync: %v lost, %v unrecoverable after a power failure, want 0 (%s)", res.Metrics["lost"], res.Metrics["unrecoverable"], res.Facts["unrecoverable"])
@@ -218,7 +218,7 @@ func TestPowerLossFerretDB(t *testing.T) {
 // together (while the writers' connections are in use: they are closed
 // only once the writers are done).
 func TestPowerLossPostgres(t *testing.T) {
-	lazyfstest.Need(t)
+	powerfstest.Need(t)
 	for _, crash := range []string{fault.PowerLoss, fault.Kill9} {
 		res := run(t, "postgres", crash, kv.Sync, 1)
 		nothingLost(t, "PostgreSQL synchronous_commit=on after "+crash, res)
@@ -232,27 +232,14 @@ func TestKill9MariaDB(t *testing.T) {
 	nothingLost(t, "MariaDB after kill -9", res)
 }
 
-// Aerospike, kill -9 (its power failure: TestPowerLossAerospike).
-// Community Edition cannot fsync per write: in a sync study it declares
-// its writes async, and a loss is judged as such, not as a failure.
-func TestKill9Aerospike(t *testing.T) {
-	res := run(t, "aerospike", fault.Kill9, kv.Sync, 1)
-	if res.Metrics["unrecoverable"] != 0 {
-		t.Fatalf("Aerospike after kill -9: did not restart: %s", res.Facts["unrecoverable"])
-	}
-	if res.Facts[FactDeclared] == "" || res.Verify.Failed != 0 {
-		t.Fatalf("Aerospike: declared %q, %d failures: want its own async declaration and no failure", res.Facts[FactDeclared], res.Verify.Failed)
-	}
-}
-
 // MariaDB (innodb_flush_log_at_trx_commit=1, its redo log fdatasynced at
 // each commit) loses nothing it acknowledged on a power failure; at 2
 // (async: the log is written at commit, fsynced about once a second) it
 // loses what it acknowledged since that fsync, which shows the cache
 // clear reaches InnoDB's files. InnoDB keeps its default
-// innodb_flush_method=O_DIRECT on LazyFS (install-lazyfs.sh's patch).
+// innodb_flush_method=O_DIRECT on the power-loss mount.
 func TestPowerLossMariaDB(t *testing.T) {
-	lazyfstest.Need(t)
+	powerfstest.Need(t)
 	res := run(t, "mariadb", fault.PowerLoss, kv.Sync, 2)
 	nothingLost(t, "MariaDB innodb_flush_log_at_trx_commit=1 after a power failure", res)
 	if m := res.Facts[FactMapping]; !strings.Contains(m, "innodb_flush_log_at_trx_commit=1") {
@@ -266,37 +253,6 @@ func TestPowerLossMariaDB(t *testing.T) {
 		t.Errorf("MariaDB innodb_flush_log_at_trx_commit=2: %v torn, %v unrecoverable, want 0 (%s)",
 			res.Metrics["torn"], res.Metrics["unrecoverable"], res.Facts["unrecoverable"])
 	}
-}
-
-// Aerospike's power failure. Under async (direct-files false: no
-// O_DIRECT, and asd never fsyncs its file) every acknowledged write is
-// lost, as async allows. Under sync its device file is opened
-// direct-files (O_DIRECT|O_DSYNC) on LazyFS, patched to serve O_DIRECT
-// (unpatched, asd aborted at start reading its device header: EINVAL):
-// what reached the file is kept, and what Community Edition acknowledged
-// from its write buffer before flushing it may be lost, which it
-// declares (async), so a loss is no failure. Nothing is torn and asd
-// restarts on its file.
-func TestPowerLossAerospike(t *testing.T) {
-	lazyfstest.Need(t)
-	res := run(t, "aerospike", fault.PowerLoss, kv.Async, 1)
-	if res.Metrics["unrecoverable"] != 0 || res.Metrics["torn"] != 0 {
-		t.Fatalf("Aerospike async after a power failure: %v torn, %v unrecoverable, want 0 (%s)",
-			res.Metrics["torn"], res.Metrics["unrecoverable"], res.Facts["unrecoverable"])
-	}
-	if res.Metrics["lost"] == 0 || res.Verify.Failed != 0 {
-		t.Errorf("Aerospike async: %v lost, %d verification failures: want losses (nothing fsynced), judged as async", res.Metrics["lost"], res.Verify.Failed)
-	}
-	sync := run(t, "aerospike", fault.PowerLoss, kv.Sync, 1)
-	if sync.Metrics["unrecoverable"] != 0 || sync.Metrics["torn"] != 0 || sync.Metrics["corrupted"] != 0 {
-		t.Fatalf("Aerospike sync (direct-files) after a power failure: %v torn, %v corrupted, %v unrecoverable, want 0 (%s)",
-			sync.Metrics["torn"], sync.Metrics["corrupted"], sync.Metrics["unrecoverable"], sync.Facts["unrecoverable"])
-	}
-	if sync.Facts[FactDeclared] == "" || sync.Verify.Failed != 0 {
-		t.Errorf("Aerospike sync: declared %q, %d failures: want its own async declaration and no failure", sync.Facts[FactDeclared], sync.Verify.Failed)
-	}
-	t.Logf("power failure, acknowledged writes lost: async %v of %v, sync (direct-files) %v of %v",
-		res.Metrics["lost"], res.Metrics["acked"], sync.Metrics["lost"], sync.Metrics["acked"])
 }
 
 // Kafka's log: each record produced with acks=all and acknowledged by the
@@ -314,12 +270,12 @@ func TestKill9Kafka(t *testing.T) {
 	nothingLost(t, "Kafka async after kill -9", run(t, "kafka", fault.Kill9, kv.Async, 1))
 }
 
-// Kafka's power failure: its log directory on LazyFS. Under sync nothing
+// Kafka's power failure: its log directory on the power-loss mount. Under sync nothing
 // acknowledged is lost; under async (Kafka's default: the OS flushes the
 // log, Kafka fsyncs only when it rolls a segment) acknowledged writes are
 // lost, and the check says so.
 func TestPowerLossKafka(t *testing.T) {
-	lazyfstest.Need(t)
+	powerfstest.Need(t)
 	res := run(t, "kafka", fault.PowerLoss, kv.Sync, 1)
 	nothingLost(t, "Kafka log.flush.interval.messages=1 after a power failure", res)
 	async := run(t, "kafka", fault.PowerLoss, kv.Async, 1)

@@ -15,7 +15,7 @@ import (
 
 	"storebench/internal/fault"
 	"storebench/internal/kv"
-	"storebench/internal/lazyfs"
+	"storebench/internal/powerfs"
 	"storebench/internal/server/proc"
 	"storebench/internal/target"
 )
@@ -212,7 +212,9 @@ type engine struct {
 	sp      spec
 	env     []string
 	// mount holds the data on a power-loss trial (nil: kill -9 only).
-	mount *lazyfs.Mount
+	mount *powerfs.Mount
+	// last is what the latest power failure dropped.
+	last powerfs.Failure
 }
 
 var _ fault.Crasher = (*engine)(nil)
@@ -230,7 +232,7 @@ const openTimeout = 2 * time.Minute
 
 // startEngine starts the engine process and waits until it has opened
 // the target (ready) or failed.
-func startEngine(ctx context.Context, sp spec, env []string, logPath string, m *lazyfs.Mount) (*engine, error) {
+func startEngine(ctx context.Context, sp spec, env []string, logPath string, m *powerfs.Mount) (*engine, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -357,7 +359,7 @@ func (e *engine) kill() {
 }
 
 // Crash kills the engine's process (the writers get an error from its
-// closed pipes); under fault.PowerLoss LazyFS drops what it held
+// closed pipes); under fault.PowerLoss the mount drops what it held
 // unsynced and is mounted again.
 func (e *engine) Crash(ctx context.Context, kind string) error {
 	e.kill()
@@ -365,13 +367,15 @@ func (e *engine) Crash(ctx context.Context, kind string) error {
 		return nil
 	}
 	if e.mount == nil {
-		return errors.New("power-loss: the engine's data is not on LazyFS")
+		return errors.New("power-loss: the engine's data is not on a power-loss mount")
 	}
-	if err := e.mount.ClearCache(ctx); err != nil {
-		return err
-	}
-	return e.mount.Remount(ctx)
+	f, err := e.mount.PowerFail(ctx)
+	e.last = f
+	return err
 }
+
+// LastFailure is what the latest power failure dropped.
+func (e *engine) LastFailure() powerfs.Failure { return e.last }
 
 // Restart starts the engine's process again on its data (its recovery
 // is the open).
@@ -380,6 +384,7 @@ func (e *engine) Restart(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	ne.last = e.last
 	*e = *ne
 	return nil
 }

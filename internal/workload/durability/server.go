@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 
-	as "github.com/aerospike/aerospike-client-go/v8"
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/redis/go-redis/v9"
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -15,7 +14,7 @@ import (
 
 	"storebench/internal/fault"
 	"storebench/internal/kv"
-	"storebench/internal/lazyfs"
+	"storebench/internal/powerfs"
 	"storebench/internal/server"
 	"storebench/internal/server/crashable"
 	"storebench/internal/target"
@@ -72,7 +71,7 @@ var _ fault.Crasher = (*srvEngine)(nil)
 
 // startServer starts the target's server in dir (its data on m when set:
 // a power-loss trial) under class, the target's options passed on to it.
-func startServer(ctx context.Context, opened *workload.OpenSpec, dir string, m *lazyfs.Mount, class kv.Durability, writers int, logPath string) (holder, error) {
+func startServer(ctx context.Context, opened *workload.OpenSpec, dir string, m *powerfs.Mount, class kv.Durability, writers int, logPath string) (holder, error) {
 	info, err := target.Lookup(opened.Target)
 	if err != nil {
 		return nil, err
@@ -137,15 +136,6 @@ func (e *srvEngine) open(ctx context.Context, writers int) error {
 			e.writers = append(e.writers, c)
 		}
 		e.ctl = c
-	case tconn.Aerospike:
-		// Community Edition has no multi-record transaction: single
-		// records.
-		e.singles = true
-		c := asConn{c: t.AerospikeClient(), ns: t.AerospikeNamespace(), read: t.AerospikePolicies().Read}
-		for range writers {
-			e.writers = append(e.writers, c)
-		}
-		e.ctl = c
 	case tconn.Mongo:
 		// No multi-document transaction on FerretDB: single records.
 		e.singles = true
@@ -184,7 +174,7 @@ func (e *srvEngine) open(ctx context.Context, writers int) error {
 		}
 		e.ctl, e.writers = e.writers[writers].(sessionConn), e.writers[:writers]
 	default:
-		return fail(fmt.Errorf("%s: its handle offers none of RESP, SQL, CQL, Aerospike, MongoDB, a Kafka log or pipelined sessions, which the durability workload writes through", e.info.Name))
+		return fail(fmt.Errorf("%s: its handle offers none of RESP, SQL, CQL, MongoDB, a Kafka log or pipelined sessions, which the durability workload writes through", e.info.Name))
 	}
 	return nil
 }
@@ -208,6 +198,9 @@ func (e *srvEngine) Crash(ctx context.Context, kind string) error {
 	}
 	return err
 }
+
+// LastFailure is what the latest power failure dropped.
+func (e *srvEngine) LastFailure() powerfs.Failure { return e.srv.LastFailure() }
 
 // Restart starts the server again on its data and opens the target on it.
 func (e *srvEngine) Restart(ctx context.Context) error {
@@ -379,39 +372,6 @@ func (c *cqlConn) get(ctx context.Context, key []byte) ([]byte, error) {
 		return nil, kv.ErrNotFound
 	}
 	return v, err
-}
-
-// asConn writes a record as bin v of key k in set durability.
-type asConn struct {
-	c    *as.Client
-	ns   string
-	read *as.BasePolicy
-}
-
-func (a asConn) write(kvs [][]byte) error {
-	if len(kvs) != 2 {
-		return errors.New("no atomic batch of records here")
-	}
-	k, err := as.NewKey(a.ns, "durability", kvs[0])
-	if err != nil {
-		return err
-	}
-	return tconn.AerospikeErr(a.c.PutBins(nil, k, as.NewBin("v", kvs[1])))
-}
-
-func (a asConn) get(_ context.Context, key []byte) ([]byte, error) {
-	k, err := as.NewKey(a.ns, "durability", key)
-	if err != nil {
-		return nil, err
-	}
-	rec, aerr := a.c.Get(a.read, k, "v")
-	if tconn.AerospikeNotFound(aerr) {
-		return nil, kv.ErrNotFound
-	}
-	if aerr != nil {
-		return nil, tconn.AerospikeErr(aerr)
-	}
-	return tconn.AerospikeBytes(rec.Bins, "v", false)
 }
 
 // mongoConn writes a record as a document {_id: key, v: value}.

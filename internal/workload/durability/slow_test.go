@@ -7,7 +7,7 @@ import (
 
 	"storebench/internal/fault"
 	"storebench/internal/kv"
-	"storebench/internal/lazyfs/lazyfstest"
+	"storebench/internal/powerfs/powerfstest"
 )
 
 // Cassandra (one trial: its start is slow, minutes on 2 cores, so apart
@@ -15,7 +15,7 @@ import (
 // sync (commitlog_sync batch) a power failure loses nothing it
 // acknowledged, logged batches included.
 func TestSlowPowerLossCassandra(t *testing.T) {
-	lazyfstest.Need(t)
+	powerfstest.Need(t)
 	res := run(t, "cassandra", fault.PowerLoss, kv.Sync, 1)
 	nothingLost(t, "Cassandra commitlog_sync batch after a power failure", res)
 }

@@ -26,7 +26,9 @@ import (
 func TestMain(m *testing.M) { servertest.Main(m) }
 
 // The ledger's layout on every server target that has one, each on the
-// server make test shares (or one started for the test), with sync
+// server make test shares (or one started for the test; Aerospike only
+// on the one STOREBENCH_TEST_AEROSPIKE_URI names, else its subtest is
+// skipped, saying so), with sync
 // durability: MongoDB and FerretDB on PostgreSQL with addresses as
 // strings and as binary _ids (the layout for MongoDB itself).
 func TestLayoutOnServerTargets(t *testing.T) {

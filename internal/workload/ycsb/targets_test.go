@@ -25,8 +25,9 @@ import (
 func TestMain(m *testing.M) { servertest.Main(m) }
 
 // The YCSB layout on the server targets that have one, each on the server
-// make test shares (or one started for the test); scan says whether the
-// target offers Scan (workload E). Redis is checked in TestOnRedis, a
+// make test shares (or one started for the test; Aerospike only on the
+// one STOREBENCH_TEST_AEROSPIKE_URI names, else its subtest is skipped,
+// saying so); scan says whether the target offers Scan (workload E). Redis is checked in TestOnRedis, a
 // Redis Cluster in TestClusterRedisYCSB (build tag cluster).
 func TestLayoutOnServerTargets(t *testing.T) {
 	for _, c := range []struct {

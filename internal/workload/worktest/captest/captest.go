@@ -108,7 +108,9 @@ func CheckLayouts(t servers.T, info target.Info, h any) {
 }
 
 // URI is where a workload's test opens a server target: on the server
-// `make test` shares (or one started for the test), in a place of the
+// `make test` shares (or one started for the test; for a target only a
+// URI reaches, Aerospike, the one its variable names, else the test is
+// skipped), in a place of the
 // test's own where the target has one, so that tests of other packages
 // running at the same time keep theirs: database 9 on Redis (other
 // packages' tests use 0), a database named after scope and the time on
@@ -121,6 +123,12 @@ func URI(t *testing.T, name, scope string) string {
 	info, err := target.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if info.ByURIOnly() {
+		// Aerospike: no server storebench can start; only one named
+		// by STOREBENCH_TEST_AEROSPIKE_URI (else the test is skipped,
+		// saying so).
+		return servertest.ByURI(t, name, info.URIExample())
 	}
 	base := servertest.URI(t, info.Server)
 	switch name {
