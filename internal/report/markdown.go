@@ -131,7 +131,9 @@ func ladder(l []int64) string {
 func settings(m map[string]string) string {
 	var keys []string
 	for k := range m {
-		if k != "durability" && k != "durability_default" && k != "durability_class" {
+		// (An empty value is a setting that does not apply: Redis's
+		// flush_interval under appendfsync always.)
+		if k != "durability" && k != "durability_default" && k != "durability_class" && m[k] != "" {
 			keys = append(keys, k)
 		}
 	}

@@ -178,3 +178,11 @@ func (cfg Config) Secret() (string, error) {
 	}
 	return proc.Password()
 }
+
+// FlushInterval is the Settings key of the longest a server promises to
+// hold an acknowledged write before it fsyncs it, under a durability
+// that flushes on a timer (a Go duration: Redis appendfsync everysec 1s,
+// Cassandra's periodic commit log 10s, PostgreSQL synchronous_commit=off
+// 3 x wal_writer_delay, MariaDB innodb_flush_log_at_trx_commit=2 1s).
+// Absent: no such promise (every write fsynced, or none on a timer).
+const FlushInterval = "flush_interval"

@@ -203,17 +203,22 @@ func settings(ic instanceConfig, release, java string, javaMajorVersion int, loc
 		durability = "async: commitlog_sync: periodic, commitlog_sync_period: " + asyncSyncPeriod +
 			" (writes are acknowledged before the fsync; a machine crash may lose up to 10 s)"
 	}
+	window := ""
+	if !ic.sync {
+		window = "10s" // asyncSyncPeriod
+	}
 	return map[string]string{
-		"server":         "Apache Cassandra " + release + " (org.apache.cassandra:cassandra-all " + Version + " from Maven Central), single node",
-		"durability":     durability,
-		"commitlog_sync": commitlogMode(ic.sync),
-		"heap":           strconv.FormatInt(ic.heapMiB(), 10) + " MiB (-Xms = -Xmx, " + heapSource(ic.heapFromCache) + "), G1 GC, no heap pre-touch",
-		"caches":         fmt.Sprintf("key_cache_size %d MiB (5%% of the heap), row_cache_size 0 (off)", ic.keyCacheMiB()),
-		"mlockall":       lock,
-		"jvm":            fmt.Sprintf("Java %d (%s), -javaagent jamm", javaMajorVersion, java),
-		"keyspace":       Keyspace + ": SimpleStrategy, replication_factor 1 (ONE = QUORUM = ALL)",
-		"topology":       "num_tokens 16, Murmur3Partitioner, SimpleSnitch, auto_snapshot false",
-		"ports":          fmt.Sprintf("native %d, storage %d (127.0.0.1)", ic.nativePort, ic.storagePort),
+		server.FlushInterval: window,
+		"server":             "Apache Cassandra " + release + " (org.apache.cassandra:cassandra-all " + Version + " from Maven Central), single node",
+		"durability":         durability,
+		"commitlog_sync":     commitlogMode(ic.sync),
+		"heap":               strconv.FormatInt(ic.heapMiB(), 10) + " MiB (-Xms = -Xmx, " + heapSource(ic.heapFromCache) + "), G1 GC, no heap pre-touch",
+		"caches":             fmt.Sprintf("key_cache_size %d MiB (5%% of the heap), row_cache_size 0 (off)", ic.keyCacheMiB()),
+		"mlockall":           lock,
+		"jvm":                fmt.Sprintf("Java %d (%s), -javaagent jamm", javaMajorVersion, java),
+		"keyspace":           Keyspace + ": SimpleStrategy, replication_factor 1 (ONE = QUORUM = ALL)",
+		"topology":           "num_tokens 16, Murmur3Partitioner, SimpleSnitch, auto_snapshot false",
+		"ports":              fmt.Sprintf("native %d, storage %d (127.0.0.1)", ic.nativePort, ic.storagePort),
 	}
 }
 

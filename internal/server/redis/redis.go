@@ -152,6 +152,7 @@ func (s redisServer) Start(ctx context.Context, cfg server.Config) (*server.Inst
 			"appendonly":         "yes",
 			"appendfsync":        fsync,
 			"durability_mapping": mapping,
+			server.FlushInterval: flushInterval(fsync),
 			"save":               `"" (RDB snapshots off)`,
 			"maxmemory":          maxmemory,
 			"auth":               "requirepass: a random password generated at each start (in the URI only, never printed)",
@@ -294,4 +295,13 @@ func reply(r *bufio.Reader, cmd string) (string, error) {
 		return "", fmt.Errorf("PING answered %q", line)
 	}
 	return line, nil
+}
+
+// flushInterval is what appendfsync promises to hold unsynced at most
+// ("": nothing on a timer).
+func flushInterval(fsync string) string {
+	if fsync == "everysec" {
+		return "1s"
+	}
+	return ""
 }

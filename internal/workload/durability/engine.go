@@ -192,6 +192,10 @@ type holder interface {
 	// mapping is how the server mapped the class onto its settings ("":
 	// an embedded engine, whose target settings say it).
 	mapping() string
+	// promised is the longest the server promises to hold an
+	// acknowledged write unsynced (server.FlushInterval; 0: no such
+	// promise).
+	promised() time.Duration
 }
 
 // writerConn is one writer's connection: write applies kvs (key, value,
@@ -396,6 +400,8 @@ func (e *engine) persistent() bool { return true }
 func (e *engine) declared() string { return "" }
 
 func (e *engine) mapping() string { return "" }
+
+func (e *engine) promised() time.Duration { return 0 }
 
 // close closes the store cleanly and waits for the process to exit.
 func (e *engine) close(ctx context.Context) error {

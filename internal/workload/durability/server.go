@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/redis/go-redis/v9"
@@ -227,6 +228,14 @@ func (e *srvEngine) persistent() bool { return e.srv.Persistent() }
 func (e *srvEngine) mapping() string { return e.srv.Instance().Settings["durability_mapping"] }
 
 func (e *srvEngine) declared() string { return e.srv.Instance().Settings["durability"] }
+
+func (e *srvEngine) promised() time.Duration {
+	d, err := time.ParseDuration(e.srv.Instance().Settings[server.FlushInterval])
+	if err != nil {
+		return 0
+	}
+	return d
+}
 
 // atomicBatches says whether the writers may write atomic batches.
 func (e *srvEngine) atomicBatches() bool { return !e.singles }
