@@ -133,7 +133,7 @@ func (m *managed) start(ctx context.Context, srv server.Server, cfg server.Confi
 	}
 	if powerLoss {
 		// powerfs can mount here: checkCrashTargets said so.
-		mnt, err := powerfs.New(ctx, filepath.Join(cfg.Dir, "powerfs"))
+		mnt, err := powerfs.New(ctx, filepath.Join(cfg.Dir, "powerfs"), powerfs.ModelData)
 		if err != nil {
 			return err
 		}

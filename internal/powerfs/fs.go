@@ -25,10 +25,21 @@ import (
 // Model "data" (LazyFS's): the namespace (create, rename, link, unlink,
 // mkdir) persists at once; a file's contents and size persist only once
 // synced. A truncate or a fallocate that drops data is a write.
+//
+// Model "metadata" adds a journal of the namespace operations whose
+// directory was not fsynced since (see meta.go): Fail reverts them.
 type FS struct {
-	root string
-	mu   sync.Mutex
-	held map[fileKey]*undo
+	root  string
+	model string
+	mu    sync.Mutex
+	held  map[fileKey]*undo
+
+	// nsMu orders the namespace operations and the journal (metadata
+	// model; taken before mu); stash holds the files they removed.
+	nsMu    sync.Mutex
+	journal []*nsOp
+	stash   string
+	seq     uint64
 
 	writes, written, syncs, failures atomic.Int64
 	heldBytes                        atomic.Int64
@@ -47,6 +58,9 @@ type Stats struct {
 	// HeldBytes are written and not yet synced, in HeldFiles files.
 	HeldBytes int64 `json:"held_bytes"`
 	HeldFiles int   `json:"held_files"`
+	// HeldOps are the namespace operations not yet durable (model
+	// "metadata").
+	HeldOps int `json:"held_ops"`
 	// Failures counts the power failures; Last is the latest.
 	Failures int64   `json:"failures"`
 	Last     Failure `json:"last"`
@@ -59,6 +73,11 @@ type Failure struct {
 	DroppedFiles int   `json:"dropped_files"`
 	// RestoredBytes were put back (overwritten below a synced size).
 	RestoredBytes int64 `json:"restored_bytes"`
+	// RevertedOps are the namespace operations undone (model
+	// "metadata"); SkippedOps could not be (the name taken since, a
+	// directory made and not empty, ...).
+	RevertedOps int `json:"reverted_ops"`
+	SkippedOps  int `json:"skipped_ops"`
 }
 
 type fileKey struct{ dev, ino uint64 }
@@ -82,9 +101,22 @@ type extent struct {
 
 func (e extent) end() int64 { return e.off + int64(len(e.data)) }
 
-// NewFS serves root (the backing directory).
-func NewFS(root string) *FS {
-	return &FS{root: root, held: map[fileKey]*undo{}}
+// NewFS serves root (the backing directory) in a crash model (Models;
+// "" is ModelData). The metadata model's stash, beside root, is emptied.
+func NewFS(root, model string) (*FS, error) {
+	if model == "" {
+		model = ModelData
+	}
+	if !slices.Contains(Models, model) {
+		return nil, fmt.Errorf("powerfs: unknown crash model %q", model)
+	}
+	f := &FS{root: root, model: model, held: map[fileKey]*undo{}, stash: stashPath(root)}
+	if f.meta() {
+		if err := f.resetStash(); err != nil {
+			return nil, fmt.Errorf("powerfs: %w", err)
+		}
+	}
+	return f, nil
 }
 
 // Root is the node to mount.
@@ -104,11 +136,14 @@ func (f *FS) Root() (gofs.InodeEmbedder, error) {
 
 // Stats returns the counters.
 func (f *FS) Stats() Stats {
+	f.nsMu.Lock()
+	ops := len(f.journal)
+	f.nsMu.Unlock()
 	f.mu.Lock()
 	files, last := len(f.held), f.last
 	f.mu.Unlock()
-	return Stats{Model: ModelData, Writes: f.writes.Load(), WrittenBytes: f.written.Load(), Syncs: f.syncs.Load(),
-		HeldBytes: f.heldBytes.Load(), HeldFiles: files, Failures: f.failures.Load(), Last: last}
+	return Stats{Model: f.model, Writes: f.writes.Load(), WrittenBytes: f.written.Load(), Syncs: f.syncs.Load(),
+		HeldBytes: f.heldBytes.Load(), HeldFiles: files, HeldOps: ops, Failures: f.failures.Load(), Last: last}
 }
 
 // lock returns the file's undo state, locked, making it (the file as it
@@ -252,11 +287,25 @@ func (f *FS) truncate(key fileKey, fd int, size int64) syscall.Errno {
 // Fail is the power failure: every file gets back its synced size and
 // the synced bytes its unsynced writes overwrote. The engine using the
 // mount must be dead (its kernel page cache goes with a remount).
+//
+// In the metadata model the namespace goes back first (the journal,
+// latest first), then the contents. The order is free: the contents go
+// back through descriptors of the inodes (f.held), whatever their names,
+// and a file whose creation was undone is put back, unnamed, harmlessly.
 func (f *FS) Fail() (Failure, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.nsMu.Lock()
+	defer f.nsMu.Unlock()
 	var out Failure
 	var errs []error
+	if f.meta() {
+		var err error
+		out.RevertedOps, out.SkippedOps, err = f.undoNamespace()
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	for key, u := range f.held {
 		u.mu.Lock()
 		if err := unix.Ftruncate(u.fd, u.size); err != nil {
@@ -313,6 +362,24 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 }
 
 func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
+	if n.fs.meta() {
+		// Journaled unless the name was there already (O_CREAT of an
+		// existing file).
+		n.fs.nsMu.Lock()
+		defer n.fs.nsMu.Unlock()
+		dir := n.path()
+		p := filepath.Join(dir, name)
+		was := !absent(p)
+		in, h, ff, errno := n.create(ctx, name, flags, mode, out)
+		if errno == 0 && !was {
+			n.fs.made(nsMake, dir, p)
+		}
+		return in, h, ff, errno
+	}
+	return n.create(ctx, name, flags, mode, out)
+}
+
+func (n *node) create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
 	in, fh, ff, errno := n.LoopbackNode.Create(ctx, name, openFlags(flags), mode, out)
 	if errno != 0 {
 		return nil, nil, 0, errno

@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,10 +43,14 @@ import (
 const (
 	// ModelData: what was not synced is lost; the namespace persists.
 	ModelData = "data"
+	// ModelMetadata: ModelData, and a namespace operation (create,
+	// mknod, mkdir, symlink, link, unlink, rmdir, rename) is lost too
+	// unless its directory (a rename: both) was fsynced after it.
+	ModelMetadata = "metadata"
 )
 
 // Models are the crash models served.
-var Models = []string{ModelData}
+var Models = []string{ModelData, ModelMetadata}
 
 // MountTimeout bounds the wait for a mount to appear and for the server
 // to answer.
@@ -75,6 +80,7 @@ type Mount struct {
 	Dir, Root string
 	base      string
 	log       string
+	model     string
 	// ctl is our end of the socket pair the server answers on; ctlMu
 	// keeps one command at a time on it.
 	ctl     net.Conn
@@ -89,16 +95,24 @@ type Mount struct {
 }
 
 // New mounts a fresh file system in base (created; root/ holds the
-// data, mnt/ is the mount point) and waits until the mount is there.
-// Leftover mounts of dead storebench processes are cleaned up first.
-func New(ctx context.Context, base string) (*Mount, error) {
+// data, mnt/ is the mount point; the metadata model keeps files in
+// stash/) in the crash model model (Models; "" is ModelData) and waits
+// until the mount is there. Leftover mounts of dead storebench
+// processes are cleaned up first.
+func New(ctx context.Context, base, model string) (*Mount, error) {
+	if model == "" {
+		model = ModelData
+	}
+	if !slices.Contains(Models, model) {
+		return nil, fmt.Errorf("powerfs: unknown crash model %q (want one of %s)", model, strings.Join(Models, ", "))
+	}
 	_ = Reap(ctx, io.Discard)
 	base, err := filepath.Abs(base)
 	if err != nil {
 		return nil, err
 	}
 	m := &Mount{Dir: filepath.Join(base, "mnt"), Root: filepath.Join(base, "root"), base: base,
-		log: filepath.Join(base, "powerfs.log")}
+		log: filepath.Join(base, "powerfs.log"), model: model}
 	for _, d := range []string{m.Dir, m.Root} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("powerfs: %w", err)
@@ -114,6 +128,7 @@ func New(ctx context.Context, base string) (*Mount, error) {
 // control socket is its file descriptor 3.
 type config struct {
 	Dir, Root string
+	Model     string
 }
 
 func (m *Mount) mount(ctx context.Context) error {
@@ -131,7 +146,7 @@ func (m *Mount) mount(ctx context.Context) error {
 		return fmt.Errorf("powerfs: %w", err)
 	}
 	defer theirs.Close()
-	cfg, _ := json.Marshal(config{Dir: m.Dir, Root: m.Root})
+	cfg, _ := json.Marshal(config{Dir: m.Dir, Root: m.Root, Model: m.model})
 	cmd := exec.Command(self)
 	cmd.Env = append(os.Environ(), ServeEnv+"="+string(cfg))
 	cmd.Stdout, cmd.Stderr = logf, logf

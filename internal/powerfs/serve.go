@@ -41,7 +41,10 @@ func serve(raw string) error {
 		return fmt.Errorf("%s: %w", ServeEnv, err)
 	}
 	os.Unsetenv(ServeEnv)
-	fsys := NewFS(cfg.Root)
+	fsys, err := NewFS(cfg.Root, cfg.Model)
+	if err != nil {
+		return err
+	}
 	root, err := fsys.Root()
 	if err != nil {
 		return err

@@ -436,7 +436,7 @@ func trial(ctx context.Context, p Params, st workload.Step, opened *workload.Ope
 	}
 	if st.Phase == fault.PowerLoss {
 		var err error
-		if m, err = powerfs.New(ctx, filepath.Join(base, "powerfs")); err != nil {
+		if m, err = powerfs.New(ctx, filepath.Join(base, "powerfs"), p.Model); err != nil {
 			return tr, err
 		}
 		*mp = m // closed by runTrial
