@@ -191,7 +191,7 @@ func with(l map[string]string, k, v string) map[string]string {
 // A --metrics address that would serve every interface, or is no
 // address, is the command line's error: exit 2, nothing run.
 func TestMetricsAddressIsChecked(t *testing.T) {
-	for _, addr := range []string{":9464", "0.0.0.0:9464", "[::]:9464", "localhost", ""} {
+	for _, addr := range []string{":9464", "0.0.0.0:9464", "[::]:9464", "[::%lo]:0", "[::%1]:0", "[0::0%eth0]:0", "localhost", ""} {
 		out := t.TempDir()
 		_, stderr, code := runCLI(t, "run", pebbleStudy(t, "1s"), "--out", out, "--metrics", addr)
 		if code != 2 || !strings.Contains(stderr, "--metrics") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {

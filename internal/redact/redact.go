@@ -12,6 +12,11 @@
 //     redis-cluster, postgres, postgresql, mysql, cassandra, mongodb,
 //     mongodb+srv, memcached, aerospike, http, https, kafka, ssh, ...):
 //     scheme://user:PASSWORD@host;
+//   - the whole user information of a URI without a password whose
+//     scheme takes a lone user information for a password (see
+//     loneSecret: redis, rediss, redis-cluster, memcached):
+//     redis://PASSWORD@host, an old Redis habit (Redis had no users
+//     before 6, and many clients read it so);
 //   - the value of every query parameter of a URI whose name says it is a
 //     secret (see SecretKey): ?password=, pass=, pwd=, sslpassword=,
 //     auth=, token=, secret=, apikey=, tlsCertificateKeyFilePassword=,
@@ -22,7 +27,19 @@
 //     (password=PW or password='P W'), whose key is the name of a
 //     password, a secret or a token (see bareSecret: narrower than
 //     SecretKey, since plain text holds key=value pairs that are no
-//     secrets, such as --set ycsb.keys=1000).
+//     secrets, such as --set ycsb.keys=1000);
+//   - the arguments Redis echoes back in its "unknown command" errors
+//     when the command is AUTH, or follow AUTH in a HELLO: "ERR unknown
+//     command 'AUTH', with args beginning with: 'PASSWORD'".
+//
+// Secrets are masked where the structure says they are (a URI's user
+// information and query, a DSN, a key=value pair, a Redis reply), never
+// by replacing the text of a password wherever it occurs: a password
+// "connect" would turn "failed to connect ... connection refused" into
+// "failed to xxxxx ... xxxxxion refused", mangling the message and
+// telling the password to whoever reads it. Scrub's last resort, for
+// drivers that quote a password bare, is bounded for that reason (see
+// Scrub).
 //
 // A secret is masked whole even when it holds characters that end other
 // parts of a URI ('@', '?', '#', ',', '/' in a query value); a URI ends
@@ -38,6 +55,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Mask replaces a secret.
@@ -84,6 +103,37 @@ func bareSecret(k string) bool {
 		return true
 	}
 	return false
+}
+
+// loneSecret reports whether scheme (lower case) is one whose lone user
+// information, without a ':', is a password: go-redis and the
+// redis-cluster target read it as a user name, but redis://PASSWORD@host
+// is an old Redis habit (Redis had no users before 6, and redis-py before
+// 4, among others, read it as the password), and the memcached target
+// refuses any credentials (its text protocol has no authentication), so
+// whatever stands there was meant as one. A user name alone is worth
+// less than a password shown by mistake.
+func loneSecret(scheme string) bool {
+	switch scheme {
+	case "redis", "rediss", "redis-cluster", "memcached":
+		return true
+	}
+	return false
+}
+
+// schemeBefore returns, in lower case, the scheme that ends at k in s
+// (s[k:] starts with "://").
+func schemeBefore(s string, k int) string {
+	i := k
+	for i > 0 {
+		c := s[i-1]
+		if c == '+' || c == '-' || c == '.' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' {
+			i--
+			continue
+		}
+		break
+	}
+	return strings.ToLower(s[i:k])
 }
 
 // Text masks every secret in s (a URI, a command line, a study's YAML, a
@@ -150,15 +200,44 @@ func Secrets(uri string) []string {
 	return out
 }
 
-// Scrub masks the secrets of msg (see Text) and, anywhere in msg, every
-// secret of uri, as written or percent-decoded: drivers' errors may quote
-// a password without its URI.
+// MinBareSecret is the length, in characters, from which Scrub masks a
+// secret of the URI wherever its text occurs in a message.
+const MinBareSecret = 8
+
+// Scrub masks the secrets of msg (see Text: every URI, DSN, key=value
+// pair and Redis reply in it, by its structure) and, as a last resort
+// for a driver that quotes a password bare, every occurrence of a secret
+// of uri (as written or percent-decoded) that cannot be mistaken for
+// other text: one of at least MinBareSecret characters, not all letters
+// (a word such as "connection" or "postgres" may be the password), and
+// not shown by Text(uri) as another part of the URI (its user, its host).
+// A shorter or word-like secret is left where it is not a secret by
+// structure: replacing it everywhere ("connect" in "connection refused")
+// mangles the message and tells the password by where the mask falls.
+// Managed servers' passwords are 32 hex digits, and so always masked.
 func Scrub(uri, msg string) string {
 	msg = Text(msg)
+	shown := Text(uri)
 	for _, sec := range Secrets(uri) {
-		msg = strings.ReplaceAll(msg, sec, Mask)
+		if bareMaskable(sec) && !strings.Contains(shown, sec) {
+			msg = strings.ReplaceAll(msg, sec, Mask)
+		}
 	}
 	return msg
+}
+
+// bareMaskable reports whether sec is long enough, and unlike enough a
+// word, to be masked wherever its text occurs (see Scrub).
+func bareMaskable(sec string) bool {
+	if utf8.RuneCountInString(sec) < MinBareSecret {
+		return false
+	}
+	for _, r := range sec {
+		if !unicode.IsLetter(r) {
+			return true
+		}
+	}
+	return false
 }
 
 // Value masks, in place, every string reachable from v (a pointer to a
@@ -279,6 +358,7 @@ func secretSpans(s, valueEnds string) [][2]int {
 	uriSpans(s, valueEnds, add)
 	dsnSpans(s, add)
 	bareSpans(s, valueEnds, add)
+	redisArgSpans(s, add)
 	if len(spans) == 0 {
 		return nil
 	}
@@ -303,13 +383,15 @@ func secretSpans(s, valueEnds string) [][2]int {
 // readings are masked, the user information up to the last '@' before
 // the first '?' too. The query starts at the first '?' after the user
 // information, its parameters are separated by '&' or ';', and it ends
-// at '#'.
+// at '#'. A user information without ':' is masked whole when the scheme
+// reads it as a password (loneSecret).
 func uriSpans(s, valueEnds string, add func(a, b int)) {
 	for i := 0; ; {
 		k := strings.Index(s[i:], "://")
 		if k < 0 {
 			return
 		}
+		lone := loneSecret(schemeBefore(s, i+k))
 		start := i + k + 3
 		end := tokenEnd(s, start)
 		authEnd := end
@@ -325,6 +407,8 @@ func uriSpans(s, valueEnds string, add func(a, b int)) {
 			if at := strings.LastIndexByte(s[start:regionEnd], '@'); at >= 0 {
 				if colon := strings.IndexByte(s[start:start+at], ':'); colon >= 0 {
 					add(start+colon+1, start+at)
+				} else if lone {
+					add(start, start+at)
 				}
 				hostStart = start + at + 1
 			}
@@ -444,6 +528,58 @@ func bareSpans(s, valueEnds string, add func(a, b int)) {
 			e--
 		}
 		add(v, e)
+	}
+}
+
+// redisArgs is what Redis writes before the arguments it echoes in an
+// error: "ERR unknown command 'AUTH', with args beginning with: 'pw' "
+// (Redis 6: `AUTH`, with args beginning with: `pw`, ).
+const redisArgs = "with args beginning with:"
+
+// redisArgSpans finds the secrets among the arguments a Redis error
+// echoes: every argument of AUTH, and those after AUTH in a HELLO (the
+// user and the password).
+func redisArgSpans(s string, add func(a, b int)) {
+	lower := strings.ToLower(s)
+	for i := 0; ; {
+		k := strings.Index(lower[i:], redisArgs)
+		if k < 0 {
+			return
+		}
+		at := i + k
+		i = at + len(redisArgs)
+		// The command is the last quoted word before, within the error.
+		before := strings.TrimRight(lower[max(0, at-40):at], " ,")
+		cmd := ""
+		if n := len(before); n > 1 && (before[n-1] == '\'' || before[n-1] == '`') {
+			if o := strings.LastIndexByte(before[:n-1], before[n-1]); o >= 0 {
+				cmd = before[o+1 : n-1]
+			}
+		}
+		if cmd != "auth" && cmd != "hello" {
+			continue
+		}
+		secret := cmd == "auth"
+		for p := i; ; {
+			for p < len(s) && (s[p] == ' ' || s[p] == ',') {
+				p++
+			}
+			if p >= len(s) || s[p] != '\'' && s[p] != '`' {
+				break
+			}
+			e := strings.IndexByte(s[p+1:], s[p])
+			if e < 0 {
+				add(p+1, len(s)) // cut short: mask to the end
+				break
+			}
+			arg := s[p+1 : p+1+e]
+			if secret {
+				add(p+1, p+1+e)
+			} else if strings.EqualFold(arg, "auth") {
+				secret = true
+			}
+			p = p + 1 + e + 1
+		}
 	}
 }
 

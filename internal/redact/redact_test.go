@@ -27,6 +27,15 @@ func TestTextMasksEverySchemeSecret(t *testing.T) {
 		{"https://u:S3cret@h/page", "https://u:xxxxx@h/page"},
 		{"kafka://u:S3cret@h:9092", "kafka://u:xxxxx@h:9092"},
 		{"ssh://bench:S3cret@h:22", "ssh://bench:xxxxx@h:22"},
+		// a lone user information where the scheme takes it for a
+		// password (issue 33, 12): the whole of it
+		{"redis://S3cret@127.0.0.1:1/0", "redis://xxxxx@127.0.0.1:1/0"},
+		{"REDISS://S3cret@h:6380", "REDISS://xxxxx@h:6380"},
+		{"redis-cluster://S3cret@h:7000,h:7001", "redis-cluster://xxxxx@h:7000,h:7001"},
+		{"memcached://S3cret@h:11211", "memcached://xxxxx@h:11211"},
+		{"targets: [redis://S3@cr?et#x@h:1/0, lmdb]", "targets: [redis://xxxxx@h:1/0, lmdb]"},
+		{"redis at redis://S3cret@127.0.0.1:1/0: dial tcp 127.0.0.1:1: connect: connection refused",
+			"redis at redis://xxxxx@127.0.0.1:1/0: dial tcp 127.0.0.1:1: connect: connection refused"},
 		// the query
 		{"postgres://u@127.0.0.1:5432/db?sslmode=disable&password=S3cret", "postgres://u@127.0.0.1:5432/db?sslmode=disable&password=xxxxx"},
 		{"postgresql://h/db?password=S3cret&sslpassword=K3y&application_name=x", "postgresql://h/db?password=xxxxx&sslpassword=xxxxx&application_name=x"},
@@ -61,6 +70,11 @@ func TestTextMasksEverySchemeSecret(t *testing.T) {
 		{"u:S3cret@unix(/tmp/my.sock)/db", "u:xxxxx@unix(/tmp/my.sock)/db"},
 		{"host=h user=u password=S3cret dbname=db", "host=h user=u password=xxxxx dbname=db"},
 		{"host=h password = 'S3 c\\'ret' dbname=db", "host=h password = 'xxxxx' dbname=db"},
+		// Redis echoing AUTH's arguments, and HELLO's after AUTH
+		{"ERR unknown command 'AUTH', with args beginning with: 'S3cret' ", "ERR unknown command 'AUTH', with args beginning with: 'xxxxx' "},
+		{"ERR unknown command `auth`, with args beginning with: `u`, `S3cret`, ", "ERR unknown command `auth`, with args beginning with: `xxxxx`, `xxxxx`, "},
+		{"ERR unknown command `HELLO`, with args beginning with: `3`, `AUTH`, `default`, `S3cret`, ",
+			"ERR unknown command `HELLO`, with args beginning with: `3`, `AUTH`, `xxxxx`, `xxxxx`, "},
 	}
 	for _, c := range cases {
 		if got := Text(c.in); got != c.want {
@@ -82,6 +96,8 @@ func TestTextLeavesTheRestAlone(t *testing.T) {
 		"name: ledger\nparams: {payload: 100, passes: [1, 2]}",
 		"HISTFAAAACx4nJNpmSzMwMDAzQABzFCaEUrLQ+kDUDqqVmsClN0LpXmgdDKUbmOzpwd==", "x+y/apwd==", "pwd==",
 		"--set ledger.password_length=12 --set x.token_bytes=16 --set secret_sauce=1",
+		"postgres://bob@h/db", "mongodb://bob@h/db", "cassandra://bob@h/ks", "mysql://root@h/db",
+		"ERR unknown command 'FOO', with args beginning with: 'bar' ",
 	} {
 		if got := Text(s); got != s {
 			t.Errorf("Text(%q) = %q: changed without a secret", s, got)
@@ -123,9 +139,9 @@ func TestArgs(t *testing.T) {
 // A driver's message that quotes the secret without its URI loses it,
 // as written and percent-decoded.
 func TestScrub(t *testing.T) {
-	uri := "postgres://bench:p%40ss@h/db?sslmode=disable&password=q%26w"
-	msg := Scrub(uri, "dial "+uri+": auth failed (using password p@ss) p%40ss q&w q%26w")
-	for _, s := range []string{"p@ss", "p%40ss", "q&w", "q%26w"} {
+	uri := "postgres://bench:p%40ssw0rd@h/db?sslmode=disable&password=q%26w-long"
+	msg := Scrub(uri, "dial "+uri+": auth failed (using password p@ssw0rd) p%40ssw0rd q&w-long q%26w-long")
+	for _, s := range []string{"p@ssw0rd", "p%40ssw0rd", "q&w-long", "q%26w-long"} {
 		if strings.Contains(msg, s) {
 			t.Errorf("%q left in %q", s, msg)
 		}
@@ -136,6 +152,39 @@ func TestScrub(t *testing.T) {
 	for _, u := range []string{"redis://127.0.0.1:6379/0", "postgres://u@h/db"} {
 		if Scrub(u, "x "+u) != "x "+u {
 			t.Errorf("%q changed without a secret", u)
+		}
+	}
+}
+
+// Scrub masks a password where the message shows it as one (a URI's
+// user information, a DSN's password=, a Redis reply), never by
+// replacing its text everywhere: a short or word-like password would
+// mangle the message and tell itself by where the mask falls (issue 33,
+// 11: "failed to xxxxx to ... xxxxxion refused", "oxxxxxening").
+func TestScrubKeepsMessagesReadable(t *testing.T) {
+	cases := []struct{ uri, msg, want string }{
+		{"postgres://bob:connect@127.0.0.1:5432/db",
+			"failed to connect to `user=bob database=db`: 127.0.0.1:5432 (127.0.0.1): dial error: dial tcp 127.0.0.1:5432: connect: connection refused (postgres://bob:connect@127.0.0.1:5432/db)",
+			"failed to connect to `user=bob database=db`: 127.0.0.1:5432 (127.0.0.1): dial error: dial tcp 127.0.0.1:5432: connect: connection refused (postgres://bob:xxxxx@127.0.0.1:5432/db)"},
+		{"postgres://u:p@h/db", "opening postgres://u:p@h/db: password authentication failed for user \"u\"",
+			"opening postgres://u:xxxxx@h/db: password authentication failed for user \"u\""},
+		{"host=h user=bob password=connect dbname=db", "failed to connect to host=h user=bob password=connect dbname=db: connection refused",
+			"failed to connect to host=h user=bob password=xxxxx dbname=db: connection refused"},
+		{"redis://:connect@h:6379/0", "ERR unknown command 'AUTH', with args beginning with: 'connect' ",
+			"ERR unknown command 'AUTH', with args beginning with: 'xxxxx' "},
+		{"redis://connect@h:6379/0", "dial redis://connect@h:6379/0: connect: connection refused",
+			"dial redis://xxxxx@h:6379/0: connect: connection refused"},
+		// long, but a word: left where it is not a password by structure
+		{"postgres://bob:connection@h/db", "postgres://bob:connection@h/db: connection refused", "postgres://bob:xxxxx@h/db: connection refused"},
+		// long and no word: masked even quoted bare, as a last resort
+		{"postgres://bob:Kx9-long-secret@h/db", "auth failed (using password Kx9-long-secret)", "auth failed (using password xxxxx)"},
+		{"postgres://storebench:0f3a9c1d2e4b5a6978877665544332211@h/db", "bad password 0f3a9c1d2e4b5a6978877665544332211", "bad password xxxxx"},
+		// the same text as the user: the URI shows it anyway
+		{"postgres://bob-12345:bob-12345@h/db", "role \"bob-12345\" does not exist", "role \"bob-12345\" does not exist"},
+	}
+	for _, c := range cases {
+		if got := Scrub(c.uri, c.msg); got != c.want {
+			t.Errorf("Scrub(%q, %q)\n = %q\nwant %q", c.uri, c.msg, got, c.want)
 		}
 	}
 }

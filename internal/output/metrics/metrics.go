@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"time"
 
@@ -54,7 +55,12 @@ type Metrics struct {
 
 // CheckAddr refuses an address that would serve every interface (no
 // host, 0.0.0.0, ::): the figures are the run's, and other hosts reach
-// them only when the address names an interface they can reach.
+// them only when the address names an interface they can reach. A zone
+// never narrows an unspecified address ([::%lo], [::%1], [0::0%eth0]
+// listen on every interface all the same), nor does an IPv4-mapped form
+// ([::ffff:0.0.0.0]): the host is parsed with net/netip, zone and all,
+// and judged without its zone. A host name is resolved when New listens,
+// which refuses it too if it binds every interface.
 func CheckAddr(addr string) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -63,20 +69,56 @@ func CheckAddr(addr string) error {
 	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
 		return fmt.Errorf("%q: port %q is not a number from 0 to 65535", addr, port)
 	}
-	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
-		return fmt.Errorf("%q would serve every interface: name the one to serve on, e.g. 127.0.0.1:%s", addr, port)
+	if host == "" {
+		return everyInterface(addr, port)
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && ip.WithZone("").Unmap().IsUnspecified() {
+		return everyInterface(addr, port)
+	}
+	return nil
+}
+
+func everyInterface(addr, port string) error {
+	return fmt.Errorf("%q would serve every interface: name the one to serve on, e.g. 127.0.0.1:%s", addr, port)
+}
+
+// checkBound refuses a listener bound to other than what addr asked: an
+// unspecified address (a host name that resolves to 0.0.0.0 or ::, a
+// form CheckAddr did not know), or, for an IP address, another one.
+func checkBound(addr string, bound net.Addr) error {
+	tcp, ok := bound.(*net.TCPAddr)
+	if !ok {
+		return fmt.Errorf("%q: bound %v, not a TCP address", addr, bound)
+	}
+	got, ok := netip.AddrFromSlice(tcp.IP)
+	if !ok {
+		return fmt.Errorf("%q: bound %v, not an IP address", addr, bound)
+	}
+	got = got.Unmap()
+	_, port, _ := net.SplitHostPort(addr)
+	if got.IsUnspecified() {
+		return fmt.Errorf("%q bound %v, which serves every interface: name the one to serve on, e.g. 127.0.0.1:%s", addr, bound, port)
+	}
+	host, _, _ := net.SplitHostPort(addr)
+	if want, err := netip.ParseAddr(host); err == nil && want.WithZone("").Unmap() != got {
+		return fmt.Errorf("%q bound %v instead", addr, bound)
 	}
 	return nil
 }
 
 // New listens on addr (checked by CheckAddr) and serves /metrics until
-// Close.
+// Close. The address bound is checked too (see checkBound): it must be
+// the one asked and never every interface.
 func New(addr string) (*Metrics, error) {
 	if err := CheckAddr(addr); err != nil {
 		return nil, err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkBound(addr, ln.Addr()); err != nil {
+		_ = ln.Close()
 		return nil, err
 	}
 	m := &Metrics{addr: ln.Addr()}
