@@ -48,7 +48,9 @@ func TestDurabilityRunReportsLostAcknowledgedWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"## Acknowledged writes lost after power failure / after kill -9",
-		"| SQLite | sync | power failure | 2 | 0 / ", "| SQLite | sync | kill -9 | 2 | 0 / "} {
+		"| SQLite | sync | power failure | 2 | none lost | 0 / ", "| SQLite | sync | kill -9 | 2 | none lost | 0 / ",
+		// The file system and its crash model are named.
+		`storebench's power-loss file system`, `crash model "data"`} {
 		if !bytes.Contains(b, []byte(want)) {
 			t.Errorf("report.md lacks %q", want)
 		}

@@ -28,7 +28,7 @@ const (
 	exitFailed      = 1   // a target failed (also when the run was cut short after it)
 	exitUsage       = 2   // bad command line or study: nothing ran
 	exitPartial     = 3   // run: cut short by a limit (time, target time, disk) before every step ran
-	exitInterrupted = 130 // run: interrupted (Ctrl-C, SIGTERM); partial results written
+	exitInterrupted = 130 // run: interrupted (Ctrl-C, SIGTERM, SIGHUP); partial results written
 )
 
 type command struct {

@@ -1,14 +1,17 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
 	"storebench/internal/compare"
 	"storebench/internal/results"
+	"storebench/internal/safefile"
+	"storebench/internal/study"
 )
 
 const compareUsage = `
@@ -33,7 +36,10 @@ unless --force is given; so are repeated runs of one side that differ so.
 Every other way the runs differ (durability, the workloads' parameters,
 ladder, concurrency, seed, the machine, storebench version, the targets'
 versions and settings) is listed above the verdicts, which may reflect it.
-A results.json without a study or targets is refused (exit 2).
+A results.json without a study or targets is refused (exit 2), and so is
+one that is not a regular file in its run directory (a symbolic link, a
+FIFO, a device) or is over 256 MiB, or a study.yaml beside it that is not
+a regular file.
 
 Markdown on stdout; --html FILE also writes the comparison as a
 self-contained HTML page.
@@ -83,7 +89,11 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 			if len(dirs) > 1 {
 				label = fmt.Sprintf("%s%d", side, i+1)
 			}
-			checked = append(checked, compare.Run{Label: label, Path: path, Run: r, Study: studyAsRun(dir, r)})
+			st, err := studyAsRun(dir, r)
+			if err != nil {
+				return nil, err
+			}
+			checked = append(checked, compare.Run{Label: label, Path: path, Run: r, Study: st})
 			if r.Status == results.StatusInterrupted {
 				notes = append(notes, fmt.Sprintf("> **%s was interrupted** (%s): the steps it never ran are absent from this comparison.\n", dir, r.Reason))
 			}
@@ -173,8 +183,8 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprint(stdout, md.String())
 	if *htmlOut != "" {
-		if err := os.WriteFile(*htmlOut, compareHTML(md.String()), 0o644); err != nil {
-			return fail(stderr, fmt.Errorf("write %s: %w", *htmlOut, err))
+		if err := safefile.WriteFile(*htmlOut, compareHTML(md.String()), 0o644); err != nil {
+			return fail(stderr, usagef("--html %s: cannot write it: %v", *htmlOut, pathErr(err)))
 		}
 		fmt.Fprintf(stderr, "comparison: %s\n", *htmlOut)
 	}
@@ -183,10 +193,30 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 
 // studyAsRun is the study a run ran: study.yaml of its directory (scale
 // and --set overrides applied), or else the text as given, from
-// results.json.
-func studyAsRun(dir string, r *results.Run) string {
-	if b, err := os.ReadFile(filepath.Join(dir, "study.yaml")); err == nil {
-		return string(b)
+// results.json. study.yaml is read only as a regular file in the run
+// directory, of at most the size of a study file: a symbolic link planted
+// there (to ~/.kube/config) is refused, its content never shown.
+func studyAsRun(dir string, r *results.Run) (string, error) {
+	b, err := safefile.ReadRegular(dir, "study.yaml", study.MaxFileBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return r.StudySource, nil
 	}
-	return r.StudySource
+	if err != nil {
+		return "", usagef("%s", runFileErr(filepath.Join(dir, "study.yaml"), err))
+	}
+	return string(b), nil
+}
+
+// runFileErr says in one line why a file of a run directory is not read.
+func runFileErr(path string, err error) string {
+	var tl *safefile.TooLargeError
+	switch {
+	case errors.As(err, &tl):
+		return fmt.Sprintf("%s: %s, over the %s a run's file may have", path, safefile.Size(tl.Size), safefile.Size(tl.Max))
+	case errors.Is(err, safefile.ErrLink):
+		return fmt.Sprintf("%s: a symbolic link: storebench reads a run's files only as regular files in its directory", path)
+	case errors.Is(err, safefile.ErrNotRegular):
+		return fmt.Sprintf("%s: not a regular file: storebench reads a run's files only as regular files in its directory", path)
+	}
+	return fmt.Sprintf("%s: %v", path, pathErr(err))
 }

@@ -18,6 +18,7 @@ import (
 	"storebench/internal/redact"
 	"storebench/internal/report"
 	"storebench/internal/results"
+	"storebench/internal/safefile"
 	"storebench/internal/server"
 	"storebench/internal/study"
 	"storebench/internal/sweep"
@@ -137,7 +138,10 @@ Use it after upgrading storebench or to view a run again. A run that
 never finished (storebench killed: its results.json still says
 "running") is reported as interrupted, with the targets and steps it did
 not finish; one still under way, as running.
-A results.json without a study or targets is refused (exit 2).
+A results.json without a study or targets is refused (exit 2), and so is
+one that is not a regular file (a symbolic link, a FIFO, a device) or is
+over 256 MiB. A charts/ that is a symbolic link is refused (exit 2); of
+the PNGs in charts/ only those an earlier rendering wrote are deleted.
 
 --out DIR writes the report's files to DIR (created if missing) instead
 of the run directory: for a run directory that cannot be written (a
@@ -192,8 +196,8 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 		if *htmlOut != "" {
-			if err := os.WriteFile(*htmlOut, report.HTML(run, report.Charts(run)), 0o644); err != nil {
-				return fail(stderr, fmt.Errorf("write %s: %w", *htmlOut, err))
+			if err := safefile.WriteFile(*htmlOut, report.HTML(run, report.Charts(run)), 0o644); err != nil {
+				return fail(stderr, usagef("--html %s: cannot write it: %v", *htmlOut, pathErr(err)))
 			}
 		}
 		fmt.Fprint(stdout, report.Markdown(run))
@@ -258,6 +262,10 @@ func cmdVersion(args []string, stdout, stderr io.Writer) int {
 }
 
 func cmdWorker(args []string, stdout, stderr io.Writer) int {
+	// Its coordinator stops it (and the kernel kills it should the
+	// coordinator die): a closed terminal must not kill it first, with
+	// what it measured and its engine's data.
+	ignoreHangup()
 	// The protocol owns stdout. Engines that print (loggers, C libraries)
 	// must not corrupt it: keep a private copy of stdout for the protocol
 	// and point descriptor 1 at stderr.

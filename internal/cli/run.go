@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -78,8 +77,9 @@ than limits.time or, with no time limit, a day) is refused, exit 2, unless
 
 Ctrl-C stops within 2 s (also while a server starts), keeps what was
 measured and the report with status "interrupted" (the steps not finished
-listed), and exits with status 130; a closed output (| head) does the
-same. results.json says "running" until the run ends: after a kill -9,
+listed), stops its servers, removes its data, and exits with status 130;
+SIGTERM, SIGHUP (its terminal or ssh session closed) and a closed output
+(| head) do the same. results.json says "running" until the run ends: after a kill -9,
 "storebench report RUN" shows the run interrupted and what never ran.
 
 Exit status:
@@ -88,7 +88,8 @@ Exit status:
   2    bad command line or study; nothing ran
   3    cut short by a limit (limits.time, --time-limit, limits.target_time,
        limits.disk or not enough free disk): partial results written
-  130  interrupted (Ctrl-C, SIGTERM, output closed): partial results written
+  130  interrupted (Ctrl-C, SIGTERM, SIGHUP, output closed): partial results
+       written
 
 Examples:
   storebench run ledger
@@ -264,7 +265,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 
-	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stopSignals := notifyInterrupt(context.Background())
 	defer stopSignals()
 	errFile, _ := stderr.(*os.File)
 	tty := errFile != nil && progress.IsTerminal(errFile)

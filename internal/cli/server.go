@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -104,7 +103,7 @@ func cmdServer(args []string, stdout, stderr io.Writer) int {
 	if len(names) == 0 {
 		return fail(stderr, usagef("server %s needs a server name (%s)", verb, strings.Join(serverNames(), ", ")))
 	}
-	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stopSignals := notifyInterrupt(context.Background())
 	defer stopSignals()
 	code := exitOK
 	for _, name := range names {

@@ -234,7 +234,9 @@ func prepare(s *study.Study) (*Plan, error) {
 			return nil, err
 		}
 		if err := checkCrashTargets(info, t.URI, faultsOn(p.Steps, t.Name)); err != nil {
-			return nil, fmt.Errorf("target %s: %w", t.Name, err)
+			// The study's to fix (exit 2), refused before anything starts.
+			field := fmt.Sprintf("targets[%d]", i)
+			return nil, &study.Error{File: s.File, Line: s.Line(field), Field: field, Msg: fmt.Sprintf("target %s: %v", t.Name, err)}
 		}
 		// Each step's requirements are matched against what the target
 		// provides: a step it cannot run is n/a for it (its other steps

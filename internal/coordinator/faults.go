@@ -41,10 +41,53 @@ func attachFaults(s *study.Study, e study.Entry, steps []workload.Step) error {
 				Msg: fmt.Sprintf("%q is not a phase of %s (phases: %v)", a.Phase, e.Name, known)}
 		}
 	}
+	var lengths workload.Lengther
+	if w, err := workload.Lookup(e.Name); err == nil {
+		lengths, _ = w.(workload.Lengther)
+	}
 	for j := range steps {
 		steps[j].Faults = fault.Of(actions, steps[j].Phase)
+		if lengths == nil || len(steps[j].Faults) == 0 {
+			continue
+		}
+		// A fault that cannot strike inside its phase (its instant, or
+		// the end of the range its instant is drawn from, past the
+		// phase's known length) would strike after the phase's writes,
+		// with nothing in flight, and be reported as a fault under load.
+		length, how := lengths.Length(steps[j])
+		if length <= 0 {
+			continue
+		}
+		for i, a := range actions {
+			if a.Phase != steps[j].Phase {
+				continue
+			}
+			field, past := "at", a.Offset() >= length
+			if a.Until > 0 {
+				field, past = "until", time.Duration(a.Until) > length
+			}
+			if past {
+				return &study.Error{File: s.File, Line: study.FieldLine(*e.Faults.Content[i], field), Field: fmt.Sprintf("workloads.%s.faults[%d].%s", e.Name, i, field),
+					Msg: fmt.Sprintf("%s cannot strike inside phase %s N=%s, which lasts %s (%s): it would strike after the phase's writes, with nothing in flight; give an instant before %s", a, a.Phase, study.FormatCount(steps[j].N), length.Round(time.Millisecond), how, length.Round(time.Millisecond))}
+			}
+		}
 	}
 	return nil
+}
+
+// unstruck says why a step's result does not measure one of its fault
+// actions ("": each struck inside the step's timed part): its instant
+// came after the phase ended, so that it was dropped when the step ended
+// or (a workload that waits for its faults before its read-back) struck
+// with no write in flight. A length known in advance refused it when the
+// plan was made (attachFaults); this is the check of the others.
+func unstruck(st workload.Step, res *results.Step) string {
+	for _, a := range st.Faults {
+		if a.Offset().Seconds() >= res.Seconds {
+			return fmt.Sprintf("fault %s never struck: phase %s ended at %.3fs", a, st.Phase, res.Seconds)
+		}
+	}
+	return ""
 }
 
 // faultsOn gives the steps only the fault actions that apply to target
@@ -71,16 +114,29 @@ func faultsOn(steps []workload.Step, name string) []workload.Step {
 // checkCrashTargets refuses, before anything starts, a crash action
 // (fault.Kill9, fault.PowerLoss) on a target storebench does not run as
 // a single server of its own (an embedded engine, a server named by URI,
-// a cluster), and a power loss where powerfs cannot mount.
+// a cluster), and a power loss where powerfs cannot mount; and a step
+// that crashes the target itself (workload.TargetCrasher: the durability
+// workload's, `--crash K`) on a server named by URI, which its trials
+// would not touch: they crash a server of their own making, whose losses
+// would be reported under the URI's name.
 func checkCrashTargets(info target.Info, uri string, steps []workload.Step) error {
 	for _, st := range steps {
+		if uri != "" && st.CannotRunOn(info.Provides) == "" {
+			if w, err := workload.Lookup(st.Workload); err == nil {
+				if c, ok := w.(workload.TargetCrasher); ok {
+					if crash := c.CrashesTarget(st); crash != "" {
+						return fmt.Errorf("%s %s: %s is named by URI (%s); the %s workload crashes the target's server, and storebench crashes only a server it starts itself (leave out the uri)", st.Workload, crash, info.Name, uri, st.Workload)
+					}
+				}
+			}
+		}
 		for _, a := range st.Faults {
 			switch {
 			case !a.Crash():
 			case info.Embedded():
 				return fmt.Errorf("phase %s: %s: an embedded engine runs inside the worker process; its crashes are the durability workload's: storebench run durability", st.Phase, a)
 			case uri != "":
-				return fmt.Errorf("phase %s: %s: %s is named by URI; storebench crashes only a server it starts itself (leave out the uri)", st.Phase, a, info.Name)
+				return fmt.Errorf("phase %s: %s: %s is named by URI (%s); storebench crashes only a server it starts itself (leave out the uri)", st.Phase, a, info.Name, uri)
 			case server.IsCluster(info.Server):
 				return fmt.Errorf("phase %s: %s: %s is a cluster and a crash takes a single server; use kill and restart on a cluster's nodes", st.Phase, a, info.Name)
 			case a.Action == fault.PowerLoss:

@@ -389,6 +389,11 @@ func (r *targetRun) measure(st workload.Step) (*results.Step, error) {
 	if res != nil {
 		res.Events = eventsOf(events, res.Started)
 		r.writeFiles(res, profiles)
+		if err == nil && !res.Partial && r.ctx.Err() == nil {
+			if why := unstruck(st, res); why != "" {
+				res.Error, err = why, errors.New(why)
+			}
+		}
 	}
 	if len(st.Faults) > 0 && r.ctx.Err() == nil {
 		// A step cut short may have left a node down or paused.

@@ -128,9 +128,10 @@ func TestWriteAll(t *testing.T) {
 		dir = d // to look at the result
 	}
 	run := syntheticRun(t, 8)
-	// A stale chart of an earlier rendering must go.
+	// A stale chart of an earlier rendering (listed in its manifest) must go.
 	os.MkdirAll(filepath.Join(dir, ChartsDir), 0o755)
 	os.WriteFile(filepath.Join(dir, ChartsDir, "old.png"), []byte("x"), 0o644)
+	os.WriteFile(filepath.Join(dir, ChartsDir, ChartsManifest), []byte("old.png\n"), 0o644)
 	start := time.Now()
 	if err := WriteAll(dir, run); err != nil {
 		t.Fatal(err)

@@ -3,17 +3,23 @@ package report
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 
 	"storebench/internal/results"
+	"storebench/internal/safefile"
 )
 
 // ChartsDir is where the PNG charts go, next to report.md.
 const ChartsDir = "charts"
+
+// ChartsManifest, in ChartsDir, lists the PNGs the last rendering wrote,
+// one a line: the next one deletes those it no longer draws, and no other
+// file.
+const ChartsManifest = ".storebench-charts"
 
 // WriteAll writes a run's reports into dir: report.md (with PNG charts
 // from charts/), report.html (self-contained, charts inline) and the
@@ -43,8 +49,11 @@ func WriteAll(dir string, run *results.Run) error {
 	}
 	wg.Wait()
 
+	// charts/ is made here, or must be a directory already: never a
+	// symbolic link, through which the PNGs would be written (and the
+	// stale ones deleted) in a directory elsewhere.
 	cdir := filepath.Join(dir, ChartsDir)
-	if err := os.MkdirAll(cdir, 0o755); err != nil {
+	if err := safefile.Mkdir(cdir, 0o755); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	files := map[string]string{}
@@ -55,21 +64,31 @@ func WriteAll(dir string, run *results.Run) error {
 			continue
 		}
 		name := c.ID + ".png"
+		keep[name] = true // this rendering's, written or not
 		if err := writeFile(filepath.Join(cdir, name), pngs[i]); err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		files[c.ID] = ChartsDir + "/" + name
-		keep[name] = true
 	}
 	// PNGs of an earlier rendering that this one no longer draws would
-	// otherwise linger beside the report.
-	if ents, err := os.ReadDir(cdir); err == nil {
-		for _, e := range ents {
-			if strings.HasSuffix(e.Name(), ".png") && !keep[e.Name()] {
-				os.Remove(filepath.Join(cdir, e.Name()))
+	// otherwise linger beside the report. Only those an earlier rendering
+	// listed in the manifest go: a PNG of the user's in charts/ (report
+	// --out onto a directory of theirs) stays.
+	if b, err := safefile.ReadRegular(cdir, ChartsManifest, 1<<20); err == nil {
+		for _, name := range strings.Split(string(b), "\n") {
+			if strings.HasSuffix(name, ".png") && !keep[name] {
+				_ = safefile.RemoveRegular(cdir, name)
 			}
 		}
+	}
+	names := make([]string, 0, len(keep))
+	for name := range keep {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	if err := writeFile(filepath.Join(cdir, ChartsManifest), []byte(strings.Join(names, "\n")+"\n")); err != nil {
+		errs = append(errs, err)
 	}
 	if err := writeFile(filepath.Join(dir, "report.md"), []byte(markdownWithCharts(run, charts, files))); err != nil {
 		errs = append(errs, err)

@@ -6,14 +6,16 @@ package results
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"time"
 
 	"storebench/internal/measure/latency"
 	"storebench/internal/measure/procstat"
 	"storebench/internal/redact"
+	"storebench/internal/safefile"
 	"storebench/internal/study"
 	"storebench/internal/sysinfo"
 )
@@ -425,40 +427,41 @@ func (r *Run) Write(path string) error {
 }
 
 // WriteFileAtomic replaces path with b whole or not at all: it writes a
-// temporary file beside it, syncs it, and renames it over path. On any
-// error (a full disk) the temporary file is removed and the previous
-// path, if any, is left as it was: a reader never sees a truncated file.
+// temporary file beside it (created exclusively, never through a
+// symbolic link), syncs it, and renames it over path (a link at path is
+// replaced, not written through). On any error (a full disk) the
+// temporary file is removed and the previous path, if any, is left as it
+// was: a reader never sees a truncated file.
 func WriteFileAtomic(path string, b []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		_ = d.Sync() // the rename itself survives a crash
-		d.Close()
-	}
-	return nil
+	return safefile.WriteFileAtomic(path, b, 0o644)
 }
 
-// Read loads a results.json.
+// MaxBytes is the most a results.json may have: a run of thousands of
+// steps with their histograms and per-second series is tens of MiB.
+// Anything larger (or /dev/zero, a FIFO) is refused before it is read, as
+// study files are (study.MaxFileBytes).
+const MaxBytes = 256 << 20
+
+// Read loads a results.json. It reads only a regular file (not a symbolic
+// link, FIFO or device) of at most MaxBytes: every error is one line
+// naming the file.
 func Read(path string) (*Run, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.ReadRegular(filepath.Dir(path), filepath.Base(path), MaxBytes)
 	if err != nil {
+		var tl *safefile.TooLargeError
+		switch {
+		case errors.As(err, &tl):
+			return nil, fmt.Errorf("%s: %s, over the %s a results file may have", path, safefile.Size(tl.Size), safefile.Size(MaxBytes))
+		case errors.Is(err, safefile.ErrLink):
+			return nil, fmt.Errorf("%s: a symbolic link: storebench reads a run's results.json only as a regular file in its directory (name the file it points to)", path)
+		case errors.Is(err, safefile.ErrNotRegular):
+			var pe *fs.PathError
+			why := err.Error()
+			if errors.As(err, &pe) {
+				why = pe.Err.Error()
+			}
+			return nil, fmt.Errorf("%s: %s; a results.json must be one", path, why)
+		}
 		return nil, fmt.Errorf("read results: %w", err)
 	}
 	r, err := Decode(b)

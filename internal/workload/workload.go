@@ -211,6 +211,25 @@ type Workload interface {
 	Execute(ctx context.Context, env *Env, step Step) (*results.Step, error)
 }
 
+// TargetCrasher is implemented by a workload whose steps crash the
+// target's server themselves (the durability workload's trials start it,
+// SIGKILL it and start it again on its data): the coordinator refuses
+// such a step, when the plan is made, on a server storebench does not
+// start (one named by URI), as it refuses a crash fault action there.
+type TargetCrasher interface {
+	// CrashesTarget is the crash step st takes on the target
+	// (fault.Kill9, fault.PowerLoss); "": none.
+	CrashesTarget(st Step) string
+}
+
+// Lengther is implemented by a workload that can tell, when the plan is
+// made, how long a step's timed part lasts (a load of N records at a
+// fixed rate: N/rate; an ingest bound by a duration): the coordinator
+// refuses a fault action that could strike only after it. 0: not known.
+type Lengther interface {
+	Length(st Step) (time.Duration, string)
+}
+
 var registry = map[string]Workload{}
 
 // Register adds a workload; called from the workload package's init.

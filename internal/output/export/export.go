@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"storebench/internal/event"
+	"storebench/internal/safefile"
 )
 
 // Formats are the kinds of file --export writes.
@@ -144,7 +145,9 @@ type table struct {
 }
 
 func newTable(path, format string, cols []string) (*table, error) {
-	f, err := os.Create(path)
+	// Not through a symbolic link planted in a shared export directory,
+	// nor into a FIFO or device: only a regular file is replaced.
+	f, err := safefile.Create(path, 0o644)
 	if err != nil {
 		return nil, err
 	}

@@ -103,34 +103,36 @@ func (s apacheServer) Start(ctx context.Context, cfg server.Config) (*server.Ins
 			return nil, fmt.Errorf("apache: %w", err)
 		}
 	}
+	q := confQuote
 	conf := fmt.Sprintf(`# Written by storebench: a minimal httpd serving one static page.
-ServerRoot %[1]q
-DefaultRuntimeDir %[2]q
-PidFile %[9]q
-Mutex file:%[2]s default
+ServerRoot %[1]s
+DefaultRuntimeDir %[2]s
+PidFile %[9]s
+Mutex %[10]s default
 ServerName 127.0.0.1
 Listen 127.0.0.1:%[3]d
-LoadModule mpm_event_module %[4]s/mod_mpm_event.so
-LoadModule authz_core_module %[4]s/mod_authz_core.so
-LoadModule mime_module %[4]s/mod_mime.so
+LoadModule mpm_event_module %[11]s
+LoadModule authz_core_module %[12]s
+LoadModule mime_module %[13]s
 %[5]s%[6]s
 KeepAlive On
 MaxKeepAliveRequests 0
 KeepAliveTimeout 5
 Timeout 60
-ErrorLog %[7]q
+ErrorLog %[7]s
 LogLevel warn
 TypesConfig /dev/null
 AddType text/html .html
-DocumentRoot %[8]q
+DocumentRoot %[8]s
 <Directory />
     Require all denied
     AllowOverride None
 </Directory>
-<Directory %[8]q>
+<Directory %[8]s>
     Require all granted
 </Directory>
-`, l.Dir, run, l.Port, modules, user, mpm, logPath, l.DocRoot, filepath.Join(run, "apache2.pid"))
+`, q(l.Dir), q(run), l.Port, modules, user, mpm, q(logPath), q(l.DocRoot), q(filepath.Join(run, "apache2.pid")),
+		q("file:"+run), q(filepath.Join(modules, "mod_mpm_event.so")), q(filepath.Join(modules, "mod_authz_core.so")), q(filepath.Join(modules, "mod_mime.so")))
 	confPath := filepath.Join(l.Dir, "apache2.conf")
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		return nil, fmt.Errorf("apache: %w", err)
@@ -160,4 +162,11 @@ DocumentRoot %[8]q
 		"user":       workers,
 		"config":     confPath,
 	}), nil
+}
+
+// confQuote quotes an argument for httpd.conf: in double quotes, where
+// only an inner quote is escaped (a backslash before anything else is
+// kept as it is), so that a path with a space is one argument.
+func confQuote(v string) string {
+	return `"` + strings.ReplaceAll(v, `"`, `\"`) + `"`
 }

@@ -2,6 +2,7 @@ package cassandra
 
 import (
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -226,11 +227,11 @@ func (c instanceConfig) jvmArgs(lib, jamm string) []string {
 		// get field offset on a hidden class".
 		"-javaagent:"+jamm,
 		"-Dcassandra-foreground=yes",
-		"-Dcassandra.config=file://"+c.yamlPath(),
+		"-Dcassandra.config="+fileURL(c.yamlPath()),
 		"-Dcassandra.storagedir="+c.dataDir(),
 		"-Dcassandra.logdir="+c.dir,
 		"-Dcassandra.triggers_dir="+c.triggersDir(),
-		"-Dlogback.configurationFile=file://"+c.logback(),
+		"-Dlogback.configurationFile="+fileURL(c.logback()),
 		// A lone node: nothing to wait for or to tell. A cluster's node
 		// waits a little for gossip to learn the ring and the schema (the
 		// nodes start one after another, each once the last is up).
@@ -241,4 +242,10 @@ func (c instanceConfig) jvmArgs(lib, jamm string) []string {
 		"org.apache.cassandra.service.CassandraDaemon",
 	)
 	return args
+}
+
+// fileURL is the file: URL of path, escaped: "file://" + a path with a
+// space, '%' or '#' in it is not the URL of that file.
+func fileURL(path string) string {
+	return (&url.URL{Scheme: "file", Path: path}).String()
 }

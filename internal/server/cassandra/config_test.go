@@ -1,6 +1,7 @@
 package cassandra
 
 import (
+	"net/url"
 	"strings"
 	"testing"
 
@@ -74,6 +75,25 @@ func TestHeap(t *testing.T) {
 		"-Dcassandra.config=file:///d/cassandra.yaml", "-cp /lib/*", "org.apache.cassandra.service.CassandraDaemon"} {
 		if !strings.Contains(args, want) {
 			t.Errorf("JVM args lack %q: %s", want, args)
+		}
+	}
+}
+
+// Paths with a space, a quote, a '#' and a '%' reach Cassandra whole: in
+// cassandra.yaml, in the logback file, and as the file: URLs of both.
+func TestPathsWithSpaceQuoted(t *testing.T) {
+	dir := `/tmp/with space/it's #1 100%`
+	ic := instanceConfig{dir: dir, nativePort: 9042, storagePort: 7000, heapBytes: DefaultHeapBytes}
+	m := parseYAML(t, ic)
+	for k, want := range map[string]string{"commitlog_directory": dir + "/data/commitlog", "hints_directory": dir + "/data/hints", "saved_caches_directory": dir + "/data/saved_caches", "cdc_raw_directory": dir + "/data/cdc_raw"} {
+		if m[k] != want {
+			t.Errorf("%s = %v, want %q", k, m[k], want)
+		}
+	}
+	for _, p := range []string{ic.yamlPath(), ic.logback()} {
+		u, err := url.Parse(fileURL(p))
+		if err != nil || u.Scheme != "file" || u.Path != p || u.Host != "" {
+			t.Errorf("fileURL(%q) = %q: reads back %+v, %v", p, fileURL(p), u, err)
 		}
 	}
 }

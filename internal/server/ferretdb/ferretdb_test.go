@@ -155,3 +155,13 @@ func splitLines(s string) []string {
 	}
 	return append(out, s[start:])
 }
+
+// An instance directory whose path has a space, a quote and a '#' in it
+// (--out "/tmp/x/with space", a STOREBENCH_HOME with one): the server
+// starts there, its readiness probe passes, and it answers.
+func TestStartsInDirectoryWithSpace(t *testing.T) {
+	inst := servertest.StartSpaced(t, "ferretdb", kv.Sync)
+	if !strings.Contains(inst.DataDir+inst.LogPath, " ") {
+		t.Fatalf("instance %q, log %q: no space", inst.DataDir, inst.LogPath)
+	}
+}

@@ -43,7 +43,10 @@ func sqlitePragmas(sync bool) []string {
 // requires) holding one SQLite file per database.
 func sqliteURL(dataDir string, sync bool) string {
 	q := url.Values{"_pragma": sqlitePragmas(sync)}
-	return "file:" + filepath.ToSlash(filepath.Clean(dataDir)) + "/?" + q.Encode()
+	// Escaped: a '#', '?' or '%' in the directory's path (a space too)
+	// would otherwise end or change it.
+	u := url.URL{Scheme: "file", OmitHost: true, Path: filepath.ToSlash(filepath.Clean(dataDir)) + "/", RawQuery: q.Encode()}
+	return u.String()
 }
 
 // serverMain serves FerretDB in this process until SIGTERM or SIGINT:
@@ -89,7 +92,7 @@ func serve(listen, dataDir string, sync bool, logger *slog.Logger) error {
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer stop()
 	f, err := fdb.New(&fdb.Config{
 		Listener:  fdb.ListenerConfig{TCP: listen},

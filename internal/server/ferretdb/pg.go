@@ -258,7 +258,7 @@ func pgServerMain(args []string) int {
 }
 
 func servePG(listen, dir string, d kv.Durability, memory int64, out io.Writer, logger *slog.Logger) error {
-	ctx, stopSignals := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	ctx, stopSignals := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer stopSignals()
 	pgSrv, err := server.Lookup("postgres")
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf16"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -156,7 +157,7 @@ func properties(dataDir string, port, ctrlPort int, d kv.Durability) string {
 	fmt.Fprintf(&b, "listeners=PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d\n", port, ctrlPort)
 	fmt.Fprintf(&b, "advertised.listeners=PLAINTEXT://127.0.0.1:%d\n", port)
 	b.WriteString("controller.listener.names=CONTROLLER\nlistener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\ninter.broker.listener.name=PLAINTEXT\n")
-	fmt.Fprintf(&b, "log.dirs=%s\n", dataDir)
+	fmt.Fprintf(&b, "log.dirs=%s\n", propValue(dataDir))
 	b.WriteString("offsets.topic.replication.factor=1\ntransaction.state.log.replication.factor=1\ntransaction.state.log.min.isr=1\n")
 	b.WriteString("share.coordinator.state.topic.replication.factor=1\nshare.coordinator.state.topic.min.isr=1\n")
 	b.WriteString("group.initial.rebalance.delay.ms=0\nauto.create.topics.enable=false\ndelete.topic.enable=true\n")
@@ -319,4 +320,33 @@ func Ping(ctx context.Context, broker string) error {
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	return cl.Ping(pctx)
+}
+
+// propValue escapes v for a .properties file read as ISO-8859-1: a
+// backslash doubled, a leading space and the line breaks escaped, and
+// anything outside printable ASCII as \uXXXX, so that the value read
+// back is v.
+func propValue(v string) string {
+	var b strings.Builder
+	for i, r := range v {
+		switch {
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == ' ' && i == 0:
+			b.WriteString(`\ `)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r > 0x7e:
+			for _, u := range utf16.Encode([]rune{r}) {
+				fmt.Fprintf(&b, `\u%04X`, u)
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }

@@ -342,15 +342,15 @@ func optionFile(p paths, port int, flush, method string, bufferPool int64) strin
 	w("# Written by storebench: each start rewrites it.")
 	w("[client]")
 	w("port=%d", port)
-	w("socket=%s", p.socket)
+	w("socket=%s", optValue(p.socket))
 	w("")
 	w("[mysqld]")
-	w("datadir=%s", p.data)
+	w("datadir=%s", optValue(p.data))
 	w("port=%d", port)
 	w("bind-address=127.0.0.1")
-	w("socket=%s", p.socket)
-	w("pid-file=%s", p.pid)
-	w("log-error=%s", p.log)
+	w("socket=%s", optValue(p.socket))
+	w("pid-file=%s", optValue(p.pid))
+	w("log-error=%s", optValue(p.log))
 	// Accounts by address: 127.0.0.1 must not become "localhost".
 	w("skip-name-resolve")
 	w("skip-log-bin")
@@ -448,4 +448,11 @@ func logFlushWindow(flush string) string {
 		return "1s"
 	}
 	return ""
+}
+
+// optValue quotes a path for the option file: in double quotes (a '#' in
+// it is not a comment, a space not its end), a backslash doubled (the
+// file's escape character).
+func optValue(v string) string {
+	return `"` + strings.ReplaceAll(v, `\`, `\\`) + `"`
 }

@@ -191,3 +191,13 @@ func TestCacheSizesBufferPool(t *testing.T) {
 		t.Errorf("innodb_buffer_pool_size setting %q", s)
 	}
 }
+
+// An instance directory whose path has a space, a quote and a '#' in it
+// (--out "/tmp/x/with space", a STOREBENCH_HOME with one): the server
+// starts there, its readiness probe passes, and it answers.
+func TestStartsInDirectoryWithSpace(t *testing.T) {
+	inst := servertest.StartSpaced(t, "mariadb", kv.Sync)
+	if !strings.Contains(inst.DataDir+inst.LogPath, " ") {
+		t.Fatalf("instance %q, log %q: no space", inst.DataDir, inst.LogPath)
+	}
+}

@@ -106,3 +106,13 @@ func TestCacheSizesMemoryLimit(t *testing.T) {
 		t.Errorf("memory_limit setting %q", s)
 	}
 }
+
+// An instance directory whose path has a space, a quote and a '#' in it
+// (--out "/tmp/x/with space", a STOREBENCH_HOME with one): the server
+// starts there, its readiness probe passes, and it answers.
+func TestStartsInDirectoryWithSpace(t *testing.T) {
+	inst := servertest.StartSpaced(t, "memcached", kv.Sync)
+	if !strings.Contains(inst.DataDir+inst.LogPath, " ") {
+		t.Fatalf("instance %q, log %q: no space", inst.DataDir, inst.LogPath)
+	}
+}

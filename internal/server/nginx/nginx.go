@@ -84,21 +84,22 @@ func (s nginxServer) Start(ctx context.Context, cfg server.Config) (*server.Inst
 			return nil, fmt.Errorf("nginx: %w", err)
 		}
 	}
+	q := confQuote
 	conf := fmt.Sprintf(`# Written by storebench: nginx serving one static page.
 daemon off;
 %[1]sworker_processes auto;
-pid %[2]s/nginx.pid;
+pid %[6]s;
 error_log %[3]s warn;
 events {
     worker_connections 4096;
 }
 http {
     access_log off;
-    client_body_temp_path %[2]s/client_body;
-    proxy_temp_path %[2]s/proxy;
-    fastcgi_temp_path %[2]s/fastcgi;
-    uwsgi_temp_path %[2]s/uwsgi;
-    scgi_temp_path %[2]s/scgi;
+    client_body_temp_path %[7]s;
+    proxy_temp_path %[8]s;
+    fastcgi_temp_path %[9]s;
+    uwsgi_temp_path %[10]s;
+    scgi_temp_path %[11]s;
     types { text/html html; }
     default_type application/octet-stream;
     sendfile on;
@@ -112,7 +113,8 @@ http {
         location / { }
     }
 }
-`, user, tmp, logPath, l.Port, l.DocRoot)
+`, user, "", q(logPath), l.Port, q(l.DocRoot), q(filepath.Join(tmp, "nginx.pid")),
+		q(filepath.Join(tmp, "client_body")), q(filepath.Join(tmp, "proxy")), q(filepath.Join(tmp, "fastcgi")), q(filepath.Join(tmp, "uwsgi")), q(filepath.Join(tmp, "scgi")))
 	confPath := filepath.Join(l.Dir, "nginx.conf")
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		return nil, fmt.Errorf("nginx: %w", err)
@@ -139,4 +141,11 @@ http {
 		"user":       workers,
 		"config":     confPath,
 	}), nil
+}
+
+// confQuote quotes a parameter for nginx.conf: in double quotes, a quote
+// or backslash escaped, so that a path with a space, ';', '#' or '{' is
+// one parameter.
+func confQuote(v string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(v) + `"`
 }

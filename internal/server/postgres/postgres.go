@@ -190,7 +190,7 @@ func (s pgServer) Start(ctx context.Context, cfg server.Config) (*server.Instanc
 	args := []string{"-D", dataDir,
 		"-c", "listen_addresses=127.0.0.1",
 		"-c", "port=" + strconv.Itoa(port),
-		"-c", "unix_socket_directories=" + socketDir,
+		"-c", "unix_socket_directories=" + socketDirsValue(socketDir),
 		// Only the server's OS user (and root) may open the socket, on
 		// which pg_hba.conf trusts: nobody else gets in without the
 		// password.
@@ -219,7 +219,7 @@ func (s pgServer) Start(ctx context.Context, cfg server.Config) (*server.Instanc
 		}
 		return err
 	}
-	adminURI := fmt.Sprintf("host=%s port=%d user=%s dbname=postgres sslmode=disable", socketDir, port, dbUser)
+	adminURI := fmt.Sprintf("host=%s port=%d user=%s dbname=postgres sslmode=disable", connValue(socketDir), port, dbUser)
 	uri := fmt.Sprintf("postgres://%s:%s@127.0.0.1:%d/%s?sslmode=disable", dbUser, password, port, dbName)
 	probe := func(ctx context.Context) error {
 		if err := proc.Listening(h.PID, port); err != nil {
@@ -439,4 +439,20 @@ func asyncWindow(syncCommit string) string {
 		return "600ms"
 	}
 	return ""
+}
+
+// connValue quotes v for a libpq keyword/value connection string: in
+// single quotes, a quote or backslash escaped with a backslash. A socket
+// directory with a space (or a quote) in it is one value, not the start
+// of the next keyword.
+func connValue(v string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(v) + "'"
+}
+
+// socketDirsValue is the value of unix_socket_directories naming the one
+// directory dir: a comma-separated list whose items may be double-quoted
+// (a doubled quote inside), so that a comma or leading space in dir
+// cannot split or shorten it.
+func socketDirsValue(dir string) string {
+	return `"` + strings.ReplaceAll(dir, `"`, `""`) + `"`
 }

@@ -226,3 +226,26 @@ func TestCacheSizesSharedBuffers(t *testing.T) {
 		t.Errorf("shared_buffers setting %q", s)
 	}
 }
+
+// A data and socket directory whose path has a space, a quote and a '#'
+// (--out "/tmp/x/with space", a STOREBENCH_HOME with one): PostgreSQL
+// starts, its readiness probe connects over the socket, and so does a
+// client.
+func TestStartsInDirectoryWithSpace(t *testing.T) {
+	t.Parallel()
+	inst := servertest.StartSpaced(t, "postgres", kv.Sync)
+	if !strings.Contains(inst.DataDir, " ") {
+		t.Fatalf("data dir %q has no space", inst.DataDir)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, inst.URI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var dir string
+	if err := conn.QueryRow(ctx, "SELECT current_setting('data_directory')").Scan(&dir); err != nil || dir != inst.DataDir {
+		t.Errorf("data_directory %q, %v; want %q", dir, err, inst.DataDir)
+	}
+}

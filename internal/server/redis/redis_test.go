@@ -160,3 +160,13 @@ func TestCacheSizesMaxmemory(t *testing.T) {
 		t.Errorf("maxmemory setting %q", s)
 	}
 }
+
+// An instance directory whose path has a space, a quote and a '#' in it
+// (--out "/tmp/x/with space", a STOREBENCH_HOME with one): the server
+// starts there, its readiness probe passes, and it answers.
+func TestStartsInDirectoryWithSpace(t *testing.T) {
+	inst := servertest.StartSpaced(t, "redis", kv.Sync)
+	if !strings.Contains(inst.DataDir+inst.LogPath, " ") {
+		t.Fatalf("instance %q, log %q: no space", inst.DataDir, inst.LogPath)
+	}
+}

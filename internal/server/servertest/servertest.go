@@ -64,6 +64,19 @@ func Start(t testing.TB, name string, d kv.Durability) *server.Instance {
 // cfg.Dir and cfg.Log are set here.
 func StartConfig(t testing.TB, name string, cfg server.Config) *server.Instance {
 	t.Helper()
+	return startIn(t, name, cfg, "storebench-"+name+"-")
+}
+
+// StartSpaced is Start in an instance directory whose path has a space,
+// a quote and a '#' in it: every path written into the server's
+// configuration or command line must reach it whole.
+func StartSpaced(t testing.TB, name string, d kv.Durability) *server.Instance {
+	t.Helper()
+	return startIn(t, name, server.Config{Durability: d}, "storebench "+name+" it's #")
+}
+
+func startIn(t testing.TB, name string, cfg server.Config, pattern string) *server.Instance {
+	t.Helper()
 	s, err := server.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +84,7 @@ func StartConfig(t testing.TB, name string, cfg server.Config) *server.Instance 
 	if err := s.Check(); err != nil {
 		t.Fatalf("%s cannot start on this machine: %v", name, err)
 	}
-	dir, err := os.MkdirTemp("", "storebench-"+name+"-")
+	dir, err := os.MkdirTemp("", pattern)
 	if err != nil {
 		t.Fatal(err)
 	}

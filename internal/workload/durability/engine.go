@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strings"
 	"syscall"
 	"time"
@@ -48,6 +49,9 @@ type spec struct {
 // and serves the writers until stdin closes or says "close". It returns
 // the exit status.
 func EngineMain() int {
+	// Its worker stops it, and it dies with the worker (Pdeathsig): a
+	// closed terminal must not kill it first.
+	signal.Ignore(syscall.SIGHUP)
 	in := bufio.NewReader(os.Stdin)
 	out := bufio.NewWriter(os.Stdout)
 	fail := func(err error) int {

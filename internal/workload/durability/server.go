@@ -45,6 +45,11 @@ func CanCrash(info target.Info) string {
 	return ""
 }
 
+// CrashesTarget implements workload.TargetCrasher: each step crashes
+// the target (its phase is the crash kind), on a server of its own
+// making, so that the coordinator refuses it on a server named by URI.
+func (Durability) CrashesTarget(st workload.Step) string { return st.Phase }
+
 // srvEngine is a server started for one trial, with the target's handle
 // on it.
 type srvEngine struct {

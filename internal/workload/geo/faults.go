@@ -2,7 +2,10 @@ package geo
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +16,20 @@ import (
 	"storebench/internal/results"
 	"storebench/internal/workload"
 )
+
+// Length implements workload.Lengther: the ingest lasts its duration at
+// most (ingest.points may end it sooner); the other phases' length is
+// not known in advance.
+func (Workload) Length(st workload.Step) (time.Duration, string) {
+	var p Params
+	if st.Phase != PhaseIngest || json.Unmarshal(st.Params, &p) != nil {
+		return 0, ""
+	}
+	if st.Duration > 0 {
+		return st.Duration, "at most: its duration"
+	}
+	return time.Duration(p.Ingest.Duration), "at most: ingest.duration"
+}
 
 // While nodes fail (the study's faults), an insert that errs is retried
 // with a growing pause until ackTimeout has passed since its first
@@ -59,10 +76,94 @@ func (r *run) insertRetrying(ctx context.Context, l *faultLog, pts []Point) erro
 	}
 }
 
+// crashFrontier is how far the ingest had got when a crash action
+// struck: the batches committed then (-1: the ingest ended first).
+type crashFrontier struct {
+	a       fault.Action
+	batches int64
+}
+
+// watchCrashes records, at each crash action's instant (its offset from
+// the timed start, which Measure learns from the env's barrier: the
+// returned env passes it on), the batches committed (done): what the
+// crash may take lies before it. stop ends the watch and returns the
+// frontiers.
+func (r *run) watchCrashes(done *atomic.Int64) (env *workload.Env, stop func() []crashFrontier) {
+	var fr []crashFrontier
+	for _, a := range r.st.Faults {
+		if a.Crash() {
+			fr = append(fr, crashFrontier{a: a, batches: -1})
+		}
+	}
+	if len(fr) == 0 || r.env.Sync == nil {
+		return r.env, func() []crashFrontier { return nil }
+	}
+	sort.SliceStable(fr, func(i, j int) bool { return fr[i].a.Offset() < fr[j].a.Offset() })
+	e := *r.env
+	started := make(chan time.Time, 1)
+	barrier := e.Sync
+	e.Sync = func(ctx context.Context, timed bool) (time.Time, error) {
+		at, err := barrier(ctx, timed)
+		if err == nil && timed {
+			select {
+			case started <- at:
+			default:
+			}
+		}
+		return at, err
+	}
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		var at time.Time
+		select {
+		case at = <-started:
+		case <-quit:
+			return
+		}
+		for i := range fr {
+			t := time.NewTimer(time.Until(at.Add(fr[i].a.Offset())))
+			select {
+			case <-quit:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			fr[i].batches = done.Load()
+		}
+	}()
+	return &e, func() []crashFrontier {
+		close(quit)
+		wg.Wait()
+		return fr
+	}
+}
+
+// blindCrash says why the read-back cannot see what a crash may have
+// lost ("": it can): every point acknowledged before it is older than
+// the GC's final cutoff, collected before the read-back, which checks
+// only the points held (a retention shorter than the ingest's simulated
+// span: how much of it depends on the machine's speed).
+func (r *run) blindCrash(frontiers []crashFrontier, h Held) string {
+	for _, f := range frontiers {
+		if f.batches <= 0 {
+			continue // struck before any point was acknowledged, or after the ingest (the coordinator fails that step)
+		}
+		newest := (f.batches*int64(r.p.Batch) - 1) / r.sim.Users
+		if first := FirstMinute(h); newest < first {
+			return fmt.Sprintf("the %s struck when the ingest had reached simulated minute %d, and the GC (gc.retention %s) collected every minute before %d (of %d) before the read-back: nothing this crash could lose is read back; hold the ingest's whole span (a longer gc.retention)",
+				f.a, newest, time.Duration(r.p.GC.Retention), first, r.sim.LastMinute(h))
+		}
+	}
+	return ""
+}
+
 // afterFaults merges the goroutines' errors into the series and metrics,
 // waits for the last fault to be over and reads every user's points back
 // at the durable level: none acknowledged may be missing.
-func (r *run) afterFaults(ctx context.Context, res *results.Step, logs []faultLog, h Held) error {
+func (r *run) afterFaults(ctx context.Context, res *results.Step, logs []faultLog, h Held, frontiers []crashFrontier) error {
 	var errs, retries int64
 	firstErr := ""
 	for _, l := range logs {
@@ -123,6 +224,9 @@ func (r *run) afterFaults(ctx context.Context, res *results.Step, logs []faultLo
 	if rewritten > 0 {
 		res.Metrics["rewritten"] = float64(rewritten)
 		res.Facts["rewritten"] = fmt.Sprintf("the %d lost points were written again once counted, so that the phases after the ingest run on every point ingested", rewritten)
+	}
+	if why := r.blindCrash(frontiers, h); why != "" {
+		return errors.New("geo: " + why)
 	}
 	if lost > 0 && !measured {
 		return &workload.VerifyError{Phase: PhaseIngest, Key: []byte(first),

@@ -533,7 +533,11 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 	// has been committed and the points ingested are exactly 0..P-1.
 	var claimed atomic.Int64
 	logs := make([]faultLog, r.threads)
-	res, err := workload.Measure(ctx, r.env, cfg, 0, func(ctx context.Context, w int, _ int64) error {
+	env, crashes := r.env, func() []crashFrontier { return nil }
+	if faulted {
+		env, crashes = r.watchCrashes(&done)
+	}
+	res, err := workload.Measure(ctx, env, cfg, 0, func(ctx context.Context, w int, _ int64) error {
 		batch := claimed.Add(1) - 1
 		pts := bufs[w][:0]
 		for i := batch * B; i < (batch+1)*B; i++ {
@@ -550,6 +554,7 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 		done.Add(1)
 		return nil
 	})
+	frontiers := crashes()
 	if err != nil {
 		return res, err
 	}
@@ -612,7 +617,7 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 	m["final_gc_seconds"] = time.Since(t0).Seconds()
 	h := Held{Points: P, Cutoff: max(final, lastCutoff)}
 	if faulted {
-		if err := r.afterFaults(ctx, res, logs, h); err != nil {
+		if err := r.afterFaults(ctx, res, logs, h, frontiers); err != nil {
 			return res, err
 		}
 	}

@@ -2,6 +2,7 @@ package ycsb
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -28,6 +29,16 @@ const (
 	// still be rejoining, and a read at ALL fails until it has.
 	verifyTimeout = 3 * time.Minute
 )
+
+// Length implements workload.Lengther: a load at a fixed rate
+// (load_rate) lasts N/rate; the others' length is not known in advance.
+func (YCSB) Length(st workload.Step) (time.Duration, string) {
+	var p Params
+	if st.Phase != "load" || json.Unmarshal(st.Params, &p) != nil || p.LoadRate <= 0 {
+		return 0, ""
+	}
+	return time.Duration(float64(st.N) / p.LoadRate * float64(time.Second)), fmt.Sprintf("%d records at load_rate %g/s", st.N, p.LoadRate)
+}
 
 // loadUnderFaults is the load while the coordinator stops, kills,
 // pauses or restarts nodes: errors are retried and counted per second,

@@ -41,6 +41,12 @@ func Run(t *testing.T, name string) {
 			t.Errorf("%s still accepts connections after Stop", u.Host)
 		}
 	})
+	// An instance directory with a space, a quote and a '#' in its path
+	// (its configuration's paths quoted for the server's syntax).
+	t.Run("DirectoryWithSpace", func(t *testing.T) {
+		inst := servertest.StartSpaced(t, name, "")
+		check(t, inst, web.DefaultPageBytes)
+	})
 	t.Run("PageBytes", func(t *testing.T) {
 		inst := servertest.StartConfig(t, name, server.Config{Options: map[string]string{web.OptionPageBytes: "100000"}})
 		check(t, inst, 100000)
