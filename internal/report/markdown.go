@@ -5,6 +5,8 @@ package report
 
 import (
 	"fmt"
+	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -18,6 +20,7 @@ import (
 // workload's tables, where report.md and report.html put that workload's
 // charts (html.go); Markdown is the same without the marks.
 func document(run *results.Run) string {
+	run = displayed(run)
 	var b strings.Builder
 	title := run.Title
 	if title == "" {
@@ -185,3 +188,37 @@ func Count(n int64) string { return section.Count(n) }
 
 // Mem is a snapshot's memory: PSS for a process tree, RSS for a process.
 func Mem(s procstat.Snapshot) int64 { return section.Mem(s) }
+
+// displayed is a copy of run whose every string is inert in Markdown
+// (mdInert) and holds no control character (results.EscapeControl): a
+// results.json is shared, and its writer chose its title, its targets'
+// titles and settings, the CPU model, every reason. The report is
+// Markdown, printed to the terminal and written to report.md, whose
+// reader renders raw HTML and fetches images; run is not changed.
+func displayed(run *results.Run) *results.Run {
+	v := results.MapStrings(reflect.ValueOf(run), func(s string) string {
+		return mdInert(results.EscapeControl(s))
+	})
+	return v.Interface().(*results.Run)
+}
+
+// mdInert keeps text from a run from being Markdown syntax that reaches
+// outside it: raw HTML and autolinks (a "<" that opens a tag is an
+// entity, "&lt;"), and
+// images and inline links ("![" and "](" have their bracket as an
+// entity). An entity is text even after a backslash, and no entity is
+// Markdown syntax. Code spans in the text stay code spans.
+func mdInert(s string) string {
+	if !strings.ContainsAny(s, "<[(") {
+		return s
+	}
+	// A "<" opens raw HTML or an autolink only before a letter, "/", "!"
+	// or "?": "86119/s < 99%" stays as it reads.
+	s = htmlOpen.ReplaceAllString(s, "&lt;$1")
+	return mdInertReplacer.Replace(s)
+}
+
+var (
+	htmlOpen        = regexp.MustCompile(`<([A-Za-z/!?])`)
+	mdInertReplacer = strings.NewReplacer("![", "!&#91;", "](", "]&#40;")
+)

@@ -472,7 +472,9 @@ func Read(path string) (*Run, error) {
 }
 
 // Decode parses a results.json of this schema version or an earlier one,
-// upgrading it to this version's shape.
+// upgrading it to this version's shape. Every control character of its
+// strings (ESC, CR, C1...; not line feed or tab) is escaped to its visible
+// form (EscapeControl).
 func Decode(b []byte) (*Run, error) {
 	var r Run
 	if err := json.Unmarshal(b, &r); err != nil {
@@ -491,6 +493,9 @@ func Decode(b []byte) (*Run, error) {
 	}
 	r.label()
 	r.settle()
+	// Whoever shared the file chose its strings: none reaches a terminal
+	// or a report with a control character in it (clean.go).
+	r.escapeControls()
 	return &r, nil
 }
 

@@ -409,9 +409,11 @@ func (r *run) insert(ctx context.Context) (*results.Step, error) {
 	res.Metrics = map[string]float64{"txns": float64(written), "txns_per_s": float64(written) / res.Seconds}
 	if err == nil && written < r.st.N {
 		r.cut(res, fmt.Sprintf("%s of %s txns written", study.FormatCount(written), study.FormatCount(r.st.N)), float64(written)/res.Seconds, "txns/s", false)
+		// Zero written is remembered too: the phases after it must not
+		// look for the N transactions that were never written.
 		remember(r.env.Target, r.st.N, written)
 	} else {
-		remember(r.env.Target, r.st.N, 0)
+		forget(r.env.Target, r.st.N)
 	}
 	return res, err
 }
@@ -452,15 +454,29 @@ type writtenKey struct {
 	n int64
 }
 
+// remember records that the insert of n on h was cut at count (0 too).
 func remember(h any, n, count int64) {
 	if h == nil || !reflect.TypeOf(h).Comparable() {
 		return
 	}
-	if count == 0 {
-		written.Delete(writtenKey{h, n})
+	written.Store(writtenKey{h, n}, count)
+}
+
+// forget records that the insert of n on h wrote all n.
+func forget(h any, n int64) {
+	if h == nil || !reflect.TypeOf(h).Comparable() {
 		return
 	}
-	written.Store(writtenKey{h, n}, count)
+	written.Delete(writtenKey{h, n})
+}
+
+// nothingWritten is the step of a phase that reads the main chain when
+// the insert at its size wrote none of it: not run, and why (no
+// transaction to look for, none can be found missing).
+func (r *run) nothingWritten(unit, what string) *results.Step {
+	return &results.Step{Unit: unit, Facts: map[string]string{
+		"cut": fmt.Sprintf("not run: the insert phase wrote 0 transactions before its budget (%s) ran out: nothing to %s", time.Duration(r.p.Budget), what),
+	}}
 }
 
 // stored is how many transactions of the main chain the database of n
@@ -514,6 +530,9 @@ func missing(err error, phase string, addr []byte, chain, index uint64) error {
 func (r *run) selectOne(ctx context.Context) (*results.Step, error) {
 	k := int64(r.p.Selects)
 	n := uint64(stored(r.env.Target, r.st.N))
+	if n == 0 {
+		return r.nothingWritten("select one txn by address", "select"), nil
+	}
 	genesis := r.g.address(nil, mainChain, 0)
 	var key, want []byte
 	res, err := workload.Measure(ctx, r.env, r.budgeted(runner.Config{Workers: 1, Ops: k}), k, func(ctx context.Context, _ int, seq int64) error {
@@ -662,6 +681,10 @@ func (r *run) stress(ctx context.Context) (*results.Step, error) {
 	n := uint64(stored(r.env.Target, r.st.N))
 	seed := uint64(r.st.Seed)
 	frac := r.p.Stress.ReadFraction
+	if n == 0 && frac > 0 {
+		// Its reads would look for transactions never written.
+		return r.nothingWritten("random select or txn write", "stress"), nil
+	}
 	rate := r.st.Rate
 	threshold := uint64(frac * float64(1<<53))
 	// isRead draws the mixed stream's class of operation seq.
