@@ -126,10 +126,28 @@ func TestCompareChecksTheRunsAreComparable(t *testing.T) {
 		}
 	}
 
-	// Alike runs say so.
-	stdout, _, code = runCLI(t, "compare", a, a)
+	// Alike runs say so (a's copy, started at another time, stands for
+	// another run of the same study the same way).
+	a2 := filepath.Join(t.TempDir(), "a2")
+	if err := exec.Command("cp", "-a", a, a2).Run(); err != nil {
+		t.Fatal(err)
+	}
+	editResults(t, a2, func(m map[string]any) { m["started"] = "2020-01-02T03:04:05Z" })
+	stdout, _, code = runCLI(t, "compare", a, a2)
 	if code != 0 || !strings.Contains(stdout, "The runs are alike in study, workloads and their parameters") {
-		t.Errorf("compare of a run with itself: exit %d\n%.600s", code, stdout)
+		t.Errorf("compare of alike runs: exit %d\n%.600s", code, stdout)
+	}
+	// A run with itself (named twice, by its results.json, or a copy of
+	// it) is refused, saying so (issue 33).
+	acopy := filepath.Join(t.TempDir(), "acopy")
+	if err := exec.Command("cp", "-a", a, acopy).Run(); err != nil {
+		t.Fatal(err)
+	}
+	for _, other := range []string{a, filepath.Join(a, "results.json"), acopy} {
+		stdout, stderr, code = runCLI(t, "compare", a, other)
+		if code != 2 || stdout != "" || !strings.Contains(stderr, "compare: "+a+" and "+other+" are the same run") {
+			t.Errorf("compare %s %s: exit %d, stderr %q; want exit 2, the same run", a, other, code, stderr)
+		}
 	}
 }
 

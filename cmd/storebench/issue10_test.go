@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"storebench/internal/results"
-	"storebench/internal/server/servertest"
 	"storebench/internal/target/servers"
 )
 
@@ -35,7 +34,7 @@ workloads:
 // results.json and the report; its other workloads are measured; the run
 // is complete and exits 0.
 func TestYCSBEIsNAOnATargetWithoutScans(t *testing.T) {
-	uri := servertest.URI(t, "redis")
+	uri := ownRedisDB(t, 11)
 	p := filepath.Join(t.TempDir(), "ycsb-small.yaml")
 	os.WriteFile(p, []byte(ycsbSmall), 0o644)
 	out := t.TempDir()

@@ -231,3 +231,72 @@ func TestServerStartKilled(t *testing.T) {
 		t.Errorf("postgres pid %d still running after the next start", pids[0])
 	}
 }
+
+// Without STOREBENCH_HOME, `server start` keeps its instance under
+// ~/.cache/storebench/servers whatever the current directory (nothing
+// in ./.storebench), and a second start that asks for another --port
+// or --durability than the running instance's is refused (exit 2)
+// rather than handed that instance.
+func TestServerInstanceUnderHomeAndMismatchRefused(t *testing.T) {
+	if _, err := exec.LookPath("memcached"); err != nil {
+		t.Fatalf("memcached is not installed (storebench server install memcached): %v", err)
+	}
+	userHome, cwd := t.TempDir(), t.TempDir()
+	sbHome := filepath.Join(userHome, ".cache", "storebench")
+	sb := func(args ...string) (stdout, stderr string, code int) {
+		cmd := storebench(t, args...)
+		var env []string
+		for _, kv := range cmd.Env {
+			if !strings.HasPrefix(kv, "STOREBENCH_HOME=") && !strings.HasPrefix(kv, "HOME=") {
+				env = append(env, kv)
+			}
+		}
+		cmd.Env, cmd.Dir = append(env, "HOME="+userHome), cwd
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		err := cmd.Run()
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return o.String(), e.String(), code
+	}
+	defer func() {
+		for _, pid := range memcachedsOf(t, sbHome) {
+			_ = server.StopPID(t.Context(), pid, 0, 5*time.Second)
+		}
+	}()
+	stdout, stderr, code := sb("server", "start", "memcached", "--uri-only", "--durability", "async")
+	if code != 0 {
+		t.Fatalf("start: exit %d\n%s%s", code, stdout, stderr)
+	}
+	uri := strings.TrimSpace(stdout)
+	if _, err := os.Stat(filepath.Join(cwd, ".storebench")); err == nil {
+		t.Errorf("server start made .storebench in its current directory")
+	}
+	if _, err := os.Stat(filepath.Join(sbHome, "servers", "memcached", "instance.json")); err != nil {
+		t.Errorf("no instance under the home: %v", err)
+	}
+	_, port, _ := strings.Cut(strings.TrimPrefix(uri, "memcached://"), ":")
+	port = strings.TrimRight(port, "/")
+	other := "1"
+	if port == "1" {
+		other = "2"
+	}
+	for _, args := range [][]string{
+		{"--port", other},
+		{"--durability", "sync"},
+	} {
+		stdout, stderr, code := sb(append([]string{"server", "start", "memcached"}, args...)...)
+		if code != 2 || !strings.Contains(stderr, "already running") {
+			t.Errorf("start %v while running on %s: exit %d\n%s%s\nwant exit 2 saying it runs otherwise", args, uri, code, stdout, stderr)
+		}
+	}
+	if stdout, stderr, code := sb("server", "start", "memcached", "--uri-only", "--port", port, "--durability", "async"); code != 0 || strings.TrimSpace(stdout) != uri {
+		t.Errorf("start as running: exit %d, printed %q (want %q)\n%s", code, stdout, uri, stderr)
+	}
+	if stdout, stderr, code := sb("server", "stop", "memcached"); code != 0 {
+		t.Errorf("stop: exit %d\n%s%s", code, stdout, stderr)
+	}
+}

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"storebench/internal/kv"
 	"storebench/internal/results"
 	"storebench/internal/server/servertest"
 
@@ -84,7 +87,21 @@ workloads:
 func TestYCSBAOnEveryServer(t *testing.T) {
 	var uris []string
 	for _, name := range []string{"redis", "postgres", "mariadb", "cassandra", "ferretdb", "memcached"} {
-		uris = append(uris, servertest.URI(t, name))
+		// A server named by URI must hold nothing (else the run is
+		// refused): a database, keyspace or server of this test's own
+		// where the shared one holds other tests' data.
+		switch name {
+		case "redis":
+			uris = append(uris, ownRedisDB(t, 15))
+		case "cassandra":
+			uris = append(uris, strings.TrimSuffix(servertest.URI(t, name), "/storebench")+"/storebench_cli_ycsb")
+		case "ferretdb":
+			uris = append(uris, strings.TrimSuffix(servertest.URI(t, name), "/storebench")+fmt.Sprintf("/cli_ycsb_%d", time.Now().UnixNano()))
+		case "memcached":
+			uris = append(uris, servertest.Start(t, name, kv.Sync).URI)
+		default:
+			uris = append(uris, servertest.URI(t, name))
+		}
 	}
 	p := filepath.Join(t.TempDir(), "servers-ycsb.yaml")
 	os.WriteFile(p, []byte(serverYCSB), 0o644)

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"storebench/internal/results"
-	"storebench/internal/server/servertest"
 )
 
 // sshd is an sshd of the test's own on 127.0.0.2 (never the system
@@ -117,7 +116,7 @@ workloads:
 // storebench copies itself there on first use, and finds it there the
 // second time.
 func TestRemoteWorkerOverSSH(t *testing.T) {
-	uri := servertest.URI(t, "redis")
+	uri := ownRedisDB(t, 12)
 	d := startSSHD(t)
 	cache := filepath.Join(d.dir, "remote-cache")
 	text := strings.NewReplacer("%URI%", uri, "%HOST%", d.host, "%KEY%", d.key, "%CACHE%", cache).Replace(sshStudy)
@@ -181,7 +180,7 @@ func TestRemoteWorkerOverSSH(t *testing.T) {
 // A host that cannot be reached fails its target within 10 s, naming the
 // host, in one line.
 func TestUnreachableHostFailsFastNamingIt(t *testing.T) {
-	uri := servertest.URI(t, "redis")
+	uri := ownRedisDB(t, 13)
 	l, err := net.Listen("tcp", "127.0.0.3:0")
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 
 	"storebench/internal/report"
 	"storebench/internal/results"
-	"storebench/internal/server/servertest"
 	"storebench/internal/sweep"
 )
 
@@ -147,7 +146,7 @@ func checkOutputs(t *testing.T, dir string, run *results.Run, kinds ...string) {
 func TestConcurrencySweepAndRateSearchOnLedgerStress(t *testing.T) {
 	targets := []string{"pebble"}
 	// Redis: the suite's shared server, or a private one for this test.
-	targets = append(targets, servertest.URI(t, "redis"))
+	targets = append(targets, ownRedisDB(t, 14))
 	for _, target := range targets {
 		dir, run := runSweeps(t, sweepStudy, target, "--set", "ledger.sweep.concurrency=1,3", "--set", "ledger.sweep.phases=[stress]")
 		tr := run.Targets[0]

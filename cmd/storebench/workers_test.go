@@ -86,7 +86,7 @@ func decode(t *testing.T, enc string) *hdr.Histogram {
 // still the total rate, and the operations are the same as one worker's:
 // one worker and three verify the same reads.
 func TestWorkersMergeExactly(t *testing.T) {
-	uri := servertest.URI(t, "redis")
+	uri := ownRedisDB(t, 10)
 	three, dir := runWorkers(t, uri, "--workers", "3")
 	one, _ := runWorkers(t, uri, "--workers", "1")
 	if len(three.Workers) != 3 {

@@ -153,15 +153,15 @@ func parse(fs *flag.FlagSet, args []string, stdout io.Writer) (int, bool) {
 func fail(stderr io.Writer, err error) int {
 	var se *study.Error
 	if errors.As(err, &se) {
-		fmt.Fprintln(stderr, "storebench: "+redact.Text(se.Error()))
+		fmt.Fprintln(stderr, "storebench: "+clipWords(redact.Text(se.Error())))
 		return exitUsage
 	}
 	var ue usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintln(stderr, "storebench: "+redact.Text(ue.Error()))
+		fmt.Fprintln(stderr, "storebench: "+clipWords(redact.Text(ue.Error())))
 		return exitUsage
 	}
-	fmt.Fprintln(stderr, "storebench: "+redact.Text(err.Error()))
+	fmt.Fprintln(stderr, "storebench: "+clipWords(redact.Text(err.Error())))
 	return exitFailed
 }
 

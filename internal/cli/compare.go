@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -146,9 +147,17 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(stderr, err)
 		}
+		nA := len(checked)
 		rb, err := loadAll(fs.Arg(1), "B")
 		if err != nil {
 			return fail(stderr, err)
+		}
+		// A run compared with itself (the same directory, named twice or
+		// by another path, or a copy of it) would show no difference
+		// that means anything: refused. (Sides of repeated runs may share
+		// one: A1,A2 against A2,A1 is how repeats are compared.)
+		if a, b := checked[:nA], checked[nA:]; len(a) == 1 && len(b) == 1 && sameRun(a[0], b[0]) {
+			return fail(stderr, usagef("compare: %s and %s are the same run", clip(a[0].Path), clip(b[0].Path)))
 		}
 		for _, t := range ra[0].Targets {
 			a, okA := side(ra, fs.Arg(0), t.Name)
@@ -181,14 +190,36 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		md.WriteString(compare.Markdown(p[0], p[1], compare.Compare(p[0], p[1])))
 		md.WriteString("\n")
 	}
-	fmt.Fprint(stdout, md.String())
+	code := printOut(stdout, stderr, md.String())
 	if *htmlOut != "" {
 		if err := safefile.WriteFile(*htmlOut, compareHTML(md.String()), 0o644); err != nil {
 			return fail(stderr, usagef("--html %s: cannot write it: %v", *htmlOut, pathErr(err)))
 		}
 		fmt.Fprintf(stderr, "comparison: %s\n", *htmlOut)
 	}
-	return exitOK
+	return code
+}
+
+// sameRun tells whether two runs read are one: the same results file, or
+// a copy of it (same study, started at the same instant).
+func sameRun(a, b compare.Run) bool {
+	if fa, fb := resultsFile(a.Path), resultsFile(b.Path); fa != nil && fb != nil && os.SameFile(fa, fb) {
+		return true
+	}
+	return a.Run.Study == b.Run.Study && !a.Run.Started.IsZero() && a.Run.Started.Equal(b.Run.Started)
+}
+
+// resultsFile is the file info of a run argument's results.json.
+func resultsFile(arg string) os.FileInfo {
+	file := filepath.Join(arg, "results.json")
+	if st, err := os.Stat(arg); err == nil && !st.IsDir() {
+		file = arg
+	}
+	st, err := os.Stat(file)
+	if err != nil {
+		return nil
+	}
+	return st
 }
 
 // studyAsRun is the study a run ran: study.yaml of its directory (scale

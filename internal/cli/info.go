@@ -200,8 +200,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 				return fail(stderr, usagef("--html %s: cannot write it: %v", *htmlOut, pathErr(err)))
 			}
 		}
-		fmt.Fprint(stdout, report.Markdown(run))
-		return exitOK
+		return printOut(stdout, stderr, report.Markdown(run))
 	}
 	if *htmlOut != "" {
 		return fail(stderr, usagef("--html goes with --constraints (report.html is always written to the run directory)"))
@@ -213,8 +212,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	if code := writeReport(stderr, to, run, chosen); code != exitOK {
 		return code
 	}
-	fmt.Fprint(stdout, report.Markdown(run))
-	return exitOK
+	return printOut(stdout, stderr, report.Markdown(run))
 }
 
 // writeReport writes the report's files into dir (created when it was

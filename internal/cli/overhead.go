@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime"
 	"sort"
 	"strconv"
@@ -52,11 +53,15 @@ Examples:
   storebench overhead --workload ycsb-c --concurrency 1,8
 `
 
+// maxOverheadRounds bounds --rounds: a median needs a few, and a
+// thousand rounds of half a million gets is already hours.
+const maxOverheadRounds = 1000
+
 func cmdOverhead(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("overhead", overheadUsage, stderr)
 	keys := fs.Int("keys", 100000, "keys loaded into Pebble")
 	gets := fs.Int("gets", 500000, "random gets per round")
-	rounds := fs.Int("rounds", 7, "rounds of each (alternating)")
+	rounds := fs.Int("rounds", 7, "rounds of each (alternating), 1..1000")
 	target := fs.String("target", "pebble", "target to read from")
 	conc := fs.String("concurrency", "1", "goroutines of both the bare loop and the runner, comma-separated (e.g. 1,2,4,8), each 1..4096")
 	wl := fs.String("workload", "get", "what the runner runs: get (random gets) or ycsb-c (YCSB workload C, every read verified)")
@@ -74,6 +79,9 @@ func cmdOverhead(args []string, stdout, stderr io.Writer) int {
 	if *keys < 1 || *gets < 1 || *rounds < 1 {
 		return fail(stderr, usagef("--keys, --gets and --rounds must be at least 1"))
 	}
+	if *rounds > maxOverheadRounds {
+		return fail(stderr, usagef("--rounds %d: want 1..%d", *rounds, maxOverheadRounds))
+	}
 	if *wl != "get" && *wl != "ycsb-c" {
 		return fail(stderr, usagef("--workload %q: want get or ycsb-c", *wl))
 	}
@@ -89,6 +97,31 @@ func cmdOverhead(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	defer os.RemoveAll(dir)
+	// Ctrl-C (SIGTERM, SIGHUP) would kill the process before the deferred
+	// removal ran, leaving the loaded store in the temporary directory:
+	// it is removed here, and the command exits 130 as an interrupted run.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, interruptSignals...)
+	done := make(chan struct{})
+	defer func() { signal.Stop(sig); close(done) }()
+	go func() {
+		select {
+		case <-sig:
+			// The engine may still be creating files (a flush): remove
+			// until the directory is gone.
+			for i := 0; i < 100; i++ {
+				if err := os.RemoveAll(dir); err == nil {
+					if _, err := os.Lstat(dir); os.IsNotExist(err) {
+						break
+					}
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			fmt.Fprintln(stderr, "storebench: overhead interrupted; its data was removed")
+			os.Exit(exitInterrupted)
+		case <-done:
+		}
+	}()
 	s, err := eng.Open(kv.Options{Dir: dir, Durability: kv.Async})
 	if err != nil {
 		return fail(stderr, err)

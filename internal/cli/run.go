@@ -69,6 +69,15 @@ so that the phases after it check every record. A crash on an embedded
 engine (storebench run durability does that) or on a server named by URI
 is refused before anything starts.
 
+A server named by URI (one storebench did not start) is someone else's:
+storebench writes there only under its own key prefixes, tables or
+collections, never empties the database (no FLUSHDB, flush_all or
+dropped database), and removes what it wrote at the end of the run, also
+after Ctrl-C (--keep-data keeps it). A database that already holds
+anything is refused, exit 2, unless --allow-nonempty names the target
+(redis, or its URI); even then data under storebench's own names (e.g.
+usertable:*) is refused.
+
 A scale (--scale seed: a seed's own sizes) whose workloads can estimate
 their cost prints the estimate of time and disk first; one that does not
 fit this machine (more disk than is free or limits.disk allows, longer
@@ -97,6 +106,7 @@ Examples:
   storebench run ledger --durability async --set ledger.stress.rate=5000
   storebench run ledger --crash 20 --targets pebble,postgres   # and 20 power failures and 20 kill -9 each, acknowledged writes checked
   storebench run tokens --scale seed --targets moeingads
+  storebench run ycsb --targets redis://10.0.0.5:6379/2 --allow-nonempty redis   # beside the data already there
   storebench run ledger --scale seed --ladder 10,1e3,1e5   # the seed's method, its ladder cut here
   storebench run ./my-study.yaml --out /data/results
   storebench run ycsb --targets pebble --concurrency 8 --profile cpu,mutex,block
@@ -158,6 +168,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	accept := fs.Bool("accept-estimate", false, "run a --scale whose up-front estimate of time and disk does not fit this machine (its free disk, the study's limits, or a day without a time limit); without it such a run is refused with the estimate")
 	quiet := fs.Bool("quiet", false, "do not print the report at the end (it is still written)")
 	metricsAddr := fs.String("metrics", "", "serve the run's figures live in the OpenMetrics format at http://ADDR/metrics, e.g. 127.0.0.1:9464 (name the interface: :9464 or 0.0.0.0 is refused)")
+	var allowNonempty multiFlag
+	fs.Var(&allowNonempty, "allow-nonempty", "run on a server named by URI whose database already holds data: TARGET (its name, e.g. redis) or its URI, comma-separated or repeated; storebench then writes only under its own key prefixes (tables, collections) and removes only what it wrote. Without it such a server is refused, exit 2")
 	fs.Var(&exports, "export", "also write the figures as flat files: csv=DIR or jsonl=DIR (repeatable): DIR/steps.csv, one row per step, and DIR/ticks.csv, one row per second of each step")
 	profile := fs.String("profile", "", "write pprof profiles of each worker's steps, comma-separated kinds of cpu,mutex,block, to profiles/<target>/<step>.<kind>.pprof (read them with go tool pprof)")
 	if code, stop := parse(fs, args, stdout); stop {
@@ -247,6 +259,16 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
+	// A server named by URI that already holds data is refused before
+	// anything runs, unless --allow-nonempty names it.
+	if err := coordinator.CheckExternal(context.Background(), s, plan, append(splitList(allowNonempty), allowNonempty...)); err != nil {
+		return fail(stderr, err)
+	}
+	// A ladder whose first size already exceeds limits.disk would run
+	// nothing: refused now (exit 2), before a results directory exists.
+	if why := plan.Unstartable(s); why != "" {
+		return fail(stderr, usagef("%s: %s; cut it with %s", s.Name, why, cutHint(s)))
+	}
 	if err := checkOut(*out); err != nil {
 		return fail(stderr, err)
 	}
@@ -299,9 +321,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if run == nil {
 		return fail(stderr, err)
 	}
+	printed := exitOK
 	if !*quiet {
-		fmt.Fprintln(stdout)
-		fmt.Fprint(stdout, report.Markdown(run))
+		printed = printOut(stdout, stderr, "\n"+report.Markdown(run))
 	}
 	// Only files that were written are named (a full disk may have
 	// stopped them; every one is written whole or not at all).
@@ -334,7 +356,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "storebench: run cut short: %s; partial results written to %s\n", run.Reason, dir)
 		return exitPartial
 	}
-	return exitOK
+	return printed
 }
 
 // extraOutputs are the outputs the flags ask for beside the console,
@@ -392,7 +414,7 @@ func (b *brokenPipe) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// checkOut makes sure --out is a directory, creating it if need be, before
+// checkOut makes sure --out is a directory, or can be created as one, before
 // anything runs: a file there, or a path that cannot be a directory, is
 // the user's to fix (exit 2), said once.
 func checkOut(out string) error {
@@ -414,15 +436,36 @@ func checkOut(out string) error {
 		_ = os.Remove(probe)
 		return nil
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		// A symbolic link that leads nowhere, --out's or a parent's,
-		// would read as "file exists".
-		if why := brokenLink(out); why != "" {
-			return usagef("--out %s: %s", out, why)
-		}
+	// A symbolic link that leads nowhere, --out's or a parent's, would
+	// read as "file exists" or "no such file".
+	if why := brokenLink(out); why != "" {
+		return usagef("--out %s: %s", out, why)
+	}
+	if !os.IsNotExist(err) {
 		return usagef("--out %s: %v", out, pathErr(err))
 	}
-	return nil
+	// --out does not exist yet: it is created with the results directory,
+	// once every other flag has been checked (a --metrics address in use
+	// must not leave it behind); its nearest existing parent must be a
+	// directory it can be created in.
+	for p := filepath.Dir(out); ; p = filepath.Dir(p) {
+		st, err := os.Stat(p)
+		switch {
+		case err == nil && !st.IsDir():
+			return usagef("--out %s: not a directory", out)
+		case err == nil:
+			probe, err := os.MkdirTemp(p, ".storebench-probe-")
+			if err != nil {
+				return usagef("--out %s: cannot create it in %s: %v", out, p, pathErr(err))
+			}
+			_ = os.Remove(probe)
+			return nil
+		case !os.IsNotExist(err):
+			return usagef("--out %s: %v", out, pathErr(err))
+		case filepath.Dir(p) == p:
+			return nil
+		}
+	}
 }
 
 // brokenLink says which of p and its parents is a symbolic link that
@@ -516,4 +559,17 @@ func cutHint(s *study.Study) string {
 		p = append(p, study.FormatCount(int64(n)))
 	}
 	return fmt.Sprintf("--ladder (e.g. --ladder %s) or --set (e.g. smaller sizes)", strings.Join(p, ","))
+}
+
+// splitList splits repeated, comma-separated flag values.
+func splitList(vs []string) []string {
+	var out []string
+	for _, v := range vs {
+		for _, x := range strings.Split(v, ",") {
+			if x = strings.TrimSpace(x); x != "" {
+				out = append(out, x)
+			}
+		}
+	}
+	return out
 }

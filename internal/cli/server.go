@@ -3,15 +3,18 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
-	"os"
+	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"storebench/internal/home"
 	"storebench/internal/kv"
 	"storebench/internal/redact"
 	"storebench/internal/server"
@@ -28,7 +31,8 @@ memcached) installs, starts and stops its server automatically. Use it to
 keep a server up between runs, or to point another tool at it.
 
   install NAME...|all   install (apt, Maven, ...), idempotent
-  start NAME            start in .storebench/servers/NAME, print its URI
+  start NAME            start in ~/.cache/storebench/servers/NAME (under
+                        $STOREBENCH_HOME when set), print its URI
                         (already running: print that one's; one start or
                         stop of NAME at a time, the next waits for it)
   stop NAME             stop it cleanly (kill after 30 s)
@@ -62,13 +66,10 @@ func serverUsage() string {
 	return fmt.Sprintf(serverUsageText, strings.Join(lines, "\n  "))
 }
 
-// serverHome is where `storebench server start` keeps instances.
-func serverHome() string {
-	if h := os.Getenv("STOREBENCH_HOME"); h != "" {
-		return filepath.Join(h, "servers")
-	}
-	return filepath.Join(".storebench", "servers")
-}
+// serverHome is where `storebench server start` keeps instances:
+// servers/ under storebench's home ($STOREBENCH_HOME, else
+// ~/.cache/storebench), whatever the current directory.
+func serverHome() string { return home.Sub("servers") }
 
 func cmdServer(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("server", serverUsage(), stderr)
@@ -120,7 +121,7 @@ func cmdServer(args []string, stdout, stderr io.Writer) int {
 		case "install":
 			c = serverInstall(ctx, srv, stdout, stderr)
 		case "start":
-			c = serverStart(ctx, srv, kv.Durability(*durability), *port, *uriOnly, stdout, stderr)
+			c = serverStart(ctx, srv, kv.Durability(*durability), flagSet(fs, "durability"), *port, *uriOnly, stdout, stderr)
 		case "stop":
 			c = serverStop(ctx, srv, stdout, stderr)
 		case "status":
@@ -157,7 +158,29 @@ func serverInstall(ctx context.Context, srv server.Server, stdout, stderr io.Wri
 	return exitOK
 }
 
-func serverStart(ctx context.Context, srv server.Server, d kv.Durability, port int, uriOnly bool, stdout, stderr io.Writer) int {
+// startedDurability is the Settings key, in a `server start` instance's
+// state, of the --durability it was started with.
+const startedDurability = "storebench_start_durability"
+
+// startMismatch says how a running instance differs from what a start
+// asked for: an explicit --durability (dSet) or a --port (not 0) it was
+// not started with; "" when it is what was asked.
+func startMismatch(inst *server.Instance, d kv.Durability, dSet bool, port int) string {
+	var why []string
+	if port != 0 {
+		if u, err := url.Parse(inst.URI); err == nil && u.Port() != "" && u.Port() != strconv.Itoa(port) {
+			why = append(why, fmt.Sprintf("on port %s, not --port %d", u.Port(), port))
+		}
+	}
+	if dSet {
+		if got := inst.Settings[startedDurability]; got != "" && got != string(d) {
+			why = append(why, fmt.Sprintf("with --durability %s, not %s", got, d))
+		}
+	}
+	return strings.Join(why, " and ")
+}
+
+func serverStart(ctx context.Context, srv server.Server, d kv.Durability, dSet bool, port int, uriOnly bool, stdout, stderr io.Writer) int {
 	if d != kv.Sync && d != kv.Async {
 		return fail(stderr, usagef("--durability: %q: want sync or async", d))
 	}
@@ -174,6 +197,9 @@ func serverStart(ctx context.Context, srv server.Server, d kv.Durability, port i
 	}
 	defer unlock()
 	if inst, err := server.LoadState(home, srv.Name()); err == nil && server.Alive(inst.PID) {
+		if why := startMismatch(inst, d, dSet, port); why != "" {
+			return fail(stderr, usagef("server start %s: already running (pid %d) %s; stop it first (storebench server stop %s) or start it without that flag", srv.Name(), inst.PID, why, srv.Name()))
+		}
 		if uriOnly {
 			fmt.Fprintln(stdout, inst.URI)
 		} else {
@@ -228,6 +254,12 @@ func serverStart(ctx context.Context, srv server.Server, d kv.Durability, port i
 	if err == nil {
 		err = leaseErr
 		if err == nil {
+			// What was asked, so that a later start can tell a running
+			// instance of another durability from the one it wants.
+			if inst.Settings == nil {
+				inst.Settings = map[string]string{}
+			}
+			inst.Settings[startedDurability] = string(d)
 			err = server.SaveState(home, inst)
 		}
 		if err != nil {
@@ -356,4 +388,10 @@ func cmdServerMain(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	return fn(args[1:])
+}
+
+// flagSet says whether the command line gave the flag name.
+func flagSet(fs *flag.FlagSet, name string) (set bool) {
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

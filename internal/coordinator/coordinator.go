@@ -233,7 +233,7 @@ func prepare(s *study.Study) (*Plan, error) {
 		if err := clientsFit(s, t, info, p.Steps); err != nil {
 			return nil, err
 		}
-		if err := checkCrashTargets(info, t.URI, faultsOn(p.Steps, t.Name)); err != nil {
+		if err := checkCrashTargets(info, t.URI, t.Options, faultsOn(p.Steps, t.Name)); err != nil {
 			// The study's to fix (exit 2), refused before anything starts.
 			field := fmt.Sprintf("targets[%d]", i)
 			return nil, &study.Error{File: s.File, Line: s.Line(field), Field: field, Msg: fmt.Sprintf("target %s: %v", t.Name, err)}

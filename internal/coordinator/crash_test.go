@@ -35,6 +35,14 @@ func TestCrashFaultsNeedASingleManagedServer(t *testing.T) {
 		{"[redis-cluster]", "kill-9", "target redis-cluster: phase load: kill-9 at 1s: redis-cluster is a cluster and a crash takes a single server; use kill and restart on a cluster's nodes"},
 		{"[cassandra-cluster]", "power-loss", "cassandra-cluster is a cluster and a crash takes a single server"},
 		{"[redis]", "kill-9", ""},
+		// Node numbers are checked against the node count when the plan
+		// is made (exit 2), not once the cluster is up.
+		{"[redis]", "kill-9, node: 7", "target redis: phase load: kill-9 at 1s node 7: redis is a single server, its only node is 1"},
+		{"[redis-cluster]", "kill, node: 9}, {at: 2s, action: restart, node: 9", "target redis-cluster: phase load: kill node 9 at 1s: redis-cluster has 6 nodes (1..6)"},
+		{"[{name: redis-cluster, options: {replicas: 0}}]", "kill, node: 4}, {at: 2s, action: restart, node: 4", "redis-cluster has 3 nodes (1..3)"},
+		{"[cassandra-cluster]", "kill, node: 4}, {at: 2s, action: restart, node: 4", "cassandra-cluster has 3 nodes (1..3)"},
+		{"[redis-cluster]", "kill, node: 6}, {at: 2s, action: restart, node: 6", ""},
+		{"[redis]", "kill, node: 1}, {at: 2s, action: restart, node: 1", "node actions need a cluster storebench starts itself (cassandra-cluster, redis-cluster), not redis"},
 	} {
 		src := "name: t\nladder: [100]\ntargets: " + c.targets + "\nworkloads:\n  - name: ycsb\n    faults: [{at: 1s, action: " + c.action + ", phase: load}]\n"
 		s, err := study.Parse("t.yaml", []byte(src))

@@ -183,3 +183,26 @@ func humanF(b float64) string {
 	}
 	return human(int64(b))
 }
+
+// Unstartable says why a plan would measure nothing at all ("" when it
+// would measure something): its first fresh step needs, at the least,
+// more disk than the study's limits.disk, and the fits check before each
+// fresh step would stop every target there. Such a run is the command
+// line's (or the study's) to fix before any results directory is made.
+func (p *Plan) Unstartable(s *study.Study) string {
+	limit := int64(s.Limits.Disk)
+	if limit <= 0 {
+		return ""
+	}
+	for _, st := range p.Steps {
+		if !st.Fresh {
+			continue
+		}
+		least, _ := estimateDisk(nil, st.N, st.ItemBytes)
+		if refuse, _ := checkFits(least, least, limit, nil, 0, st.N); refuse != "" {
+			return refuse + ", at its first step: nothing would be measured"
+		}
+		return ""
+	}
+	return ""
+}

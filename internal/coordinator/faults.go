@@ -119,7 +119,11 @@ func faultsOn(steps []workload.Step, name string) []workload.Step {
 // workload's, `--crash K`) on a server named by URI, which its trials
 // would not touch: they crash a server of their own making, whose losses
 // would be reported under the URI's name.
-func checkCrashTargets(info target.Info, uri string, steps []workload.Step) error {
+//
+// Node numbers are checked here too, against the node count the target's
+// options give (a single server has 1), and node actions (stop, kill,
+// pause, restart) on a target that is not a cluster storebench starts.
+func checkCrashTargets(info target.Info, uri string, opts map[string]string, steps []workload.Step) error {
 	for _, st := range steps {
 		if uri != "" && st.CannotRunOn(info.Provides) == "" {
 			if w, err := workload.Lookup(st.Workload); err == nil {
@@ -139,10 +143,21 @@ func checkCrashTargets(info target.Info, uri string, steps []workload.Step) erro
 				return fmt.Errorf("phase %s: %s: %s is named by URI (%s); storebench crashes only a server it starts itself (leave out the uri)", st.Phase, a, info.Name, uri)
 			case server.IsCluster(info.Server):
 				return fmt.Errorf("phase %s: %s: %s is a cluster and a crash takes a single server; use kill and restart on a cluster's nodes", st.Phase, a, info.Name)
+			case a.Node > 1:
+				return fmt.Errorf("phase %s: %s node %d: %s is a single server, its only node is 1", st.Phase, a, a.Node, info.Name)
 			case a.Action == fault.PowerLoss:
 				if why := powerfs.Unavailable(); why != "" {
 					return fmt.Errorf("phase %s: %s needs the power-loss file system: %s", st.Phase, a, why)
 				}
+			}
+			if a.Crash() {
+				continue
+			}
+			if info.Embedded() || uri != "" || !server.IsCluster(info.Server) {
+				return fmt.Errorf("phase %s: %s: node actions need a cluster storebench starts itself (cassandra-cluster, redis-cluster), not %s", st.Phase, a, info.Name)
+			}
+			if n := server.NodeCount(info.Server, opts); n > 0 && a.Node > n {
+				return fmt.Errorf("phase %s: %s: %s has %d nodes (1..%d)", st.Phase, a, info.Name, n, n)
 			}
 		}
 	}

@@ -23,6 +23,9 @@ import (
 
 // targetRun is one target's part of a run: what runTarget's steps share.
 type targetRun struct {
+	// opened: every worker opened the target (a server named by URI is
+	// then cleaned of what the run wrote, cleanExternal).
+	opened bool
 	ctx    context.Context
 	o      Options
 	s      *study.Study
@@ -84,10 +87,14 @@ func runTarget(ctx context.Context, o Options, run *results.Run, i int, plan *Pl
 	if !r.setUp() {
 		return
 	}
-	// The workers quit before their server stops.
+	// The workers quit before their server stops; on a server named by
+	// URI what the run wrote is then removed (also when interrupted).
 	defer func() {
 		r.g.quit(5 * time.Second)
 		r.stopServer()
+		if r.opened && r.external() && !r.o.KeepData {
+			r.cleanExternal()
+		}
 	}()
 	if !r.open() {
 		return
@@ -228,12 +235,13 @@ func (r *targetRun) open() bool {
 	s, t := r.s, r.t
 	ev, err := r.g.each(wire.Request{Cmd: wire.CmdOpen, Open: &wire.OpenArgs{
 		Target: r.info.Name, Dir: r.dir, URI: r.uri, Durability: string(durabilityOf(s, r.info)), CacheBytes: int64(t.Cache), Options: t.Options,
-		Concurrency: maxConcurrency(r.steps), ClientCPUs: s.ClientCPUs,
+		Concurrency: maxConcurrency(r.steps), ClientCPUs: s.ClientCPUs, External: r.external(),
 	}})
 	if err != nil {
 		r.failed(" to open", err)
 		return false
 	}
+	r.opened = true
 	r.tr.Title, r.tr.Version, r.tr.Settings = ev.Opened.Title, ev.Opened.Version, ev.Opened.Settings
 	if s.Durability == string(kv.Default) {
 		// What the engine's default is, beside the class it ran in.

@@ -423,6 +423,34 @@ func (p *proc) died() string {
 	return status + "; log: " + tail
 }
 
+// withoutTrace is s up to the first goroutine trace of a Go panic or
+// fatal error ("goroutine 1 [running]:" and the stack under it), with a
+// note that the trace is in the log: a reason says what went wrong (the
+// "panic: ..." line above the trace), its log file keeps how.
+func withoutTrace(s string) string {
+	for i := 0; i < len(s); {
+		line := s[i:]
+		if j := strings.IndexByte(line, '\n'); j >= 0 {
+			line = line[:j]
+		}
+		if isTraceStart(line) {
+			return strings.TrimRight(s[:i], "\n") + "\n(goroutine trace in the worker's log)"
+		}
+		i += len(line) + 1
+	}
+	return s
+}
+
+// isTraceStart says whether line opens a goroutine's stack in a Go
+// panic: "goroutine 17 [running]:", "goroutine 1 gp=0x... m=0 mp=... [running]:".
+func isTraceStart(line string) bool {
+	rest, ok := strings.CutPrefix(line, "goroutine ")
+	if !ok || rest == "" || rest[0] < '0' || rest[0] > '9' {
+		return false
+	}
+	return strings.Contains(rest, "[") && strings.HasSuffix(strings.TrimSpace(rest), "]:")
+}
+
 // signalKill kills the worker's process group without waiting.
 func (p *proc) signalKill() {
 	if p.cmd.Process != nil {
@@ -465,9 +493,10 @@ func logTail(path string, n int) string {
 	return lastLines(string(b), n)
 }
 
-// lastLines is the last n lines of s, joined by " | ".
+// lastLines is the last n lines of s, joined by " | ", a Go panic's
+// goroutine trace left out (withoutTrace).
 func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
+	lines := strings.Split(strings.TrimSpace(withoutTrace(s)), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"storebench/internal/server/servertest"
 	"storebench/internal/wire"
 	"storebench/internal/workload"
 )
@@ -24,7 +25,9 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(fakeWorkerEnv); mode != "" {
 		os.Exit(fakeWorker(mode))
 	}
-	os.Exit(m.Run())
+	// The test binary also stands in for storebench's server-main (the
+	// FerretDB server of TestExternalServerKeepsForeignData).
+	servertest.Main(m)
 }
 
 // fakeWorker speaks (or fails to speak) the protocol as mode says.
@@ -232,5 +235,32 @@ func TestWorkerDeathOnAFullDiskNamesTheError(t *testing.T) {
 	_, err = p.call(wire.Request{Cmd: wire.CmdOpen, Open: &wire.OpenArgs{Target: "pebble"}}, nil)
 	if err == nil || !strings.Contains(err.Error(), "worker died: exit status 1") || !strings.Contains(err.Error(), "no space left on device") {
 		t.Fatalf("call: %v", err)
+	}
+}
+
+// A worker that panics (a store's panic on a full disk) is failed with
+// its panic's message, not the tail of its goroutine trace: the trace
+// stays in the worker's log.
+func TestWorkerDeathReasonLeavesOutTheTrace(t *testing.T) {
+	stderr := `opening store
+panic: pebble: error writing WAL: write /data/000002.log: no space left on device
+
+goroutine 42 [running]:
+github.com/cockroachdb/pebble.(*DB).commitWrite(0xc000123456)
+	/root/go/pkg/mod/github.com/cockroachdb/pebble@v1.1.0/db.go:901 +0x1a5
+storebench/internal/worker.(*Worker).serve(0xc000010000)
+	/work/main/internal/worker/worker.go:120 +0x55
+created by storebench/internal/worker.Main in goroutine 1
+	/work/main/internal/worker/worker.go:80 +0x99
+`
+	tb := &tailBuffer{}
+	tb.Write([]byte(stderr))
+	got := tb.lines(5)
+	if !strings.Contains(got, "panic: pebble: error writing WAL: write /data/000002.log: no space left on device") ||
+		strings.Contains(got, "goroutine 42") || strings.Contains(got, "+0x") || strings.Contains(got, ".go:") {
+		t.Errorf("reason from a panic's stderr: %q; want its panic line and no trace", got)
+	}
+	if got := lastLines("a\nb\ngoroutine lines were counted\n", 5); got != "a | b | goroutine lines were counted" {
+		t.Errorf("lastLines of a log without a trace = %q", got)
 	}
 }

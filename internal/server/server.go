@@ -164,6 +164,28 @@ type Cluster interface {
 	Cluster()
 }
 
+// NodeCounter is a Cluster whose node count its study target's options
+// give before it starts (its nodes counted from 1 by fault actions).
+type NodeCounter interface {
+	NodeCount(opts map[string]string) (int, error)
+}
+
+// NodeCount is how many nodes server name runs with the target options
+// opts: 1 for a single server, 0 when not known before it starts (or
+// the options are wrong: its start says so).
+func NodeCount(name string, opts map[string]string) int {
+	switch s := registry[name].(type) {
+	case NodeCounter:
+		if n, err := s.NodeCount(opts); err == nil {
+			return n
+		}
+		return 0
+	case Cluster, nil:
+		return 0
+	}
+	return 1
+}
+
 // IsCluster says whether server name is a registered Cluster.
 func IsCluster(name string) bool {
 	_, ok := registry[name].(Cluster)

@@ -27,7 +27,7 @@ type Error struct {
 func (e *Error) Error() string {
 	var b strings.Builder
 	if e.Flag != "" {
-		b.WriteString(e.Flag)
+		b.WriteString(Clip(e.Flag))
 		if e.Field != "" {
 			b.WriteString(": " + e.Field)
 		}
@@ -61,6 +61,10 @@ func (d decoder) errf(n *yaml.Node, path, format string, args ...any) error {
 
 // ladderElemRE matches the path of a ladder size, in the study or a scale.
 var ladderElemRE = regexp.MustCompile(`(^|\.)ladder\[[0-9]+\]$`)
+
+// fieldNameRE is what an unknown key must look like to be echoed in an
+// error: a plausible field name, not a line of some other file.
+var fieldNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
 var unmarshalerType = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
 var nodeType = reflect.TypeOf(yaml.Node{})
@@ -168,6 +172,11 @@ func (d decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) error 
 		k, val := n.Content[i], n.Content[i+1]
 		fp := join(path, k.Value)
 		idx, ok := fields[k.Value]
+		if !ok && !fieldNameRE.MatchString(k.Value) {
+			// Not even a field name (a line of some other file): say so
+			// without echoing it.
+			return d.errf(k, path, "a key that is not a field name (known: %s)", strings.Join(names, ", "))
+		}
 		if !ok {
 			return d.errf(k, fp, "unknown field (known: %s)", strings.Join(names, ", "))
 		}

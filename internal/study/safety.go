@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -206,6 +207,27 @@ func uriLocalParam(key string) string {
 		return fmt.Sprintf("query parameter %q makes the client read a local file (or take its server from one): a study file may not (remove it there); give this target on the command line with --targets", key)
 	}
 	return ""
+}
+
+// checkTargetForms refuses, before anything starts, a target URI whose
+// form its driver would only refuse when it opens (or, worse, after it
+// connected): a redis:// database that is not a number 0 or more
+// (redis://host/-1).
+func (s *Study) checkTargetForms() error {
+	for i, t := range s.Targets {
+		u, err := url.Parse(t.URI)
+		if t.URI == "" || err != nil || u.Scheme != "redis" {
+			continue
+		}
+		db := strings.TrimPrefix(u.Path, "/")
+		if db == "" {
+			continue
+		}
+		if n, err := strconv.Atoi(db); err != nil || n < 0 || strconv.Itoa(n) != db {
+			return s.ErrorAt(fmt.Sprintf("targets[%d]", i), "redis database %q: want a number 0 or more (redis://host:port/N)", Clip(db))
+		}
+	}
+	return nil
 }
 
 // checkTargetURIs refuses a study file's target URI whose query names a

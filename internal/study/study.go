@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"gopkg.in/yaml.v3"
 
@@ -115,7 +116,7 @@ func ParseHost(s string) (Host, error) {
 		return Host{Local: true, Raw: s}, nil
 	}
 	// Errors quote the host with its secrets masked.
-	shown := redact.Text(s)
+	shown := Clip(redact.Text(s))
 	u, err := url.Parse(s)
 	if err != nil || u.Scheme != "ssh" {
 		return Host{}, fmt.Errorf("%q: want local or ssh://[user@]host[:port]", shown)
@@ -123,22 +124,22 @@ func ParseHost(s string) (Host, error) {
 	if _, set := u.User.Password(); set {
 		return Host{}, fmt.Errorf("%q: no password in a host: keys come from ssh-agent, ~/.ssh or ssh.identity", shown)
 	}
-	if u.Hostname() == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+	if u.Hostname() == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(s, "#") {
 		return Host{}, fmt.Errorf("%q: want ssh://[user@]host[:port] and nothing after it", shown)
 	}
 	h := Host{Host: u.Hostname(), User: u.User.Username(), Raw: s}
 	if p := u.Port(); p != "" {
 		n, err := strconv.Atoi(p)
 		if err != nil || n < 1 || n > 65535 {
-			return Host{}, fmt.Errorf("%q: port %q: want 1..65535", s, p)
+			return Host{}, fmt.Errorf("%q: port %q: want 1..65535", shown, p)
 		}
 		h.Port = n
 	}
 	if strings.HasPrefix(h.Host, "-") || strings.HasPrefix(h.User, "-") {
-		return Host{}, fmt.Errorf("%q: a host or user may not start with '-'", s)
+		return Host{}, fmt.Errorf("%q: a host or user may not start with '-'", shown)
 	}
 	if hasControl(h.Host) || hasControl(h.User) {
-		return Host{}, fmt.Errorf("%q: a control character in the host or user", s)
+		return Host{}, fmt.Errorf("%q: a control character in the host or user", shown)
 	}
 	return h, nil
 }
@@ -265,8 +266,15 @@ func Load(nameOrPath string) (*Study, error) {
 
 // readFile reads a study or constraints file, reading no more than
 // MaxFileBytes of it whatever it is (a huge file, /dev/zero).
+//
+// A file that is not a regular one (a FIFO, a device, a directory) is
+// refused before a byte is read: O_NONBLOCK keeps the open of a FIFO with
+// no writer from hanging, and the mode is checked on the open file.
 func readFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return nil, notRegular(path)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		if os.IsNotExist(err) {
 			return nil, err
@@ -274,6 +282,9 @@ func readFile(path string) ([]byte, error) {
 		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read: %v", unwrapPathErr(err))}
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, notRegular(path)
+	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
 		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read: %v", unwrapPathErr(err))}
@@ -282,6 +293,10 @@ func readFile(path string) ([]byte, error) {
 		return nil, tooLarge(path)
 	}
 	return data, nil
+}
+
+func notRegular(file string) error {
+	return &Error{File: file, Msg: "not a regular file: name a study file"}
 }
 
 func tooLarge(file string) error {
@@ -344,6 +359,9 @@ func Parse(file string, data []byte) (*Study, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !looksLikeStudy(root) {
+		return nil, &Error{File: file, Msg: "not a study file (line 1 is not YAML of a study)"}
+	}
 	s := &Study{File: file, Source: string(data), root: root}
 	d := decoder{file: file}
 	if len(root.Content) > 0 && root.Content[0].Kind == yaml.MappingNode {
@@ -358,6 +376,28 @@ func Parse(file string, data []byte) (*Study, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// looksLikeStudy tells whether a document is a mapping with at least one
+// field a study has: anything else (a password file, a text, a list) is
+// not a study, and its content, which may be anyone's, is not echoed.
+func looksLikeStudy(root *yaml.Node) bool {
+	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
+		return false
+	}
+	t := reflect.TypeOf(Study{})
+	m := root.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		for j := 0; j < t.NumField(); j++ {
+			if tag := strings.Split(t.Field(j).Tag.Get("yaml"), ",")[0]; tag != "" && tag != "-" && tag == m.Content[i].Value {
+				return true
+			}
+		}
+		if m.Content[i].Value == "targets" {
+			return true
+		}
+	}
+	return false
 }
 
 func (d decoder) decodeStudy(m *yaml.Node, s *Study) error {
@@ -469,6 +509,9 @@ func (s *Study) check(root *yaml.Node) error {
 		return err
 	}
 	if err := s.checkTargetURIs(); err != nil {
+		return err
+	}
+	if err := s.checkTargetForms(); err != nil {
 		return err
 	}
 	if len(s.Workloads) == 0 {
@@ -721,7 +764,10 @@ func (s *Study) Apply(o Override) error {
 			if *o.Targets == "" {
 				return fmt.Errorf("--targets '': %v", err)
 			}
-			return fmt.Errorf("--targets %s: %v", *o.Targets, err)
+			return fmt.Errorf("--targets %s: %v", Clip(*o.Targets), err)
+		}
+		if err := s.checkTargetForms(); err != nil {
+			return err
 		}
 	}
 	if o.Durability != nil {

@@ -2,6 +2,8 @@ package study
 
 import (
 	"errors"
+	"syscall"
+	"time"
 
 	"gopkg.in/yaml.v3"
 	"strings"
@@ -243,5 +245,43 @@ func TestCrashAddsTheDurabilityPhase(t *testing.T) {
 	def := "default"
 	if err := load().Apply(Override{Crash: &k, Durability: &def}); err == nil || !strings.Contains(err.Error(), "--durability sync or async") {
 		t.Errorf("--crash under durability default: %v, want refused", err)
+	}
+}
+
+// A study path naming a FIFO is refused at once (it used to block in the
+// open), and a file that is not a study is refused without its content
+// (a password file's first line) echoed in the error.
+func TestLoadRefusesFIFOAndEchoesNoForeignContent(t *testing.T) {
+	dir := t.TempDir()
+	fifo := dir + "/fifo.yaml"
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := Load(fifo); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Fatalf("FIFO: got %v, want a refusal as not a regular file", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Load of a FIFO hangs")
+	}
+	for _, data := range []string{
+		"root:*:20228:0:99999:7:::\ndaemon:*:20228:0:99999:7:::\n",
+		"secret words\n",
+		"- a\n- b\n",
+	} {
+		_, err := Parse("f", []byte(data))
+		if err == nil || !strings.Contains(err.Error(), "not a study file (line 1 is not YAML of a study)") {
+			t.Fatalf("%q: got %v, want not a study file", data, err)
+		}
+		if strings.Contains(err.Error(), strings.SplitN(data, "\n", 2)[0]) {
+			t.Fatalf("%q: the error echoes the file's content: %v", data, err)
+		}
+	}
+	_, err := Parse("f", []byte("name: x\nroot:*:20228:0:99999:7:::\n"))
+	if err == nil || strings.Contains(err.Error(), "20228") {
+		t.Fatalf("got %v, want an error that does not echo the key", err)
 	}
 }

@@ -47,6 +47,12 @@ type Options struct {
 	// pool is at least that large, so that no goroutine waits for a
 	// connection (the pool option still sets it explicitly).
 	Concurrency int
+	// External is set for a server named by URI, one storebench did not
+	// start: the target then writes only under its own key prefixes
+	// (tables, collections: conn.OwnKeyPrefixes, conn.OwnTables) and its
+	// Reset and Cleanup remove only those, never the rest of the
+	// database (no FLUSHDB, flush_all or dropped database).
+	External bool
 }
 
 // Info describes a registered target.
@@ -421,6 +427,32 @@ func All() []Info {
 // data directory instead.
 type Resetter interface {
 	Reset(ctx context.Context) error
+}
+
+// Occupant is an optional capability of server targets, asked before a
+// run on a server named by URI (Options.External): what its database
+// already holds. Foreign counts what lies outside storebench's own key
+// prefixes (tables, collections), Own what lies under them (a run would
+// overwrite and then delete it); Unit names what is counted ("keys",
+// "collections").
+type Occupant interface {
+	Occupancy(ctx context.Context) (Occupancy, error)
+}
+
+// Occupancy is what a server's database holds before a run.
+type Occupancy struct {
+	Foreign, Own int64
+	Unit         string
+	// OwnNames says what storebench's own names are (its key prefixes
+	// or tables), for the message that refuses the run.
+	OwnNames []string
+}
+
+// Cleaner is an optional capability of server targets: remove what
+// storebench wrote on a server named by URI, at the end of a run (also
+// an interrupted one). A target without it is cleaned by its Reset.
+type Cleaner interface {
+	Cleanup(ctx context.Context) error
 }
 
 // OpenError wraps a failure to open a server target in one line that

@@ -89,6 +89,9 @@ type OpenArgs struct {
 	Options    map[string]string `json:"options,omitempty"`
 	// Concurrency is the most load goroutines any step will drive.
 	Concurrency int `json:"concurrency,omitempty"`
+	// External: the server is named by URI, not started by storebench
+	// (target.Options.External).
+	External bool `json:"external,omitempty"`
 	// ClientCPUs > 0 sets the worker's GOMAXPROCS (the study's
 	// client_cpus).
 	ClientCPUs int `json:"client_cpus,omitempty"`

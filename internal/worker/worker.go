@@ -320,7 +320,7 @@ func (w *server) openStore(a wire.OpenArgs, fresh bool) (*wire.Opened, error) {
 			return nil, fmt.Errorf("clearing %s: %w", a.Dir, err)
 		}
 	}
-	h, err := info.Open(target.Options{Dir: a.Dir, URI: a.URI, Durability: kv.Durability(a.Durability), CacheBytes: a.CacheBytes, Extra: a.Options, Concurrency: a.Concurrency})
+	h, err := info.Open(target.Options{Dir: a.Dir, URI: a.URI, Durability: kv.Durability(a.Durability), CacheBytes: a.CacheBytes, Extra: a.Options, Concurrency: a.Concurrency, External: a.External})
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", a.Target, err)
 	}
@@ -427,7 +427,7 @@ func (w *server) runStep(id int64, st workload.Step) (*results.Step, error) {
 	env := &workload.Env{
 		Target: w.h,
 		Opened: &workload.OpenSpec{Target: w.open.Target, Options: target.Options{Dir: w.open.Dir, URI: w.open.URI,
-			Durability: kv.Durability(w.open.Durability), CacheBytes: w.open.CacheBytes, Extra: w.open.Options, Concurrency: w.open.Concurrency}},
+			Durability: kv.Durability(w.open.Durability), CacheBytes: w.open.CacheBytes, Extra: w.open.Options, Concurrency: w.open.Concurrency, External: w.open.External}},
 		Progress: func(done, total int64) {
 			w.send(wire.Event{ID: id, Type: wire.EvProgress, Progress: &wire.Progress{Done: done, Total: total}})
 		},

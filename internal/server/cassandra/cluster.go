@@ -53,6 +53,12 @@ func (ClusterServer) Check() error { return Server{}.Check() }
 
 func (ClusterServer) Install(ctx context.Context, log io.Writer) error { return Install(ctx, log) }
 
+// NodeCount is the cluster's node count (server.NodeCounter).
+func (ClusterServer) NodeCount(opts map[string]string) (int, error) {
+	n, _, err := ClusterOptions(opts)
+	return n, err
+}
+
 // ClusterOptions reads the cluster's shape from a study target's options.
 func ClusterOptions(opts map[string]string) (nodes, rf int, err error) {
 	nodes = DefaultClusterNodes

@@ -109,7 +109,7 @@ func runAs() string {
 	return ""
 }
 
-func (s pgServer) Start(ctx context.Context, cfg server.Config) (*server.Instance, error) {
+func (s pgServer) Start(ctx context.Context, cfg server.Config) (_ *server.Instance, err error) {
 	syncCommit, mapping, err := synchronousCommit(cfg.Durability)
 	if err != nil {
 		return nil, err
@@ -152,6 +152,18 @@ func (s pgServer) Start(ctx context.Context, cfg server.Config) (*server.Instanc
 	// a locale the machine lacks.
 	env := []string{"LC_ALL=C"}
 
+	// A start that fails removes the data directory it made (initdb's
+	// 32 MB, or what it wrote before a full disk stopped it), never one
+	// it found and reused.
+	if _, serr := os.Stat(filepath.Join(dataDir, "PG_VERSION")); serr != nil {
+		defer func() {
+			if err != nil {
+				if rerr := os.RemoveAll(dataDir); rerr != nil {
+					proc.Logf(cfg.Log, "postgres: removing the data directory of the failed start: %v", rerr)
+				}
+			}
+		}()
+	}
 	if err := initCluster(ctx, cfg.Log, dataDir, logPath, user, version, env); err != nil {
 		return nil, err
 	}

@@ -249,3 +249,22 @@ func TestStartsInDirectoryWithSpace(t *testing.T) {
 		t.Errorf("data_directory %q, %v; want %q", dir, err, inst.DataDir)
 	}
 }
+
+// A start that fails (here on a shared_buffers PostgreSQL refuses; on a
+// full disk, initdb's 32 MB) removes the data directory it made.
+func TestFailedStartRemovesItsDataDir(t *testing.T) {
+	t.Parallel()
+	s, err := server.Lookup("postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(instanceDir(t), "inst")
+	inst, err := s.Start(context.Background(), server.Config{Dir: dir, Durability: kv.Sync, MemoryBytes: 1 << 60})
+	if err == nil {
+		_ = inst.Stop(context.Background())
+		t.Fatal("postgres started with shared_buffers of an EiB")
+	}
+	if _, serr := os.Stat(filepath.Join(dir, "data")); !os.IsNotExist(serr) {
+		t.Errorf("a failed start (%v) left its data directory: stat: %v", err, serr)
+	}
+}

@@ -16,6 +16,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"storebench/internal/home"
 )
 
 // CheckTraversable returns nil when the named user can reach path: every
@@ -246,8 +248,8 @@ func TemplateKey(server, version string, options ...string) string {
 }
 
 // templateRoot is where fresh data directories are cached:
-// $STOREBENCH_TEMPLATE_CACHE, else the user cache directory
-// (~/.cache/storebench/templates). "off" disables the cache.
+// $STOREBENCH_TEMPLATE_CACHE, else templates/ under storebench's home
+// ($STOREBENCH_HOME, else ~/.cache/storebench). "off" disables the cache.
 func templateRoot() string {
 	if d := os.Getenv("STOREBENCH_TEMPLATE_CACHE"); d != "" {
 		if d == "off" {
@@ -255,11 +257,7 @@ func templateRoot() string {
 		}
 		return d
 	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(d, "storebench", "templates")
+	return home.Sub("templates")
 }
 
 // Seed fills the data directory dst, which must not exist yet: from the

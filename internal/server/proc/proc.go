@@ -307,7 +307,7 @@ func Run(ctx context.Context, spec Spec) error {
 	select {
 	case <-h.done:
 		if h.waitErr != nil {
-			return fmt.Errorf("%s failed: %s; log:%s", spec.Name, h.Status(), indent(LogTail(spec.LogPath, TailLines)))
+			return fmt.Errorf("%s failed: %s%s; log:%s", spec.Name, causeOf(spec.LogPath), h.Status(), indent(LogTail(spec.LogPath, TailLines)))
 		}
 		return nil
 	case <-ctx.Done():
@@ -364,7 +364,7 @@ func WaitReady(ctx context.Context, h *Handle, timeout time.Duration, probe func
 		last = err
 		var p permanent
 		if errors.As(err, &p) {
-			return fmt.Errorf("%s started but cannot be used: %v; log:%s", h.Name, p.err, indent(LogTail(h.LogPath, TailLines)))
+			return fmt.Errorf("%s started but cannot be used: %s%v; log:%s", h.Name, causeOf(h.LogPath), p.err, indent(LogTail(h.LogPath, TailLines)))
 		}
 		select {
 		case <-h.done:
@@ -372,14 +372,46 @@ func WaitReady(ctx context.Context, h *Handle, timeout time.Duration, probe func
 		case <-ctx.Done():
 			return fmt.Errorf("%s start-up interrupted: %w (last probe error: %v); log:%s", h.Name, ctx.Err(), last, indent(LogTail(h.LogPath, TailLines)))
 		case <-deadline.C:
-			return fmt.Errorf("%s did not become ready within %s (last probe error: %v); log:%s", h.Name, timeout, last, indent(LogTail(h.LogPath, TailLines)))
+			return fmt.Errorf("%s did not become ready within %s (%slast probe error: %v); log:%s", h.Name, timeout, causeOf(h.LogPath), last, indent(LogTail(h.LogPath, TailLines)))
 		case <-tick.C:
 		}
 	}
 }
 
 func startupExit(h *Handle) error {
-	return fmt.Errorf("%s exited during start-up: %s; log:%s", h.Name, h.Status(), indent(LogTail(h.LogPath, TailLines)))
+	return fmt.Errorf("%s exited during start-up: %s%s; log:%s", h.Name, causeOf(h.LogPath), h.Status(), indent(LogTail(h.LogPath, TailLines)))
+}
+
+// causes are log lines that say why a server would not start, whatever
+// else its log says around them (a JVM's stack trace, its shutdown).
+var causes = []string{"Address already in use", "BindException", "No space left on device"}
+
+// LogCause is the last line of the log at path (its last 64 KiB) that
+// names a known cause of a failed start (causes), "" if none does: a
+// Kafka's or Cassandra's "Address already in use" sits under ten lines
+// of shutdown messages, past a log tail's reach.
+func LogCause(path string) string {
+	lines := strings.Split(LogTail(path, 1<<30), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		for _, c := range causes {
+			if strings.Contains(lines[i], c) {
+				l := strings.TrimSpace(lines[i])
+				if len(l) > 300 {
+					l = l[:300] + "..."
+				}
+				return l
+			}
+		}
+	}
+	return ""
+}
+
+// causeOf is LogCause(path) and "; " to put first in an error, or "".
+func causeOf(path string) string {
+	if c := LogCause(path); c != "" {
+		return c + "; "
+	}
+	return ""
 }
 
 // Stop shuts the process down: sig (SIGTERM when 0; PostgreSQL's fast

@@ -455,3 +455,46 @@ func TestSeed(t *testing.T) {
 		t.Error("template key ignores the version")
 	}
 }
+
+// The template cache lives under storebench's home: STOREBENCH_HOME
+// moves it, STOREBENCH_TEMPLATE_CACHE still overrides it.
+func TestTemplateRootUnderHome(t *testing.T) {
+	h := t.TempDir()
+	t.Setenv("STOREBENCH_HOME", h)
+	t.Setenv("STOREBENCH_TEMPLATE_CACHE", "")
+	if got, want := templateRoot(), filepath.Join(h, "templates"); got != want {
+		t.Errorf("templateRoot() = %q with STOREBENCH_HOME=%s; want %q", got, h, want)
+	}
+	t.Setenv("STOREBENCH_TEMPLATE_CACHE", "/elsewhere")
+	if got := templateRoot(); got != "/elsewhere" {
+		t.Errorf("templateRoot() = %q with STOREBENCH_TEMPLATE_CACHE=/elsewhere", got)
+	}
+}
+
+// A start that fails on a taken port (Kafka's, Cassandra's JVM) says so
+// first in its error, though the line is buried under more than a log
+// tail of shutdown messages.
+func TestStartupExitPutsItsCauseFirst(t *testing.T) {
+	log := tmpLog(t)
+	script := `echo "ERROR [KafkaServer id=1] Fatal error during KafkaServer startup. Prepare to shutdown"
+echo "org.apache.kafka.common.KafkaException: Socket server failed to bind to 127.0.0.1:9092: Address already in use."
+for i in $(seq 1 15); do echo "INFO shutting down part $i"; done; exit 1`
+	h, err := Start(context.Background(), Spec{Name: "kafka", Path: "sh", Args: []string{"-c", script}, LogPath: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = WaitReady(context.Background(), h, 10*time.Second, func(context.Context) error { return errors.New("not yet") })
+	want := "kafka exited during start-up: org.apache.kafka.common.KafkaException: Socket server failed to bind to 127.0.0.1:9092: Address already in use.; exit status 1; log:"
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("error: %v\nwant it to begin %q", err, want)
+	}
+	if got := LogCause(log); !strings.Contains(got, "Address already in use") {
+		t.Errorf("LogCause = %q", got)
+	}
+	if err := os.WriteFile(log, []byte("java.net.BindException: Address in use\nbye\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := LogCause(log); got != "java.net.BindException: Address in use" {
+		t.Errorf("LogCause of a BindException = %q", got)
+	}
+}

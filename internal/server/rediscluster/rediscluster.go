@@ -68,6 +68,13 @@ func (Server) Install(ctx context.Context, log io.Writer) error {
 	return proc.AptInstall(ctx, log, packages...)
 }
 
+// NodeCount is the cluster's node count (server.NodeCounter): each
+// primary with its replicas.
+func (Server) NodeCount(opts map[string]string) (int, error) {
+	p, r, err := Options(opts)
+	return p * (1 + r), err
+}
+
 // Options reads the cluster's shape from a study target's options.
 func Options(opts map[string]string) (primaries, replicas int, err error) {
 	primaries, replicas = DefaultPrimaries, DefaultReplicas

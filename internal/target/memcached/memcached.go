@@ -72,7 +72,8 @@ type Store struct {
 	addr     string // host:port, for the setget sessions
 	watch    *targetkit.ConnWatch
 	settings map[string]string
-	fields   int // YCSB fields per record, set by Init (ycsb.go)
+	fields   int  // YCSB fields per record, set by Init (ycsb.go)
+	external bool // a server named by URI: no flush_all, own keys only
 }
 
 // Open connects to o.URI (memcached://host:port) and checks that the
@@ -127,7 +128,7 @@ func open(o target.Options) (*Store, error) {
 	if isSync {
 		durability += " (the study's sync class cannot apply)"
 	}
-	return &Store{c: c, addr: addr, watch: watch, settings: map[string]string{
+	return &Store{c: c, addr: addr, watch: watch, external: o.External, settings: map[string]string{
 		"server":      redact.Text(o.URI),
 		"client":      "gomemcache " + moduleVersion + " (text protocol)",
 		"durability":  durability,

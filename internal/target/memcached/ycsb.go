@@ -17,8 +17,9 @@ import (
 // casRetries bounds the compare-and-swap attempts of one Update.
 const casRetries = 100
 
-// Init implements ycsb.DB: flush_all drops what a previous run left (a
-// memcached server holds nothing else worth keeping).
+// Init implements ycsb.DB: flush_all drops what a previous run left on
+// a server storebench started; on one named by URI only storebench's own
+// keys go (Reset), never the rest.
 func (s *Store) Init(ctx context.Context, fieldCount int) error {
 	if fieldCount < 1 {
 		return fmt.Errorf("ycsb: %d fields", fieldCount)
@@ -27,6 +28,9 @@ func (s *Store) Init(ctx context.Context, fieldCount int) error {
 		return err
 	}
 	s.fields = fieldCount
+	if s.external {
+		return s.deleteOwn(ctx)
+	}
 	return s.c.FlushAll()
 }
 

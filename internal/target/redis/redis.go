@@ -90,6 +90,7 @@ type Store struct {
 	opt      *redis.Options
 	watch    *targetkit.ConnWatch
 	settings map[string]string
+	external bool // a server named by URI: Reset deletes only own keys
 	// ycsb layout (ycsb.go)
 	table ycsbhash.Table // the YCSB layout's field names, set by Init
 }
@@ -157,7 +158,7 @@ func open(o target.Options) (*Store, error) {
 	}
 	// The layouts are the workloads' (ledger's and geo's layout_resp.go),
 	// described here as every report has shown them.
-	return &Store{c: c, opt: opt, watch: watch, settings: map[string]string{
+	return &Store{c: c, opt: opt, watch: watch, external: o.External, settings: map[string]string{
 		"server":         redact.Text(o.URI),
 		"server_version": version,
 		"client":         "go-redis " + moduleVersion + ", RESP2",

@@ -33,6 +33,7 @@ import (
 
 	"storebench/internal/redact"
 	"storebench/internal/target"
+	"storebench/internal/target/conn"
 	"storebench/internal/target/internal/targetkit"
 	"storebench/internal/target/internal/ycsbhash"
 )
@@ -81,6 +82,7 @@ type Store struct {
 	addrs    []string
 	password string
 	settings map[string]string
+	external bool // a server named by URI: Reset deletes only own keys
 
 	table ycsbhash.Table // the YCSB layout's field names
 }
@@ -152,7 +154,7 @@ func Open(o target.Options) (*Store, error) {
 	for p := range policies {
 		ps = append(ps, p)
 	}
-	return &Store{c: c, addrs: addrs, password: password, settings: map[string]string{
+	return &Store{c: c, addrs: addrs, password: password, external: o.External, settings: map[string]string{
 		"server":         redact.Text(o.URI),
 		"server_version": version,
 		"client":         "go-redis " + moduleVersion + " ClusterClient, RESP2, reads from primaries",
@@ -192,9 +194,40 @@ func (s *Store) Settings() map[string]string { return s.settings }
 func (s *Store) Close() error { return s.c.Close() }
 
 // Reset implements target.Resetter: FLUSHALL on every primary (the
-// replicas follow).
+// replicas follow) of a cluster storebench started; on one named by URI
+// only the keys under storebench's own prefixes, on every primary.
 func (s *Store) Reset(ctx context.Context) error {
-	return s.c.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error { return m.FlushAll(ctx).Err() })
+	if !s.external {
+		return s.c.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error { return m.FlushAll(ctx).Err() })
+	}
+	return s.Cleanup(ctx)
+}
+
+// ownPrefixes are the key prefixes storebench writes on a cluster: the
+// workloads' (conn.OwnKeyPrefixes) and this target's YCSB layout's.
+func ownPrefixes() []string { return append(conn.OwnKeyPrefixes(), ycsbhash.Prefix) }
+
+// Cleanup implements target.Cleaner: the keys under storebench's own
+// prefixes on every primary, and nothing else.
+func (s *Store) Cleanup(ctx context.Context) error {
+	return s.c.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+		return targetkit.RESPDeleteOwn(ctx, m, ownPrefixes())
+	})
+}
+
+// Occupancy implements target.Occupant: the keys of every primary, and
+// those under storebench's own prefixes.
+func (s *Store) Occupancy(ctx context.Context) (target.Occupancy, error) {
+	var mu sync.Mutex
+	all := target.Occupancy{Unit: "keys", OwnNames: ownPrefixes()}
+	err := s.c.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+		o, err := targetkit.RESPOccupancy(ctx, m, ownPrefixes())
+		mu.Lock()
+		all.Foreign, all.Own = all.Foreign+o.Foreign, all.Own+o.Own
+		mu.Unlock()
+		return err
+	})
+	return all, err
 }
 
 // Init implements ycsb.DB: it deletes the records of a previous run on

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
+
+	"storebench/internal/target/conn"
 )
 
 // The documents layout (mongodb-performance-test's): collections perf1 …
@@ -179,4 +182,11 @@ func (s mongoStore) DocumentIndexes(ctx context.Context, coll string) ([]string,
 		out = append(out, name+" "+cur.Current.Lookup("key").String())
 	}
 	return out, cur.Err()
+}
+
+// The collections perf1 … perf100 (params.collections).
+func init() {
+	for i := 1; i <= 100; i++ {
+		conn.AddOwnTables("perf" + strconv.Itoa(i))
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
+	"storebench/internal/target/conn"
 )
 
 // The geo workload's layout (seed 002's GPS points), one table per query
@@ -358,3 +360,5 @@ func (s *cqlStore) TimelineDurable(ctx context.Context, user, from, to int64, fn
 func (s *cqlStore) DurableRead() string {
 	return "consistency ALL (every replica answers; the newest value any of them holds is returned)"
 }
+
+func init() { conn.AddOwnTables("geo_zone", "geo_user", "geo_blocks") }

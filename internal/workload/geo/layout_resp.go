@@ -9,6 +9,8 @@ import (
 	"strconv"
 
 	"github.com/redis/go-redis/v9"
+
+	"storebench/internal/target/conn"
 )
 
 // The geo workload's layout (seed 002's GPS points), the seed's zones and
@@ -271,3 +273,5 @@ func (s respStore) GeoStats(ctx context.Context) (count, oldest, newest int64, e
 	}
 	return count, oldest, newest, nil
 }
+
+func init() { conn.AddOwnKeyPrefixes("geo:") }

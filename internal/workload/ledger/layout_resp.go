@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"storebench/internal/kv"
+	"storebench/internal/target/conn"
 )
 
 // The ledger layout: tx:<addr> strings, chain:<genesis> sorted sets and
@@ -169,3 +170,5 @@ func (s respStore) GetBalance(ctx context.Context, address []byte) (uint64, erro
 	}
 	return strconv.ParseUint(v, 10, 64)
 }
+
+func init() { conn.AddOwnKeyPrefixes("tx:", "chain:", "bal:") }

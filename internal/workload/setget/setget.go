@@ -20,6 +20,7 @@ import (
 	"storebench/internal/runner"
 	"storebench/internal/study"
 	"storebench/internal/target"
+	tconn "storebench/internal/target/conn"
 	"storebench/internal/workload"
 )
 
@@ -266,3 +267,5 @@ func eventSessions(cs []conn, p Params, set bool, value []byte, check func(w int
 	}
 	return out, nil
 }
+
+func init() { tconn.AddOwnKeyPrefixes("key:") }

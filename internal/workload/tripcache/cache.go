@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"storebench/internal/kv"
+	"storebench/internal/target/conn"
 	"storebench/internal/workload/tripcache/tripgen"
 	"storebench/internal/workload/ycsb"
 )
@@ -146,3 +147,5 @@ func (r *record) decode(b []byte) error {
 	r.Completed = b[70] == 1
 	return nil
 }
+
+func init() { conn.AddOwnKeyPrefixes("trip:") }

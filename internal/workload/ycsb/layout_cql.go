@@ -176,3 +176,6 @@ func (s *CQLDB) ReadDurable(ctx context.Context, key []byte) ([][]byte, error) {
 func (s *CQLDB) DurableRead() string {
 	return "consistency ALL (every replica answers; the newest value any of them holds is returned)"
 }
+
+// usertable is the YCSB table of every layout (CQL, SQL, MongoDB).
+func init() { conn.AddOwnTables("usertable") }
