@@ -242,6 +242,14 @@ func TestServerInstanceUnderHomeAndMismatchRefused(t *testing.T) {
 		t.Fatalf("memcached is not installed (storebench server install memcached): %v", err)
 	}
 	userHome, cwd := t.TempDir(), t.TempDir()
+	// A home other users can traverse (PostgreSQL's user must reach a
+	// server's data): instances live under it. (Under a 0700 one they
+	// go to the temporary directory: TestServerHomeOutsideAPrivateHome.)
+	for _, d := range []string{filepath.Dir(userHome), userHome} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	sbHome := filepath.Join(userHome, ".cache", "storebench")
 	sb := func(args ...string) (stdout, stderr string, code int) {
 		cmd := storebench(t, args...)

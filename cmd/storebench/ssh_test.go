@@ -202,3 +202,37 @@ func TestUnreachableHostFailsFastNamingIt(t *testing.T) {
 		}
 	}
 }
+
+// A host that cannot be reached is found before a managed server starts
+// (issue 33, 13): the run fails naming the host, and no server was
+// started for nothing (no "starting" line, no lease, no server event).
+func TestUnreachableHostCheckedBeforeTheServerStarts(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.3:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close() // closed: nothing listens there now
+	host := fmt.Sprintf("ssh://nobody@127.0.0.3:%d", port)
+	p := filepath.Join(t.TempDir(), "ycsb-small.yaml")
+	os.WriteFile(p, []byte(strings.Replace(ycsbSmall, "targets: [pebble]", "targets: [redis]", 1)), 0o644)
+	home := t.TempDir()
+	cmd := storebench(t, "run", p, "--out", t.TempDir(), "--hosts", "local,"+host)
+	cmd.Env = append(cmd.Env, "STOREBENCH_HOME="+home)
+	var o, e strings.Builder
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	if code != 1 || !strings.Contains(e.String(), "host "+host) {
+		t.Fatalf("exit %d: %s%s", code, o.String(), e.String())
+	}
+	if strings.Contains(o.String()+e.String(), "starting") {
+		t.Errorf("a server was started before the host was checked:\n%s%s", o.String(), e.String())
+	}
+	if ents, _ := os.ReadDir(filepath.Join(home, "managed")); len(ents) != 0 {
+		t.Errorf("a server was leased: %v", ents)
+	}
+}

@@ -148,3 +148,29 @@ func TestReportRefusesAnOversizedResultsFile(t *testing.T) {
 	_, stderr, code := call(cmdReport, run)
 	oneLine(t, "report of a 512 MiB results.json", stderr, code, "results.json: 512 MiB, over the 256 MiB a results file may have")
 }
+
+// Under a home other users cannot traverse (root's 0700 home), `server
+// start` keeps its instances in this user's directory under the
+// temporary directory, where PostgreSQL's user reaches them; under a
+// traversable one, under the home. Never in the current directory.
+func TestServerHomeOutsideAPrivateHome(t *testing.T) {
+	private := t.TempDir()
+	if err := os.Chmod(private, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("STOREBENCH_HOME", filepath.Join(private, "sb"))
+	got := serverHome()
+	if !strings.HasPrefix(got, os.TempDir()) || strings.HasPrefix(got, private) || !othersTraverse(filepath.Dir(got)) {
+		t.Errorf("under a private home: %s, want a traversable directory under %s", got, os.TempDir())
+	}
+	open := t.TempDir()
+	for _, d := range []string{filepath.Dir(open), open} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("STOREBENCH_HOME", filepath.Join(open, "sb"))
+	if got := serverHome(); got != filepath.Join(open, "sb", "servers") {
+		t.Errorf("under a traversable home: %s", got)
+	}
+}

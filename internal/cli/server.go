@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -68,8 +69,39 @@ func serverUsage() string {
 
 // serverHome is where `storebench server start` keeps instances:
 // servers/ under storebench's home ($STOREBENCH_HOME, else
-// ~/.cache/storebench), whatever the current directory.
-func serverHome() string { return home.Sub("servers") }
+// ~/.cache/storebench), whatever the current directory. Servers that
+// drop privileges (PostgreSQL, MariaDB) must reach their data: where the
+// home lies under a directory other users cannot traverse (root's 0700
+// home), the instances live in this user's directory under the system's
+// temporary directory instead, the same one at every call.
+func serverHome() string {
+	d := home.Sub("servers")
+	if othersTraverse(filepath.Dir(d)) {
+		return d
+	}
+	alt := filepath.Join(os.TempDir(), fmt.Sprintf("storebench-%d", os.Getuid()))
+	if err := os.MkdirAll(alt, 0o755); err == nil {
+		_ = os.Chmod(alt, 0o755)
+	}
+	return filepath.Join(alt, "servers")
+}
+
+// othersTraverse says whether every existing directory from dir up to
+// the root lets other users through (its x bit for others).
+func othersTraverse(dir string) bool {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		if st, err := os.Stat(d); err == nil && st.Mode().Perm()&0o001 == 0 {
+			return false
+		}
+		if d == filepath.Dir(d) {
+			return true
+		}
+	}
+}
 
 func cmdServer(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("server", serverUsage(), stderr)

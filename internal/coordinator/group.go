@@ -24,6 +24,27 @@ type group struct {
 	lead time.Duration
 }
 
+// checkHosts makes sure every ssh host of the study's placement answers,
+// with our binary (ensureRemote: the check startRemote does again), in
+// the words startGroup would fail with.
+func checkHosts(ctx context.Context, o Options, s *study.Study) error {
+	hosts := s.Placement()
+	seen := map[string]bool{}
+	for i, h := range hosts {
+		if h.Local || seen[h.Raw] {
+			continue
+		}
+		seen[h.Raw] = true
+		if _, err := ensureRemote(ctx, o, s.SSH, h); err != nil {
+			if len(hosts) > 1 {
+				return fmt.Errorf("worker %d (%s): %w", i, h.Raw, err)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
 // startGroup starts the study's workers for target name; the first
 // worker's log is logs/<name>.log, worker i's logs/<name>.w<i>.log.
 func startGroup(ctx context.Context, o Options, s *study.Study, name, runDir string) (*group, error) {

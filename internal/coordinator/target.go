@@ -149,6 +149,13 @@ func (r *targetRun) failed(how string, err error) {
 // it is embedded or named by URI) and its workers. On false the target
 // failed (r.srv, when set, is stopped).
 func (r *targetRun) setUp() bool {
+	// Every ssh host is checked before any server is installed or
+	// started: a host that cannot be reached costs no server start, and
+	// its error comes first.
+	if err := checkHosts(r.ctx, r.o, r.s); err != nil {
+		r.failed("", err)
+		return false
+	}
 	if err := installStepServers(r.ctx, r.o, r.t.Name, r.steps, r.runnable); err != nil {
 		r.failed("", err)
 		return false

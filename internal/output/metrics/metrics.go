@@ -140,7 +140,10 @@ func New(addr string) (*Metrics, error) {
 	m.cpu = gauge("target_cpu_percent", "the target's CPU over the step, 100 = one core (its server's, else the worker's)")
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{EnableOpenMetrics: true}))
-	m.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// A scraper that stalls (sends half a request, reads slowly) is
+	// dropped by these bounds rather than held open for the run.
+	m.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second,
+		WriteTimeout: 30 * time.Second, IdleTimeout: time.Minute}
 	go func() { _ = m.srv.Serve(ln) }()
 	return m, nil
 }
@@ -204,12 +207,23 @@ func (m *Metrics) finished(e event.StepFinished) {
 	m.cpu.WithLabelValues(l...).Set(res.CPUPercent)
 }
 
-// Close stops serving.
+// closeGrace is how long Close lets a scrape in progress finish.
+const closeGrace = 500 * time.Millisecond
+
+// Close stops serving: idle connections close at once, a scrape in
+// progress has closeGrace to finish, and one still open then (a scraper
+// that sent half a request or reads slowly) is closed, which the error
+// says (the run's figures are in its results all the same).
 func (m *Metrics) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), closeGrace)
 	defer cancel()
-	if err := m.srv.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
+	err := m.srv.Shutdown(ctx)
+	if err == nil || errors.Is(err, http.ErrServerClosed) {
+		return nil
 	}
-	return nil
+	_ = m.srv.Close()
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("a scrape of %s was still open at the end: closed", m.URL())
+	}
+	return fmt.Errorf("closing %s: %w", m.URL(), err)
 }

@@ -1,9 +1,11 @@
 package metrics
 
 import (
+	"io"
 	"net"
 	"strings"
 	"testing"
+	"time"
 )
 
 // An address must name the interface it serves on.
@@ -78,5 +80,32 @@ func TestCheckBound(t *testing.T) {
 		if err := checkBound(c.addr, c.bound); (err == nil) != c.ok {
 			t.Errorf("checkBound(%q, %v) = %v", c.addr, c.bound, err)
 		}
+	}
+}
+
+// A scraper that sent half a request when the run ends is closed, and
+// what is said says so (issue 33, 13): not a bare "context deadline
+// exceeded".
+func TestCloseHalfSentScrape(t *testing.T) {
+	m, err := New("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", strings.TrimSuffix(strings.TrimPrefix(m.URL(), "http://"), "/metrics"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Close() }()
+	if _, err := c.Write([]byte("GET /metr")); err != nil {
+		t.Fatal(err)
+	}
+	err = m.Close()
+	if err != nil && !strings.Contains(err.Error(), "scrape of") {
+		t.Errorf("Close with a half-sent scrape: unexplained %v", err)
+	}
+	// the stalled connection was closed: reading it ends
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.ReadAll(c); err != nil {
+		t.Errorf("the stalled scrape was not closed: %v", err)
 	}
 }
