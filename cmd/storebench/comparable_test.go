@@ -137,13 +137,10 @@ func TestCompareChecksTheRunsAreComparable(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "The runs are alike in study, workloads and their parameters") {
 		t.Errorf("compare of alike runs: exit %d\n%.600s", code, stdout)
 	}
-	// A run with itself (named twice, by its results.json, or a copy of
-	// it) is refused, saying so (issue 33).
-	acopy := filepath.Join(t.TempDir(), "acopy")
-	if err := exec.Command("cp", "-a", a, acopy).Run(); err != nil {
-		t.Fatal(err)
-	}
-	for _, other := range []string{a, filepath.Join(a, "results.json"), acopy} {
+	// A run with itself (named twice, or by its results.json) is
+	// refused, saying so (issue 33); a copy is another file, which may
+	// be an older schema's rendition of it (TestHdrOutputsReadByReferenceReaders).
+	for _, other := range []string{a, filepath.Join(a, "results.json")} {
 		stdout, stderr, code = runCLI(t, "compare", a, other)
 		if code != 2 || stdout != "" || !strings.Contains(stderr, "compare: "+a+" and "+other+" are the same run") {
 			t.Errorf("compare %s %s: exit %d, stderr %q; want exit 2, the same run", a, other, code, stderr)

@@ -230,6 +230,13 @@ func settingOf(s *results.Server, k string) string {
 // every other line.
 func TestServerStartCredentials(t *testing.T) {
 	home := t.TempDir()
+	// Traversable by other users, so that instances live under it (under
+	// a 0700 one they go to the temporary directory: serverHome).
+	for _, d := range []string{filepath.Dir(home), home} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	sb := func(args ...string) (string, int) {
 		cmd := storebench(t, args...)
 		cmd.Env = append(cmd.Env, "STOREBENCH_HOME="+home)

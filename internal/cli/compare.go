@@ -200,13 +200,12 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// sameRun tells whether two runs read are one: the same results file, or
-// a copy of it (same study, started at the same instant).
+// sameRun tells whether two runs read are one: the same results file.
 func sameRun(a, b compare.Run) bool {
-	if fa, fb := resultsFile(a.Path), resultsFile(b.Path); fa != nil && fb != nil && os.SameFile(fa, fb) {
-		return true
-	}
-	return a.Run.Study == b.Run.Study && !a.Run.Started.IsZero() && a.Run.Started.Equal(b.Run.Started)
+	// The same file only: a copy of a run (an older schema's rendition
+	// of it, say) is a comparison someone may want.
+	fa, fb := resultsFile(a.Path), resultsFile(b.Path)
+	return fa != nil && fb != nil && os.SameFile(fa, fb)
 }
 
 // resultsFile is the file info of a run argument's results.json.

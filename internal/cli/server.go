@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"flag"
 	"fmt"
@@ -79,7 +80,10 @@ func serverHome() string {
 	if othersTraverse(filepath.Dir(d)) {
 		return d
 	}
-	alt := filepath.Join(os.TempDir(), fmt.Sprintf("storebench-%d", os.Getuid()))
+	// One directory per home: two homes (a test's, the suite's) never
+	// share instances.
+	sum := sha256.Sum256([]byte(d))
+	alt := filepath.Join(os.TempDir(), fmt.Sprintf("storebench-%d-%x", os.Getuid(), sum[:6]))
 	if err := os.MkdirAll(alt, 0o755); err == nil {
 		_ = os.Chmod(alt, 0o755)
 	}

@@ -264,7 +264,10 @@ func TestSQLSession(t *testing.T) {
 		if err := admin.QueryRow(ctx, "SHOW unix_socket_directories").Scan(&dirs); err != nil {
 			t.Fatal(err)
 		}
+		// A list setting: an element may be double-quoted (the managed
+		// server quotes its directory, which may hold spaces or commas).
 		dir, _, _ := strings.Cut(dirs, ",")
+		dir = strings.Trim(strings.TrimSpace(dir), `"`)
 		if dir == "" {
 			t.Fatal("the server listens on no Unix socket: the managed server always does (unix_socket_directories), and a server given to the tests must too")
 		}
