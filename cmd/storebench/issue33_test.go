@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -81,43 +80,5 @@ func TestRunOnAFullStdoutFails(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(onlyDir(t, out), "report.md")); err != nil {
 		t.Errorf("report.md not written: %v", err)
-	}
-}
-
-// An interrupted `storebench overhead` removes its temporary store and
-// exits 130 (it used to leave tens of MB in /tmp).
-func TestOverheadInterruptedRemovesItsData(t *testing.T) {
-	tmp := t.TempDir()
-	cmd := storebench(t, "overhead", "--keys", "3000000", "--rounds", "1000")
-	cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
-	var e bytes.Buffer
-	cmd.Stderr = &e
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ents, _ := os.ReadDir(tmp)
-		if len(ents) > 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	time.Sleep(300 * time.Millisecond)
-	_ = cmd.Process.Signal(syscall.SIGINT)
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		_ = cmd.Process.Kill()
-		<-done
-		t.Fatal("overhead still running 30s after SIGINT")
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 130 {
-		t.Errorf("overhead after SIGINT: exit %d, want 130\n%s", code, e.String())
-	}
-	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
-		t.Errorf("overhead left %v in TMPDIR", ents)
 	}
 }

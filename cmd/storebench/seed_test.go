@@ -161,7 +161,9 @@ func TestLedgerSeedScale(t *testing.T) {
 		case "ferretdb":
 			lookup := tr.Settings["point_lookup"]
 			if !strings.Contains(lookup, "scans the collection per _id lookup") || !strings.Contains(lookup, `SQLite plan "SCAN `) ||
-				!strings.Contains(report, "point_lookup: "+lookup) {
+				!strings.Contains(report, "point_lookup: "+strings.ReplaceAll(lookup, "<string>", "&lt;string>")) {
+				// (report.md writes a "<" that would open a tag as an
+				// entity: the run's strings stay text.)
 				t.Errorf("ferretdb: the scan is not said with its plan: %q", lookup)
 			}
 		}

@@ -39,6 +39,13 @@ func TestServerStartConcurrent(t *testing.T) {
 		t.Fatalf("memcached is not installed (storebench server install memcached): %v", err)
 	}
 	home := t.TempDir()
+	// Traversable, so that the instances live under it (memcachedsOf
+	// finds them by their log there): serverHome.
+	for _, d := range []string{filepath.Dir(home), home} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	sb := func(args ...string) (stdout, stderr string, code int) {
 		cmd := storebench(t, args...)
 		cmd.Env = append(cmd.Env, "STOREBENCH_HOME="+home)
@@ -198,8 +205,12 @@ func TestServerStartKilled(t *testing.T) {
 		}
 	}()
 	for len(pids) == 0 {
+		// The server itself, not initdb: a fresh home has no template
+		// of an initialised cluster, so initdb runs (and is leased) first.
 		for _, pid := range leasedPIDs(t, home) {
-			pids = append(pids, pid)
+			if strings.Contains(cmdline(pid), "bin/postgres ") {
+				pids = append(pids, pid)
+			}
 		}
 		select {
 		case <-exited:

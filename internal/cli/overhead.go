@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime"
 	"sort"
 	"strconv"
@@ -97,31 +96,6 @@ func cmdOverhead(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	defer os.RemoveAll(dir)
-	// Ctrl-C (SIGTERM, SIGHUP) would kill the process before the deferred
-	// removal ran, leaving the loaded store in the temporary directory:
-	// it is removed here, and the command exits 130 as an interrupted run.
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, interruptSignals...)
-	done := make(chan struct{})
-	defer func() { signal.Stop(sig); close(done) }()
-	go func() {
-		select {
-		case <-sig:
-			// The engine may still be creating files (a flush): remove
-			// until the directory is gone.
-			for i := 0; i < 100; i++ {
-				if err := os.RemoveAll(dir); err == nil {
-					if _, err := os.Lstat(dir); os.IsNotExist(err) {
-						break
-					}
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
-			fmt.Fprintln(stderr, "storebench: overhead interrupted; its data was removed")
-			os.Exit(exitInterrupted)
-		case <-done:
-		}
-	}()
 	s, err := eng.Open(kv.Options{Dir: dir, Durability: kv.Async})
 	if err != nil {
 		return fail(stderr, err)
