@@ -46,7 +46,7 @@ func TestExternalServerKeepsForeignData(t *testing.T) {
 				t.Fatal(err)
 			}
 			if info.Open == nil {
-				t.Skipf("%s: %s", name, info.Unavailable)
+				t.Fatalf("%s not built in (make test builds every target): %s", name, info.Unavailable)
 			}
 			f := foreignOn(t, name, info)
 			f.seed(t)
