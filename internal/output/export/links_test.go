@@ -52,7 +52,7 @@ func TestExportRefusesALinkAtItsFiles(t *testing.T) {
 func TestExportRefusesANonRegularFile(t *testing.T) {
 	dir := t.TempDir()
 	if err := syscall.Mkfifo(filepath.Join(dir, "steps.csv"), 0o644); err != nil {
-		t.Skip(err)
+		t.Fatalf("making a FIFO in a temporary directory: %v", err)
 	}
 	if e, err := New(Spec{Format: "csv", Dir: dir}); err == nil {
 		e.Close()
