@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -80,5 +81,54 @@ func TestRunOnAFullStdoutFails(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(onlyDir(t, out), "report.md")); err != nil {
 		t.Errorf("report.md not written: %v", err)
+	}
+}
+
+// An interrupted overhead (Ctrl-C while it loads, or while it measures,
+// on either workload) exits 130 and leaves nothing in the temporary
+// directory: the engine is closed first, then its data removed. It left
+// 20 MB of Pebble files in /tmp per interrupt.
+func TestInterruptedOverheadLeavesNothing(t *testing.T) {
+	for _, c := range []struct{ name, workload, until string }{
+		{"loading", "get", ""},
+		{"measuring", "get", "random gets on"},
+		{"measuring ycsb-c", "ycsb-c", "YCSB C on"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			cmd := storebench(t, "overhead", "--workload", c.workload, "--keys", "200000", "--gets", "2000000", "--rounds", "1000")
+			cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
+			var out, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			if c.until != "" {
+				waitFor(t, &out, c.until)
+			} else {
+				deadline := time.Now().Add(time.Minute)
+				for ents, _ := os.ReadDir(tmp); len(ents) == 0; ents, _ = os.ReadDir(tmp) {
+					if time.Now().After(deadline) {
+						t.Fatalf("no data directory in %s after a minute", tmp)
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+			}
+			cmd.Process.Signal(syscall.SIGINT)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(time.Minute):
+				t.Fatalf("still running a minute after SIGINT\n%s", errb.String())
+			}
+			if code := cmd.ProcessState.ExitCode(); code != 130 {
+				t.Errorf("exit %d, want 130\n%s", code, errb.String())
+			}
+			if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+				t.Errorf("left in the temporary directory: %v", ents)
+			}
+		})
 	}
 }

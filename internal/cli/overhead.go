@@ -91,6 +91,12 @@ func cmdOverhead(args []string, stdout, stderr io.Writer) int {
 	if eng.Open == nil {
 		return fail(stderr, fmt.Errorf("%s: %s", eng.Name, eng.Unavailable))
 	}
+	// Ctrl-C (or SIGTERM, SIGHUP) stops the rounds; the engine is
+	// closed before its directory is removed (deferred in that order),
+	// so an interrupted overhead leaves nothing in the temporary
+	// directory.
+	ctx, stop := notifyInterrupt(context.Background())
+	defer stop()
 	dir, err := os.MkdirTemp("", "storebench-overhead-")
 	if err != nil {
 		return fail(stderr, err)
@@ -101,9 +107,10 @@ func cmdOverhead(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	defer s.Close()
+	failed := func(err error) int { return overheadFailed(ctx, stderr, err) }
 
 	if *wl == "ycsb-c" {
-		return overheadYCSB(s, eng.Title, *keys, *gets, *rounds, levels, stdout, stderr)
+		return overheadYCSB(ctx, s, eng.Title, *keys, *gets, *rounds, levels, stdout, stderr)
 	}
 	key := func(dst []byte, i uint64) []byte {
 		dst = dst[:16]
@@ -118,13 +125,16 @@ func cmdOverhead(args []string, stdout, stderr io.Writer) int {
 		b.Put(key(kbuf, uint64(i)), val)
 		if b.Len() >= 1000 {
 			if err := b.Commit(); err != nil {
-				return fail(stderr, err)
+				return failed(err)
+			}
+			if err := ctx.Err(); err != nil {
+				return failed(err)
 			}
 			b = s.NewBatch()
 		}
 	}
 	if err := b.Commit(); err != nil {
-		return fail(stderr, err)
+		return failed(err)
 	}
 	if c, ok := s.(kv.Compacter); ok {
 		_ = c.Compact()
@@ -153,6 +163,10 @@ func cmdOverhead(args []string, stdout, stderr io.Writer) int {
 						errs[g] = err
 						return
 					}
+					if i&interruptEvery == 0 && ctx.Err() != nil {
+						errs[g] = ctx.Err()
+						return
+					}
 				}
 			}(g)
 		}
@@ -162,14 +176,14 @@ func cmdOverhead(args []string, stdout, stderr io.Writer) int {
 	viaRunner := func(n int) (cost, error) {
 		ks := keyBufs(n)
 		t0 := begin()
-		_, err := runner.Run(context.Background(), runner.Config{Workers: n, Ops: int64(*gets)}, func(ctx context.Context, w int, seq int64) error {
+		_, err := runner.Run(ctx, runner.Config{Workers: n, Ops: int64(*gets)}, func(ctx context.Context, w int, seq int64) error {
 			return get(ks[w], uint64(seq))
 		})
 		return t0.done(), err
 	}
 	// Warm the cache and the code paths once before measuring.
 	if _, err := bare(1); err != nil {
-		return fail(stderr, err)
+		return failed(err)
 	}
 	fmt.Fprintf(stdout, "random gets on %s, %d keys, %d gets per round\n", eng.Title, *keys, *gets)
 	fmt.Fprintf(stdout, "%-10s %-6s %14s %14s %8s %14s %14s %8s\n", "goroutines", "round", "bare ns/op", "runner ns/op", "ratio", "bare cpu/op", "runner cpu/op", "cpu")
@@ -189,8 +203,11 @@ func cmdOverhead(args []string, stdout, stderr io.Writer) int {
 					db, err = bare(n)
 				}
 			}
+			if err == nil {
+				err = ctx.Err()
+			}
 			if err != nil {
-				return fail(stderr, err)
+				return failed(err)
 			}
 			nb := float64(db.wall.Nanoseconds()) / float64(*gets)
 			nr := float64(dr.wall.Nanoseconds()) / float64(*gets)
@@ -209,6 +226,20 @@ func cmdOverhead(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "goroutines %d: median runner/bare = %.3f (target <= 1.03); CPU time %.3f\n", n, medians[li], cpuMedians[li])
 	}
 	return exitOK
+}
+
+// interruptEvery: a bare loop looks for an interrupt once every
+// interruptEvery+1 gets (a mask), rarely enough to cost nothing measurable.
+const interruptEvery = 1<<12 - 1
+
+// overheadFailed ends overhead on err: exit 130 when it was interrupted
+// (the deferred close and removal still run), else the error's exit.
+func overheadFailed(ctx context.Context, stderr io.Writer, err error) int {
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "storebench overhead: interrupted; its data is removed")
+		return exitInterrupted
+	}
+	return fail(stderr, err)
 }
 
 // keyBufs gives each of n goroutines its key buffer, the same way for the
@@ -255,7 +286,7 @@ func processCPU() time.Duration {
 
 // overheadYCSB compares YCSB workload C (the ycsb workload's step) with a
 // bare loop reading the same records through the engine.
-func overheadYCSB(s kv.Store, title string, records, gets, rounds int, levels []int, stdout, stderr io.Writer) int {
+func overheadYCSB(ctx context.Context, s kv.Store, title string, records, gets, rounds int, levels []int, stdout, stderr io.Writer) int {
 	p := ycsb.Params{Workloads: []string{"c"}, Operations: study.Count(gets), Fields: 10, FieldLength: 100,
 		Distribution: "uniform", MaxScanLength: 100, Client: "events"}
 	raw, err := json.Marshal(p)
@@ -265,9 +296,10 @@ func overheadYCSB(s kv.Store, title string, records, gets, rounds int, levels []
 	step := func(phase string, n int) workload.Step {
 		return workload.Step{Workload: "ycsb", Phase: phase, N: int64(records), Seed: 1, Concurrency: n, Params: raw, Largest: int64(records)}
 	}
+	failed := func(err error) int { return overheadFailed(ctx, stderr, err) }
 	env := &workload.Env{Target: s}
-	if _, err := (ycsb.YCSB{}).Execute(context.Background(), env, step("load", 8)); err != nil {
-		return fail(stderr, fmt.Errorf("loading the YCSB table: %w", err))
+	if _, err := (ycsb.YCSB{}).Execute(ctx, env, step("load", 8)); err != nil {
+		return failed(fmt.Errorf("loading the YCSB table: %w", err))
 	}
 	if c, ok := s.(kv.Compacter); ok {
 		_ = c.Compact()
@@ -291,6 +323,10 @@ func overheadYCSB(s kv.Store, title string, records, gets, rounds int, levels []
 						errs[w] = err
 						return
 					}
+					if i&interruptEvery == 0 && ctx.Err() != nil {
+						errs[w] = ctx.Err()
+						return
+					}
 				}
 			}(w)
 		}
@@ -299,14 +335,14 @@ func overheadYCSB(s kv.Store, title string, records, gets, rounds int, levels []
 	}
 	viaYCSB := func(g int) (cost, error) {
 		t0 := begin()
-		res, err := (ycsb.YCSB{}).Execute(context.Background(), env, step("c", g))
+		res, err := (ycsb.YCSB{}).Execute(ctx, env, step("c", g))
 		if err == nil && res.Verify.Checked != int64(gets) {
 			err = fmt.Errorf("ycsb c verified %d reads of %d", res.Verify.Checked, gets)
 		}
 		return t0.done(), err
 	}
 	if _, err := bare(1); err != nil {
-		return fail(stderr, err)
+		return failed(err)
 	}
 	fmt.Fprintf(stdout, "YCSB C on %s, %d records of 10x100 bytes, %d reads per round\n", title, records, gets)
 	fmt.Fprintf(stdout, "%-10s %-6s %14s %14s %10s %14s %14s %10s\n", "goroutines", "round", "bare ns/op", "ycsb ns/op", "added", "bare cpu/op", "ycsb cpu/op", "added cpu")
@@ -325,8 +361,11 @@ func overheadYCSB(s kv.Store, title string, records, gets, rounds int, levels []
 					db, err = bare(g)
 				}
 			}
+			if err == nil {
+				err = ctx.Err()
+			}
 			if err != nil {
-				return fail(stderr, err)
+				return failed(err)
 			}
 			nb, ny := float64(db.wall.Nanoseconds())/float64(gets), float64(dy.wall.Nanoseconds())/float64(gets)
 			cb, cy := float64(db.cpu.Nanoseconds())/float64(gets), float64(dy.cpu.Nanoseconds())/float64(gets)
