@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"storebench/internal/home"
 	"strings"
 	"testing"
 	"time"
@@ -159,8 +160,11 @@ func TestServerHomeOutsideAPrivateHome(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("STOREBENCH_HOME", filepath.Join(private, "sb"))
-	got := serverHome()
-	if !strings.HasPrefix(got, os.TempDir()) || strings.HasPrefix(got, private) || !othersTraverse(filepath.Dir(got)) {
+	got, err := serverHome()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(got, os.TempDir()) || strings.HasPrefix(got, private) || !home.OthersTraverse(filepath.Dir(got)) {
 		t.Errorf("under a private home: %s, want a traversable directory under %s", got, os.TempDir())
 	}
 	open := t.TempDir()
@@ -170,7 +174,37 @@ func TestServerHomeOutsideAPrivateHome(t *testing.T) {
 		}
 	}
 	t.Setenv("STOREBENCH_HOME", filepath.Join(open, "sb"))
-	if got := serverHome(); got != filepath.Join(open, "sb", "servers") {
-		t.Errorf("under a traversable home: %s", got)
+	if got, err := serverHome(); err != nil || got != filepath.Join(open, "sb", "servers") {
+		t.Errorf("under a traversable home: %s, %v", got, err)
+	}
+}
+
+// The instances' directory under the temporary directory has a name
+// anyone can guess: one another user made first (or a link planted
+// there) is refused, never written through.
+func TestServerHomeRefusesAPlantedDirectory(t *testing.T) {
+	private := t.TempDir()
+	if err := os.Chmod(private, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("STOREBENCH_HOME", filepath.Join(private, "sb"))
+	got, err := serverHome()
+	if err != nil {
+		t.Fatal(err)
+	}
+	alt := filepath.Dir(got)
+	if err := os.RemoveAll(alt); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := t.TempDir()
+	if err := os.Symlink(elsewhere, alt); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(alt)
+	if got, err := serverHome(); err == nil {
+		t.Errorf("a link planted at %s was used: %s", alt, got)
+	}
+	if ents, _ := os.ReadDir(elsewhere); len(ents) != 0 {
+		t.Errorf("written through the link: %v", ents)
 	}
 }

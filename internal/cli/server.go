@@ -75,36 +75,19 @@ func serverUsage() string {
 // home lies under a directory other users cannot traverse (root's 0700
 // home), the instances live in this user's directory under the system's
 // temporary directory instead, the same one at every call.
-func serverHome() string {
+func serverHome() (string, error) {
 	d := home.Sub("servers")
-	if othersTraverse(filepath.Dir(d)) {
-		return d
+	if home.OthersTraverse(filepath.Dir(d)) {
+		return d, nil
 	}
 	// One directory per home: two homes (a test's, the suite's) never
 	// share instances.
 	sum := sha256.Sum256([]byte(d))
-	alt := filepath.Join(os.TempDir(), fmt.Sprintf("storebench-%d-%x", os.Getuid(), sum[:6]))
-	if err := os.MkdirAll(alt, 0o755); err == nil {
-		_ = os.Chmod(alt, 0o755)
-	}
-	return filepath.Join(alt, "servers")
-}
-
-// othersTraverse says whether every existing directory from dir up to
-// the root lets other users through (its x bit for others).
-func othersTraverse(dir string) bool {
-	abs, err := filepath.Abs(dir)
+	alt, err := home.Shared(fmt.Sprintf("storebench-%d-%x", os.Getuid(), sum[:6]))
 	if err != nil {
-		return false
+		return "", fmt.Errorf("%s is not reachable by other users, and its instances cannot go elsewhere: %w", filepath.Dir(d), err)
 	}
-	for d := abs; ; d = filepath.Dir(d) {
-		if st, err := os.Stat(d); err == nil && st.Mode().Perm()&0o001 == 0 {
-			return false
-		}
-		if d == filepath.Dir(d) {
-			return true
-		}
-	}
+	return filepath.Join(alt, "servers"), nil
 }
 
 func cmdServer(args []string, stdout, stderr io.Writer) int {
@@ -224,15 +207,18 @@ func serverStart(ctx context.Context, srv server.Server, d kv.Durability, dSet b
 	if uriOnly {
 		log = io.Discard
 	}
-	home := serverHome()
+	sh, err := serverHome()
+	if err != nil {
+		return fail(stderr, err)
+	}
 	// One start or stop of an instance at a time, across processes: a
 	// second start waits for the first, then finds it running.
-	unlock, err := server.LockInstance(ctx, home, srv.Name(), server.LockWait, stderr)
+	unlock, err := server.LockInstance(ctx, sh, srv.Name(), server.LockWait, stderr)
 	if err != nil {
 		return failLocked(ctx, stderr, err)
 	}
 	defer unlock()
-	if inst, err := server.LoadState(home, srv.Name()); err == nil && server.Alive(inst.PID) {
+	if inst, err := server.LoadState(sh, srv.Name()); err == nil && server.Alive(inst.PID) {
 		if why := startMismatch(inst, d, dSet, port); why != "" {
 			return fail(stderr, usagef("server start %s: already running (pid %d) %s; stop it first (storebench server stop %s) or start it without that flag", srv.Name(), inst.PID, why, srv.Name()))
 		}
@@ -246,12 +232,12 @@ func serverStart(ctx context.Context, srv server.Server, d kv.Durability, dSet b
 	if err := srv.Check(); err != nil {
 		return fail(stderr, err)
 	}
-	dir, err := filepath.Abs(filepath.Join(home, srv.Name()))
+	dir, err := filepath.Abs(filepath.Join(sh, srv.Name()))
 	if err != nil {
 		return fail(stderr, err)
 	}
 	// Emptied, not removed: the directory carries the lock.
-	if err := server.ClearInstanceDir(home, srv.Name()); err != nil {
+	if err := server.ClearInstanceDir(sh, srv.Name()); err != nil {
 		return fail(stderr, err)
 	}
 	t0 := time.Now()
@@ -296,7 +282,7 @@ func serverStart(ctx context.Context, srv server.Server, d kv.Durability, dSet b
 				inst.Settings = map[string]string{}
 			}
 			inst.Settings[startedDurability] = string(d)
-			err = server.SaveState(home, inst)
+			err = server.SaveState(sh, inst)
 		}
 		if err != nil {
 			stopCtx, cancel := context.WithTimeout(context.Background(), server.DefaultStopTimeout)
@@ -341,13 +327,16 @@ func failLocked(ctx context.Context, stderr io.Writer, err error) int {
 }
 
 func serverStop(ctx context.Context, srv server.Server, stdout, stderr io.Writer) int {
-	home := serverHome()
-	unlock, err := server.LockInstance(ctx, home, srv.Name(), server.LockWait, stderr)
+	sh, err := serverHome()
+	if err != nil {
+		return fail(stderr, err)
+	}
+	unlock, err := server.LockInstance(ctx, sh, srv.Name(), server.LockWait, stderr)
 	if err != nil {
 		return failLocked(ctx, stderr, err)
 	}
 	defer unlock()
-	inst, err := server.LoadState(home, srv.Name())
+	inst, err := server.LoadState(sh, srv.Name())
 	if err != nil || !server.Alive(inst.PID) {
 		fmt.Fprintf(stdout, "%s: not running\n", srv.Name())
 		return exitOK
@@ -357,7 +346,7 @@ func serverStop(ctx context.Context, srv server.Server, stdout, stderr io.Writer
 	if err := inst.Stop(sctx); err != nil {
 		return fail(stderr, fmt.Errorf("stopping %s: %w", srv.Name(), err))
 	}
-	if err := server.RemoveState(home, srv.Name()); err != nil {
+	if err := server.RemoveState(sh, srv.Name()); err != nil {
 		return fail(stderr, err)
 	}
 	fmt.Fprintf(stdout, "%s: stopped\n", srv.Name())
@@ -370,11 +359,16 @@ func serverStatus(srv server.Server, stdout io.Writer) int {
 		installed = "NOT INSTALLED: " + err.Error()
 	}
 	running := "not running"
-	inst, err := server.LoadState(serverHome(), srv.Name())
+	sh, err := serverHome()
+	if err != nil {
+		fmt.Fprintf(stdout, "%-10s %s; %v\n", srv.Name(), installed, err)
+		return exitFailed
+	}
+	inst, err := server.LoadState(sh, srv.Name())
 	if err == nil && server.Alive(inst.PID) {
 		running = fmt.Sprintf("running, pid %d, %s", inst.PID, redact.Text(inst.URI))
 	}
-	if holder, busy := server.InstanceBusy(serverHome(), srv.Name()); busy {
+	if holder, busy := server.InstanceBusy(sh, srv.Name()); busy {
 		running += fmt.Sprintf(" (%s is starting or stopping it)", holder)
 	}
 	fmt.Fprintf(stdout, "%-10s %s; %s\n", srv.Name(), installed, running)
@@ -392,7 +386,7 @@ func serverStatus(srv server.Server, stdout io.Writer) int {
 	// spawned but not yet recorded: listed, so that none is ever
 	// invisible, and a leftover of a dead storebench is named as such.
 	leased, err := server.Leased()
-	absHome, _ := filepath.Abs(serverHome())
+	absHome, _ := filepath.Abs(sh)
 	for _, l := range leased {
 		if l.Name != srv.Name() || l.PID == 0 {
 			continue

@@ -10,6 +10,7 @@ import (
 
 	"storebench/internal/event"
 	"storebench/internal/fault"
+	"storebench/internal/home"
 	"storebench/internal/measure/procstat"
 	"storebench/internal/powerfs"
 	"storebench/internal/redact"
@@ -75,20 +76,20 @@ func startManaged(ctx context.Context, o Options, s *study.Study, name string, c
 		return nil, err
 	}
 	elsewhere := ""
-	if !traversable(filepath.Dir(dir)) {
+	if !home.OthersTraverse(filepath.Dir(dir)) {
 		// Servers that drop privileges (PostgreSQL, MariaDB) cannot reach a
 		// data directory under a private one (a 0700 home): keep the
 		// server's data in a world-traversable place instead, and say so.
-		alt := filepath.Join(os.TempDir(), "storebench-data", filepath.Base(filepath.Dir(filepath.Dir(dir))), filepath.Base(dir))
+		alt, err := dataElsewhere(dir)
+		if err != nil {
+			return nil, fmt.Errorf("%s is not reachable by other users, and a data directory elsewhere could not be made: %w", filepath.Dir(dir), err)
+		}
 		o.notice(name, fmt.Sprintf("%s is not reachable by other users; server data goes to %s", filepath.Dir(dir), alt))
 		dir = alt
 		elsewhere = alt
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
-	}
-	for d := filepath.Dir(dir); strings.HasPrefix(d, filepath.Join(os.TempDir(), "storebench-data")); d = filepath.Dir(d) {
-		_ = os.Chmod(d, 0o755)
 	}
 	// Servers a killed run left behind (they die with it, but belt and
 	// braces) are stopped before another is started.
@@ -98,8 +99,8 @@ func startManaged(ctx context.Context, o Options, s *study.Study, name string, c
 	_ = o.emit(event.ServerStarting{Target: name, Title: srv.Title()})
 	t0 := time.Now()
 	m := &managed{elsewhere: elsewhere, keep: o.KeepData}
-	if !o.KeepData {
-		m.remove = elsewhere
+	if !o.KeepData && elsewhere != "" {
+		m.remove = filepath.Dir(elsewhere)
 	}
 	cfg := server.Config{Dir: dir, Durability: durabilityOf(s, info), MemoryBytes: cache, Options: opts, Log: log}
 	if err := m.start(ctx, srv, cfg, steps); err != nil {
@@ -230,21 +231,17 @@ func installStepServers(ctx context.Context, o Options, name string, steps []wor
 	return nil
 }
 
-// traversable reports whether every directory from / down to dir lets
-// other users through (o+x).
-func traversable(dir string) bool {
-	abs, err := filepath.Abs(dir)
+// dataElsewhere is the server's data directory when dir is out of other
+// users' reach: one of its own under the temporary directory, named
+// after the run and unique (the same study run in the same second
+// elsewhere gets another), removed with the run.
+func dataElsewhere(dir string) (string, error) {
+	run := filepath.Base(filepath.Dir(filepath.Dir(dir)))
+	d, err := home.SharedTemp("storebench-data-" + run + "-")
 	if err != nil {
-		return false
+		return "", err
 	}
-	for d := abs; ; d = filepath.Dir(d) {
-		if st, err := os.Stat(d); err == nil && st.Mode().Perm()&0o001 == 0 {
-			return false
-		}
-		if d == "/" || d == "." {
-			return true
-		}
-	}
+	return filepath.Join(d, filepath.Base(dir)), nil
 }
 
 func (m *managed) describe(runDir string) *results.Server {
@@ -271,14 +268,8 @@ func (m *managed) stop(emit func(event.Event) error, name string) {
 		m.release()
 	}
 	if m.elsewhere != "" && !m.keep {
-		_ = os.RemoveAll(m.elsewhere)
-		// Remove the run's and the root's directories too once empty.
-		root := filepath.Join(os.TempDir(), "storebench-data")
-		for d := filepath.Dir(m.elsewhere); strings.HasPrefix(d, root); d = filepath.Dir(d) {
-			if os.Remove(d) != nil {
-				break
-			}
-		}
+		// The directory made for it (dataElsewhere) goes with it.
+		_ = os.RemoveAll(filepath.Dir(m.elsewhere))
 	}
 }
 
