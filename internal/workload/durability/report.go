@@ -90,25 +90,45 @@ func render(b *strings.Builder, run *results.Run) {
 		return
 	}
 	b.WriteString("## Acknowledged writes lost after power failure / after kill -9\n\n")
-	model := ""
+	model, windows := "", false
 	for _, t := range ts {
 		for _, s := range t.Steps {
-			if s.Workload == "durability" && s.Facts[FactModel] != "" {
+			if s.Workload != "durability" {
+				continue
+			}
+			if s.Facts[FactModel] != "" {
 				model = s.Facts[FactModel]
+			}
+			// Every step measures its loss window since storebench's
+			// own file system, a kill -9 step too.
+			if _, ok := s.Metrics["lost_age_s_median"]; ok {
+				windows = true
 			}
 		}
 	}
-	if model == "" {
+	if model == "" && !windows {
 		// Runs before storebench's own file system (2026-11-28).
 		b.WriteString("Each trial: concurrent writers of checksummed records (single puts and atomic batches), every acknowledgement logged outside the engine's process; then SIGKILL of that process (kill -9), or SIGKILL and LazyFS dropping every write not fsynced (power failure); restart, and every record read back. " +
 			"Lost: acknowledged and absent, of all acknowledged writes over K trials (in how many trials). Torn: atomic batches found in part. Phantom: unacknowledged writes found (allowed). Writes span / oldest lost: from the first acknowledgement to the crash (median trial), and how long before the crash the oldest lost write was acknowledged (worst trial): a policy that fsyncs once a second loses everything when the writes span less than a second. Recovery: restart to the first successful read, median / worst.\n\n")
 		renderRows(b, ts, section.Table{Head: []string{"Target", "Durability", "Crash", "K", "Lost / acknowledged", "Corrupted", "Torn batches", "Phantom", "Writes span / oldest lost", "Recovery", "Verdict"}, Left: 3}, false)
 		return
 	}
-	fmt.Fprintf(b, "Each trial: concurrent writers of checksummed records (single puts and atomic batches), every acknowledgement logged outside the engine's process; then SIGKILL of that process (kill -9), or SIGKILL and storebench's power-loss file system putting back every write not synced (power failure; crash model %q: what was not fsynced is lost, the namespace persists); restart, and every record read back. "+
+	crash := "SIGKILL of that process (kill -9)"
+	if model != "" {
+		crash = fmt.Sprintf("SIGKILL of that process (kill -9), or SIGKILL and storebench's power-loss file system putting back every write not synced (power failure; crash model %q: %s)", model, modelSays(model))
+	}
+	fmt.Fprintf(b, "Each trial: concurrent writers of checksummed records (single puts and atomic batches), every acknowledgement logged outside the engine's process; then %s; restart, and every record read back. "+
 		"Loss window: how long before the crash the oldest lost acknowledged write was made, median / worst trial (none lost: 0); a server that fsyncs on a timer promises at most its interval (shown), and writes for three intervals or more before a crash at a seeded instant in a power-loss trial, so that the window shows what it kept; a window past twice the promise is flagged. "+
-		"Lost: acknowledged and absent, of all acknowledged writes over K trials (in how many trials). Torn: atomic batches found in part. Phantom: unacknowledged writes found (allowed). Writes span: from the first acknowledgement to the crash, median trial. Recovery: restart to the first successful read, median / worst.\n\n", model)
+		"Lost: acknowledged and absent, of all acknowledged writes over K trials (in how many trials). Torn: atomic batches found in part. Phantom: unacknowledged writes found (allowed). Writes span: from the first acknowledgement to the crash, median trial. Recovery: restart to the first successful read, median / worst.\n\n", crash)
 	renderRows(b, ts, section.Table{Head: []string{"Target", "Durability", "Crash", "K", "Loss window (promised)", "Lost / acknowledged", "Corrupted", "Torn batches", "Phantom", "Writes span", "Recovery", "Verdict"}, Left: 3}, true)
+}
+
+// modelSays is what a crash model loses, in words.
+func modelSays(model string) string {
+	if model == "metadata" {
+		return "what was not fsynced is lost, and so is a file created, renamed, truncated or removed in a directory not fsynced since"
+	}
+	return "what was not fsynced is lost, the namespace persists"
 }
 
 // renderRows writes a row per target and step into tab: with the loss

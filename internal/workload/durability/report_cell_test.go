@@ -50,3 +50,27 @@ func TestWindowExceededFlagsABrokenPromise(t *testing.T) {
 		t.Errorf("loss window cell %q", got)
 	}
 }
+
+// A run of kill -9 alone (no power failure, so no crash model) made
+// since the loss window is measured is rendered with its loss window,
+// not in the LazyFS-era table that names LazyFS; a run made before it
+// (no lost_age_s_median) keeps the old table.
+func TestKill9OnlyRunShowsItsLossWindow(t *testing.T) {
+	step := func(m map[string]float64) *results.Step {
+		return &results.Step{Workload: "durability", Phase: "kill-9", Metrics: m, Facts: map[string]string{"durability": "sync"}}
+	}
+	render1 := func(s *results.Step) string {
+		run := &results.Run{Targets: []*results.Target{{Name: "kafka", Title: "Kafka", Steps: []*results.Step{s}}}}
+		var b strings.Builder
+		render(&b, run)
+		return b.String()
+	}
+	got := render1(step(map[string]float64{"trials": 20, "acked": 20303, "lost": 0, "lost_age_s_median": 0, "lost_age_s_max": 0}))
+	if !strings.Contains(got, "Loss window") || strings.Contains(got, "LazyFS") || strings.Contains(got, "crash model") {
+		t.Errorf("kill-9 run with loss windows:\n%s", got)
+	}
+	old := render1(step(map[string]float64{"trials": 20, "acked": 20303, "lost": 0}))
+	if !strings.Contains(old, "LazyFS") || strings.Contains(old, "Loss window") {
+		t.Errorf("a run before the loss window:\n%s", old)
+	}
+}
