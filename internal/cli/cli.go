@@ -1,7 +1,8 @@
 // Package cli turns command lines into calls and errors into one clear
 // line and an exit code: 0 success, 1 a run that failed (a target failed
-// or a read did not verify), 2 bad usage or a bad study file, 130
-// interrupted (what was measured is kept).
+// or a read did not verify), 2 bad usage or a bad study file, 3 a run cut
+// short by a limit, 4 a seed finding pinned with --expect that does not
+// hold, 130 interrupted (what was measured is kept).
 package cli
 
 import (
@@ -28,6 +29,7 @@ const (
 	exitFailed      = 1   // a target failed (also when the run was cut short after it)
 	exitUsage       = 2   // bad command line or study: nothing ran
 	exitPartial     = 3   // run: cut short by a limit (time, target time, disk) before every step ran
+	exitNotHeld     = 4   // seed --run --expect: a pinned finding's verdict is not "holds"
 	exitInterrupted = 130 // run: interrupted (Ctrl-C, SIGTERM, SIGHUP); partial results written
 )
 
@@ -44,6 +46,7 @@ func commands() []command {
 		{name: "run", summary: "run a study (built-in name or YAML file) and write its report", usage: runUsage, run: cmdRun},
 		{name: "list", summary: "list built-in studies, workloads and targets, and which targets this machine lacks", usage: listUsage, run: cmdList},
 		{name: "report", summary: "re-render the report of a finished run directory", usage: reportUsage, run: cmdReport},
+		{name: "seed", summary: "list a seed study's findings and the studies that test them; --run: does each hold here?", usage: seedUsage, run: cmdSeed},
 		{name: "compare", summary: "compare two runs, or two targets of one run, with noise-aware verdicts", usage: compareUsage, run: cmdCompare},
 		{name: "version", summary: "print the version of storebench and of every engine it contains", usage: versionUsage, run: cmdVersion},
 		{name: "server", summary: "install, start, stop or check the servers storebench manages", usage: serverUsage(), run: cmdServer},

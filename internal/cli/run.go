@@ -141,7 +141,13 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
 
-func cmdRun(args []string, stdout, stderr io.Writer) int {
+func cmdRun(args []string, stdout, stderr io.Writer) int { return runStudy(args, stdout, stderr, nil) }
+
+// runStudy is storebench run with args. ended, when not nil, is told the
+// run's results directory once the run has ended, complete, cut short,
+// failed or interrupted (not called when no run started): storebench
+// seed --run reads the results.json there.
+func runStudy(args []string, stdout, stderr io.Writer, ended func(dir string)) int {
 	fs := newFlags("run", runUsage, stderr)
 	var o study.Override
 	var ladder, targets, durability, timeLimit string
@@ -314,6 +320,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		Study: s, OutDir: *out, Exe: exe, Version: Version, Command: append([]string{"storebench", "run"}, args...),
 		Output: outputs, KeepData: *keep, Profile: kinds,
 	}, plan)
+	if ended != nil && dir != "" {
+		ended(dir)
+	}
 	if cerr := extra.Close(); cerr != nil {
 		fmt.Fprintf(stderr, "storebench: warning: %v\n", cerr)
 	}
