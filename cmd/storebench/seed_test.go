@@ -99,7 +99,7 @@ func TestReportSetsTheSeedBesideOurRun(t *testing.T) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
-	if got.Outcome == seedcmp.Differs && !strings.Contains(report, "durability class differs: the seed's engines async") {
+	if got.Outcome == seedcmp.Differs && !strings.Contains(report, "durability class: the seed's engines async") {
 		t.Errorf("a differing verdict without the measured durability class")
 	}
 }

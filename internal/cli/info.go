@@ -14,6 +14,7 @@ import (
 
 	"storebench/internal/fault"
 	"storebench/internal/kv"
+	"storebench/internal/machine"
 	"storebench/internal/powerfs"
 	"storebench/internal/redact"
 	"storebench/internal/report"
@@ -119,6 +120,7 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 	} else {
 		fmt.Fprintf(stdout, "  power-loss: available (powerfs, crash models: %s)\n", strings.Join(powerfs.Models, ", "))
 	}
+	fmt.Fprintf(stdout, "\nMACHINE SHAPES (limits this machine can enforce on a target, for data under results/)\n  %s\n", machine.Summary("results"))
 	return exitOK
 }
 

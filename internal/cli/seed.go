@@ -502,11 +502,14 @@ func writeFindings(b *strings.Builder, fs []*seedcmp.Finding, workload bool) {
 	tw.Flush()
 }
 
-// seedLines are the seed's lines a finding's figures cite: "seed lines
-// 30–31, 45".
+// seedLines are the seed's lines a finding cites: a conclusion's own
+// sentence, else its figures': "seed lines 30–31, 45".
 func seedLines(f *seedcmp.Finding) string {
-	var ls []int
+	ls := append([]int(nil), f.Source...)
 	for _, g := range f.Figures {
+		if len(f.Source) > 0 {
+			break
+		}
 		for _, l := range g.Source {
 			if !slices.Contains(ls, l) {
 				ls = append(ls, l)
@@ -527,7 +530,10 @@ func seedLines(f *seedcmp.Finding) string {
 		}
 		i = j + 1
 	}
-	if len(ls) == 1 {
+	switch len(ls) {
+	case 0:
+		return "no seed line"
+	case 1:
 		return "seed line " + parts[0]
 	}
 	return "seed lines " + strings.Join(parts, ", ")

@@ -29,7 +29,7 @@ func againstSeed(b *strings.Builder, run *results.Run) {
 	}
 	res := seedcmp.Against(s, run)
 	fmt.Fprintf(b, "Seed %s, *%s*: its figures (`studies/seeds/%s.yaml`, each with the line of the seed's text it is on) beside ours at the same size, on the engine that stands for the seed's here. ", s.ID, s.Title, s.ID)
-	fmt.Fprintf(b, "Every verdict is computed: **same engine ordering** when the Spearman rank correlation of the engines' figures, averaged over the sizes both ran (with none in common: the seed's largest against ours), is at least %.1f; **same growth** when the slope of log figure against log size, least squares over the sizes we ran, is within %.2f of the seed's (fitted over its sizes within our range, or all of them when fewer than two lie there); **differs** when either check fails, with what this run measured that sets it apart; **not comparable** when neither check has the figures it needs.\n\n", seedcmp.MinRho, seedcmp.SlopeTolerance)
+	fmt.Fprintf(b, "Every verdict is computed, and tests what its finding claims: an **ordering** holds when no pair of engines the seed ranks at a size is ranked the other way here (two figures within %.0f%%, or within the seed's precision or our spread over repeated steps where larger, are tied, and a tie matches either order), and is not comparable at a size where an engine the seed ranks did not run here; a **growth** holds when each engine's figure rises, stays flat or falls from the first size to the last as the seed's does, with a growth exponent within %.2f of the seed's where both change; a **direction** only asks the first; a **ratio** holds within the band the seed states; sizes are set against each other only where equal, or as near as the finding allows. A verdict that differs names the causes this run measured (a condition the finding depends on that this run does not share with the seed, from this run's own figures), or says it is unexplained.\n\n", seedcmp.TieFloor*100, seedcmp.SlopeTolerance)
 
 	var hw []string
 	for _, h := range s.Hardware {
@@ -44,6 +44,13 @@ func againstSeed(b *strings.Builder, run *results.Run) {
 		fmt.Fprintf(b, " Durability: the seed's %s (%s), ours %s.", s.Durability, s.DurabilityNote, run.Durability)
 	}
 	b.WriteString("\n\n")
+	if md := seedcmp.MethodDifferences(s, run); len(md) > 0 {
+		b.WriteString("How this run's method differs from the seed's, whatever the verdicts:\n\n")
+		for _, m := range md {
+			fmt.Fprintf(b, "- %s\n", cell(m))
+		}
+		b.WriteString("\n")
+	}
 
 	for _, fr := range res.Findings {
 		seedFinding(b, s, fr)
@@ -59,7 +66,11 @@ func againstSeed(b *strings.Builder, run *results.Run) {
 
 func seedFinding(b *strings.Builder, s *seedcmp.Seed, fr seedcmp.FindingResult) {
 	f := fr.Finding
-	fmt.Fprintf(b, "### %s\n\n%s; size: %s.", f.Title, cell(f.Operation), cell(f.Size))
+	fmt.Fprintf(b, "### %s\n\n", f.Title)
+	if f.Says != "" {
+		fmt.Fprintf(b, "The seed concludes (l. %s): \"%s\"\n\n", lines(f.Source), cell(f.Says))
+	}
+	fmt.Fprintf(b, "%s; size: %s.", cell(f.Operation), cell(f.Size))
 	if o := f.Ours; o != nil {
 		fmt.Fprintf(b, " Ours: `%s.%s`, %s.", o.Workload, o.Phase, o.Value)
 	}
@@ -113,6 +124,9 @@ func seedFinding(b *strings.Builder, s *seedcmp.Seed, fr seedcmp.FindingResult) 
 					if r.Figure.Value > 0 && r.Ours > 0 {
 						c += fmt.Sprintf(" (%s× the seed's)", strconv.FormatFloat(r.Ours/r.Figure.Value, 'g', 3, 64))
 					}
+				} else if r.Detail != "" {
+					// No one figure of ours: what the run measured of it.
+					c += "<br>ours: " + r.Detail
 				} else {
 					c += "<br>" + r.Missing
 				}
@@ -125,7 +139,25 @@ func seedFinding(b *strings.Builder, s *seedcmp.Seed, fr seedcmp.FindingResult) 
 		}
 		tab.Rows = append(tab.Rows, row)
 	}
-	tab.Write(b)
+	if len(tab.Rows) > 0 {
+		tab.Write(b)
+	}
+
+	// An engine of the seed's no target stands for: why (its note).
+	var none []string
+	for _, e := range engines {
+		for _, r := range fr.Rows {
+			if r.Figure.Engine == e && r.Missing == seedcmp.NoStandIn {
+				if note := s.Engine(e).Note; note != "" {
+					none = append(none, e+": "+note)
+				}
+				break
+			}
+		}
+	}
+	if len(none) > 0 {
+		fmt.Fprintf(b, "No target of ours stands for %s.\n\n", cell(strings.Join(none, "; ")))
+	}
 
 	// Ours at sizes the seed has no figure for are what the growth is
 	// fitted on too: list them.

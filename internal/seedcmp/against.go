@@ -1,7 +1,6 @@
 package seedcmp
 
 import (
-	"fmt"
 	"math"
 	"sort"
 	"strconv"
@@ -17,6 +16,13 @@ const (
 	NotMeasured  = "not measured by storebench"
 	EngineNotRun = "engine not run"
 	SizeNotRun   = "not run at this size"
+	// NoStandIn: the seed's engine has no target of ours (its note in
+	// the transcription says why).
+	NoStandIn = "no target of storebench stands for it"
+	// NotRunAsTheSeeds: the target ran the phase, but none of its steps
+	// carries the labels the finding's figure is read from (another
+	// variant of it: a rule other than the seed's).
+	NotRunAsTheSeeds = "not run as the seed ran it"
 )
 
 // Row is one figure of the seed beside ours.
@@ -30,6 +36,10 @@ type Row struct {
 	Ours    float64
 	Have    bool
 	Missing string
+	// Detail, for a finding ours is no one number of (a GC pass: value
+	// gc_passes), is what our run measured of it, computed from the
+	// step (Have false, Missing empty).
+	Detail string
 }
 
 // FindingResult is one finding set beside a run.
@@ -129,28 +139,55 @@ func compareFinding(s *Seed, f *Finding, run *results.Run) FindingResult {
 	fr := FindingResult{Finding: f}
 	var stand map[string]*results.Target
 	var ours map[string]map[float64]float64 // engine → size → value, finding's unit
+	spreads := map[string]map[float64]float64{}
 	if f.Ours != nil {
 		stand = standIns(s, run, f.Ours.Workload)
 		ours = map[string]map[float64]float64{}
+		// Ours of the finding's own engines: two of the seed's engines
+		// may share a stand-in (OnvaKV and its C++ B-tree build: both
+		// moeingads), and one the finding has no figure of is set against
+		// nothing.
+		// A conclusion without figures of its own reads every engine
+		// its claim names.
+		figured := map[string]bool{}
+		for _, g := range f.Figures {
+			figured[g.Engine] = true
+		}
+		for _, e := range append([]string{f.Claim.Of, f.Claim.To}, f.Claim.Engines...) {
+			if e != "" && len(f.Figures) == 0 {
+				figured[e] = true
+			}
+		}
 		for e, t := range stand {
-			ours[e] = values(run, t, f.Ours, f.Unit)
+			if figured[e] {
+				ours[e], spreads[e] = values(run, t, f.Ours, f.Unit)
+			}
 		}
 	}
 	var seedPts []Point
 	for _, g := range f.Figures {
 		v, _ := convert(g.Value, g.Unit, f.Unit)
-		seedPts = append(seedPts, Point{Engine: g.Engine, N: g.N, Value: v})
+		seedPts = append(seedPts, Point{Engine: g.Engine, N: g.N, Value: v, Precision: PrecisionOf(g.Value)})
 		row := Row{Figure: g}
 		switch t := stand[g.Engine]; {
 		case f.Ours == nil:
 			row.Missing = NotMeasured
+		case len(s.Engine(g.Engine).Targets) == 0:
+			row.Missing = NoStandIn
 		case t == nil:
 			row.Missing = EngineNotRun
+		case f.Ours.Value == "gc_passes":
+			row.Target = t.Name
+			if row.Detail = gcDetail(t, f.Ours, f.Unit); row.Detail == "" {
+				row.Missing = SizeNotRun
+			}
 		default:
 			row.Target = t.Name
 			if o, ok := ours[g.Engine][g.N]; ok {
 				row.Ours, _ = convert(o, f.Unit, g.Unit)
 				row.Have = true
+			} else if unlike(t, f.Ours) {
+				row.Missing = NotRunAsTheSeeds + " (" + whereText(f.Ours.Where) + ")"
 			} else {
 				row.Missing = SizeNotRun
 			}
@@ -164,25 +201,42 @@ func compareFinding(s *Seed, f *Finding, run *results.Run) FindingResult {
 	sort.Strings(engines)
 	for _, e := range engines {
 		for _, n := range sortedKeys(ours[e]) {
-			fr.Ours = append(fr.Ours, Point{Engine: e, N: n, Value: ours[e][n]})
+			fr.Ours = append(fr.Ours, Point{Engine: e, N: n, Value: ours[e][n], Spread: spreads[e][n]})
 		}
 	}
-	fr.Verdict = Compare(seedPts, fr.Ours)
+	if f.Claim.Kind == ClaimFails && f.Ours != nil {
+		fr.Ours = append(fr.Ours, failures(run, stand, f.Ours)...)
+	}
+	fr.Verdict = Judge(f.Claim, seedPts, fr.Ours)
 	if f.Ours == nil {
-		fr.Verdict.Why = NotMeasured
+		fr.Verdict.Outcome, fr.Verdict.Why = NotComparable, NotMeasured
+	}
+	if fr.Verdict.Outcome == NotComparable && f.Needs != "" {
+		fr.Verdict.Why = f.Needs
+	}
+	if f.Ours != nil && f.Ours.Value == "gc_passes" && fr.Verdict.Outcome == NotComparable {
+		fr.Verdict.Why = GCNotOneFigure
 	}
 	if fr.Verdict.Outcome == Differs {
-		fr.Verdict.Reasons = reasons(s, f, run, stand, fr.Ours)
+		fr.Verdict.Reasons = reasons(s, f, run, stand, fr.Ours, fr.Verdict)
 	}
 	return fr
 }
 
 // values are a target's figures of a finding by size (several steps at
-// one size: their mean), in unit.
-func values(run *results.Run, t *results.Target, o *Ours, unit string) map[float64]float64 {
+// one size: their mean), in unit, and their relative spread ((max -
+// min) / mean; 0 for one step).
+func values(run *results.Run, t *results.Target, o *Ours, unit string) (map[float64]float64, map[float64]float64) {
 	sum, cnt := map[float64]float64{}, map[float64]int{}
+	lo, hi := map[float64]float64{}, map[float64]float64{}
 	add := func(n, v float64) {
 		if c, err := convert(v, o.unit(), unit); err == nil && !math.IsNaN(c) && !math.IsInf(c, 0) {
+			if cnt[n] == 0 || c < lo[n] {
+				lo[n] = c
+			}
+			if cnt[n] == 0 || c > hi[n] {
+				hi[n] = c
+			}
 			sum[n] += c
 			cnt[n]++
 		}
@@ -212,11 +266,14 @@ func values(run *results.Run, t *results.Target, o *Ours, unit string) map[float
 			add(n, v)
 		}
 	}
-	out := map[float64]float64{}
+	out, spread := map[float64]float64{}, map[float64]float64{}
 	for n, v := range sum {
 		out[n] = v / float64(cnt[n])
+		if out[n] != 0 {
+			spread[n] = (hi[n] - lo[n]) / math.Abs(out[n])
+		}
 	}
-	return out
+	return out, spread
 }
 
 // cutShort reports whether a step stopped at a workload's phase budget
@@ -237,7 +294,7 @@ func cutShort(st *results.Step, value string) bool {
 		return true
 	}
 	switch value {
-	case "seconds", "disk", "ops_per_s", "sustainable":
+	case "seconds", "disk", "ops_per_s", "sustainable", "per_request_time", "mem_growth", "cpu":
 		return true
 	}
 	return strings.HasPrefix(value, "metric:")
@@ -310,6 +367,26 @@ func stepValue(st *results.Step, value string) (float64, bool) {
 		return float64(l.P999), l.Count > 0
 	case "latency.max":
 		return float64(l.Max), l.Count > 0
+	case "per_request_time":
+		// ab's "Time per request (mean)": concurrency × the test's time /
+		// the requests done (ab.c), in seconds.
+		c, r := st.Metrics["concurrency"], st.Metrics["requests"]
+		return c * st.Seconds / r, c > 0 && r > 0 && st.Seconds > 0
+	case "mem_growth":
+		// What the engine's memory grew by over the step.
+		return memGrowth(st.Footprint())
+	case "cpu":
+		// The engine's CPU over the step (100 = one core busy): over its
+		// timed part where that was sampled (a worker's), else over the
+		// whole step (a server's, sampled around it).
+		fp := st.Footprint()
+		if fp.Timed != nil && fp.Timed.Seconds > 0 {
+			return fp.Timed.CPUPercent, true
+		}
+		return fp.CPUPercent, fp.Interval() > 0
+	}
+	if rest, ok := strings.CutPrefix(value, "by_op."); ok {
+		return byOpValue(st, rest)
 	}
 	if name, ok := strings.CutPrefix(value, "metric:"); ok {
 		v, ok := st.Metrics[name]
@@ -327,86 +404,4 @@ func stepValue(st *results.Step, value string) (float64, bool) {
 		return float64(h.ValueAtQuantile(p)), true
 	}
 	return 0, false
-}
-
-// reasons are what results.json measures that sets this run apart from
-// the seed's for a finding: the durability class of the targets
-// compared, data held whole in the page cache, and the CPU count.
-func reasons(s *Seed, f *Finding, run *results.Run, stand map[string]*results.Target, ours []Point) []string {
-	var out []string
-	compared := map[string]bool{}
-	for _, p := range ours {
-		compared[p.Engine] = true
-	}
-	var engines []string
-	for e := range compared {
-		engines = append(engines, e)
-	}
-	sort.Strings(engines)
-
-	// Every target of a run writes in the run's durability class, or
-	// under "default" in the class of its engine's own default.
-	if run.Durability == "default" && s.Durability != "" {
-		var differ []string
-		for _, e := range engines {
-			if t := stand[e]; t != nil && t.Settings["durability_class"] != "" && t.Settings["durability_class"] != s.Durability {
-				differ = append(differ, fmt.Sprintf("%s %s", e, t.Settings["durability_class"]))
-			}
-		}
-		if len(differ) > 0 {
-			out = append(out, fmt.Sprintf("durability class differs: the seed's engines %s (%s); ours each engine's default: %s (the Targets table says what each default is)",
-				s.Durability, s.DurabilityNote, strings.Join(differ, ", ")))
-		}
-	} else if s.Durability != "" && run.Durability != "" && run.Durability != s.Durability && len(engines) > 0 {
-		out = append(out, fmt.Sprintf("durability class differs: the seed's engines %s (%s), ours %s (each target's setting is in the Targets table)", s.Durability, s.DurabilityNote, run.Durability))
-	}
-
-	// Held whole in the page cache: a reason where the seed's machine's
-	// RAM is known (its data could outgrow it; a seed that does not say
-	// leaves nothing to set ours against).
-	seedRAM := 0.0
-	for _, g := range f.Figures {
-		if compared[g.Engine] {
-			seedRAM = math.Max(seedRAM, s.HardwareOf(g.Hardware).RAMGiB)
-		}
-	}
-	if f.Ours != nil && seedRAM > 0 {
-		var cached []string
-		for _, e := range engines {
-			t := stand[e]
-			var best *results.Step
-			for _, st := range t.Steps {
-				if st.Workload == f.Ours.Workload && (f.Ours.Phase == "" || st.Phase == f.Ours.Phase) && st.Error == "" {
-					if best == nil || st.N > best.N {
-						best = st
-					}
-				}
-			}
-			if best == nil {
-				continue
-			}
-			fp := best.Footprint()
-			if fp.CacheTotal > 0 && float64(fp.CacheResident) >= 0.9*float64(fp.CacheTotal) {
-				cached = append(cached, fmt.Sprintf("%s at %s: %s of its %s of files cached", t.Name, section.Count(best.N), section.Bytes(fp.CacheResident), section.Bytes(fp.CacheTotal)))
-			}
-		}
-		if len(cached) > 0 {
-			out = append(out, fmt.Sprintf("the data fits in the page cache here (%s; RAM %s, the seed's machine %g GiB)", strings.Join(cached, "; "), section.Bytes(run.Host.MemTotalBytes), seedRAM))
-		}
-	}
-
-	cpus := run.Host.LogicalCPUs
-	seen := map[string]bool{}
-	var other []string
-	for _, g := range f.Figures {
-		h := s.HardwareOf(g.Hardware)
-		if compared[g.Engine] && h.CPUs > 0 && h.CPUs != cpus && !seen[h.ID] {
-			seen[h.ID] = true
-			other = append(other, fmt.Sprintf("%d (%s)", h.CPUs, h.ID))
-		}
-	}
-	if len(other) > 0 && cpus > 0 {
-		out = append(out, fmt.Sprintf("CPU count differs: the seed's %s, ours %d", strings.Join(other, ", "), cpus))
-	}
-	return out
 }

@@ -35,7 +35,10 @@ type Seed struct {
 	DurabilityNote string     `yaml:"durability_note"`
 	Hardware       []Hardware `yaml:"hardware"`
 	Engines        []Engine   `yaml:"engines"`
-	Findings       []Finding  `yaml:"findings"`
+	// Methods are the ways the seed measured that a run here does not
+	// share, each with its lines.
+	Methods  []Method  `yaml:"methods"`
+	Findings []Finding `yaml:"findings"`
 }
 
 // Hardware is a machine the seed measured on.
@@ -73,7 +76,28 @@ type Finding struct {
 	// show it (the seed's figures, and that nothing here is like them).
 	Workload string   `yaml:"workload"`
 	Figures  []Figure `yaml:"figures"`
+	// Claim is what the finding claims (ClaimAuto: the ordering and the
+	// growth its figures show).
+	Claim Claim `yaml:"claim"`
+	// Says is the seed's own sentence, on its lines Source: a
+	// conclusion the seed draws (its figures, if any, from finding Of).
+	Says   string `yaml:"says"`
+	Source []int  `yaml:"source"`
+	Of     string `yaml:"of"`
+	// DependsOn are the conditions the finding's figure depends on,
+	// which a verdict that differs looks for in the run as causes:
+	// durability, page_cache, cpus, network, baseline, scale.
+	DependsOn []string `yaml:"depends_on"`
+	// Scale is the size the seed measured the finding at, where a run
+	// may be cut below it.
+	Scale Scale `yaml:"scale"`
+	// Needs says what run would test a claim no run here can (a cluster
+	// of ten machines, a machine with 96 GB): its "not comparable".
+	Needs string `yaml:"needs"`
 }
+
+// Causes a finding may depend on (Finding.DependsOn).
+var Causes = []string{"durability", "page_cache", "cpus", "network", "baseline", "scale"}
 
 // WorkloadOf is the workload a finding belongs to ("" none).
 func (f *Finding) WorkloadOf() string {
@@ -190,17 +214,36 @@ func (s *Seed) check() error {
 		}
 		eng[e.Name] = true
 	}
+	for _, m := range s.Methods {
+		if !contains(Causes, m.Cause) || m.Seed == "" || m.Ours == "" || len(m.Source) == 0 {
+			return fmt.Errorf("method %q: needs a cause (%s), what the seed did, what we do, and its lines", m.Seed, strings.Join(Causes, ", "))
+		}
+	}
 	ids := map[string]bool{}
+	if err := s.resolveOf(); err != nil {
+		return err
+	}
 	for fi := range s.Findings {
 		f := &s.Findings[fi]
 		if f.ID == "" || ids[f.ID] {
 			return fmt.Errorf("finding %q: empty or listed twice", f.ID)
 		}
 		ids[f.ID] = true
+		if err := f.Claim.check(eng); err != nil {
+			return fmt.Errorf("finding %s: claim: %w", f.ID, err)
+		}
+		for _, c := range f.DependsOn {
+			if !contains(Causes, c) {
+				return fmt.Errorf("finding %s: depends_on %q unknown (%s)", f.ID, c, strings.Join(Causes, ", "))
+			}
+		}
+		if (f.Says == "") != (len(f.Source) == 0) {
+			return fmt.Errorf("finding %s: says and source go together (the seed's sentence and its lines)", f.ID)
+		}
 		if _, ok := units[f.Unit]; !ok {
 			return fmt.Errorf("finding %s: unit %q unknown", f.ID, f.Unit)
 		}
-		if len(f.Figures) == 0 {
+		if len(f.Figures) == 0 && f.Says == "" {
 			return fmt.Errorf("finding %s: no figures", f.ID)
 		}
 		if f.Ours == nil && f.Workload == "" {
@@ -234,8 +277,44 @@ func (s *Seed) check() error {
 	return nil
 }
 
+// resolveOf gives a conclusion that names another finding (Of) that
+// finding's figures, mapping, unit and size, unless it states its own.
+func (s *Seed) resolveOf() error {
+	byID := map[string]*Finding{}
+	for i := range s.Findings {
+		byID[s.Findings[i].ID] = &s.Findings[i]
+	}
+	for i := range s.Findings {
+		f := &s.Findings[i]
+		if f.Of == "" {
+			continue
+		}
+		src, ok := byID[f.Of]
+		if !ok || src.Of != "" {
+			return fmt.Errorf("finding %s: of %q: no such finding of figures", f.ID, f.Of)
+		}
+		if len(f.Figures) == 0 {
+			f.Figures = append([]Figure(nil), src.Figures...)
+		}
+		if f.Ours == nil && f.Workload == "" {
+			if src.Ours != nil {
+				o := *src.Ours
+				f.Ours = &o
+			}
+			f.Workload = src.Workload
+		}
+		if f.Unit == "" {
+			f.Unit, f.Size, f.Operation = src.Unit, src.Size, src.Operation
+		}
+		if len(f.DependsOn) == 0 {
+			f.DependsOn = src.DependsOn
+		}
+	}
+	return nil
+}
+
 var sizeRE = regexp.MustCompile(`^(n|cpus|none|metric:[a-z0-9_]+|label:[a-z0-9_]+)$`)
-var valueRE = regexp.MustCompile(`^(seconds|ops_per_s|latency\.(mean|min|p[0-9]+|max)|disk|mem|cache|sustainable|metric:[a-z0-9_]+)$`)
+var valueRE = regexp.MustCompile(`^(seconds|ops_per_s|per_request_time|latency\.(mean|min|p[0-9]+|max)|by_op\.[A-Za-z0-9_-]+\.(mean|min|p[0-9]+|max)|disk|mem|mem_growth|cache|cpu|sustainable|gc_passes|metric:[a-z0-9_]+)$`)
 
 func (o *Ours) check(unit string) error {
 	if o.Workload == "" {
@@ -261,14 +340,16 @@ func (o *Ours) check(unit string) error {
 // unit is the unit our value comes in.
 func (o *Ours) unit() string {
 	switch {
-	case o.Value == "seconds":
+	case o.Value == "seconds", o.Value == "per_request_time", o.Value == "gc_passes":
 		return "s"
 	case o.Value == "ops_per_s", o.Value == "sustainable":
 		return "ops/s"
-	case strings.HasPrefix(o.Value, "latency."):
+	case strings.HasPrefix(o.Value, "latency."), strings.HasPrefix(o.Value, "by_op."):
 		return "ns"
-	case o.Value == "disk", o.Value == "mem", o.Value == "cache":
+	case o.Value == "disk", o.Value == "mem", o.Value == "mem_growth", o.Value == "cache":
 		return "B"
+	case o.Value == "cpu":
+		return "%"
 	}
 	return o.Unit
 }

@@ -11,7 +11,10 @@ type unitDef struct {
 
 // units are the units seed figures and our values come in. The seeds'
 // "74M of disk space" and "15559M ca" are du's and top's: binary (MiB);
-// "MB" and "GB" as the seeds write them are decimal.
+// "MB" and "GB" as the seeds write them are decimal. A load average
+// (seed 000's "2.88 of load for 4 cpu": runnable tasks, averaged) is a
+// dimension of its own: it is neither a percentage nor a count of
+// anything else, so it converts to nothing but itself.
 var units = map[string]unitDef{
 	"ns": {"time", 1e-9}, "ms": {"time", 1e-3}, "s": {"time", 1}, "min": {"time", 60}, "h": {"time", 3600},
 	"B": {"bytes", 1}, "MiB": {"bytes", 1 << 20}, "GiB": {"bytes", 1 << 30}, "MB": {"bytes", 1e6}, "GB": {"bytes", 1e9},
@@ -19,6 +22,7 @@ var units = map[string]unitDef{
 	"calls/s": {"rate", 1}, "ticks/s": {"rate", 1}, "points/s": {"rate", 1}, "transfers/s": {"rate", 1},
 	"MB/s": {"byterate", 1e6},
 	"":     {"count", 1}, "users": {"count", 1}, "%": {"count", 0.01},
+	"load average": {"load", 1},
 }
 
 // convert expresses v (in unit from) in unit to.

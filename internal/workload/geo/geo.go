@@ -423,6 +423,33 @@ type pass struct {
 	cutoff     int64
 	deleted    int64
 	cut        bool // the load ended during the pass
+	// behind: the next pass was already due when this one ended (it
+	// took longer than the interval between passes: the GC fell behind
+	// the ingest).
+	behind bool
+	final  bool // the pass after the load
+}
+
+// Outcomes of a GC pass (fact gc_pass_outcomes, one per pass of fact
+// gc_passes): done before the next pass was due, done after it was due,
+// cut short by the end of the load, or the final pass after the load.
+const (
+	PassKeptUp = "kept_up"
+	PassBehind = "behind"
+	PassCut    = "cut"
+	PassFinal  = "final"
+)
+
+func (p pass) outcome() string {
+	switch {
+	case p.final:
+		return PassFinal
+	case p.cut:
+		return PassCut
+	case p.behind:
+		return PassBehind
+	}
+	return PassKeptUp
 }
 
 // cutoffAt is the GC cutoff when the newest ingested minute is last: the
@@ -452,7 +479,10 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 		passes     []pass
 		lastCutoff int64
 	)
-	gcPass := func(ctx context.Context, cutoff int64) error {
+	// due, when not nil, says at a pass's end whether the next pass is
+	// already due (the pass took longer than the interval between
+	// passes); nil: the final pass.
+	gcPass := func(ctx context.Context, cutoff int64, due func(took time.Duration) bool) error {
 		passMu.Lock()
 		defer passMu.Unlock()
 		if cutoff <= lastCutoff {
@@ -460,16 +490,18 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 		}
 		t0 := time.Now()
 		n, err := r.store.DeleteBefore(ctx, cutoff)
+		end := time.Now()
 		if err != nil && ctx.Err() != nil {
 			// The load ended during the pass: it is cut short (the final
 			// pass after the load finishes the work) and still counted.
-			passes = append(passes, pass{start: t0, end: time.Now(), cutoff: cutoff, deleted: n, cut: true})
+			passes = append(passes, pass{start: t0, end: end, cutoff: cutoff, deleted: n, cut: true})
 			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("geo: GC pass deleting points before %d: %w", cutoff, err)
 		}
-		passes = append(passes, pass{start: t0, end: time.Now(), cutoff: cutoff, deleted: n})
+		passes = append(passes, pass{start: t0, end: end, cutoff: cutoff, deleted: n,
+			behind: due != nil && due(end.Sub(t0)), final: due == nil})
 		lastCutoff = cutoff
 		return nil
 	}
@@ -480,8 +512,8 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 	faulted := len(r.st.Faults) > 0
 	var gcErrs atomic.Int64
 	var gcFirstErr atomic.Value
-	tolerant := func(ctx context.Context, cutoff int64) error {
-		err := gcPass(ctx, cutoff)
+	tolerant := func(ctx context.Context, cutoff int64, due func(time.Duration) bool) error {
+		err := gcPass(ctx, cutoff, due)
 		if err == nil || !faulted || ctx.Err() != nil {
 			return err
 		}
@@ -510,7 +542,13 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 			}
 			prev := lastPassSim
 			lastPassSim = TS(last + 1)
-			if err := tolerant(ctx, r.cutoffAt(last)); err != errGCFailed {
+			// Behind: by the pass's end the data's clock has moved on
+			// another everySim seconds, so the next pass is due at once.
+			due := func(time.Duration) bool {
+				now := (done.Load()*B)/r.sim.Users - 1
+				return TS(now+1)-lastPassSim >= everySim
+			}
+			if err := tolerant(ctx, r.cutoffAt(last), due); err != errGCFailed {
 				return err
 			}
 			lastPassSim = prev // due again at the next look
@@ -521,7 +559,10 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 			// Minutes before the committed batches' are complete but for
 			// the few batches in flight, which are far newer than the cutoff.
 			last := (done.Load()*B)/r.sim.Users - 1
-			if err := tolerant(ctx, r.cutoffAt(last)); err != errGCFailed {
+			// Behind: the pass took longer than the interval, so the
+			// next one is due at once.
+			due := func(took time.Duration) bool { return took >= time.Duration(r.p.GC.Every) }
+			if err := tolerant(ctx, r.cutoffAt(last), due); err != errGCFailed {
 				return err
 			}
 			return nil
@@ -604,7 +645,7 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 	// newest point goes, so the checks below are exact.
 	final := r.cutoffAt(last)
 	t0 := time.Now()
-	if err := retryGC(ctx, func() error { return tolerant(ctx, final) }); err != nil {
+	if err := retryGC(ctx, func() error { return tolerant(ctx, final, nil) }); err != nil {
 		return res, err
 	}
 	if n := gcErrs.Load(); n > 0 {
@@ -631,28 +672,44 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 
 	res.Verify = results.Verify{Checked: checked}
 	m["points_held"] = float64(r.sim.Count(h))
-	var iv []string
+	var iv, outcomes, deleted []string
 	for _, ps := range passes {
 		iv = append(iv, fmt.Sprintf("%.1f-%.1f", ps.start.Sub(res.Started).Seconds(), ps.end.Sub(res.Started).Seconds()))
+		outcomes = append(outcomes, ps.outcome())
+		d := "-" // not counted (a range or partition delete)
+		if ps.deleted >= 0 {
+			d = strconv.FormatInt(ps.deleted, 10)
+		}
+		deleted = append(deleted, d)
 	}
 	res.Facts["gc_passes"] = strings.Join(iv, " ")
+	res.Facts["gc_pass_outcomes"] = strings.Join(outcomes, " ")
+	res.Facts["gc_pass_deleted"] = strings.Join(deleted, " ")
 	res.Facts["held"] = fmt.Sprintf("points of minutes %d..%d (%d users), cutoff %s", FirstMinute(h), last, r.sim.Users, time.Unix(h.Cutoff, 0).UTC().Format(time.RFC3339))
 	return res, nil
 }
 
 // gcMetrics adds the GC passes run during the load (passes) to res: how
-// many, how many were cut short, their mean and longest, the points they
-// deleted, and the insert rate during them and outside them.
+// many, how many were cut short, how many fell behind (the next pass due
+// before they ended), how many deleted nothing (where deletes are
+// counted), their mean and longest, the points they deleted, and the
+// insert rate during them and outside them.
 func (r *run) gcMetrics(res *results.Step, passes []pass) {
 	m := res.Metrics
 	var deleted int64
 	var busy, longest float64
-	var gcPasses, cut int
+	var gcPasses, cut, behind, empty int
 	uncounted := false // a store that cannot count its deletes cheaply
 	for _, ps := range passes {
 		gcPasses++
 		if ps.cut {
 			cut++
+		}
+		if ps.behind {
+			behind++
+		}
+		if ps.deleted == 0 && !ps.cut {
+			empty++
 		}
 		d := ps.end.Sub(ps.start).Seconds()
 		busy += d
@@ -666,6 +723,10 @@ func (r *run) gcMetrics(res *results.Step, passes []pass) {
 	}
 	m["gc_passes"] = float64(gcPasses)
 	m["gc_passes_cut"] = float64(cut)
+	m["gc_passes_behind"] = float64(behind)
+	if !uncounted {
+		m["gc_passes_empty"] = float64(empty)
+	}
 	if gcPasses > 0 {
 		m["gc_pass_mean_s"] = busy / float64(gcPasses)
 		m["gc_pass_max_s"] = longest

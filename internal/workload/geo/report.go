@@ -30,6 +30,8 @@ func init() {
 			{Name: "moving_users", Phases: ing, Agg: section.Rate, Better: section.Higher, What: "users at one point a minute the last part's rate serves (QPS × 60)"},
 			{Name: "gc_passes", Phases: ing, Agg: section.Sum, What: "GC passes during the ingest"},
 			{Name: "gc_passes_cut", Phases: ing, Agg: section.Sum, What: "GC passes the end of the ingest cut short (the final pass finishes their work)"},
+			{Name: "gc_passes_behind", Phases: ing, Agg: section.Sum, Better: section.Lower, What: "GC passes that fell behind: the next pass was due before they ended"},
+			{Name: "gc_passes_empty", Phases: ing, Agg: section.Sum, What: "GC passes that deleted nothing (nothing older than the retention yet)"},
 			{Name: "gc_pass_mean_s", Phases: ing, Unit: "s", Agg: section.Mean, Better: section.Lower, What: "mean duration of a GC pass"},
 			{Name: "gc_pass_max_s", Phases: ing, Unit: "s", Agg: section.Max, Better: section.Lower, What: "longest GC pass"},
 			{Name: "gc_deleted", Phases: ing, Agg: section.Sum, What: "points the GC passes deleted during the ingest"},
