@@ -58,6 +58,9 @@ type Attempt struct {
 	BatchSize int           `json:"size"`
 	Acked     bool          `json:"acked"`
 	At        time.Duration `json:"at,omitempty"`
+	// TimedOut: the engine timed the write out before the crash (it
+	// may still have applied it: present after the crash, a phantom).
+	TimedOut bool `json:"timed_out,omitempty"`
 }
 
 // Counts are what a read-back after a crash found.
@@ -76,11 +79,14 @@ type Counts struct {
 	// Phantom: not acknowledged, yet present and whole (a write that
 	// landed before the crash cut its acknowledgement: allowed, counted).
 	Phantom int64
+	// TimedOut: records whose write the engine timed out before the
+	// crash (counted among Unacked too).
+	TimedOut int64
 }
 
 // Add sums c and d.
 func (c Counts) Add(d Counts) Counts {
-	return Counts{c.Acked + d.Acked, c.Unacked + d.Unacked, c.Lost + d.Lost, c.Corrupted + d.Corrupted, c.Torn + d.Torn, c.Phantom + d.Phantom}
+	return Counts{c.Acked + d.Acked, c.Unacked + d.Unacked, c.Lost + d.Lost, c.Corrupted + d.Corrupted, c.Torn + d.Torn, c.Phantom + d.Phantom, c.TimedOut + d.TimedOut}
 }
 
 // Check reads back every attempted record with get (kv.ErrNotFound for
@@ -98,6 +104,9 @@ func Check(attempts []Attempt, valueSize int, get func(key []byte) ([]byte, erro
 			c.Acked++
 		} else {
 			c.Unacked++
+		}
+		if a.TimedOut {
+			c.TimedOut++
 		}
 		v, err := get(Key(a.Writer, a.Seq))
 		present := err == nil

@@ -16,13 +16,13 @@ func TestCheckCountsLostCorruptedTornPhantom(t *testing.T) {
 	// 4, acknowledged; 6 a single put in flight (unacknowledged).
 	// Writer 1: 0..2 a batch of 3, unacknowledged.
 	var attempts []Attempt
-	attempts = append(attempts, Attempt{0, 0, 0, 1, true, 1 * time.Millisecond}, Attempt{0, 1, 1, 1, true, 2 * time.Millisecond})
+	attempts = append(attempts, Attempt{0, 0, 0, 1, true, 1 * time.Millisecond, false}, Attempt{0, 1, 1, 1, true, 2 * time.Millisecond, false})
 	for s := uint64(2); s < 6; s++ {
-		attempts = append(attempts, Attempt{0, s, 2, 4, true, 3 * time.Millisecond})
+		attempts = append(attempts, Attempt{0, s, 2, 4, true, 3 * time.Millisecond, false})
 	}
-	attempts = append(attempts, Attempt{0, 6, 6, 1, false, 0})
+	attempts = append(attempts, Attempt{0, 6, 6, 1, false, 0, false})
 	for s := uint64(0); s < 3; s++ {
-		attempts = append(attempts, Attempt{1, s, 0, 3, false, 0})
+		attempts = append(attempts, Attempt{1, s, 0, 3, false, 0, false})
 	}
 	store := map[string][]byte{}
 	put := func(a Attempt) { store[string(Key(a.Writer, a.Seq))] = Value(a.Writer, a.Seq, a.Batch, a.BatchSize, n) }

@@ -326,7 +326,7 @@ func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.St
 	}
 	sort.Float64s(recov)
 	res.Metrics = map[string]float64{
-		"trials": float64(trials), "acked": float64(total.Acked), "unacked": float64(total.Unacked),
+		"trials": float64(trials), "acked": float64(total.Acked), "unacked": float64(total.Unacked), "write_timeouts": float64(total.TimedOut),
 		"lost": float64(total.Lost), "lost_trials": float64(lostTrials), "corrupted": float64(total.Corrupted),
 		"torn": float64(total.Torn), "phantom": float64(total.Phantom),
 	}
@@ -612,6 +612,7 @@ func write(c writerConn, w int, p Params, quota int64, start time.Time, reached 
 	var out []Attempt
 	var seq uint64
 	var acked int64
+	timeouts := 0 // in a row
 	signalled := quota <= 0
 	defer func() {
 		if !signalled {
@@ -645,9 +646,17 @@ func write(c writerConn, w int, p Params, quota int64, start time.Time, reached 
 			case <-crashing:
 				return out, nil
 			default:
-				return out, err
 			}
+			if tc, ok := c.(timeouter); ok && tc.timedOut(err) && timeouts < maxTimeouts {
+				timeouts++
+				for i := first; i < len(out); i++ {
+					out[i].TimedOut = true
+				}
+				continue
+			}
+			return out, err
 		}
+		timeouts = 0
 		at := time.Since(start)
 		for i := first; i < len(out); i++ {
 			out[i].Acked, out[i].At = true, at

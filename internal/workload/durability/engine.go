@@ -208,6 +208,16 @@ type writerConn interface {
 	write(kvs [][]byte) error
 }
 
+// timeouter is a writer connection whose engine may time a write out
+// under load without having failed (Cassandra's write timeout, 2 s by
+// default, under a loaded machine): the write is then neither
+// acknowledged nor refused, and may still land (a phantom, allowed).
+type timeouter interface{ timedOut(err error) bool }
+
+// maxTimeouts in a row end a writer: an engine that times out every
+// write has failed.
+const maxTimeouts = 10
+
 // engine is the writers' side of an engine process.
 type engine struct {
 	cmd     *exec.Cmd

@@ -369,6 +369,13 @@ func newCQLConn(ctx context.Context, t tconn.CQL) (*cqlConn, error) {
 	return &cqlConn{s: s, ins: "INSERT INTO " + ks + ".durability (k, v) VALUES (?, ?)", all: "SELECT k, v FROM " + ks + ".durability"}, nil
 }
 
+// timedOut: Cassandra's write timeout (the coordinator did not hear
+// from the replica in time) or the driver's own.
+func (c *cqlConn) timedOut(err error) bool {
+	var wt *gocql.RequestErrWriteTimeout
+	return errors.As(err, &wt) || errors.Is(err, gocql.ErrTimeoutNoResponse)
+}
+
 func (c *cqlConn) write(kvs [][]byte) error {
 	if len(kvs) == 2 {
 		return c.s.Query(c.ins, kvs[0], kvs[1]).Exec()
