@@ -66,6 +66,8 @@ var rules = []rule{
 		Why: "package kv is the engines' interface, below targets and workloads"},
 	{From: "internal/measure", To: []string{"internal/target", "internal/workload", "internal/coordinator", "internal/cli"}, Tests: true,
 		Why: "measurement is a building block, below targets and workloads"},
+	{From: "internal/machine", To: append([]string{"internal/target", "internal/workload", "internal/coordinator", "internal/cli", "internal/worker"}, outputs...), Tests: true,
+		Why: "a machine shape is a building block (cgroups for a process tree); the coordinator places its processes there"},
 }
 
 // knownWrong lists the imports that break a rule today, each by file

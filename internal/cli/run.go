@@ -113,6 +113,29 @@ Examples:
   storebench run ledger --metrics 127.0.0.1:9464 --export csv=/tmp/ledger-csv
   storebench run ycsb --targets redis --workers 4          # four worker processes, merged exactly
   storebench run ycsb --targets postgres --hosts local,ssh://bench@10.0.0.7 --ssh-identity ~/.ssh/bench
+  storebench run ycsb --targets rocksdb,redis --machine cpus=0.5,memory=256MiB --machine cpus=1,memory=1GiB
+
+Machines (--machine SHAPE, repeatable, or a study's machines: list of
+the same strings): each target runs once per machine shape, each time on
+a fresh worker process (an embedded engine) or a fresh managed server,
+with fresh data, its processes held by the kernel (cgroup v1, as root) to
+the shape's limits: cpus (a CFS quota, e.g. 0.5 of a core), cpuset (the
+CPUs it may run on), memory (anonymous memory and page cache together),
+disk_iops and disk_mbps (on the disk that holds the data). An embedded
+engine's worker is placed in the machine as it starts; a server's process
+tree right after it started (memory charged before stays outside); the
+load generator (the coordinator, and a server's client worker) stays
+outside. The target is named TARGET@SHAPE and titled "Title on SHAPE",
+so tables print the shapes side by side; results.json has its machine,
+and each step the group's own counters as metrics machine_cpu_seconds,
+machine_cpu_cores, machine_cpu_throttled_seconds,
+machine_memory_peak_bytes, machine_page_cache_bytes,
+machine_disk_read_bytes, machine_disk_write_bytes and others. A limit
+that cannot be enforced here (not root, no controller, a server named by
+URI, a device the kernel cannot throttle such as tmpfs) makes that
+target's steps on that machine "n/a: reason", never a run without the
+limit. Groups are removed when the target ends, also after Ctrl-C; those
+of a storebench killed with -9 by the next run.
 
 Live metrics (--metrics 127.0.0.1:9464): while the run lasts,
 http://ADDR/metrics serves each step's operations and throughput (live
@@ -174,7 +197,8 @@ func runStudy(args []string, stdout, stderr io.Writer, ended func(dir string)) i
 	accept := fs.Bool("accept-estimate", false, "run a --scale whose up-front estimate of time and disk does not fit this machine (its free disk, the study's limits, or a day without a time limit); without it such a run is refused with the estimate")
 	quiet := fs.Bool("quiet", false, "do not print the report at the end (it is still written)")
 	metricsAddr := fs.String("metrics", "", "serve the run's figures live in the OpenMetrics format at http://ADDR/metrics, e.g. 127.0.0.1:9464 (name the interface: :9464 or 0.0.0.0 is refused)")
-	var allowNonempty multiFlag
+	var allowNonempty, machines multiFlag
+	fs.Var(&machines, "machine", "run every target on this machine shape (repeatable: once per shape, each on a fresh worker or server with fresh data), limits as cpus=0.5,memory=256MiB,disk_iops=3000,disk_mbps=125,cpuset=1; replaces the study's machines:. A limit this machine cannot enforce makes the target's steps n/a with the reason")
 	fs.Var(&allowNonempty, "allow-nonempty", "run on a server named by URI whose database already holds data: TARGET (its name, e.g. redis) or its URI, comma-separated or repeated; storebench then writes only under its own key prefixes (tables, collections) and removes only what it wrote. Without it such a server is refused, exit 2")
 	fs.Var(&exports, "export", "also write the figures as flat files: csv=DIR or jsonl=DIR (repeatable): DIR/steps.csv, one row per step, and DIR/ticks.csv, one row per second of each step")
 	profile := fs.String("profile", "", "write pprof profiles of each worker's steps, comma-separated kinds of cpu,mutex,block, to profiles/<target>/<step>.<kind>.pprof (read them with go tool pprof)")
@@ -249,6 +273,7 @@ func runStudy(args []string, stdout, stderr io.Writer, ended func(dir string)) i
 	}
 	o.Set = sets
 	o.SSHOptions = sshOptions
+	o.Machines = machines
 	if err := s.Apply(o); err != nil {
 		var se *study.Error
 		if errors.As(err, &se) {

@@ -20,6 +20,7 @@ import (
 
 	"storebench/internal/event"
 	"storebench/internal/kv"
+	"storebench/internal/machine"
 	"storebench/internal/redact"
 	"storebench/internal/results"
 	sproc "storebench/internal/server/proc"
@@ -79,6 +80,10 @@ type Plan struct {
 	// step is recorded as "n/a" with that reason and the target's other
 	// steps run.
 	NA [][]string
+	// Slots are the target runs, in order: each target once per machine
+	// shape of the study (machines:, --machine), or once when it names
+	// none. Indexes into Targets and NA by Slot.Target.
+	Slots []Slot
 }
 
 // match checks every step against what a target provides and returns,
@@ -260,6 +265,9 @@ func prepare(s *study.Study) (*Plan, error) {
 		p.Targets = append(p.Targets, info)
 		p.NA = append(p.NA, why)
 	}
+	if err := planSlots(s, p); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -362,8 +370,17 @@ func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, erro
 		runCtx, cancelLimit = context.WithTimeout(ctx, time.Duration(s.Limits.Time))
 	}
 	defer cancelLimit()
-	for i := range s.Targets {
-		runTargetIn(ctx, runCtx, o, run, i, plan, runDir)
+	// Machine groups a killed run left behind are removed first (their
+	// servers are reaped by their own leases when started).
+	if left, err := machine.Reap(); err != nil {
+		o.notice("", "warning: "+err.Error())
+	} else {
+		for _, l := range left {
+			o.notice("", fmt.Sprintf("removed machine %s of run %s, left by storebench pid %d, which is gone", l.Shape, l.Run, l.Owner))
+		}
+	}
+	for k := range plan.slots(s) {
+		runTargetIn(ctx, runCtx, o, run, k, plan, runDir)
 	}
 	run.Finished = time.Now()
 	run.Status, run.Reason = runStatus(run.Targets, runCtx.Err() != nil, ctx.Err() != nil, stopReason(ctx))
@@ -384,11 +401,14 @@ func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, erro
 	return run, runDir, nil
 }
 
-// runTargetIn runs target i of the run within runCtx (ctx is the user's),
-// with its own time limit: an unavailable target is said, one reached
-// once the run was stopped is skipped.
-func runTargetIn(ctx, runCtx context.Context, o Options, run *results.Run, i int, plan *Plan, runDir string) {
-	t, info, tr := o.Study.Targets[i], plan.Targets[i], run.Targets[i]
+// runTargetIn runs the run's target k (plan.slots: a target, on a
+// machine when the study names machines) within runCtx (ctx is the
+// user's), with its own time limit: an unavailable target is said, one
+// reached once the run was stopped is skipped.
+func runTargetIn(ctx, runCtx context.Context, o Options, run *results.Run, k int, plan *Plan, runDir string) {
+	slot := plan.slots(o.Study)[k]
+	t, info, tr := o.Study.Targets[slot.Target], plan.Targets[slot.Target], run.Targets[k]
+	t.Name = slot.Name
 	if info.Open == nil {
 		tr.Status, tr.Reason = "unavailable", info.Unavailable
 		_ = o.emit(event.TargetUnavailable{Target: t.Name, Reason: info.Unavailable})
@@ -405,7 +425,7 @@ func runTargetIn(ctx, runCtx context.Context, o Options, run *results.Run, i int
 	}
 	defer cancelTarget()
 	tr.Status = results.StatusRunning
-	runTarget(targetCtx, o, run, i, plan, runDir)
+	runTarget(targetCtx, o, run, k, plan, runDir)
 	if tr.Status == results.StatusRunning {
 		tr.Status = "ok"
 	}
@@ -475,10 +495,15 @@ func newRun(o Options, plan *Plan, runDir, source string) *results.Run {
 	for j, st := range plan.Steps {
 		run.Plan.Steps = append(run.Plan.Steps, results.PlannedStep{Labels: st.Labels, RateSearch: j < len(plan.Search) && plan.Search[j] != nil})
 	}
-	for i, t := range s.Targets {
-		info := plan.Targets[i]
-		run.Plan.Targets = append(run.Plan.Targets, t.Name)
-		run.Targets = append(run.Targets, &results.Target{Name: t.Name, Title: info.Title, Version: info.Version, Kind: info.Kind, Status: results.StatusPending})
+	for _, slot := range plan.slots(s) {
+		info := plan.Targets[slot.Target]
+		run.Plan.Targets = append(run.Plan.Targets, slot.Name)
+		tr := &results.Target{Name: slot.Name, Title: info.Title, Version: info.Version, Kind: info.Kind, Status: results.StatusPending}
+		if slot.Machine != nil {
+			tr.Machine = slot.Machine.String()
+			tr.Title += " on " + slot.Machine.Title()
+		}
+		run.Targets = append(run.Targets, tr)
 	}
 	return run
 }

@@ -48,7 +48,8 @@ func Estimate(s *study.Study) (e Estimated, ok bool, err error) {
 			return e, false, err
 		}
 		ok = true
-		e.Time += time.Duration(len(s.Targets)) * one.Time
+		// Each target runs once per machine shape.
+		e.Time += time.Duration(len(s.Targets)*max(len(s.Machines), 1)) * one.Time
 		e.DiskBytes += one.DiskBytes
 		e.Lines = append(e.Lines, fmt.Sprintf("%s, per target: %s", en.Name, one.How))
 	}

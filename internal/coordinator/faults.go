@@ -366,6 +366,9 @@ func restoreNodes(ctx context.Context, srv *managed) error {
 			return err
 		}
 		srv.inst = srv.crash.Instance()
+		if err := srv.place(); err != nil {
+			return err
+		}
 	}
 	for _, n := range srv.inst.Nodes {
 		if n.PID() == 0 {

@@ -11,6 +11,7 @@ import (
 	"storebench/internal/event"
 	"storebench/internal/fault"
 	"storebench/internal/home"
+	"storebench/internal/machine"
 	"storebench/internal/measure/procstat"
 	"storebench/internal/powerfs"
 	"storebench/internal/redact"
@@ -43,6 +44,9 @@ type managed struct {
 	// power loss.
 	crash *crashable.Server
 	mount *powerfs.Mount
+	// mg is the machine group the server runs in (nil: none): a restarted
+	// server is placed in it again.
+	mg *machine.Group
 }
 
 // logWriter turns a server's progress lines into events.
@@ -161,6 +165,9 @@ func (m *managed) crashAndRestart(ctx context.Context, kind string) error {
 		return fmt.Errorf("restarting after %s: %w", kind, err)
 	}
 	m.inst = m.crash.Instance()
+	if err := m.place(); err != nil {
+		return fmt.Errorf("restarting after %s: %w", kind, err)
+	}
 	m.release()
 	release, err := server.Lease(m.inst, m.remove)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"storebench/internal/event"
 	"storebench/internal/kv"
+	"storebench/internal/machine"
 	"storebench/internal/redact"
 	"storebench/internal/results"
 	"storebench/internal/study"
@@ -40,6 +41,10 @@ type targetRun struct {
 	runnable []bool
 	srv      *managed
 	g        *group
+	// shape is the machine the target runs on (nil: none), mg its group
+	// once made.
+	shape *machine.Shape
+	mg    *machine.Group
 	// uri is the server's, dir an embedded engine's data directory.
 	uri, dir string
 	// local: the data is on this machine's data filesystem.
@@ -64,26 +69,41 @@ func stepOf(st workload.Step) event.Step {
 // runTarget drives every step on one target in its own worker, as its
 // planner gives them. na[j], when not empty, says why this target cannot
 // run steps[j]; search[j] set runs steps[j] as a rate search.
-func runTarget(ctx context.Context, o Options, run *results.Run, i int, plan *Plan, runDir string) {
+func runTarget(ctx context.Context, o Options, run *results.Run, k int, plan *Plan, runDir string) {
+	slot := plan.slots(o.Study)[k]
+	i := slot.Target
 	var na []string
 	if i < len(plan.NA) {
 		na = plan.NA[i]
 	}
 	t := o.Study.Targets[i]
-	r := &targetRun{ctx: ctx, o: o, s: o.Study, t: t, info: plan.Targets[i], run: run, tr: run.Targets[i],
-		runDir: runDir, steps: faultsOn(plan.Steps, t.Name), uri: t.URI, sizes: map[string][]footprint{}}
-	r.dir = filepath.Join(r.dataRoot(), t.Name)
+	// Faults name the study's target; the run's name carries the machine.
+	steps := faultsOn(plan.Steps, t.Name)
+	t.Name = slot.Name
+	r := &targetRun{ctx: ctx, o: o, s: o.Study, t: t, info: plan.Targets[i], run: run, tr: run.Targets[k],
+		runDir: runDir, steps: steps, uri: t.URI, sizes: map[string][]footprint{}, shape: slot.Machine}
+	r.dir = filepath.Join(r.dataRoot(), dataName(t.Name))
 	r.markNA(na)
 	if !o.KeepData {
 		// A target that fails (a full disk) must not leave its data to
 		// starve the next one; a successful one destroys its own.
 		defer func() {
 			if s := r.tr.Status; s == "failed" || s == "partial" || s == results.StatusInterrupted {
-				_ = os.RemoveAll(filepath.Join(r.dataRoot(), t.Name))
+				_ = os.RemoveAll(filepath.Join(r.dataRoot(), dataName(t.Name)))
 			}
 		}()
 	}
 	_ = o.emit(event.TargetStarted{Run: run, Target: r.tr})
+	if r.shape != nil {
+		// The group is made before anything of the target starts, and
+		// removed after all of it stopped (the deferred teardown below
+		// runs first), also after Ctrl-C; a kill -9 leaves its lease to
+		// machine.Reap.
+		if !r.machineGroup(k) {
+			return
+		}
+		defer r.closeMachine()
+	}
 	if !r.setUp() {
 		return
 	}
@@ -165,6 +185,11 @@ func (r *targetRun) setUp() bool {
 			r.failed("", err)
 			return false
 		}
+		if err := r.placeServer(); err != nil {
+			r.failed("", err)
+			r.stopServer()
+			return false
+		}
 	}
 	if err := checkFaultTargets(r.srv, r.steps); err != nil {
 		r.tr.Status, r.tr.Reason = "failed", err.Error()
@@ -174,6 +199,12 @@ func (r *targetRun) setUp() bool {
 	}
 	if err := r.workers(); err != nil {
 		r.failed("", err)
+		r.stopServer()
+		return false
+	}
+	if err := r.placeWorker(); err != nil {
+		r.failed("", err)
+		r.g.quit(5 * time.Second)
 		r.stopServer()
 		return false
 	}
@@ -264,6 +295,10 @@ func (r *targetRun) open() bool {
 		// already names its server stays (PostGIS on PostgreSQL is not the
 		// postgres target's column).
 		r.tr.Title = r.srv.title
+	}
+	if r.shape != nil {
+		r.tr.Title += " on " + r.shape.Title()
+		r.machineNotes()
 	}
 	return true
 }
@@ -376,6 +411,7 @@ func (r *targetRun) step(st workload.Step) (*results.Step, event.StepFinished) {
 // watched, and adds the server's resources to what they measured.
 func (r *targetRun) measure(st workload.Step) (*results.Step, error) {
 	before, beforeNodes := r.srv.snapshot(), r.srv.nodeSnapshots()
+	machineBefore := r.machineBefore()
 	stepCtx, cancelStep := context.WithCancelCause(r.ctx)
 	faults := startFaults(stepCtx, r.srv, st.Faults, r.o.emit, r.t.Name)
 	var done atomic.Int64
@@ -389,6 +425,7 @@ func (r *targetRun) measure(st workload.Step) (*results.Step, error) {
 		_ = r.o.emit(event.Tick{Target: r.t.Name, Step: ev, Done: n, Total: total, Elapsed: time.Since(t0)})
 	}, faults.begin)
 	stopWatch()
+	wall := time.Since(t0)
 	events := faults.finish()
 	err = r.diskError(stepCtx, err)
 	cancelStep(nil)
@@ -401,6 +438,7 @@ func (r *targetRun) measure(st workload.Step) (*results.Step, error) {
 			r.diskUsed = res.ServerResources.DiskAllocated
 		}
 	}
+	r.machineMetrics(res, machineBefore, wall)
 	if res != nil {
 		res.Events = eventsOf(events, res.Started)
 		r.writeFiles(res, profiles)

@@ -178,6 +178,13 @@ func (g *Group) apply(d cgDir, dataDir string) error {
 				}
 			}
 		case ctrlMemory:
+			// A process added to the group brings the charge of the
+			// memory it already has (its anonymous pages and the file
+			// pages it maps) with it, so that a server placed right after
+			// it started is charged for what it allocated before. Best
+			// effort: kernels that dropped the file keep the old charge
+			// where it was.
+			_ = writeFile(filepath.Join(d.Dir, "memory.move_charge_at_immigrate"), "3")
 			if s.Memory == 0 {
 				continue
 			}
@@ -247,9 +254,6 @@ func dirName(s Shape) string {
 	h.Write([]byte(t))
 	return fmt.Sprintf("%s-%016x", t[:80], h.Sum64())
 }
-
-// Shape is the group's shape.
-func (g *Group) Shape() Shape { return g.shape }
 
 // Dirs lists the group's cgroup directories, one per hierarchy.
 func (g *Group) Dirs() []string {
@@ -593,3 +597,26 @@ func sameProcess(pid int, start uint64) bool {
 	}
 	return start == 0 || st.StartTicks == start
 }
+
+// ResetPeak starts the group's peak memory (Stats.MemoryMaxUsage) over
+// from its use now (memory.max_usage_in_bytes), so that the peak read
+// after a step is the step's. A group without the memory controller has
+// nothing to reset.
+func (g *Group) ResetPeak() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return fmt.Errorf("machine %s: reset peak: the group is closed", g.shape.Title())
+	}
+	for _, d := range g.dirs {
+		if slices.Contains(d.Ctrls, ctrlMemory) {
+			if err := writeFile(filepath.Join(d.Dir, "memory.max_usage_in_bytes"), "0"); err != nil {
+				return fmt.Errorf("machine %s: reset peak: %w", g.shape.Title(), err)
+			}
+		}
+	}
+	return nil
+}
+
+// Shape is the group's shape.
+func (g *Group) Shape() Shape { return g.shape }

@@ -107,6 +107,7 @@ func document(run *results.Run) string {
 	againstSeed(&b, run)
 	streams(&b, run)
 	workersAndNodes(&b, run)
+	machines(&b, run)
 	bottlenecks(&b, run)
 	verification(&b, run)
 	discussion(&b, run)

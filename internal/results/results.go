@@ -72,10 +72,15 @@ type Run struct {
 
 // Target is everything measured on one target.
 type Target struct {
-	Name     string            `json:"name"`
-	Title    string            `json:"title"`
-	Version  string            `json:"version"`
-	Kind     string            `json:"kind"`
+	Name    string `json:"name"`
+	Title   string `json:"title"`
+	Version string `json:"version"`
+	Kind    string `json:"kind"`
+	// Machine is the machine shape the target ran on (issue 35), as
+	// package machine writes it ("cpus=0.5,memory=256MiB"); "" for this
+	// machine as it is. A study with machines runs each target once per
+	// machine: Name is then "<target>@<machine>" and Title says "on".
+	Machine  string            `json:"machine,omitempty"`
 	Settings map[string]string `json:"settings"`
 	// Status: ok, failed, partial (a limit), interrupted, unavailable,
 	// skipped (never ran: the run was stopped first); while the run is

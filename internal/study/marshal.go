@@ -47,6 +47,15 @@ func (s *Study) Effective(redact func(string) string) ([]byte, error) {
 		}
 		add("hosts", hosts)
 	}
+	if len(s.Machines) > 0 {
+		ms := &yaml.Node{Kind: yaml.SequenceNode}
+		for _, m := range s.Machines {
+			n := scalar(m)
+			n.Style = yaml.DoubleQuotedStyle
+			ms.Content = append(ms.Content, n)
+		}
+		add("machines", ms)
+	}
 	// An ssh option the command line gave that a study file may not carry
 	// (ProxyCommand=…) is left out: written here it would be refused when
 	// the study is run again, or run a command for whoever runs it. The

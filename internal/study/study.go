@@ -48,6 +48,11 @@ type Study struct {
 	// Hosts are where workers run: "local" (this machine) or
 	// ssh://[user@]host[:port].
 	Hosts []string `yaml:"hosts"`
+	// Machines are the machine shapes every target runs on, each once,
+	// on a fresh worker or server with fresh data (issue 35): limits as
+	// package machine parses them, e.g. "cpus=0.5,memory=256MiB". Empty:
+	// this machine as it is. Checked when the study is prepared.
+	Machines []string `yaml:"machines"`
 	// SSH is how remote hosts are reached (keys from ssh-agent or ~/.ssh
 	// unless Identity names one; never a password).
 	SSH       SSH      `yaml:"ssh"`
@@ -728,6 +733,9 @@ type Override struct {
 	Scale string
 	// Set holds "workload.param=value" assignments.
 	Set []string
+	// Machines, when given (--machine, repeatable), replace the study's
+	// machines: list.
+	Machines []string
 	// Crash, when set, adds a crash phase of that many trials: the
 	// durability workload, each crash kind under the study's durability.
 	Crash *int
@@ -820,6 +828,15 @@ func (s *Study) Apply(o Override) error {
 		}
 		s.ClientCPUs = *o.ClientCPUs
 		s.overrides = append(s.overrides, override{field: "client_cpus", flag: fmt.Sprintf("--client-cpus %d", *o.ClientCPUs)})
+	}
+	if len(o.Machines) > 0 {
+		for _, m := range o.Machines {
+			if strings.TrimSpace(m) == "" {
+				return fmt.Errorf("--machine '': empty: give limits, e.g. cpus=0.5,memory=256MiB")
+			}
+		}
+		s.Machines = append([]string(nil), o.Machines...)
+		s.overrides = append(s.overrides, override{field: "machines", flag: "--machine " + strings.Join(o.Machines, " --machine ")})
 	}
 	if o.SSHIdentity != nil {
 		if *o.SSHIdentity == "" {

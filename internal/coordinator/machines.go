@@ -1,0 +1,327 @@
+package coordinator
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"storebench/internal/event"
+	"storebench/internal/machine"
+	"storebench/internal/results"
+	"storebench/internal/study"
+	"storebench/internal/workload"
+)
+
+// A Slot is one target run of a plan: a study target, on one machine
+// shape when the study names machines (each target runs once per
+// machine, on a fresh worker or server with fresh data), else as it is.
+type Slot struct {
+	// Target is the index of the study's target (Plan.Targets, Plan.NA).
+	Target int
+	// Name is the run's name for it: the target's, with "@" and the
+	// machine's title when it runs on one (rocksdb@cpus=0.5,memory=256MiB).
+	Name string
+	// Machine is the shape, nil for none.
+	Machine *machine.Shape
+}
+
+// slots is the plan's target runs: Slots, or one per target when the
+// plan was built without them.
+func (p *Plan) slots(s *study.Study) []Slot {
+	if len(p.Slots) > 0 {
+		return p.Slots
+	}
+	out := make([]Slot, len(s.Targets))
+	for i, t := range s.Targets {
+		out[i] = Slot{Target: i, Name: t.Name}
+	}
+	return out
+}
+
+// machinesOf parses the study's machines: list (or --machine's), each a
+// shape as machine.Parse reads it, each once.
+func machinesOf(s *study.Study) ([]machine.Shape, error) {
+	var out []machine.Shape
+	seen := map[string]bool{}
+	for k, m := range s.Machines {
+		field := fmt.Sprintf("machines[%d]", k)
+		sh, err := machine.Parse(m)
+		if err != nil {
+			return nil, &study.Error{File: s.File, Line: s.Line(field), Field: field, Msg: err.Error()}
+		}
+		if seen[sh.Title()] {
+			return nil, &study.Error{File: s.File, Line: s.Line(field), Field: field, Msg: fmt.Sprintf("machine %s is given twice", sh.Title())}
+		}
+		seen[sh.Title()] = true
+		out = append(out, sh)
+	}
+	return out, nil
+}
+
+// planSlots fills p.Slots: every target once per machine, target by
+// target, or once each when there are no machines.
+func planSlots(s *study.Study, p *Plan) error {
+	shapes, err := machinesOf(s)
+	if err != nil {
+		return err
+	}
+	p.Slots = nil
+	for i, t := range s.Targets {
+		if len(shapes) == 0 {
+			p.Slots = append(p.Slots, Slot{Target: i, Name: t.Name})
+			continue
+		}
+		for k := range shapes {
+			sh := shapes[k]
+			p.Slots = append(p.Slots, Slot{Target: i, Name: t.Name + "@" + sh.Title(), Machine: &sh})
+		}
+	}
+	return nil
+}
+
+// dataName is a slot's data directory name: its name with the
+// characters a server's configuration might read otherwise ("=", ",",
+// "@") replaced.
+func dataName(name string) string {
+	return strings.NewReplacer("@", "-on-", "=", "-", ",", "_").Replace(name)
+}
+
+// machineWhyNot says why the target cannot run on its machine before
+// anything starts ("" when it may): a server named by URI is not
+// storebench's to limit; an embedded engine on another host is not this
+// machine's to limit.
+func (r *targetRun) machineWhyNot() string {
+	title := r.shape.Title()
+	if r.uri != "" {
+		return fmt.Sprintf("machine %s cannot be enforced on a server named by URI: storebench did not start it, so it cannot place its processes under the limits", title)
+	}
+	if r.info.Embedded() {
+		for _, h := range r.s.Placement() {
+			if !h.Local {
+				return fmt.Sprintf("machine %s cannot be enforced on a worker on another host (%s): the limits are this machine's cgroups", title, h.Raw)
+			}
+		}
+	}
+	return ""
+}
+
+// machineGroup creates the target's machine group, before anything of
+// it starts. On false the target's steps are n/a (the reason said) or
+// it failed.
+func (r *targetRun) machineGroup(slot int) bool {
+	if why := r.machineWhyNot(); why != "" {
+		r.allNA(why)
+		return false
+	}
+	r.stepServersNA()
+	runID := fmt.Sprintf("%s-%s", filepath.Base(r.runDir), strconv.Itoa(slot))
+	g, err := machine.New(*r.shape, runID, r.dataRoot())
+	if errors.Is(err, machine.ErrNotEnforceable) {
+		r.allNA(err.Error())
+		return false
+	}
+	if err != nil {
+		r.failed("", fmt.Errorf("machine %s: %w", r.shape.Title(), err))
+		return false
+	}
+	r.mg = g
+	return true
+}
+
+// closeMachine removes the target's machine group once its processes
+// have stopped (also after Ctrl-C: runTarget's teardown).
+func (r *targetRun) closeMachine() {
+	if r.mg == nil {
+		return
+	}
+	if err := r.mg.Close(); err != nil {
+		r.o.notice(r.t.Name, "warning: "+err.Error())
+	}
+}
+
+// allNA makes every step the target would have run n/a with why: a
+// shape that cannot be enforced is never run without its limits.
+func (r *targetRun) allNA(why string) {
+	for j, st := range r.steps {
+		if !r.runnable[j] {
+			continue
+		}
+		r.runnable[j] = false
+		r.tr.NA = append(r.tr.NA, results.NA{Workload: st.Workload, Phase: st.Phase, N: st.N, Labels: st.Labels, Status: "n/a", Reason: why})
+		_ = r.o.emit(event.StepNA{Target: r.t.Name, Step: stepOf(st), Reason: why})
+	}
+}
+
+// placeWorker puts an embedded engine's worker (the whole target) in the
+// machine group, right after it started and before it opened the engine.
+// A server target's worker is the client: it stays outside.
+func (r *targetRun) placeWorker() error {
+	if r.mg == nil || !r.info.Embedded() {
+		return nil
+	}
+	for _, p := range r.g.procs {
+		if err := r.mg.Add(p.cmd.Process.Pid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// placeServer puts the managed server's whole process tree in the
+// machine group, right after it started (server.Server.Start returns once
+// it answers: what it was charged for before stays outside the limit,
+// and the target's settings say so). A cluster's nodes share the group.
+func (r *targetRun) placeServer() error {
+	if r.mg == nil || r.srv == nil {
+		return nil
+	}
+	r.srv.mg = r.mg
+	return r.srv.place()
+}
+
+// place puts the server's processes (every node of a cluster) in its
+// machine group.
+func (m *managed) place() error {
+	if m.mg == nil || m.inst == nil {
+		return nil
+	}
+	if len(m.inst.Nodes) > 0 {
+		for _, n := range m.inst.Nodes {
+			if pid := n.PID(); pid > 0 {
+				if err := m.mg.AddTree(pid); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return m.mg.AddTree(m.inst.PID)
+}
+
+// machineNotes are the target's settings that say where its sides ran.
+func (r *targetRun) machineNotes() {
+	if r.mg == nil {
+		return
+	}
+	if r.tr.Settings == nil {
+		r.tr.Settings = map[string]string{}
+	}
+	r.tr.Settings["machine"] = r.shape.String()
+	if r.info.Embedded() {
+		r.tr.Settings["machine_placement"] = "the worker (engine and load generator in one process) joined the machine's group as it started, before the engine opened; the coordinator stays outside"
+	} else {
+		r.tr.Settings["machine_placement"] = "the server's process tree joined the machine's group right after it started and answered; memory it was charged for before joining stays outside the limit; the client worker and the coordinator stay outside"
+		if r.srv != nil && r.srv.inst != nil && len(r.srv.inst.Nodes) > 0 {
+			r.tr.Settings["machine_placement"] += "; a cluster's nodes share one group (the shape is the whole cluster's)"
+		}
+	}
+	if d := r.mg.Disk(); d != "" {
+		r.tr.Settings["machine_disk"] = d
+	}
+}
+
+// machineBefore is the group's counters as a step starts (its peak
+// memory started over), nil without a group.
+func (r *targetRun) machineBefore() *machine.Stats {
+	if r.mg == nil {
+		return nil
+	}
+	_ = r.mg.ResetPeak()
+	st, err := r.mg.Stats()
+	if err != nil {
+		r.o.notice(r.t.Name, "warning: "+err.Error())
+		return nil
+	}
+	return &st
+}
+
+// machineMetrics adds what the machine group used over the step (from
+// before) to the step's metrics, prefixed machine_.
+func (r *targetRun) machineMetrics(res *results.Step, before *machine.Stats, wall time.Duration) {
+	if r.mg == nil || before == nil || res == nil {
+		return
+	}
+	after, err := r.mg.Stats()
+	if err != nil {
+		r.o.notice(r.t.Name, "warning: "+err.Error())
+		return
+	}
+	if res.Metrics == nil {
+		res.Metrics = map[string]float64{}
+	}
+	m := res.Metrics
+	if after.HasCPU {
+		cpu := float64(after.CPUNs-before.CPUNs) / 1e9
+		m["machine_cpu_seconds"] = cpu
+		m["machine_cpu_user_seconds"] = float64(after.CPUUserNs-before.CPUUserNs) / 1e9
+		m["machine_cpu_system_seconds"] = float64(after.CPUSysNs-before.CPUSysNs) / 1e9
+		if wall > 0 {
+			m["machine_cpu_cores"] = cpu / wall.Seconds()
+		}
+	}
+	if after.HasThrottle {
+		m["machine_cpu_periods"] = float64(after.Periods - before.Periods)
+		m["machine_cpu_throttled_periods"] = float64(after.Throttled - before.Throttled)
+		m["machine_cpu_throttled_seconds"] = float64(after.ThrottledNs-before.ThrottledNs) / 1e9
+	}
+	if r.shape.CPUs != 0 {
+		m["machine_cpu_limit_cores"] = r.shape.CPUs
+	}
+	if after.HasMemory {
+		m["machine_memory_peak_bytes"] = float64(after.MemoryMaxUsage)
+		m["machine_memory_bytes"] = float64(after.MemoryUsage)
+		m["machine_page_cache_bytes"] = float64(after.Cache)
+		m["machine_rss_bytes"] = float64(after.RSS)
+		m["machine_memory_failcnt"] = float64(after.MemoryFailcnt - before.MemoryFailcnt)
+		m["machine_major_faults"] = float64(after.MajorFaults - before.MajorFaults)
+		m["machine_refaulted_file_pages"] = float64(after.RefaultedFilePages - before.RefaultedFilePages)
+		if r.shape.Memory != 0 {
+			m["machine_memory_limit_bytes"] = float64(after.MemoryLimit)
+		}
+		if after.HasOOMKills {
+			m["machine_oom_kills"] = float64(after.OOMKills - before.OOMKills)
+		}
+	}
+	if after.HasDisk {
+		m["machine_disk_read_bytes"] = float64(after.DiskReadBytes - before.DiskReadBytes)
+		m["machine_disk_write_bytes"] = float64(after.DiskWriteBytes - before.DiskWriteBytes)
+		m["machine_disk_reads"] = float64(after.DiskReads - before.DiskReads)
+		m["machine_disk_writes"] = float64(after.DiskWrites - before.DiskWrites)
+	}
+}
+
+// stepServersNA makes n/a, on a server target, the steps whose workload
+// starts servers of its own from the client worker (the durability
+// workload's crash trials): the worker is outside the machine, so would
+// those servers be, and the step would run without the shape.
+func (r *targetRun) stepServersNA() {
+	if r.info.Embedded() {
+		return // the worker is in the group, and what it starts
+	}
+	for j, st := range r.steps {
+		if !r.runnable[j] {
+			continue
+		}
+		w, err := workload.Lookup(st.Workload)
+		if err != nil {
+			continue
+		}
+		var started []string
+		if su, ok := w.(workload.ServerUser); ok {
+			started = su.Servers(st)
+		}
+		if tc, ok := w.(workload.TargetCrasher); ok && tc.CrashesTarget(st) != "" {
+			started = append(started, r.info.Name+"'s server for each crash trial")
+		}
+		if len(started) == 0 {
+			continue
+		}
+		why := fmt.Sprintf("machine %s: this step starts %s from the client worker, which runs outside the machine; placing it there is not built yet", r.shape.Title(), strings.Join(started, ", "))
+		r.runnable[j] = false
+		r.tr.NA = append(r.tr.NA, results.NA{Workload: st.Workload, Phase: st.Phase, N: st.N, Labels: st.Labels, Status: "n/a", Reason: why})
+		_ = r.o.emit(event.StepNA{Target: r.t.Name, Step: stepOf(st), Reason: why})
+	}
+}
