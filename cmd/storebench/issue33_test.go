@@ -89,14 +89,17 @@ func TestRunOnAFullStdoutFails(t *testing.T) {
 // directory: the engine is closed first, then its data removed. It left
 // 20 MB of Pebble files in /tmp per interrupt.
 func TestInterruptedOverheadLeavesNothing(t *testing.T) {
-	for _, c := range []struct{ name, workload, until string }{
-		{"loading", "get", ""},
-		{"measuring", "get", "random gets on"},
-		{"measuring ycsb-c", "ycsb-c", "YCSB C on"},
+	// Sizes: loading takes a moment (the first case interrupts it), and
+	// every round is long enough that the interrupt lands in one; how
+	// long either takes on a loaded machine does not matter.
+	for _, c := range []struct{ name, workload, keys, until string }{
+		{"loading", "get", "200000", ""},
+		{"measuring", "get", "20000", "random gets on"},
+		{"measuring ycsb-c", "ycsb-c", "5000", "YCSB C on"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tmp := t.TempDir()
-			cmd := storebench(t, "overhead", "--workload", c.workload, "--keys", "200000", "--gets", "2000000", "--rounds", "1000")
+			cmd := storebench(t, "overhead", "--workload", c.workload, "--keys", c.keys, "--gets", "500000", "--rounds", "1000")
 			cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
 			var out, errb bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &errb
@@ -105,7 +108,13 @@ func TestInterruptedOverheadLeavesNothing(t *testing.T) {
 			}
 			defer cmd.Process.Kill()
 			if c.until != "" {
-				waitFor(t, &out, c.until)
+				deadline := time.Now().Add(10 * time.Minute)
+				for !strings.Contains(out.String(), c.until) {
+					if time.Now().After(deadline) {
+						t.Fatalf("never saw %q in:\n%s\n%s", c.until, out.String(), errb.String())
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
 			} else {
 				deadline := time.Now().Add(time.Minute)
 				for ents, _ := os.ReadDir(tmp); len(ents) == 0; ents, _ = os.ReadDir(tmp) {
