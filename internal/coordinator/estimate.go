@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"storebench/internal/study"
+	"storebench/internal/target"
 	"storebench/internal/workload"
 )
 
@@ -18,18 +19,31 @@ const Unattended = 24 * time.Hour
 // Estimated is a study's cost before it runs, from those of its
 // workloads that can tell (workload.Estimator).
 type Estimated struct {
-	// Time is every target's steps one after another.
+	// Time is every target's steps one after another: each workload's
+	// on each target that can run them, once per machine shape.
 	Time time.Duration
 	// DiskBytes is the most one target's data needs (each target's data
-	// is removed before the next runs).
+	// is removed before the next runs): the workloads it runs, together.
 	DiskBytes float64
 	// Lines say how, one per workload.
 	Lines []string
 }
 
 // Estimate is the study's estimate; ok is false when none of its
-// workloads can estimate.
+// workloads can estimate (or none that can runs on any target).
+//
+// A workload's estimate is its cost on one target, counted once for each
+// target that can run its steps, as Prepare decides it (a step a target
+// cannot run is n/a there): in a study of web servers and SQL targets an
+// HTTP workload costs nothing on the SQL targets, nor sysbench's on the
+// web servers.
 func Estimate(s *study.Study) (e Estimated, ok bool, err error) {
+	var (
+		infos []target.Info // looked up once a workload estimates
+		names []string
+	)
+	disk := make([]float64, len(s.Targets))
+	shapes := max(len(s.Machines), 1)
 	for _, en := range s.Workloads {
 		w, err := workload.Lookup(en.Name)
 		if err != nil {
@@ -39,21 +53,86 @@ func Estimate(s *study.Study) (e Estimated, ok bool, err error) {
 		if !can {
 			continue
 		}
-		raw, err := w.DecodeParams(s, en)
+		ws := s
+		if en.Concurrency > 0 {
+			// The entry's own concurrency, as planSteps plans it.
+			c := *s
+			c.Concurrency = en.Concurrency
+			ws = &c
+		}
+		if infos == nil {
+			if infos, names, err = targetInfos(s); err != nil {
+				return e, false, err
+			}
+		}
+		raw, err := w.DecodeParams(ws, en)
 		if err != nil {
 			return e, false, err
 		}
-		one, err := est.Estimate(s, en, raw)
+		steps, err := w.Plan(ws, raw)
+		if err != nil {
+			return e, false, err
+		}
+		var on []int
+		for i, info := range infos {
+			if runsAny(info, steps) {
+				on = append(on, i)
+			}
+		}
+		if len(on) == 0 {
+			e.Lines = append(e.Lines, fmt.Sprintf("%s: no target runs it", en.Name))
+			continue
+		}
+		one, err := est.Estimate(ws, en, raw)
 		if err != nil {
 			return e, false, err
 		}
 		ok = true
 		// Each target runs once per machine shape.
-		e.Time += time.Duration(len(s.Targets)*max(len(s.Machines), 1)) * one.Time
-		e.DiskBytes += one.DiskBytes
-		e.Lines = append(e.Lines, fmt.Sprintf("%s, per target: %s", en.Name, one.How))
+		e.Time += time.Duration(len(on)*shapes) * one.Time
+		var who []string
+		for _, i := range on {
+			disk[i] += one.DiskBytes
+			who = append(who, names[i])
+		}
+		e.Lines = append(e.Lines, fmt.Sprintf("%s, per target (%d of %d: %s): %s", en.Name, len(on), len(infos), strings.Join(who, ", "), one.How))
+	}
+	for _, d := range disk {
+		e.DiskBytes = max(e.DiskBytes, d)
 	}
 	return e, ok, nil
+}
+
+// targetInfos are the study's targets as Prepare finds them (a name, a
+// server's name or a URI), and their names.
+func targetInfos(s *study.Study) ([]target.Info, []string, error) {
+	infos := make([]target.Info, len(s.Targets))
+	names := make([]string, len(s.Targets))
+	for i, t := range s.Targets {
+		ref := t.Name
+		if ref == "" {
+			ref = t.URI
+		}
+		info, err := target.Lookup(ref)
+		if err != nil {
+			return nil, nil, &study.Error{File: s.File, Field: fmt.Sprintf("targets[%d]", i), Msg: err.Error()}
+		}
+		infos[i], names[i] = info, t.Name
+		if names[i] == "" {
+			names[i] = info.Name
+		}
+	}
+	return infos, names, nil
+}
+
+// runsAny says whether a target that is info can run any of steps.
+func runsAny(info target.Info, steps []workload.Step) bool {
+	for _, st := range steps {
+		if st.CannotRunOn(info.Provides) == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // String is the estimate in one line.

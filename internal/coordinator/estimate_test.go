@@ -7,9 +7,123 @@ import (
 
 	"storebench/internal/kv"
 	"storebench/internal/study"
+	_ "storebench/internal/target/all"
+	"storebench/internal/workload"
+	_ "storebench/internal/workload/documents"
 	_ "storebench/internal/workload/geo"
+	_ "storebench/internal/workload/http"
+	_ "storebench/internal/workload/oltp"
 	_ "storebench/internal/workload/tripcache"
 )
+
+// perTarget is workload name's own estimate (one target) in study s.
+func perTarget(t *testing.T, s *study.Study, name string) workload.Estimate {
+	t.Helper()
+	for _, en := range s.Workloads {
+		if en.Name != name {
+			continue
+		}
+		w, err := workload.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws := *s
+		if en.Concurrency > 0 {
+			ws.Concurrency = en.Concurrency
+		}
+		raw, err := w.DecodeParams(&ws, en)
+		if err != nil {
+			t.Fatal(err)
+		}
+		one, err := w.(workload.Estimator).Estimate(&ws, en, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return one
+	}
+	t.Fatalf("no workload %s", name)
+	return workload.Estimate{}
+}
+
+// A workload's estimate counts only the targets that can run its steps:
+// in web-oltp cut to a web server and a SQL target, sysbench's oltp runs
+// on PostgreSQL alone and is counted once, not twice; the HTTP steps run
+// on nginx alone; the documents run on PostgreSQL (jsonb) too. Given by
+// URI, the same. The disk is the most one target needs: PostgreSQL's
+// tables and documents together, nginx writing none.
+func TestEstimateCountsOnlyTargetsThatRunTheWorkload(t *testing.T) {
+	load := func(targets string) *study.Study {
+		s, err := study.Load("web-oltp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Apply(study.Override{Scale: "seed", Targets: &targets}); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s := load("nginx,postgres")
+	oltp, web, docs := perTarget(t, s, "oltp"), perTarget(t, s, "http"), perTarget(t, s, "documents")
+	if oltp.Time < 8*time.Minute || web.Time <= 0 || docs.Time < 8*time.Minute {
+		t.Fatalf("per target: oltp %s, http %s, documents %s", oltp.Time, web.Time, docs.Time)
+	}
+	for _, targets := range []string{"nginx,postgres", "http://127.0.0.1:8080/,postgres://bench@127.0.0.1:5432/bench"} {
+		s := load(targets)
+		e, ok, err := Estimate(s)
+		if err != nil || !ok {
+			t.Fatalf("%s: %v %v", targets, ok, err)
+		}
+		if want := oltp.Time + web.Time + docs.Time; e.Time != want {
+			t.Errorf("%s: time %s, want %s: oltp %s, http %s and documents %s, each on one target (%s)", targets, e.Time, want, oltp.Time, web.Time, docs.Time, e)
+		}
+		if want := oltp.DiskBytes + docs.DiskBytes; e.DiskBytes != want {
+			t.Errorf("%s: disk %g, want PostgreSQL's %g (%s)", targets, e.DiskBytes, want, e)
+		}
+		if txt := e.String(); !strings.Contains(txt, "oltp, per target (1 of 2: ") || !strings.Contains(txt, "http, per target (1 of 2: ") {
+			t.Errorf("%s: estimate says %q", targets, txt)
+		}
+	}
+	// Only the study's oltp entry, on web servers alone: nothing runs it.
+	s = load("nginx,apache")
+	s.Workloads = s.Workloads[1:2]
+	if e, ok, err := Estimate(s); err != nil || ok || e.Time != 0 {
+		t.Errorf("oltp on web servers: %v %v %s", ok, err, e)
+	}
+	// Each machine shape runs every target once more.
+	s = load("nginx,postgres")
+	s.Machines = []string{"small", "large"}
+	if e, _, err := Estimate(s); err != nil || e.Time != 2*(oltp.Time+web.Time+docs.Time) {
+		t.Errorf("two machine shapes: %s (%v)", e.Time, err)
+	}
+}
+
+// web-oltp at --scale seed is estimated: HTTP on its 3 web servers,
+// sysbench on its 3 SQL targets, the documents on the 4 that keep them
+// (PostgreSQL and SQLite by their JSON, both FerretDBs), over an hour in
+// all (seed 003 --run asks first).
+func TestEstimateOfWebOLTPSeedScale(t *testing.T) {
+	s, err := study.Load("web-oltp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(study.Override{Scale: "seed"}); err != nil {
+		t.Fatal(err)
+	}
+	e, ok, err := Estimate(s)
+	if err != nil || !ok {
+		t.Fatalf("seed: %v %v", ok, err)
+	}
+	web, oltp, docs := perTarget(t, s, "http"), perTarget(t, s, "oltp"), perTarget(t, s, "documents")
+	if want := 3*web.Time + 3*oltp.Time + 4*docs.Time; e.Time != want || e.Time < time.Hour {
+		t.Errorf("time %s, want %s, over an hour (%s)", e.Time, want, e)
+	}
+	for _, w := range []string{"http, per target (3 of 8: apache, nginx, node)", "oltp, per target (3 of 8: mariadb, postgres, sqlite)",
+		"documents, per target (4 of 8: postgres, sqlite, ferretdb, ferretdb-pg)"} {
+		if !strings.Contains(e.String(), w) {
+			t.Errorf("estimate lacks %q: %s", w, e)
+		}
+	}
+}
 
 // The seed scale of tripcache is estimated from its own figures (300M
 // trips under way, trials of 60 s, the search's 12 trials from 10K

@@ -1,0 +1,169 @@
+package documents
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"storebench/internal/study"
+	"storebench/internal/sweep"
+	"storebench/internal/workload"
+)
+
+// The figures the estimate is made of, from the kept runs on the 2-vCPU
+// machine the docs' runs are from, the slowest of each (so that the
+// estimate is an upper bound there rather than a mean).
+const (
+	// loadRate is the documents a second a prepare's load is counted at:
+	// the slowest kept is FerretDB on SQLite's, 60,000 documents (3
+	// collections of 2e4, the only size kept) in 3.74 s, 16,027/s
+	// (docs/runs/web-oltp-documents; FerretDB on PostgreSQL 3.13 s,
+	// SQLite and PostgreSQL under 0.4 s), rounded down.
+	loadRate = 15000
+	// insertRate is the insert a second a mode bound by its operations
+	// alone is counted at: the slowest kept, FerretDB on PostgreSQL at 8
+	// threads, 409/s (docs/runs/web-oltp-documents-ferretdb-pg), rounded
+	// down.
+	insertRate = 400
+	// findRate is the same for the modes that find their document by
+	// _id (iterate_one; update_one and delete_one, never kept, counted
+	// alike): FerretDB on SQLite's finds by integer _id scan their
+	// collection, 0.33/s at 32 threads on 2e4 documents a collection
+	// (docs/runs/web-oltp-documents), rounded down.
+	findRate = 0.3
+)
+
+// Estimate is the workload's cost on one target: its steps as the
+// coordinator plans them (each ladder size's prepare and modes, and every
+// concurrency level of the entry's sweep after the modes it covers),
+// each prepare's load at loadRate, each mode its duration, or with none
+// its operations at insertRate or findRate. Disk: the most documents one
+// database holds (the largest prepare, and what inserts bound by their
+// operations alone add), 48 bytes and the text each, as Plan counts them
+// (the engine's overhead and the index come on top).
+func (Documents) Estimate(s *study.Study, e study.Entry, raw json.RawMessage) (workload.Estimate, error) {
+	var p Params
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return workload.Estimate{}, err
+	}
+	s = entryStudy(s, e)
+	sp, err := sweep.Decode(s, e)
+	if err != nil {
+		return workload.Estimate{}, err
+	}
+	steps, err := Documents{}.Plan(s, raw)
+	if err != nil {
+		return workload.Estimate{}, err
+	}
+	steps, _, err = sweep.Expand(s, e, sp, steps)
+	if err != nil {
+		return workload.Estimate{}, err
+	}
+	return p.estimate(steps), nil
+}
+
+// entryStudy is s with entry e's own concurrency, as the coordinator
+// plans the entry's steps.
+func entryStudy(s *study.Study, e study.Entry) *study.Study {
+	if e.Concurrency <= 0 {
+		return s
+	}
+	c := *s
+	c.Concurrency = e.Concurrency
+	return &c
+}
+
+func (p Params) estimate(steps []workload.Step) workload.Estimate {
+	var (
+		e                   workload.Estimate
+		prepares, modes     int
+		docs                int64
+		loadTime, modeTime  time.Duration
+		timed, counted      int
+		names, levels       []string
+		seenMode, seenLevel = map[string]bool{}, map[string]bool{}
+		db, most            int64 // documents in the database, the most it holds
+		finds               bool
+		C                   = int64(p.Collections)
+	)
+	ops := int64(p.Operations)
+	for _, st := range steps {
+		if st.Phase == PhasePrepare {
+			n := st.N * C
+			prepares++
+			docs += n
+			loadTime += time.Duration(float64(n) / loadRate * float64(time.Second))
+			if st.Fresh {
+				db = n
+			}
+			most = max(most, db)
+			continue
+		}
+		modes++
+		if !seenMode[st.Phase] {
+			seenMode[st.Phase] = true
+			names = append(names, st.Phase)
+		}
+		if c := strconv.Itoa(max(st.Concurrency, 1)); !seenLevel[c] {
+			seenLevel[c] = true
+			levels = append(levels, c)
+		}
+		finds = finds || st.Phase != ModeInsert
+		d := time.Duration(p.Duration)
+		if st.Duration > 0 {
+			d = st.Duration
+		}
+		if d > 0 {
+			// Whichever of the duration and the operations comes first:
+			// at the least nothing is added or deleted.
+			timed++
+			modeTime += d
+			continue
+		}
+		counted++
+		rate := findRate
+		switch st.Phase {
+		case ModeInsert:
+			rate = insertRate
+			db += ops
+		case ModeDelete:
+			db -= min(ops, db)
+		}
+		most = max(most, db)
+		modeTime += time.Duration(float64(ops) / rate * float64(time.Second))
+	}
+	e.Time = loadTime + modeTime
+	item := int64(48 + p.TextSize)
+	e.DiskBytes = float64(most) * float64(item)
+	var how []string
+	if prepares > 0 {
+		how = append(how, fmt.Sprintf("%d prepare(s) loading %s documents in all (%d collections) at %s documents/s, %s (the slowest kept, FerretDB on SQLite, at 2e4 a collection: docs/runs/web-oltp-documents)",
+			prepares, study.FormatCount(docs), p.Collections, study.FormatCount(loadRate), round(loadTime)))
+	}
+	if modes > 0 {
+		h := fmt.Sprintf("%d mode run(s) (%s at %s threads)", modes, strings.Join(names, ", "), strings.Join(levels, ", "))
+		if timed > 0 {
+			h += fmt.Sprintf(", %d of %s each, the duration", timed, round(time.Duration(p.Duration)))
+			if finds {
+				h += " (an operation in flight when it ends is waited for and not counted: FerretDB on SQLite's finds by integer _id scan their collection, and a 5 s iterate_one at 32 threads took 98 s on 2e4 documents a collection there)"
+			}
+		}
+		if counted > 0 {
+			h += fmt.Sprintf(", %d of %s operations each at the slowest kept rate (insert %d/s, FerretDB on PostgreSQL; finds by _id %g/s, FerretDB on SQLite's scans)",
+				counted, study.FormatCount(ops), insertRate, findRate)
+		}
+		how = append(how, h)
+	}
+	how = append(how, fmt.Sprintf("disk: %s documents in the largest database at %d bytes each", study.FormatCount(most), item))
+	e.How = strings.Join(how, "; ")
+	return e
+}
+
+func round(d time.Duration) time.Duration {
+	if d > time.Hour {
+		return d.Round(time.Minute)
+	}
+	return d.Round(time.Second)
+}
