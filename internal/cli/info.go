@@ -38,7 +38,10 @@ is by URI only, and SERVERS says so. PARAMETERS gives the range of every numeric
 every workload, its sweep and its faults: a value outside it is refused
 before anything runs (exit 2). CRASH TESTS says whether the durability
 workload's power-loss crashes can run here (storebench's own FUSE file
-system: /dev/fuse and root) and, if not, why.
+system: /dev/fuse and root) and, if not, why. MACHINE SHAPES says which
+limits of --machine this machine can enforce (cgroup v1, root) and why
+not the others: a shape with one it cannot enforce is n/a, never run
+without it.
 
 Example:
   storebench list
@@ -120,7 +123,7 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 	} else {
 		fmt.Fprintf(stdout, "  power-loss: available (powerfs, crash models: %s)\n", strings.Join(powerfs.Models, ", "))
 	}
-	fmt.Fprintf(stdout, "\nMACHINE SHAPES (limits this machine can enforce on a target, for data under results/)\n  %s\n", machine.Summary("results"))
+	fmt.Fprintf(stdout, "\nMACHINE SHAPES (--machine: the limits this machine can enforce on a target, for data under results/)\n  can enforce: %s\n", machine.Summary("results"))
 	return exitOK
 }
 

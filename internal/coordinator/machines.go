@@ -10,6 +10,7 @@ import (
 
 	"storebench/internal/event"
 	"storebench/internal/machine"
+	"storebench/internal/measure/procstat"
 	"storebench/internal/results"
 	"storebench/internal/study"
 	"storebench/internal/workload"
@@ -224,11 +225,13 @@ func (r *targetRun) machineNotes() {
 }
 
 // machineBefore is the group's counters as a step starts (its peak
-// memory started over), nil without a group.
-func (r *targetRun) machineBefore() *machine.Stats {
+// memory started over), nil without a group. fresh: the step starts on an
+// empty database.
+func (r *targetRun) machineBefore(fresh bool) *machine.Stats {
 	if r.mg == nil {
 		return nil
 	}
+	r.setCacheLimit(fresh)
 	_ = r.mg.ResetPeak()
 	st, err := r.mg.Stats()
 	if err != nil {
@@ -238,6 +241,59 @@ func (r *targetRun) machineBefore() *machine.Stats {
 	return &st
 }
 
+// setCacheLimit, on a shape that keeps a ratio of page cache to data
+// (cache=R), holds the group's page cache through the step to R × the
+// target's data on disk (machine.CacheHold: measured at the start, then
+// every second). A step that creates its database (fresh) runs with no
+// limit: the engine's allocations as it opens and loads an empty store
+// find no page cache to reclaim, and the kernel fails the ones it
+// charges to the group at once (file and mapping bookkeeping: ENOMEM,
+// a C++ engine's bad_alloc) rather than wait for the limit to follow;
+// its metrics say so (machine_data_bytes_at_start 0, no limit). A limit
+// the kernel refuses is a warning, and the step runs without it.
+func (r *targetRun) setCacheLimit(fresh bool) {
+	r.cacheLimit, r.hiLimit = nil, 0
+	if r.shape.Cache == 0 {
+		return
+	}
+	dirs := []string{r.dir}
+	if r.srv != nil && r.srv.elsewhere != "" {
+		dirs = append(dirs, r.srv.elsewhere)
+	}
+	size := func() int64 {
+		if fresh {
+			return 0
+		}
+		var data int64
+		for _, d := range dirs {
+			if _, apparent, err := procstat.DiskUsage(d); err == nil {
+				data += apparent
+			}
+		}
+		return data
+	}
+	h, err := r.mg.HoldCache(size)
+	if err != nil {
+		r.o.notice(r.t.Name, "warning: "+err.Error())
+		return
+	}
+	r.hold = h
+}
+
+// endHold ends the step's cache hold (the limit is lifted until the next
+// step's), keeping the limits it set for the step's metrics.
+func (r *targetRun) endHold() {
+	if r.hold == nil {
+		return
+	}
+	first, hi, hiBudget, err := r.hold.Stop()
+	r.hold = nil
+	r.cacheLimit, r.hiLimit, r.hiBudget = &first, hi, hiBudget
+	if err != nil {
+		r.o.notice(r.t.Name, "warning: "+err.Error())
+	}
+}
+
 // machineMetrics adds what the machine group used over the step (from
 // before) to the step's metrics, prefixed machine_.
 func (r *targetRun) machineMetrics(res *results.Step, before *machine.Stats, wall time.Duration) {
@@ -245,6 +301,7 @@ func (r *targetRun) machineMetrics(res *results.Step, before *machine.Stats, wal
 		return
 	}
 	after, err := r.mg.Stats()
+	r.endHold()
 	if err != nil {
 		r.o.notice(r.t.Name, "warning: "+err.Error())
 		return
@@ -281,6 +338,17 @@ func (r *targetRun) machineMetrics(res *results.Step, before *machine.Stats, wal
 		if r.shape.Memory != 0 {
 			m["machine_memory_limit_bytes"] = float64(after.MemoryLimit)
 		}
+		if cl := r.cacheLimit; cl != nil {
+			m["machine_cache_ratio"] = r.shape.Cache
+			m["machine_data_bytes_at_start"] = float64(cl.DataBytes)
+			m["machine_own_memory_at_start_bytes"] = float64(cl.Own)
+			if cl.Limit > 0 {
+				m["machine_cache_budget_bytes"] = float64(cl.Budget)
+				m["machine_memory_limit_bytes"] = float64(cl.Limit)
+				m["machine_memory_limit_max_bytes"] = float64(r.hiLimit)
+				m["machine_cache_budget_max_bytes"] = float64(r.hiBudget)
+			}
+		}
 		if after.HasOOMKills {
 			m["machine_oom_kills"] = float64(after.OOMKills - before.OOMKills)
 		}
@@ -291,6 +359,57 @@ func (r *targetRun) machineMetrics(res *results.Step, before *machine.Stats, wal
 		m["machine_disk_reads"] = float64(after.DiskReads - before.DiskReads)
 		m["machine_disk_writes"] = float64(after.DiskWrites - before.DiskWrites)
 	}
+}
+
+// OOMError is a step's error when the kernel's OOM killer killed
+// processes in the target's machine group during it: the engine (an
+// embedded engine's worker, or a managed server) did not fit the shape.
+// Err is what the step failed with otherwise (the worker's death, a
+// server's refused connections), nil when it seemed to end well.
+type OOMError struct {
+	Machine string // the shape's title
+	Limit   int64  // the group's memory limit in bytes, 0 for none
+	Kills   int64  // processes killed during the step
+	Err     error
+}
+
+func (e *OOMError) Error() string {
+	limit := "no memory limit: the machine itself ran out"
+	if e.Limit > 0 {
+		limit = "limit " + human(e.Limit)
+	}
+	what := "process"
+	if e.Kills != 1 {
+		what = "processes"
+	}
+	return fmt.Sprintf("out of memory under machine %s (%s): the kernel killed %d %s in its group", e.Machine, limit, e.Kills, what)
+}
+
+func (e *OOMError) Unwrap() error { return e.Err }
+
+// machineError is the step's error once the machine group's counters
+// are read again: an *OOMError when the kernel's OOM killer killed a
+// process in the group since before (whatever the step answered: a step
+// whose engine lost a process to the limit measured no honest shape; res,
+// when measured, carries the error too), else err as it was.
+func (r *targetRun) machineError(res *results.Step, err error, before *machine.Stats) error {
+	if r.mg == nil || before == nil || !before.HasOOMKills {
+		return err
+	}
+	after, serr := r.mg.Stats()
+	if serr != nil || !after.HasOOMKills || after.OOMKills <= before.OOMKills {
+		return err
+	}
+	r.endHold()
+	limit := r.shape.Memory
+	if r.cacheLimit != nil {
+		limit = r.hiLimit
+	}
+	oom := &OOMError{Machine: r.shape.Title(), Limit: limit, Kills: after.OOMKills - before.OOMKills, Err: err}
+	if res != nil {
+		res.Error = oom.Error()
+	}
+	return oom
 }
 
 // stepServersNA makes n/a, on a server target, the steps whose workload

@@ -45,6 +45,13 @@ type targetRun struct {
 	// once made.
 	shape *machine.Shape
 	mg    *machine.Group
+	// hold keeps a cache=R shape's page cache to its share of the data
+	// through a step (nil: none); cacheLimit is the limit it set at the
+	// step's start and hiLimit the highest (nil, 0: none set).
+	hold       *machine.CacheHold
+	cacheLimit *machine.CacheLimit
+	hiLimit    int64
+	hiBudget   int64
 	// uri is the server's, dir an embedded engine's data directory.
 	uri, dir string
 	// local: the data is on this machine's data filesystem.
@@ -411,7 +418,7 @@ func (r *targetRun) step(st workload.Step) (*results.Step, event.StepFinished) {
 // watched, and adds the server's resources to what they measured.
 func (r *targetRun) measure(st workload.Step) (*results.Step, error) {
 	before, beforeNodes := r.srv.snapshot(), r.srv.nodeSnapshots()
-	machineBefore := r.machineBefore()
+	machineBefore := r.machineBefore(st.Fresh)
 	stepCtx, cancelStep := context.WithCancelCause(r.ctx)
 	faults := startFaults(stepCtx, r.srv, st.Faults, r.o.emit, r.t.Name)
 	var done atomic.Int64
@@ -439,6 +446,8 @@ func (r *targetRun) measure(st workload.Step) (*results.Step, error) {
 		}
 	}
 	r.machineMetrics(res, machineBefore, wall)
+	r.endHold()
+	err = r.machineError(res, err, machineBefore)
 	if res != nil {
 		res.Events = eventsOf(events, res.Started)
 		r.writeFiles(res, profiles)

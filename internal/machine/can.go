@@ -17,6 +17,7 @@ var controllerOf = map[string]struct{ ctrl, file string }{
 	KeyCPUs:     {ctrlCPU, "cpu.cfs_quota_us"},
 	KeyCPUSet:   {ctrlCPUSet, "cpuset.cpus"},
 	KeyMemory:   {ctrlMemory, "memory.limit_in_bytes"},
+	KeyCache:    {ctrlMemory, "memory.limit_in_bytes"},
 	KeyDiskIOPS: {ctrlBlkio, "blkio.throttle.write_iops_device"},
 	KeyDiskMBps: {ctrlBlkio, "blkio.throttle.write_bps_device"},
 }

@@ -185,6 +185,14 @@ func (g *Group) apply(d cgDir, dataDir string) error {
 			// effort: kernels that dropped the file keep the old charge
 			// where it was.
 			_ = writeFile(filepath.Join(d.Dir, "memory.move_charge_at_immigrate"), "3")
+			if s.Cache != 0 {
+				// A cache shape limits the page cache, not the engine's
+				// own memory: a process that finds nothing left to
+				// reclaim waits for CacheHold to raise the limit.
+				if err := set("memory.oom_control", "1"); err != nil {
+					return err
+				}
+			}
 			if s.Memory == 0 {
 				continue
 			}

@@ -35,12 +35,13 @@ const (
 	KeyCPUs     = "cpus"
 	KeyCPUSet   = "cpuset"
 	KeyMemory   = "memory"
+	KeyCache    = "cache"
 	KeyDiskIOPS = "disk_iops"
 	KeyDiskMBps = "disk_mbps"
 )
 
 // Limits are the limit keys, in Label order.
-var Limits = []string{KeyCPUs, KeyCPUSet, KeyMemory, KeyDiskIOPS, KeyDiskMBps}
+var Limits = []string{KeyCPUs, KeyCPUSet, KeyMemory, KeyCache, KeyDiskIOPS, KeyDiskMBps}
 
 // Bounds on the limits, checked by Parse and Shape.Validate.
 const (
@@ -51,6 +52,8 @@ const (
 	// MinCPUs is the smallest CPU share: the kernel's smallest CFS quota
 	// (1 ms) over the period used here (100 ms).
 	MinCPUs = 0.01
+	// MaxCache bounds the cache ratio (page cache per byte of data).
+	MaxCache = 100
 	// MinDiskMBps is the slowest disk: one 1 MiB I/O would take 10 s.
 	MinDiskMBps = 0.1
 	// MaxDiskIOPS and MaxDiskMBps bound the disk limits (a limit the
@@ -92,6 +95,14 @@ type Shape struct {
 	// write (memory.limit_in_bytes counts both), so data larger than it is
 	// read from the disk.
 	Memory int64
+	// Cache, instead of Memory, keeps another machine's ratio of RAM to
+	// data: the page cache the group may hold as a share of its data's
+	// bytes on disk. At each step's start the group's memory limit
+	// becomes its memory outside the page cache then (its processes'
+	// own) plus Cache × the data's size then (Group.SetCacheLimit); while
+	// the data directory is empty there is no limit. 0.23 is a machine
+	// whose RAM left beside its processes caches 23% of its database.
+	Cache float64
 	// DiskIOPS is the limit on I/O operations per second, each of reads
 	// and writes, on the disk that holds the run's data.
 	DiskIOPS int64
@@ -141,7 +152,9 @@ func OnlineCPUs() []int { return slices.Clone(thisHost().Online) }
 // list of this machine's online CPUs, "1" or "0-1"), memory (a size:
 // 256MiB, 1GiB, 2G, 1.5GiB; K/M/G/T and KiB/MiB/GiB/TiB are powers of
 // 1024, KB/MB/GB/TB powers of 1000, a bare number is bytes; at least 32
-// MiB and at most this machine's memory), disk_iops (a whole number) and
+// MiB and at most this machine's memory), cache (instead of memory: the
+// page cache as a share of the data's size, Shape.Cache), disk_iops (a
+// whole number) and
 // disk_mbps (MB/s of 10^6 bytes), and name (the shape's name). At least
 // one limit; each key once. Every error is one line naming the key.
 //
@@ -183,6 +196,8 @@ func parse(s string, h host) (Shape, error) {
 			sh.CPUSet = formatCPUList(cpus)
 		case KeyMemory:
 			sh.Memory, err = ParseSize(val)
+		case KeyCache:
+			sh.Cache, err = parseNumber(val)
 		case KeyDiskIOPS:
 			sh.DiskIOPS, err = strconv.ParseInt(val, 10, 64)
 			if err != nil {
@@ -219,7 +234,7 @@ func parseNumber(v string) (float64, error) {
 // code (a built-in machine) is checked before it is used.
 func (s Shape) Validate() error {
 	return s.validate(thisHost(), map[string]bool{KeyCPUs: s.CPUs != 0, KeyCPUSet: s.CPUSet != "",
-		KeyMemory: s.Memory != 0, KeyDiskIOPS: s.DiskIOPS != 0, KeyDiskMBps: s.DiskMBps != 0, "name": s.Name != ""})
+		KeyMemory: s.Memory != 0, KeyCache: s.Cache != 0, KeyDiskIOPS: s.DiskIOPS != 0, KeyDiskMBps: s.DiskMBps != 0, "name": s.Name != ""})
 }
 
 func (s Shape) validate(h host, given map[string]bool) error {
@@ -258,6 +273,14 @@ func (s Shape) validate(h host, given map[string]bool) error {
 			return fmt.Errorf("memory=%s is more than this machine's %s", FormatSize(s.Memory), FormatSize(h.Memory))
 		}
 	}
+	if given[KeyCache] {
+		switch {
+		case math.IsNaN(s.Cache) || s.Cache <= 0 || s.Cache > MaxCache:
+			return fmt.Errorf("cache=%s: want more than 0 and at most %d (the page cache as a share of the data's size)", fmtFloat(s.Cache), MaxCache)
+		case given[KeyMemory]:
+			return fmt.Errorf("cache=%s and memory=%s: give one (cache sets the memory limit at each step from the data's size)", fmtFloat(s.Cache), FormatSize(s.Memory))
+		}
+	}
 	if given[KeyDiskIOPS] && (s.DiskIOPS < 1 || s.DiskIOPS > MaxDiskIOPS) {
 		return fmt.Errorf("disk_iops=%d: want 1..%d", s.DiskIOPS, MaxDiskIOPS)
 	}
@@ -281,7 +304,7 @@ func validName(n string) bool {
 
 // Limited reports whether s sets any limit.
 func (s Shape) Limited() bool {
-	return s.CPUs != 0 || s.CPUSet != "" || s.Memory != 0 || s.DiskIOPS != 0 || s.DiskMBps != 0
+	return s.CPUs != 0 || s.CPUSet != "" || s.Memory != 0 || s.Cache != 0 || s.DiskIOPS != 0 || s.DiskMBps != 0
 }
 
 // Keys lists the limits s sets, in Label order.
@@ -306,6 +329,10 @@ func (s Shape) value(key string) string {
 	case KeyMemory:
 		if s.Memory != 0 {
 			return FormatSize(s.Memory)
+		}
+	case KeyCache:
+		if s.Cache != 0 {
+			return fmtFloat(s.Cache)
 		}
 	case KeyDiskIOPS:
 		if s.DiskIOPS != 0 {

@@ -120,7 +120,11 @@ func seedFinding(b *strings.Builder, s *seedcmp.Seed, fr seedcmp.FindingResult) 
 					c += " " + r.Figure.Note
 				}
 				if r.Have {
-					c += "<br>ours " + seedValue(r.Ours, r.Figure.Unit)
+					c += "<br>ours "
+					if r.OurN != 0 {
+						c += "at " + seedSize(r.OurN) + " "
+					}
+					c += seedValue(r.Ours, r.Figure.Unit)
 					if r.Figure.Value > 0 && r.Ours > 0 {
 						c += fmt.Sprintf(" (%s× the seed's)", strconv.FormatFloat(r.Ours/r.Figure.Value, 'g', 3, 64))
 					}

@@ -23,6 +23,9 @@ const (
 	// carries the labels the finding's figure is read from (another
 	// variant of it: a rule other than the seed's).
 	NotRunAsTheSeeds = "not run as the seed ran it"
+	// NotOnMachine: a finding that sets the seed's machines against each
+	// other, and no target ran on a shape named for this one.
+	NotOnMachine = "not run on a shape of"
 )
 
 // Row is one figure of the seed beside ours.
@@ -40,6 +43,10 @@ type Row struct {
 	// gc_passes), is what our run measured of it, computed from the
 	// step (Have false, Missing empty).
 	Detail string
+	// OurN is the size ours stands at when it is not the figure's own (a
+	// ByMachine finding whose claim allows sizes apart: the seed's
+	// machine scaled to this one's data); 0 when the same.
+	OurN float64
 }
 
 // FindingResult is one finding set beside a run.
@@ -135,13 +142,102 @@ func standIns(s *Seed, run *results.Run, workload string) map[string]*results.Ta
 	return out
 }
 
+// MachineOf is the seed machine a target's machine shape stands for: its
+// name, less a "-scaled" suffix ("i3en.xlarge-scaled" stands for
+// i3en.xlarge, scaled to this machine's data); "" for a target run on no
+// named shape.
+func MachineOf(t *results.Target) string {
+	if t.Machine == "" {
+		return ""
+	}
+	name, _, _ := strings.Cut(strings.TrimPrefix(t.Machine, "name="), ",")
+	if !strings.HasPrefix(t.Machine, "name=") {
+		return ""
+	}
+	return strings.TrimSuffix(name, "-scaled")
+}
+
+// BaseName is a target's name without the "@SHAPE" a machine shape adds.
+func BaseName(t *results.Target) string {
+	if t.Machine == "" {
+		return t.Name
+	}
+	name, _, _ := strings.Cut(t.Name, "@")
+	return name
+}
+
+// machineStandIns maps ENGINE@HARDWARE, for each of the seed's engines
+// and machines, to our target that ran the workload on the shape that
+// stands for that machine (a ByMachine finding).
+func machineStandIns(s *Seed, run *results.Run, workload string) map[string]*results.Target {
+	out := map[string]*results.Target{}
+	for _, e := range s.Engines {
+		for _, name := range e.Targets {
+			for _, t := range run.Targets {
+				hw := MachineOf(t)
+				key := e.Name + "@" + hw
+				if hw == "" || BaseName(t) != name || out[key] != nil || !ranOn(t, workload) {
+					continue
+				}
+				out[key] = t
+			}
+		}
+	}
+	return out
+}
+
+func ranOn(t *results.Target, workload string) bool {
+	for _, st := range t.Steps {
+		if st.Workload == workload && st.Error == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// onlyOn is the one machine all of engine's figures in f are on ("" when
+// none, or several).
+func onlyOn(f *Finding, engine string) string {
+	hw := ""
+	for _, g := range f.Figures {
+		if g.Engine != engine {
+			continue
+		}
+		if hw != "" && g.Hardware != hw {
+			return ""
+		}
+		hw = g.Hardware
+	}
+	return hw
+}
+
+// engineKey is the engine a figure is set against ours as: ENGINE, or
+// ENGINE@HARDWARE in a ByMachine finding.
+func engineKey(f *Finding, g Figure) string {
+	if f.ByMachine {
+		return g.Engine + "@" + g.Hardware
+	}
+	return g.Engine
+}
+
 func compareFinding(s *Seed, f *Finding, run *results.Run) FindingResult {
 	fr := FindingResult{Finding: f}
 	var stand map[string]*results.Target
 	var ours map[string]map[float64]float64 // engine → size → value, finding's unit
 	spreads := map[string]map[float64]float64{}
-	if f.Ours != nil {
+	if f.Ours != nil && f.ByMachine {
+		stand = machineStandIns(s, run, f.Ours.Workload)
+	} else if f.Ours != nil {
 		stand = standIns(s, run, f.Ours.Workload)
+		for e, t := range machineStandIns(s, run, f.Ours.Workload) {
+			// On a run of machine shapes, an engine whose figures are all
+			// on one of the seed's machines stands on the shape named
+			// for it.
+			eng, hw, _ := strings.Cut(e, "@")
+			if stand[eng] == nil && onlyOn(f, eng) == hw {
+				stand[eng] = t
+			}
+		}
 		ours = map[string]map[float64]float64{}
 		// Ours of the finding's own engines: two of the seed's engines
 		// may share a stand-in (OnvaKV and its C++ B-tree build: both
@@ -151,7 +247,7 @@ func compareFinding(s *Seed, f *Finding, run *results.Run) FindingResult {
 		// its claim names.
 		figured := map[string]bool{}
 		for _, g := range f.Figures {
-			figured[g.Engine] = true
+			figured[engineKey(f, g)] = true
 		}
 		for _, e := range append([]string{f.Claim.Of, f.Claim.To}, f.Claim.Engines...) {
 			if e != "" && len(f.Figures) == 0 {
@@ -167,13 +263,16 @@ func compareFinding(s *Seed, f *Finding, run *results.Run) FindingResult {
 	var seedPts []Point
 	for _, g := range f.Figures {
 		v, _ := convert(g.Value, g.Unit, f.Unit)
-		seedPts = append(seedPts, Point{Engine: g.Engine, N: g.N, Value: v, Precision: PrecisionOf(g.Value)})
+		key := engineKey(f, g)
+		seedPts = append(seedPts, Point{Engine: key, N: g.N, Value: v, Precision: PrecisionOf(g.Value)})
 		row := Row{Figure: g}
-		switch t := stand[g.Engine]; {
+		switch t := stand[key]; {
 		case f.Ours == nil:
 			row.Missing = NotMeasured
 		case len(s.Engine(g.Engine).Targets) == 0:
 			row.Missing = NoStandIn
+		case t == nil && f.ByMachine:
+			row.Missing = NotOnMachine + " " + g.Hardware
 		case t == nil:
 			row.Missing = EngineNotRun
 		case f.Ours.Value == "gc_passes":
@@ -183,9 +282,12 @@ func compareFinding(s *Seed, f *Finding, run *results.Run) FindingResult {
 			}
 		default:
 			row.Target = t.Name
-			if o, ok := ours[g.Engine][g.N]; ok {
+			if o, ok := ours[key][g.N]; ok {
 				row.Ours, _ = convert(o, f.Unit, g.Unit)
 				row.Have = true
+			} else if p := pairSizes(f.Claim, []float64{g.N}, sortedKeys(ours[key])); f.ByMachine && len(p) == 1 {
+				row.Ours, _ = convert(ours[key][p[0][1]], f.Unit, g.Unit)
+				row.Have, row.OurN = true, p[0][1]
 			} else if unlike(t, f.Ours) {
 				row.Missing = NotRunAsTheSeeds + " (" + whereText(f.Ours.Where) + ")"
 			} else {

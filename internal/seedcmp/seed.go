@@ -94,6 +94,12 @@ type Finding struct {
 	// Needs says what run would test a claim no run here can (a cluster
 	// of ten machines, a machine with 96 GB): its "not comparable".
 	Needs string `yaml:"needs"`
+	// ByMachine: the finding sets the seed's machines against each other
+	// (one engine on two machines): each figure is set beside ours on
+	// the machine shape named for its hardware (a target run under
+	// --machine name=HARDWARE,… or name=HARDWARE-scaled,…: MachineOf),
+	// and its claim names ENGINE@HARDWARE where it names engines.
+	ByMachine bool `yaml:"by_machine"`
 }
 
 // Causes a finding may depend on (Finding.DependsOn).
@@ -229,7 +235,16 @@ func (s *Seed) check() error {
 			return fmt.Errorf("finding %q: empty or listed twice", f.ID)
 		}
 		ids[f.ID] = true
-		if err := f.Claim.check(eng); err != nil {
+		claimEng := eng
+		if f.ByMachine {
+			claimEng = map[string]bool{}
+			for e := range eng {
+				for h := range hw {
+					claimEng[e+"@"+h] = true
+				}
+			}
+		}
+		if err := f.Claim.check(claimEng); err != nil {
 			return fmt.Errorf("finding %s: claim: %w", f.ID, err)
 		}
 		for _, c := range f.DependsOn {

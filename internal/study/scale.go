@@ -15,7 +15,8 @@ import (
 // the study-wide settings a size change drags along: ladder, concurrency,
 // limits.time / limits.target_time / limits.disk, and what a seed's
 // method sets: targets (names, as --targets takes them: the seed's
-// engines) and durability.
+// engines), durability and machines (the seed's machines, as shapes
+// scaled to the data size the scale runs: --machine replaces them).
 //
 //	scales:
 //	  seed:
@@ -33,6 +34,7 @@ var scaleSettings = map[string]func(s *Study) any{
 	"limits.target_time": func(s *Study) any { return &s.Limits.TargetTime },
 	"limits.disk":        func(s *Study) any { return &s.Limits.Disk },
 	"durability":         func(s *Study) any { return &s.Durability },
+	"machines":           func(s *Study) any { return &s.Machines },
 }
 
 // ScaleNames lists the study's scales, sorted.
