@@ -253,9 +253,12 @@ func (r *targetRun) machineBefore(fresh bool) *machine.Stats {
 // the kernel refuses is a warning, and the step runs without it.
 func (r *targetRun) setCacheLimit(fresh bool) {
 	r.cacheLimit, r.hiLimit = nil, 0
-	if r.shape.Cache == 0 {
+	if !r.shape.CacheShape() {
 		return
 	}
+	// A fixed budget (cache=SIZE) holds from the first step: it leaves
+	// the engine that budget of room as it opens.
+	fresh = fresh && r.shape.Cache != 0
 	dirs := []string{r.dir}
 	if r.srv != nil && r.srv.elsewhere != "" {
 		dirs = append(dirs, r.srv.elsewhere)
@@ -339,7 +342,9 @@ func (r *targetRun) machineMetrics(res *results.Step, before *machine.Stats, wal
 			m["machine_memory_limit_bytes"] = float64(after.MemoryLimit)
 		}
 		if cl := r.cacheLimit; cl != nil {
-			m["machine_cache_ratio"] = r.shape.Cache
+			if r.shape.Cache != 0 {
+				m["machine_cache_ratio"] = r.shape.Cache
+			}
 			m["machine_data_bytes_at_start"] = float64(cl.DataBytes)
 			m["machine_own_memory_at_start_bytes"] = float64(cl.Own)
 			if cl.Limit > 0 {

@@ -64,7 +64,7 @@ func (g *Group) HoldCache(size func() int64) (*CacheHold, error) {
 		return nil, err
 	}
 	h := &CacheHold{g: g, size: size, first: cl, max: cl.Limit, maxB: cl.Budget, stop: make(chan struct{}), done: make(chan struct{})}
-	if g.shape.Cache == 0 {
+	if !g.shape.CacheShape() {
 		close(h.done)
 		return h, nil
 	}
@@ -112,8 +112,8 @@ func (h *CacheHold) Stop() (first CacheLimit, highest, highestBudget int64, err 
 		close(h.stop)
 	}
 	<-h.done
-	if h.g.shape.Cache != 0 {
-		if _, lerr := h.g.SetCacheLimit(0); lerr != nil {
+	if h.g.shape.CacheShape() {
+		if lerr := h.g.liftLimit(); lerr != nil {
 			err = lerr
 		}
 	}
@@ -135,17 +135,13 @@ func (g *Group) SetCacheLimit(dataBytes int64) (CacheLimit, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	out := CacheLimit{DataBytes: dataBytes}
-	if g.shape.Cache == 0 {
+	if !g.shape.CacheShape() {
 		return out, nil
 	}
-	if g.closed {
-		return out, fmt.Errorf("machine %s: set its memory limit: the group is closed", g.shape.Title())
+	dir, err := g.memoryDir()
+	if err != nil {
+		return out, err
 	}
-	i := slices.IndexFunc(g.dirs, func(d cgDir) bool { return slices.Contains(d.Ctrls, ctrlMemory) })
-	if i < 0 {
-		return out, fmt.Errorf("machine %s: set its memory limit: the group has no memory controller", g.shape.Title())
-	}
-	dir := g.dirs[i].Dir
 	usage, err := readInt(filepath.Join(dir, "memory.usage_in_bytes"))
 	if err != nil {
 		return out, fmt.Errorf("machine %s: %w", g.shape.Title(), err)
@@ -160,16 +156,44 @@ func (g *Group) SetCacheLimit(dataBytes int64) (CacheLimit, error) {
 	}
 	out.Own = max(usage-cache, 0)
 	limit := int64(-1) // none
-	if dataBytes > 0 {
+	switch {
+	case g.shape.CacheBytes != 0:
+		out.Budget = g.shape.CacheBytes
+	case dataBytes > 0:
 		out.Budget = int64(math.Round(g.shape.Cache * float64(dataBytes)))
+	}
+	if out.Budget > 0 {
 		out.Limit = max(out.Own+out.Budget, MinMemory)
 		limit = out.Limit
 	}
 	if err := setMemoryLimit(dir, limit); err != nil {
-		return out, fmt.Errorf("machine %s: memory limit %s (own memory %s + cache %s × %s of data): %w",
-			g.shape.Title(), FormatSize(out.Limit), FormatSize(out.Own), fmtFloat(g.shape.Cache), FormatSize(dataBytes), err)
+		return out, fmt.Errorf("machine %s: memory limit %s (own memory %s + a cache of %s): %w",
+			g.shape.Title(), FormatSize(out.Limit), FormatSize(out.Own), FormatSize(out.Budget), err)
 	}
 	return out, nil
+}
+
+// memoryDir is the group's memory controller directory (g.mu held).
+func (g *Group) memoryDir() (string, error) {
+	if g.closed {
+		return "", fmt.Errorf("machine %s: set its memory limit: the group is closed", g.shape.Title())
+	}
+	i := slices.IndexFunc(g.dirs, func(d cgDir) bool { return slices.Contains(d.Ctrls, ctrlMemory) })
+	if i < 0 {
+		return "", fmt.Errorf("machine %s: set its memory limit: the group has no memory controller", g.shape.Title())
+	}
+	return g.dirs[i].Dir, nil
+}
+
+// liftLimit removes a cache shape's memory limit (between steps).
+func (g *Group) liftLimit() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	dir, err := g.memoryDir()
+	if err != nil {
+		return err
+	}
+	return setMemoryLimit(dir, -1)
 }
 
 // setMemoryLimit writes a group's memory limit (-1: none), and its

@@ -80,3 +80,37 @@ func runCache(t *testing.T, g *Group, path string, size int) {
 		t.Fatalf("the child: %q, %v", res, err)
 	}
 }
+
+// TestFixedCacheBudgetHolds: a cache=SIZE shape holds the group's page
+// cache to SIZE from the start (no data needed), its limit following the
+// process's own memory, and lifts the limit when the hold stops.
+func TestFixedCacheBudgetHolds(t *testing.T) {
+	dir := dataDir(t)
+	needs(t, dir, KeyCache)
+	const size, budget = 128 << 20, 32 << 20
+	g := newGroup(t, "cache=32MiB", dir)
+	h, err := g.HoldCache(func() int64 { return 0 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCache(t, g, filepath.Join(dir, "data"), size)
+	s := mustStats(t, g)
+	first, hi, hiBudget, err := h.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("cache=32MiB: first limit %.1f MiB (own %.1f), highest %.1f MiB; after %d MiB written and read twice: page cache %.1f MiB, peak memory %.1f MiB, %.1f MiB read from disk",
+		mib(first.Limit), mib(first.Own), mib(hi), size>>20, mib(s.Cache), mib(s.MemoryMaxUsage), mib(s.DiskReadBytes))
+	if first.Budget != budget || hiBudget != budget || first.Limit != max(first.Own+budget, MinMemory) {
+		t.Errorf("budget %d (highest %d), limit %d: want %d and own (%d) + budget", first.Budget, hiBudget, first.Limit, budget, first.Own)
+	}
+	if s.Cache > hi {
+		t.Errorf("page cache %.1f MiB over the highest limit %.1f MiB", mib(s.Cache), mib(hi))
+	}
+	if s.DiskReadBytes < size-hi {
+		t.Errorf("read %.1f MiB from the disk, want at least %.1f MiB: the reads were served from a cache over the budget", mib(s.DiskReadBytes), mib(size-hi))
+	}
+	if after := mustStats(t, g); after.MemoryLimit < 1<<50 {
+		t.Errorf("after Stop the limit is %d: want none", after.MemoryLimit)
+	}
+}

@@ -185,7 +185,7 @@ func (g *Group) apply(d cgDir, dataDir string) error {
 			// effort: kernels that dropped the file keep the old charge
 			// where it was.
 			_ = writeFile(filepath.Join(d.Dir, "memory.move_charge_at_immigrate"), "3")
-			if s.Cache != 0 {
+			if s.CacheShape() {
 				// A cache shape limits the page cache, not the engine's
 				// own memory: a process that finds nothing left to
 				// reclaim waits for CacheHold to raise the limit.

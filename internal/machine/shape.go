@@ -103,6 +103,11 @@ type Shape struct {
 	// the data directory is empty there is no limit. 0.23 is a machine
 	// whose RAM left beside its processes caches 23% of its database.
 	Cache float64
+	// CacheBytes, instead of Cache, is a fixed page-cache budget (another
+	// machine's RAM beside its processes, scaled to the data size run
+	// here): the limit is the group's own memory plus CacheBytes, from
+	// the first step on, following the engine's own memory as with Cache.
+	CacheBytes int64
 	// DiskIOPS is the limit on I/O operations per second, each of reads
 	// and writes, on the disk that holds the run's data.
 	DiskIOPS int64
@@ -153,7 +158,8 @@ func OnlineCPUs() []int { return slices.Clone(thisHost().Online) }
 // 256MiB, 1GiB, 2G, 1.5GiB; K/M/G/T and KiB/MiB/GiB/TiB are powers of
 // 1024, KB/MB/GB/TB powers of 1000, a bare number is bytes; at least 32
 // MiB and at most this machine's memory), cache (instead of memory: the
-// page cache as a share of the data's size, Shape.Cache), disk_iops (a
+// page cache as a share of the data's size, a bare number, Shape.Cache,
+// or a fixed budget, a size, Shape.CacheBytes), disk_iops (a
 // whole number) and
 // disk_mbps (MB/s of 10^6 bytes), and name (the shape's name). At least
 // one limit; each key once. Every error is one line naming the key.
@@ -197,7 +203,13 @@ func parse(s string, h host) (Shape, error) {
 		case KeyMemory:
 			sh.Memory, err = ParseSize(val)
 		case KeyCache:
-			sh.Cache, err = parseNumber(val)
+			// A bare number is a share of the data; a size (with its
+			// unit) a fixed budget.
+			if strings.IndexFunc(val, func(r rune) bool { return r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' && r != 'e' }) >= 0 {
+				sh.CacheBytes, err = ParseSize(val)
+			} else {
+				sh.Cache, err = parseNumber(val)
+			}
 		case KeyDiskIOPS:
 			sh.DiskIOPS, err = strconv.ParseInt(val, 10, 64)
 			if err != nil {
@@ -234,7 +246,7 @@ func parseNumber(v string) (float64, error) {
 // code (a built-in machine) is checked before it is used.
 func (s Shape) Validate() error {
 	return s.validate(thisHost(), map[string]bool{KeyCPUs: s.CPUs != 0, KeyCPUSet: s.CPUSet != "",
-		KeyMemory: s.Memory != 0, KeyCache: s.Cache != 0, KeyDiskIOPS: s.DiskIOPS != 0, KeyDiskMBps: s.DiskMBps != 0, "name": s.Name != ""})
+		KeyMemory: s.Memory != 0, KeyCache: s.CacheShape(), KeyDiskIOPS: s.DiskIOPS != 0, KeyDiskMBps: s.DiskMBps != 0, "name": s.Name != ""})
 }
 
 func (s Shape) validate(h host, given map[string]bool) error {
@@ -273,7 +285,16 @@ func (s Shape) validate(h host, given map[string]bool) error {
 			return fmt.Errorf("memory=%s is more than this machine's %s", FormatSize(s.Memory), FormatSize(h.Memory))
 		}
 	}
-	if given[KeyCache] {
+	if given[KeyCache] && s.CacheBytes != 0 {
+		switch {
+		case s.CacheBytes < 1<<20:
+			return fmt.Errorf("cache=%s is below 1MiB", FormatSize(s.CacheBytes))
+		case h.Memory > 0 && s.CacheBytes > h.Memory:
+			return fmt.Errorf("cache=%s is more than this machine's %s", FormatSize(s.CacheBytes), FormatSize(h.Memory))
+		case given[KeyMemory]:
+			return fmt.Errorf("cache=%s and memory=%s: give one (cache sets the memory limit from the engine's own memory)", FormatSize(s.CacheBytes), FormatSize(s.Memory))
+		}
+	} else if given[KeyCache] {
 		switch {
 		case math.IsNaN(s.Cache) || s.Cache <= 0 || s.Cache > MaxCache:
 			return fmt.Errorf("cache=%s: want more than 0 and at most %d (the page cache as a share of the data's size)", fmtFloat(s.Cache), MaxCache)
@@ -302,9 +323,14 @@ func validName(n string) bool {
 	return true
 }
 
+// CacheShape reports whether s limits the page cache alone (cache=R or
+// cache=SIZE): its memory limit follows the engine's own memory
+// (Group.HoldCache).
+func (s Shape) CacheShape() bool { return s.Cache != 0 || s.CacheBytes != 0 }
+
 // Limited reports whether s sets any limit.
 func (s Shape) Limited() bool {
-	return s.CPUs != 0 || s.CPUSet != "" || s.Memory != 0 || s.Cache != 0 || s.DiskIOPS != 0 || s.DiskMBps != 0
+	return s.CPUs != 0 || s.CPUSet != "" || s.Memory != 0 || s.CacheShape() || s.DiskIOPS != 0 || s.DiskMBps != 0
 }
 
 // Keys lists the limits s sets, in Label order.
@@ -331,6 +357,9 @@ func (s Shape) value(key string) string {
 			return FormatSize(s.Memory)
 		}
 	case KeyCache:
+		if s.CacheBytes != 0 {
+			return FormatSize(s.CacheBytes)
+		}
 		if s.Cache != 0 {
 			return fmtFloat(s.Cache)
 		}
