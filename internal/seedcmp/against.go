@@ -195,6 +195,25 @@ func ranOn(t *results.Target, workload string) bool {
 	return false
 }
 
+// standInsOf maps each of the finding's engines (ENGINE@HARDWARE in a
+// ByMachine finding) to our target that stands for it. On a run of
+// machine shapes, an engine whose figures in f are all on one of the
+// seed's machines stands on the shape named for it.
+func standInsOf(s *Seed, f *Finding, run *results.Run) map[string]*results.Target {
+	onMachines := machineStandIns(s, run, f.Ours.Workload)
+	if f.ByMachine {
+		return onMachines
+	}
+	stand := standIns(s, run, f.Ours.Workload)
+	for e, t := range onMachines {
+		eng, hw, _ := strings.Cut(e, "@")
+		if stand[eng] == nil && onlyOn(f, eng) == hw {
+			stand[eng] = t
+		}
+	}
+	return stand
+}
+
 // onlyOn is the one machine all of engine's figures in f are on ("" when
 // none, or several).
 func onlyOn(f *Finding, engine string) string {
@@ -225,19 +244,8 @@ func compareFinding(s *Seed, f *Finding, run *results.Run) FindingResult {
 	var stand map[string]*results.Target
 	var ours map[string]map[float64]float64 // engine → size → value, finding's unit
 	spreads := map[string]map[float64]float64{}
-	if f.Ours != nil && f.ByMachine {
-		stand = machineStandIns(s, run, f.Ours.Workload)
-	} else if f.Ours != nil {
-		stand = standIns(s, run, f.Ours.Workload)
-		for e, t := range machineStandIns(s, run, f.Ours.Workload) {
-			// On a run of machine shapes, an engine whose figures are all
-			// on one of the seed's machines stands on the shape named
-			// for it.
-			eng, hw, _ := strings.Cut(e, "@")
-			if stand[eng] == nil && onlyOn(f, eng) == hw {
-				stand[eng] = t
-			}
-		}
+	if f.Ours != nil {
+		stand = standInsOf(s, f, run)
 		ours = map[string]map[float64]float64{}
 		// Ours of the finding's own engines: two of the seed's engines
 		// may share a stand-in (OnvaKV and its C++ B-tree build: both
