@@ -51,3 +51,52 @@ func TestKneeFromTheShapes(t *testing.T) {
 		t.Errorf("knee table:\n%s", b.String())
 	}
 }
+
+// TestKneeOnlyAcrossMemory: shapes that differ in CPUs as well as memory
+// are not set on one knee (their throughput differs for the CPUs too).
+func TestKneeOnlyAcrossMemory(t *testing.T) {
+	step := func(ops int64, limit, data float64) *results.Step {
+		s := &results.Step{Workload: "ycsb", Phase: "c", N: 1e5, Ops: ops, Seconds: 10,
+			Metrics: map[string]float64{"machine_memory_limit_bytes": limit}}
+		s.Resources.DiskApparent = int64(data)
+		return s
+	}
+	ts := []*results.Target{
+		{Name: "rocksdb@a", Machine: "cpus=0.5,memory=256MiB", Steps: []*results.Step{step(1000, 256<<20, 512<<20)}},
+		{Name: "rocksdb@b", Machine: "cpus=1,memory=1GiB", Steps: []*results.Step{step(3000, 1<<30, 512<<20)}},
+	}
+	if ks := Knees(ts); len(ks) != 0 {
+		t.Fatalf("a knee across shapes of different CPUs: %+v", ks)
+	}
+	ts = append(ts, &results.Target{Name: "rocksdb@c", Machine: "cpus=1,memory=256MiB", Steps: []*results.Step{step(2500, 256<<20, 512<<20)}})
+	ks := Knees(ts)
+	if len(ks) != 1 || ks[0].Others != "cpus=1" || len(ks[0].Points) != 2 || ks[0].Points[0].Ratio != 0.5 || ks[0].Points[1].Ratio != 2 {
+		t.Fatalf("knees %+v: want one at cpus=1 over memory/data 0.5 and 2", ks)
+	}
+	if !ks[0].Found || ks[0].Ratio != 0.5 {
+		t.Errorf("knee %+v: 2500 is within 20%% of 3000, want the knee at or below 0.5", ks[0])
+	}
+}
+
+// TestScalingEfficiency recomputes throughput per CPU against the fewest
+// CPUs' among shapes that differ only in CPUs.
+func TestScalingEfficiency(t *testing.T) {
+	mk := func(machine string, ops int64) *results.Target {
+		return &results.Target{Name: "pebble@" + machine, Machine: machine,
+			Steps: []*results.Step{{Workload: "ycsb", Phase: "c", N: 1e5, Ops: ops, Seconds: 10}}}
+	}
+	sc := Scalings([]*results.Target{mk("cpus=0.5,memory=1GiB", 5000), mk("cpus=1,memory=1GiB", 9000), mk("cpus=2,memory=1GiB", 14000), mk("cpus=1,memory=256MiB", 100)})
+	if len(sc) != 1 || sc[0].Others != "memory=1GiB" || len(sc[0].Points) != 3 {
+		t.Fatalf("%+v: want one scaling over 0.5, 1 and 2 CPUs at memory=1GiB", sc)
+	}
+	for i, want := range []float64{1, 0.9, 0.7} {
+		if got := sc[0].Points[i].Efficiency; got < want-1e-9 || got > want+1e-9 {
+			t.Errorf("point %d: efficiency %.3f, want %.2f", i, got, want)
+		}
+	}
+	var b strings.Builder
+	cpuScaling(&b, []*results.Target{mk("cpus=0.5", 5000), mk("cpus=1", 9000)})
+	if !strings.Contains(b.String(), "0.5: 500 ops/s (1.00); 1: 900 ops/s (0.90)") {
+		t.Errorf("table:\n%s", b.String())
+	}
+}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"storebench/internal/results"
@@ -85,6 +86,7 @@ func machines(b *strings.Builder, run *results.Run) {
 	}
 	tab.Write(b)
 	knees(b, ts)
+	cpuScaling(b, ts)
 }
 
 // KneeWithin is how far below the least limited shape's throughput a
@@ -105,9 +107,11 @@ type KneePoint struct {
 // Found is false when every shape below the highest fell further.
 type Knee struct {
 	Target, Step string
-	Points       []KneePoint // by ratio, ascending
-	Ratio        float64
-	Found        bool
+	// Others are the limits the shapes share ("" none): "cpus=1".
+	Others string
+	Points []KneePoint // by ratio, ascending
+	Ratio  float64
+	Found  bool
 }
 
 // memoryRatio is a step's memory per byte of data: a cache shape's
@@ -127,10 +131,38 @@ func memoryRatio(s *results.Step) (float64, bool) {
 	return l / float64(data), true
 }
 
+// shapeLimits reads a target's machine as results.json writes it
+// ("name=x,cpus=0.5,memory=256MiB") into its limits, name left out.
+func shapeLimits(machine string) map[string]string {
+	out := map[string]string{}
+	for _, kv := range strings.Split(machine, ",") {
+		if k, v, ok := strings.Cut(kv, "="); ok && k != "name" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// otherLimits is the shape's limits but those named, canonical: shapes
+// with the same otherLimits differ only in the named ones.
+func otherLimits(machine string, but ...string) string {
+	l := shapeLimits(machine)
+	for _, b := range but {
+		delete(l, b)
+	}
+	keys := make([]string, 0, len(l))
+	for k := range l {
+		keys = append(keys, k+"="+l[k])
+	}
+	sort.Strings(keys)
+	return strings.Join(keys, ",")
+}
+
 // Knees finds the knee of every target and step that ran on two or more
-// memory-limited shapes.
+// memory-limited shapes that differ in nothing else (their CPUs and
+// disks the same).
 func Knees(ts []*results.Target) []Knee {
-	type key struct{ target, step string }
+	type key struct{ target, step, rest string }
 	pts := map[key][]KneePoint{}
 	var order []key
 	for _, t := range ts {
@@ -140,7 +172,7 @@ func Knees(ts []*results.Target) []Knee {
 			if !ok || s.Seconds <= 0 || s.Error != "" {
 				continue
 			}
-			k := key{base, s.Name()}
+			k := key{base, s.Name(), otherLimits(t.Machine, "memory", "cache")}
 			if _, seen := pts[k]; !seen {
 				order = append(order, k)
 			}
@@ -155,7 +187,7 @@ func Knees(ts []*results.Target) []Knee {
 		}
 		sort.Slice(p, func(i, j int) bool { return p[i].Ratio < p[j].Ratio })
 		ref := p[len(p)-1].OpsPerS
-		kn := Knee{Target: k.target, Step: k.step, Points: p, Ratio: p[len(p)-1].Ratio}
+		kn := Knee{Target: k.target, Step: k.step, Others: k.rest, Points: p, Ratio: p[len(p)-1].Ratio}
 		// The smallest ratio from which every larger one stays within.
 		for i := len(p) - 2; i >= 0 && p[i].OpsPerS >= (1-KneeWithin)*ref; i-- {
 			kn.Ratio, kn.Found = p[i].Ratio, true
@@ -184,7 +216,86 @@ func knees(b *strings.Builder, ts []*results.Target) {
 				knee = "above " + trimFloat(k.Points[len(k.Points)-2].Ratio) + " (every smaller shape fell more than " + fmt.Sprintf("%.0f%%", KneeWithin*100) + ")"
 			}
 		}
-		tab.Rows = append(tab.Rows, []string{cell(k.Target), cell(k.Step), cell(strings.Join(parts, "; ")), cell(knee)})
+		target := k.Target
+		if k.Others != "" {
+			target += " (" + k.Others + ")"
+		}
+		tab.Rows = append(tab.Rows, []string{cell(target), cell(k.Step), cell(strings.Join(parts, "; ")), cell(knee)})
+	}
+	tab.Write(b)
+}
+
+// ScalePoint is one shape's throughput at one step, against its CPUs.
+type ScalePoint struct {
+	CPUs    float64
+	OpsPerS float64
+	// Efficiency is the throughput's gain over the fewest CPUs' divided
+	// by the CPUs' (1: linear; 1 at the fewest).
+	Efficiency float64
+}
+
+// Scaling is one target and step on two or more shapes that differ only
+// in their CPU limit.
+type Scaling struct {
+	Target, Step, Others string
+	Points               []ScalePoint // by CPUs, ascending
+}
+
+// Scalings finds, per target and step, its throughput against the CPUs
+// of shapes that differ in nothing else, with the scaling efficiency.
+func Scalings(ts []*results.Target) []Scaling {
+	type key struct{ target, step, rest string }
+	pts := map[key][]ScalePoint{}
+	var order []key
+	for _, t := range ts {
+		c, err := strconv.ParseFloat(shapeLimits(t.Machine)["cpus"], 64)
+		if err != nil || c <= 0 {
+			continue
+		}
+		base, _, _ := strings.Cut(t.Name, "@")
+		for _, s := range t.Steps {
+			if s.Seconds <= 0 || s.Error != "" || s.Ops <= 0 {
+				continue
+			}
+			k := key{base, s.Name(), otherLimits(t.Machine, "cpus")}
+			if _, seen := pts[k]; !seen {
+				order = append(order, k)
+			}
+			pts[k] = append(pts[k], ScalePoint{CPUs: c, OpsPerS: float64(s.Ops) / s.Seconds})
+		}
+	}
+	var out []Scaling
+	for _, k := range order {
+		p := pts[k]
+		if len(p) < 2 {
+			continue
+		}
+		sort.Slice(p, func(i, j int) bool { return p[i].CPUs < p[j].CPUs })
+		for i := range p {
+			p[i].Efficiency = (p[i].OpsPerS / p[0].OpsPerS) / (p[i].CPUs / p[0].CPUs)
+		}
+		out = append(out, Scaling{Target: k.target, Step: k.step, Others: k.rest, Points: p})
+	}
+	return out
+}
+
+func cpuScaling(b *strings.Builder, ts []*results.Target) {
+	sc := Scalings(ts)
+	if len(sc) == 0 {
+		return
+	}
+	b.WriteString("\n### Throughput against vCPUs\n\nPer target and step, its throughput on each shape that differs from the others only in its CPU limit, and the scaling efficiency: the throughput's gain over the fewest CPUs' divided by the CPUs' gain (1.00: linear). An embedded engine's load generator runs in its worker, inside the limit.\n\n")
+	tab := Table{Head: []string{"target", "step", "CPUs: throughput (efficiency)"}, Left: 3}
+	for _, s := range sc {
+		var parts []string
+		for _, p := range s.Points {
+			parts = append(parts, fmt.Sprintf("%s: %.0f ops/s (%.2f)", trimFloat(p.CPUs), p.OpsPerS, p.Efficiency))
+		}
+		target := s.Target
+		if s.Others != "" {
+			target += " (" + s.Others + ")"
+		}
+		tab.Rows = append(tab.Rows, []string{cell(target), cell(s.Step), cell(strings.Join(parts, "; "))})
 	}
 	tab.Write(b)
 }
