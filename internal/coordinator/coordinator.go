@@ -134,35 +134,17 @@ func planSteps(s *study.Study) (out []workload.Step, search []*sweep.RateSpec, e
 		if err != nil {
 			return nil, nil, &study.Error{File: s.File, Field: fmt.Sprintf("workloads[%d].name", i), Msg: err.Error()}
 		}
-		s := s
-		if e.Concurrency > 0 {
-			// The entry's own concurrency: every workload plans from the
-			// study's, so it plans from a copy that carries this one.
-			c := *s
-			c.Concurrency = e.Concurrency
-			s = &c
-		}
-		raw, err := w.DecodeParams(s, e)
+		// Every workload plans from the study's concurrency: the entry's
+		// own plans from a copy that carries it (pl.Study).
+		pl, err := sweep.PlanEntry(s, e, w)
 		if err != nil {
 			return nil, nil, err
 		}
-		sp, err := sweep.Decode(s, e)
-		if err != nil {
+		if err := attachFaults(pl.Study, e, pl.Steps); err != nil {
 			return nil, nil, err
 		}
-		steps, err := w.Plan(s, raw)
-		if err != nil {
-			return nil, nil, err
-		}
-		steps, marks, err := sweep.Expand(s, e, sp, steps)
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := attachFaults(s, e, steps); err != nil {
-			return nil, nil, err
-		}
-		out = append(out, steps...)
-		search = append(search, marks...)
+		out = append(out, pl.Steps...)
+		search = append(search, pl.Search...)
 	}
 	return out, search, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"storebench/internal/study"
+	"storebench/internal/sweep"
 	"storebench/internal/target"
 	"storebench/internal/workload"
 )
@@ -53,29 +54,20 @@ func Estimate(s *study.Study) (e Estimated, ok bool, err error) {
 		if !can {
 			continue
 		}
-		ws := s
-		if en.Concurrency > 0 {
-			// The entry's own concurrency, as planSteps plans it.
-			c := *s
-			c.Concurrency = en.Concurrency
-			ws = &c
-		}
 		if infos == nil {
 			if infos, names, err = targetInfos(s); err != nil {
 				return e, false, err
 			}
 		}
-		raw, err := w.DecodeParams(ws, en)
-		if err != nil {
-			return e, false, err
-		}
-		steps, err := w.Plan(ws, raw)
+		// As planSteps plans it: the swept steps require what the steps
+		// they sweep do.
+		pl, err := sweep.PlanEntry(s, en, w)
 		if err != nil {
 			return e, false, err
 		}
 		var on []int
 		for i, info := range infos {
-			if runsAny(info, steps) {
+			if runsAny(info, pl.Steps) {
 				on = append(on, i)
 			}
 		}
@@ -83,7 +75,7 @@ func Estimate(s *study.Study) (e Estimated, ok bool, err error) {
 			e.Lines = append(e.Lines, fmt.Sprintf("%s: no target runs it", en.Name))
 			continue
 		}
-		one, err := est.Estimate(ws, en, raw)
+		one, err := est.Estimate(pl.Study, en, pl.Params)
 		if err != nil {
 			return e, false, err
 		}

@@ -14,35 +14,35 @@ import (
 	_ "storebench/internal/workload/http"
 	_ "storebench/internal/workload/oltp"
 	_ "storebench/internal/workload/tripcache"
+	"storebench/internal/workload/worktest"
 )
 
 // perTarget is workload name's own estimate (one target) in study s.
 func perTarget(t *testing.T, s *study.Study, name string) workload.Estimate {
 	t.Helper()
-	for _, en := range s.Workloads {
-		if en.Name != name {
-			continue
-		}
-		w, err := workload.Lookup(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ws := *s
-		if en.Concurrency > 0 {
-			ws.Concurrency = en.Concurrency
-		}
-		raw, err := w.DecodeParams(&ws, en)
-		if err != nil {
-			t.Fatal(err)
-		}
-		one, err := w.(workload.Estimator).Estimate(&ws, en, raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return one
+	w, err := workload.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("no workload %s", name)
-	return workload.Estimate{}
+	return worktest.EstimateIn(t, w, s)
+}
+
+// seedEstimate is the built-in study name at --scale seed and its
+// estimate, which its workloads must make.
+func seedEstimate(t *testing.T, name string, set ...string) (*study.Study, Estimated) {
+	t.Helper()
+	s, err := study.Load(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(study.Override{Scale: "seed", Set: set}); err != nil {
+		t.Fatal(err)
+	}
+	e, ok, err := Estimate(s)
+	if err != nil || !ok {
+		t.Fatalf("%s seed %v: %v %v", name, set, ok, err)
+	}
+	return s, e
 }
 
 // A workload's estimate counts only the targets that can run its steps:
@@ -102,17 +102,7 @@ func TestEstimateCountsOnlyTargetsThatRunTheWorkload(t *testing.T) {
 // (PostgreSQL and SQLite by their JSON, both FerretDBs), over an hour in
 // all (seed 003 --run asks first).
 func TestEstimateOfWebOLTPSeedScale(t *testing.T) {
-	s, err := study.Load("web-oltp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Apply(study.Override{Scale: "seed"}); err != nil {
-		t.Fatal(err)
-	}
-	e, ok, err := Estimate(s)
-	if err != nil || !ok {
-		t.Fatalf("seed: %v %v", ok, err)
-	}
+	s, e := seedEstimate(t, "web-oltp")
 	web, oltp, docs := perTarget(t, s, "http"), perTarget(t, s, "oltp"), perTarget(t, s, "documents")
 	if want := 3*web.Time + 3*oltp.Time + 4*docs.Time; e.Time != want || e.Time < time.Hour {
 		t.Errorf("time %s, want %s, over an hour (%s)", e.Time, want, e)
@@ -144,21 +134,7 @@ func TestEstimateOfTripcacheSeedScale(t *testing.T) {
 	if why := def.TooBig(s, t.TempDir()); why != "" || def.Time > time.Duration(s.Limits.Time) {
 		t.Fatalf("the default study does not fit: %s (%s)", why, def)
 	}
-	seed := func(set ...string) (*study.Study, Estimated) {
-		s, err := study.Load("tripcache")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Apply(study.Override{Scale: "seed", Set: set}); err != nil {
-			t.Fatal(err)
-		}
-		e, ok, err := Estimate(s)
-		if err != nil || !ok {
-			t.Fatalf("seed %v: %v %v", set, ok, err)
-		}
-		return s, e
-	}
-	s, e := seed()
+	s, e := seedEstimate(t, "tripcache")
 	// RocksDB alone (the seed's other engine, Aerospike, runs only by
 	// URI) x (the phase and 12 trials) x 60 s, grace 0.
 	if len(s.Targets) != 1 || s.Targets[0].Name != "rocksdb" {
@@ -179,7 +155,7 @@ func TestEstimateOfTripcacheSeedScale(t *testing.T) {
 		t.Errorf("with Aerospike by URI: time %s, want %s (%v)", e.Time, 2*13*time.Minute, err)
 	}
 	// In rounds: 2 rounds of 1e6 x 300 trips at 10,000 ticks/s a trial.
-	s, e = seed("tripcache.rounds=2")
+	s, e = seedEstimate(t, "tripcache", "tripcache.rounds=2")
 	trial := 60000 * time.Second // grace 0
 	if want := 13 * trial; e.Time != want {
 		t.Errorf("rounds: time %s, want %s (%s)", e.Time, want, e)
@@ -198,17 +174,7 @@ func TestEstimateOfTripcacheSeedScale(t *testing.T) {
 // brute-force references, under a day; with the ingest set to a day it
 // is refused as longer than a day, and a cut ingest fits.
 func TestEstimateOfGeoSeedScale(t *testing.T) {
-	s, err := study.Load("geo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Apply(study.Override{Scale: "seed"}); err != nil {
-		t.Fatal(err)
-	}
-	e, ok, err := Estimate(s)
-	if err != nil || !ok {
-		t.Fatalf("seed: %v %v", ok, err)
-	}
+	s, e := seedEstimate(t, "geo")
 	if n := time.Duration(len(s.Targets)); e.Time < n*time.Hour || e.Time > Unattended {
 		t.Errorf("seed: %s for %d targets", e.Time, n)
 	}
@@ -224,17 +190,7 @@ func TestEstimateOfGeoSeedScale(t *testing.T) {
 		set     string
 		tooLong bool
 	}{{"geo.ingest.duration=24h", true}, {"geo.ingest.duration=90s", false}} {
-		s, err := study.Load("geo")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Apply(study.Override{Scale: "seed", Set: []string{c.set}}); err != nil {
-			t.Fatal(err)
-		}
-		e, _, err := Estimate(s)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, e := seedEstimate(t, "geo", c.set)
 		why := e.TooBig(s, t.TempDir())
 		if got := strings.Contains(why, "longer than 24h0m0s"); got != c.tooLong {
 			t.Errorf("%s: refused %v (%q), want %v (%s)", c.set, got, why, c.tooLong, e)

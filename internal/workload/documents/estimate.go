@@ -44,35 +44,7 @@ const (
 // operations alone add), 48 bytes and the text each, as Plan counts them
 // (the engine's overhead and the index come on top).
 func (Documents) Estimate(s *study.Study, e study.Entry, raw json.RawMessage) (workload.Estimate, error) {
-	var p Params
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return workload.Estimate{}, err
-	}
-	s = entryStudy(s, e)
-	sp, err := sweep.Decode(s, e)
-	if err != nil {
-		return workload.Estimate{}, err
-	}
-	steps, err := Documents{}.Plan(s, raw)
-	if err != nil {
-		return workload.Estimate{}, err
-	}
-	steps, _, err = sweep.Expand(s, e, sp, steps)
-	if err != nil {
-		return workload.Estimate{}, err
-	}
-	return p.estimate(steps), nil
-}
-
-// entryStudy is s with entry e's own concurrency, as the coordinator
-// plans the entry's steps.
-func entryStudy(s *study.Study, e study.Entry) *study.Study {
-	if e.Concurrency <= 0 {
-		return s
-	}
-	c := *s
-	c.Concurrency = e.Concurrency
-	return &c
+	return sweep.Estimate(s, e, Documents{}, raw, Params.estimate)
 }
 
 func (p Params) estimate(steps []workload.Step) workload.Estimate {

@@ -6,43 +6,14 @@ import (
 	"time"
 
 	"storebench/internal/study"
-	"storebench/internal/workload"
+	"storebench/internal/workload/worktest"
 )
-
-// estimateOf is the estimate of the documents entry of the built-in
-// study name under override o.
-func estimateOf(t *testing.T, name string, o study.Override) workload.Estimate {
-	t.Helper()
-	s, err := study.Load(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Apply(o); err != nil {
-		t.Fatal(err)
-	}
-	for _, en := range s.Workloads {
-		if en.Name != "documents" {
-			continue
-		}
-		raw, err := Documents{}.DecodeParams(s, en)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := Documents{}.Estimate(s, en, raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
-	}
-	t.Fatalf("%s has no documents entry", name)
-	return workload.Estimate{}
-}
 
 // web-oltp at --scale seed, per target: one load of 3 collections of 1e6
 // documents at the slowest kept rate, then insert and iterate_one each at
 // 8 threads (the entry's) and 32 (its sweep), 120 s each.
 func TestEstimateOfWebDocumentsSeedScale(t *testing.T) {
-	e := estimateOf(t, "web-oltp", study.Override{Scale: "seed"})
+	e := worktest.Estimate(t, Documents{}, "web-oltp", study.Override{Scale: "seed"})
 	load := 3e6 / loadRate * time.Second
 	if want := load + 4*120*time.Second; e.Time != want {
 		t.Errorf("time %s, want %s: the load %s and 2 modes x 2 levels x 120s (%s)", e.Time, want, load, e.How)
@@ -63,7 +34,7 @@ func TestEstimateOfWebDocumentsSeedScale(t *testing.T) {
 	// Bound by its operations alone (1e6 each), with a text: each insert
 	// adds its operations to the database, and every mode takes them at
 	// its slowest kept rate.
-	e = estimateOf(t, "web-oltp", study.Override{Scale: "seed", Set: []string{"documents.duration=0s", "documents.text_size=100"}})
+	e = worktest.Estimate(t, Documents{}, "web-oltp", study.Override{Scale: "seed", Set: []string{"documents.duration=0s", "documents.text_size=100"}})
 	if want := load + 2*(1e6/insertRate)*time.Second + time.Duration(2e6/float64(findRate)*1e9); (e.Time - want).Abs() > time.Millisecond {
 		t.Errorf("operations: time %s, want %s (%s)", e.Time, want, e.How)
 	}

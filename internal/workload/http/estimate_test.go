@@ -6,43 +6,14 @@ import (
 	"time"
 
 	"storebench/internal/study"
-	"storebench/internal/workload"
+	"storebench/internal/workload/worktest"
 )
-
-// estimateOf is the estimate of the http entry of the built-in study
-// name under override o.
-func estimateOf(t *testing.T, name string, o study.Override) workload.Estimate {
-	t.Helper()
-	s, err := study.Load(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Apply(o); err != nil {
-		t.Fatal(err)
-	}
-	for _, en := range s.Workloads {
-		if en.Name != "http" {
-			continue
-		}
-		raw, err := HTTP{}.DecodeParams(s, en)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := HTTP{}.Estimate(s, en, raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
-	}
-	t.Fatalf("%s has no http entry", name)
-	return workload.Estimate{}
-}
 
 // web-oltp at --scale seed, per target: ab -n 500 without and with
 // keep-alive, each at 100 connections (the entry's) and 500 (its sweep):
 // 4 steps of 500 requests at the slowest kept rate.
 func TestEstimateOfWebHTTPSeedScale(t *testing.T) {
-	e := estimateOf(t, "web-oltp", study.Override{Scale: "seed"})
+	e := worktest.Estimate(t, HTTP{}, "web-oltp", study.Override{Scale: "seed"})
 	if want := 4 * 500 * time.Second / slowRate; e.Time != want {
 		t.Errorf("time %s, want %s (%s)", e.Time, want, e.How)
 	}
@@ -53,14 +24,14 @@ func TestEstimateOfWebHTTPSeedScale(t *testing.T) {
 		t.Errorf("How %q lacks %q", e.How, w)
 	}
 	// A duration bounds every step: 4 of them.
-	e = estimateOf(t, "web-oltp", study.Override{Scale: "seed", Set: []string{"http.duration=30s"}})
+	e = worktest.Estimate(t, HTTP{}, "web-oltp", study.Override{Scale: "seed", Set: []string{"http.duration=30s"}})
 	if want := 4 * 30 * time.Second; e.Time != want {
 		t.Errorf("duration: time %s, want %s (%s)", e.Time, want, e.How)
 	}
 	// Many requests on many connections with a short timeout: the rounds
 	// of timeouts bound each step below the rate's figure (1e6 requests
 	// on 100 connections in 1e4 rounds of 4 x 1 ms; on 500, 2000 rounds).
-	e = estimateOf(t, "web-oltp", study.Override{Scale: "seed", Set: []string{"http.requests=1e6", "http.timeout=1ms"}})
+	e = worktest.Estimate(t, HTTP{}, "web-oltp", study.Override{Scale: "seed", Set: []string{"http.requests=1e6", "http.timeout=1ms"}})
 	if want := 2 * (10000 + 2000) * 4 * time.Millisecond; e.Time != want || !strings.Contains(e.How, "4 step(s) of them bound instead") {
 		t.Errorf("timeout bound: time %s, want %s (%s)", e.Time, want, e.How)
 	}

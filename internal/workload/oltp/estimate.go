@@ -33,35 +33,7 @@ const rowBytes = 8 + CLen + PadLen
 // ladder size's rows (prepared here or not), rowBytes each (indexes and the engine's overhead come
 // on top).
 func (OLTP) Estimate(s *study.Study, e study.Entry, raw json.RawMessage) (workload.Estimate, error) {
-	var p Params
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return workload.Estimate{}, err
-	}
-	s = entryStudy(s, e)
-	sp, err := sweep.Decode(s, e)
-	if err != nil {
-		return workload.Estimate{}, err
-	}
-	steps, err := OLTP{}.Plan(s, raw)
-	if err != nil {
-		return workload.Estimate{}, err
-	}
-	steps, _, err = sweep.Expand(s, e, sp, steps)
-	if err != nil {
-		return workload.Estimate{}, err
-	}
-	return p.estimate(steps), nil
-}
-
-// entryStudy is s with entry e's own concurrency, as the coordinator
-// plans the entry's steps.
-func entryStudy(s *study.Study, e study.Entry) *study.Study {
-	if e.Concurrency <= 0 {
-		return s
-	}
-	c := *s
-	c.Concurrency = e.Concurrency
-	return &c
+	return sweep.Estimate(s, e, OLTP{}, raw, Params.estimate)
 }
 
 func (p Params) estimate(steps []workload.Step) workload.Estimate {

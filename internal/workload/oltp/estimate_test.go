@@ -6,43 +6,14 @@ import (
 	"time"
 
 	"storebench/internal/study"
-	"storebench/internal/workload"
+	"storebench/internal/workload/worktest"
 )
-
-// estimateOf is the estimate of the oltp entry of the built-in study
-// name under override o.
-func estimateOf(t *testing.T, name string, o study.Override) workload.Estimate {
-	t.Helper()
-	s, err := study.Load(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Apply(o); err != nil {
-		t.Fatal(err)
-	}
-	for _, en := range s.Workloads {
-		if en.Name != "oltp" {
-			continue
-		}
-		raw, err := OLTP{}.DecodeParams(s, en)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := OLTP{}.Estimate(s, en, raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
-	}
-	t.Fatalf("%s has no oltp entry", name)
-	return workload.Estimate{}
-}
 
 // web-oltp at --scale seed, per target: one prepare of 3 tables of 1e6
 // rows at the slowest kept rate, then read_only and write_only each at 8
 // threads (the entry's) and 64 (its sweep), 120 s each.
 func TestEstimateOfWebOLTPSeedScale(t *testing.T) {
-	e := estimateOf(t, "web-oltp", study.Override{Scale: "seed"})
+	e := worktest.Estimate(t, OLTP{}, "web-oltp", study.Override{Scale: "seed"})
 	rate := float64(prepareRate)
 	prep := time.Duration(3e6 / rate * float64(time.Second))
 	if want := prep + 4*120*time.Second; e.Time != want {
@@ -61,12 +32,12 @@ func TestEstimateOfWebOLTPSeedScale(t *testing.T) {
 	}
 	// A second sweep level adds a run of each phase, and with a ladder of
 	// two sizes everything runs twice over (the prepare at each size).
-	e2 := estimateOf(t, "web-oltp", study.Override{Scale: "seed", Set: []string{"oltp.sweep.concurrency=16,64"}})
+	e2 := worktest.Estimate(t, OLTP{}, "web-oltp", study.Override{Scale: "seed", Set: []string{"oltp.sweep.concurrency=16,64"}})
 	if d := e2.Time - e.Time; d != 2*120*time.Second {
 		t.Errorf("a third level added %s, want 4m0s (%s)", d, e2.How)
 	}
 	ladder := "1e5,1e6"
-	e3 := estimateOf(t, "web-oltp", study.Override{Scale: "seed", Ladder: &ladder})
+	e3 := worktest.Estimate(t, OLTP{}, "web-oltp", study.Override{Scale: "seed", Ladder: &ladder})
 	if want := time.Duration(3.3e6/rate*float64(time.Second)) + 8*120*time.Second; (e3.Time - want).Abs() > time.Millisecond {
 		t.Errorf("two sizes: time %s, want %s (%s)", e3.Time, want, e3.How)
 	}

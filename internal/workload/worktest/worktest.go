@@ -1,5 +1,5 @@
 // Package worktest helps workload tests: plan a workload from a study's
-// text as `storebench run` would.
+// text, or estimate it, as `storebench run` would.
 package worktest
 
 import (
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"storebench/internal/study"
+	"storebench/internal/sweep"
 	"storebench/internal/workload"
 )
 
@@ -34,6 +35,47 @@ func Plan(t *testing.T, w workload.Workload, src string, sets ...string) []workl
 		t.Fatal(err)
 	}
 	return steps
+}
+
+// Estimate is w's estimate (w a workload.Estimator) of its entry (named
+// w.Name()) in the built-in study name under override o.
+func Estimate(t *testing.T, w workload.Workload, name string, o study.Override) workload.Estimate {
+	t.Helper()
+	s, err := study.Load(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(o); err != nil {
+		t.Fatal(err)
+	}
+	return EstimateIn(t, w, s)
+}
+
+// EstimateIn is w's estimate (w a workload.Estimator) of its entry
+// (named w.Name()) in study s, as coordinator.Estimate asks for it: from
+// the entry's study and params as sweep.PlanEntry gives them.
+func EstimateIn(t *testing.T, w workload.Workload, s *study.Study) workload.Estimate {
+	t.Helper()
+	est, ok := w.(workload.Estimator)
+	if !ok {
+		t.Fatalf("%s does not estimate", w.Name())
+	}
+	for _, en := range s.Workloads {
+		if en.Name != w.Name() {
+			continue
+		}
+		pl, err := sweep.PlanEntry(s, en, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := est.Estimate(pl.Study, en, pl.Params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	t.Fatalf("%s has no %s entry", s.Name, w.Name())
+	return workload.Estimate{}
 }
 
 // RandomBytes returns n bytes from rng (a test's data: payloads, fields,
