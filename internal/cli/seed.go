@@ -455,8 +455,13 @@ func writeSeedStudy(b *strings.Builder, seed *seedcmp.Seed, st *seedStudy, host 
 	} else {
 		fmt.Fprintf(b, "  estimate: %s\n", c.text)
 	}
-	fmt.Fprintf(b, "  runs on: this machine, %d logical CPUs, %s RAM (%s); the seed's: %s\n",
-		host.LogicalCPUs, section.Bytes(host.MemTotalBytes), host.CPUModel, seedHardware(seed, st.findings))
+	where := "this machine"
+	if len(s.Machines) > 0 {
+		// The scale's machine shapes (the seed's machines, scaled).
+		where = "machine shapes " + strings.Join(s.Machines, "; ") + " (needs root and cgroup v1; docs/machines.md) on this machine"
+	}
+	fmt.Fprintf(b, "  runs on: %s, %d logical CPUs, %s RAM (%s); the seed's: %s\n",
+		where, host.LogicalCPUs, section.Bytes(host.MemTotalBytes), host.CPUModel, seedHardware(seed, st.findings))
 	if len(st.also) > 0 {
 		fmt.Fprintf(b, "  the same workloads, fewer of the seed's findings: %s\n", strings.Join(st.also, ", "))
 	}

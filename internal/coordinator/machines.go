@@ -43,7 +43,8 @@ func (p *Plan) slots(s *study.Study) []Slot {
 }
 
 // machinesOf parses the study's machines: list (or --machine's), each a
-// shape as machine.Parse reads it, each once.
+// shape as machine.Parse reads it, each once, a budget given at a seed's
+// size (at_n) scaled to the ladder's largest size.
 func machinesOf(s *study.Study) ([]machine.Shape, error) {
 	var out []machine.Shape
 	seen := map[string]bool{}
@@ -57,6 +58,16 @@ func machinesOf(s *study.Study) ([]machine.Shape, error) {
 			return nil, &study.Error{File: s.File, Line: s.Line(field), Field: field, Msg: fmt.Sprintf("machine %s is given twice", sh.Title())}
 		}
 		seen[sh.Title()] = true
+		// A budget given at a seed's size holds the seed's ratio at the
+		// top of this run's ladder (the target's machine then says the
+		// budget enforced; the study file keeps its derivation).
+		top := 0.0
+		for _, n := range s.Ladder {
+			top = max(top, float64(n))
+		}
+		if sh, err = sh.Scaled(top); err != nil {
+			return nil, &study.Error{File: s.File, Line: s.Line(field), Field: field, Msg: err.Error()}
+		}
 		out = append(out, sh)
 	}
 	return out, nil
@@ -119,7 +130,8 @@ func (r *targetRun) machineGroup(slot int) bool {
 	}
 	r.stepServersNA()
 	runID := fmt.Sprintf("%s-%s", filepath.Base(r.runDir), strconv.Itoa(slot))
-	g, err := machine.New(*r.shape, runID, r.dataRoot())
+	// A copy: a server's group may get a cpuset of its own (placement.go).
+	g, err := machine.New(r.groupShape(), runID, r.dataRoot())
 	if errors.Is(err, machine.ErrNotEnforceable) {
 		r.allNA(err.Error())
 		return false
@@ -219,6 +231,7 @@ func (r *targetRun) machineNotes() {
 			r.tr.Settings["machine_placement"] += "; a cluster's nodes share one group (the shape is the whole cluster's)"
 		}
 	}
+	r.placementNotes()
 	if d := r.mg.Disk(); d != "" {
 		r.tr.Settings["machine_disk"] = d
 	}

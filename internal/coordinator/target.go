@@ -45,6 +45,9 @@ type targetRun struct {
 	// once made.
 	shape *machine.Shape
 	mg    *machine.Group
+	// cpus is where the target's sides run on the machine's CPUs, set as
+	// its group is made (placement.go).
+	cpus *cpuPlacement
 	// hold keeps a cache=R shape's page cache to its share of the data
 	// through a step (nil: none); cacheLimit is the limit it set at the
 	// step's start and hiLimit the highest (nil, 0: none set).
@@ -210,6 +213,12 @@ func (r *targetRun) setUp() bool {
 		return false
 	}
 	if err := r.placeWorker(); err != nil {
+		r.failed("", err)
+		r.g.quit(5 * time.Second)
+		r.stopServer()
+		return false
+	}
+	if err := r.pinClients(); err != nil {
 		r.failed("", err)
 		r.g.quit(5 * time.Second)
 		r.stopServer()

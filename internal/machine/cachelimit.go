@@ -3,12 +3,14 @@
 package machine
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -142,6 +144,19 @@ func (g *Group) SetCacheLimit(dataBytes int64) (CacheLimit, error) {
 	if err != nil {
 		return out, err
 	}
+	// The group's own memory can grow between reading it and writing the
+	// limit; the kernel then cannot reclaim down to a limit below it
+	// (EBUSY). Read again and retry: the race, not the limit, failed.
+	for try := 1; ; try++ {
+		out, err = g.cacheLimitOnce(dir, dataBytes)
+		if !errors.Is(err, syscall.EBUSY) || try == 5 {
+			return out, err
+		}
+	}
+}
+
+func (g *Group) cacheLimitOnce(dir string, dataBytes int64) (CacheLimit, error) {
+	out := CacheLimit{DataBytes: dataBytes}
 	usage, err := readInt(filepath.Join(dir, "memory.usage_in_bytes"))
 	if err != nil {
 		return out, fmt.Errorf("machine %s: %w", g.shape.Title(), err)

@@ -32,10 +32,13 @@ import (
 
 // The keys of the limits a Shape can set, in the order Label writes them.
 const (
-	KeyCPUs     = "cpus"
-	KeyCPUSet   = "cpuset"
-	KeyMemory   = "memory"
-	KeyCache    = "cache"
+	KeyCPUs   = "cpus"
+	KeyCPUSet = "cpuset"
+	KeyMemory = "memory"
+	KeyCache  = "cache"
+	// KeyAtN goes with cache=SIZE: the size of data the budget is for
+	// (not a limit of its own; Shape.AtN).
+	KeyAtN      = "at_n"
 	KeyDiskIOPS = "disk_iops"
 	KeyDiskMBps = "disk_mbps"
 )
@@ -108,6 +111,11 @@ type Shape struct {
 	// here): the limit is the group's own memory plus CacheBytes, from
 	// the first step on, following the engine's own memory as with Cache.
 	CacheBytes int64
+	// AtN, with CacheBytes, says the budget is another machine's at that
+	// data size (a seed's n): a run scales it to the largest size it runs
+	// (Scaled), so that the seed's ratio of cache to data holds at the
+	// top of the ladder. 0: the budget as given.
+	AtN float64
 	// DiskIOPS is the limit on I/O operations per second, each of reads
 	// and writes, on the disk that holds the run's data.
 	DiskIOPS int64
@@ -194,6 +202,8 @@ func parse(s string, h host) (Shape, error) {
 		switch key {
 		case "name":
 			sh.Name = val
+		case KeyAtN:
+			sh.AtN, err = parseNumber(val)
 		case KeyCPUs:
 			sh.CPUs, err = parseNumber(val)
 		case KeyCPUSet:
@@ -285,11 +295,19 @@ func (s Shape) validate(h host, given map[string]bool) error {
 			return fmt.Errorf("memory=%s is more than this machine's %s", FormatSize(s.Memory), FormatSize(h.Memory))
 		}
 	}
+	if given[KeyAtN] {
+		switch {
+		case s.CacheBytes == 0:
+			return fmt.Errorf("at_n=%s goes with cache=SIZE (the data size that budget is for)", fmtFloat(s.AtN))
+		case math.IsNaN(s.AtN) || s.AtN < 1:
+			return fmt.Errorf("at_n=%s: want a data size of 1 or more", fmtFloat(s.AtN))
+		}
+	}
 	if given[KeyCache] && s.CacheBytes != 0 {
 		switch {
-		case s.CacheBytes < 1<<20:
+		case s.CacheBytes < 1<<20 && s.AtN == 0:
 			return fmt.Errorf("cache=%s is below 1MiB", FormatSize(s.CacheBytes))
-		case h.Memory > 0 && s.CacheBytes > h.Memory:
+		case h.Memory > 0 && s.CacheBytes > h.Memory && s.AtN == 0:
 			return fmt.Errorf("cache=%s is more than this machine's %s", FormatSize(s.CacheBytes), FormatSize(h.Memory))
 		case given[KeyMemory]:
 			return fmt.Errorf("cache=%s and memory=%s: give one (cache sets the memory limit from the engine's own memory)", FormatSize(s.CacheBytes), FormatSize(s.Memory))
@@ -321,6 +339,29 @@ func validName(n string) bool {
 		}
 	}
 	return true
+}
+
+// Scaled is s with a budget given at a seed's size (AtN) scaled to the
+// largest data size n a run reaches: CacheBytes × n / AtN, checked
+// against this machine as Parse checks a budget. A shape without AtN is
+// itself.
+func (s Shape) Scaled(n float64) (Shape, error) {
+	if s.AtN == 0 {
+		return s, nil
+	}
+	if n <= 0 {
+		return s, fmt.Errorf("machine %s: cache=%s at_n=%s: the run has no data size to scale it to", s.Title(), FormatSize(s.CacheBytes), fmtFloat(s.AtN))
+	}
+	c := s
+	// At least 1 MiB: a ladder that stops far below the seed's size
+	// gets a budget more generous than the seed's ratio (the target's
+	// machine says the budget enforced).
+	c.CacheBytes = max(int64(math.Round(float64(s.CacheBytes)*n/s.AtN)), 1<<20)
+	c.AtN = 0
+	if err := c.Validate(); err != nil {
+		return s, fmt.Errorf("machine %s scaled to n = %s (cache=%s × %s / %s): %w", s.Title(), fmtFloat(n), FormatSize(s.CacheBytes), fmtFloat(n), fmtFloat(s.AtN), err)
+	}
+	return c, nil
 }
 
 // CacheShape reports whether s limits the page cache alone (cache=R or
@@ -357,6 +398,9 @@ func (s Shape) value(key string) string {
 			return FormatSize(s.Memory)
 		}
 	case KeyCache:
+		if s.CacheBytes != 0 && s.AtN != 0 {
+			return FormatSize(s.CacheBytes) + ",at_n=" + fmtFloat(s.AtN)
+		}
 		if s.CacheBytes != 0 {
 			return FormatSize(s.CacheBytes)
 		}

@@ -25,6 +25,8 @@ func TestParseAndRoundTrip(t *testing.T) {
 		{"memory=2G", Shape{Memory: 2 << 30}, "memory=2GiB"},
 		{"name=i3en.xlarge-scaled,cache=0.228,cpus=1", Shape{Name: "i3en.xlarge-scaled", CPUs: 1, Cache: 0.228}, "cpus=1,cache=0.228"},
 		{"name=seed000-node-scaled,cache=80MiB", Shape{Name: "seed000-node-scaled", CacheBytes: 80 << 20}, "cache=80MiB"},
+		{"name=nuc-scaled,cache=8GB,at_n=1e8", Shape{Name: "nuc-scaled", CacheBytes: 8e9, AtN: 1e8}, "cache=8GB,at_n=100000000"},
+		{"cache=96GB,at_n=1e8", Shape{CacheBytes: 96e9, AtN: 1e8}, "cache=96GB,at_n=100000000"},
 		{"memory=1.5GiB", Shape{Memory: 3 << 29}, "memory=1536MiB"},
 		{"memory=8GB", Shape{Memory: 8e9}, "memory=8GB"},
 		{"memory=33554432", Shape{Memory: 32 << 20}, "memory=32MiB"},
@@ -76,6 +78,29 @@ func TestParseAndRoundTrip(t *testing.T) {
 
 // TestParseRejects is issue 35's (e): every bad shape is an error of one
 // line naming what is wrong.
+// TestScaledBudget: a budget given at a seed's size is scaled to the
+// largest size a run reaches, and checked against this machine then.
+func TestScaledBudget(t *testing.T) {
+	sh, err := Parse("name=nuc-scaled,cache=8GB,at_n=1e8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := sh.Scaled(1e6)
+	if err != nil || got.CacheBytes != 80e6 || got.AtN != 0 || got.Name != "nuc-scaled" {
+		t.Fatalf("Scaled(1e6) = %+v, %v: want cache=80MB", got, err)
+	}
+	if got, err := sh.Scaled(300); err != nil || got.CacheBytes != 1<<20 {
+		t.Errorf("a budget scaled below 1MiB: %+v, %v: want 1MiB", got, err)
+	}
+	if _, err := sh.Scaled(1e12); err == nil || !strings.Contains(err.Error(), "more than this machine's") {
+		t.Errorf("a budget scaled past this machine's memory: %v", err)
+	}
+	plain, _ := Parse("cache=80MiB")
+	if got, err := plain.Scaled(1e6); err != nil || got != plain {
+		t.Errorf("a shape without at_n scaled: %+v, %v", got, err)
+	}
+}
+
 func TestParseRejects(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"", "empty"},
@@ -100,6 +125,9 @@ func TestParseRejects(t *testing.T) {
 		{"cache=0.5,memory=1GiB", "give one"},
 		{"cache=80MiB,memory=1GiB", "give one"},
 		{"cache=512KiB", "below 1MiB"},
+		{"at_n=1e8", "goes with cache=SIZE"},
+		{"cache=0.5,at_n=1e8", "goes with cache=SIZE"},
+		{"cache=8GB,at_n=0.5", "want a data size of 1 or more"},
 		{"cache=lots", "is not a size"},
 		{"memory=16MiB", "memory=16MiB is below the smallest limit, 32MiB"},
 		{"memory=0", "below the smallest limit"},

@@ -149,3 +149,27 @@ func TestScaleSetsDurability(t *testing.T) {
 		t.Fatalf("durability default refused: %v", err)
 	}
 }
+
+// A scale's machines (tokens --scale seed: the seed's two instances,
+// scaled) run unless --machine replaces them; --machine none alone runs
+// on this machine as it is.
+func TestScaleMachinesAndMachineNone(t *testing.T) {
+	s, err := Load("tokens")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Apply(Override{Scale: "seed"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Machines) != 2 {
+		t.Fatalf("tokens --scale seed: machines %v, want the seed's two", s.Machines)
+	}
+	s, _ = Load("tokens")
+	if err := s.Apply(Override{Scale: "seed", Machines: []string{NoMachine}}); err != nil || len(s.Machines) != 0 {
+		t.Fatalf("--machine none: machines %v, %v", s.Machines, err)
+	}
+	s, _ = Load("tokens")
+	if err := s.Apply(Override{Machines: []string{NoMachine, "cpus=1"}}); err == nil || !strings.Contains(err.Error(), "goes alone") {
+		t.Fatalf("--machine none with a shape: %v", err)
+	}
+}

@@ -594,6 +594,10 @@ func (s *Study) has(field string) bool {
 	return false
 }
 
+// NoMachine, given to --machine alone, runs on this machine as it is,
+// without the shapes the study (or its scale) names.
+const NoMachine = "none"
+
 // CheckLadder validates the ladder (also after a --ladder override).
 func (s *Study) CheckLadder() error {
 	if len(s.Ladder) == 0 {
@@ -734,7 +738,7 @@ type Override struct {
 	// Set holds "workload.param=value" assignments.
 	Set []string
 	// Machines, when given (--machine, repeatable), replace the study's
-	// machines: list.
+	// machines: list; NoMachine alone empties it.
 	Machines []string
 	// Crash, when set, adds a crash phase of that many trials: the
 	// durability workload, each crash kind under the study's durability.
@@ -834,8 +838,14 @@ func (s *Study) Apply(o Override) error {
 			if strings.TrimSpace(m) == "" {
 				return fmt.Errorf("--machine '': empty: give limits, e.g. cpus=0.5,memory=256MiB")
 			}
+			if m == NoMachine && len(o.Machines) > 1 {
+				return fmt.Errorf("--machine %s runs on this machine as it is: it goes alone, not with other shapes", NoMachine)
+			}
 		}
 		s.Machines = append([]string(nil), o.Machines...)
+		if o.Machines[0] == NoMachine {
+			s.Machines = nil
+		}
 		s.overrides = append(s.overrides, override{field: "machines", flag: "--machine " + strings.Join(o.Machines, " --machine ")})
 	}
 	if o.SSHIdentity != nil {
