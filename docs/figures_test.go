@@ -266,6 +266,9 @@ func TestDocsFiguresComeFromKeptRuns(t *testing.T) {
 		study[d] = true
 	}
 	for _, d := range docs {
+		if d == verdictsDoc {
+			continue // rendered whole from the runs: TestVerdictsDocIsCurrent
+		}
 		b, err := os.ReadFile(d)
 		if err != nil {
 			t.Fatal(err)
