@@ -407,7 +407,7 @@ func cutShort(st *results.Step, value string) bool {
 	case "seconds", "disk", "ops_per_s", "sustainable", "per_request_time", "mem_growth", "cpu":
 		return true
 	}
-	return strings.HasPrefix(value, "metric:")
+	return strings.HasPrefix(value, "metric:") || strings.HasPrefix(value, "metric_ratio:")
 }
 
 func where(st *results.Step, w map[string]string) bool {
@@ -501,6 +501,15 @@ func stepValue(st *results.Step, value string) (float64, bool) {
 	if name, ok := strings.CutPrefix(value, "metric:"); ok {
 		v, ok := st.Metrics[name]
 		return v, ok
+	}
+	if pair, ok := strings.CutPrefix(value, "metric_ratio:"); ok {
+		a, b, _ := strings.Cut(pair, "/")
+		va, okA := st.Metrics[a]
+		vb, okB := st.Metrics[b]
+		if !okA || !okB || vb == 0 {
+			return 0, false
+		}
+		return va / vb, true
 	}
 	if q, ok := strings.CutPrefix(value, "latency.p"); ok && st.Hist != "" {
 		p, err := strconv.ParseFloat(q, 64)

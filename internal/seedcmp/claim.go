@@ -254,7 +254,11 @@ func (v Verdict) Summary(count func(float64) string) string {
 		if !bd.Holds {
 			word = "outside"
 		}
-		parts = append(parts, fmt.Sprintf("%s at %s: %s, %s %s", bd.Engine, count(bd.N), strconv.FormatFloat(bd.Value, 'g', 4, 64), word, band2(bd.Min, bd.Max)))
+		at := " at " + count(bd.N)
+		if bd.N == 0 {
+			at = "" // a figure at no size
+		}
+		parts = append(parts, fmt.Sprintf("%s%s: %s, %s %s", bd.Engine, at, strconv.FormatFloat(bd.Value, 'g', 4, 64), word, band2(bd.Min, bd.Max)))
 	}
 	if f := v.Fails; f != nil {
 		if f.Failed {

@@ -493,3 +493,32 @@ func TestGCPassesReadTheirRecord(t *testing.T) {
 		t.Errorf("a recorded run read as inferred: %s", txt)
 	}
 }
+
+// Issue 34 (3.7): "GC does not affect QPS" is judged on the ingest's
+// rate while GC passes ran over its rate outside them, recomputed here
+// from the step's two metrics; below the seed's bound it differs, with
+// the CPU count (a 96-vCPU cluster against 2 CPUs shared by the pass and
+// the ingest) as its measured cause.
+func TestGCDoesNotAffectQPSIsARatioOfTheIngest(t *testing.T) {
+	run, res := mappingRun(t, "geo-seed-uncut-20261128")
+	fr := mappingFinding(t, res, "gc_does_not_affect_qps")
+	var st *results.Step
+	for _, tr := range run.Targets {
+		for _, s := range tr.Steps {
+			if tr.Name == "rocksdb" && s.Phase == "ingest" {
+				st = s
+			}
+		}
+	}
+	if st == nil || st.Metrics["qps_outside_gc"] == 0 {
+		t.Fatal("no rocksdb ingest step with qps_outside_gc")
+	}
+	want := st.Metrics["qps_during_gc"] / st.Metrics["qps_outside_gc"]
+	v := fr.Verdict
+	if len(v.Bound) != 1 || math.Abs(v.Bound[0].Value-want) > 1e-12 {
+		t.Fatalf("bound %+v, want %.4f (during / outside)", v.Bound, want)
+	}
+	if v.Outcome != Differs || want >= 0.9 || len(v.Reasons) == 0 || !strings.Contains(strings.Join(v.Reasons, "; "), "CPU count") {
+		t.Errorf("%s (%v) at %.3f: want differs with the CPU count as cause", v.Outcome, v.Reasons, want)
+	}
+}

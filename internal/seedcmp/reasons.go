@@ -229,6 +229,9 @@ func cpuCause(s *Seed, f *Finding, run *results.Run, engines []string) string {
 			other = append(other, fmt.Sprintf("%d (%s)", h.CPUs, h.ID))
 		}
 	}
+	if h := s.HardwareOf(f.Hardware); len(f.Figures) == 0 && h.CPUs > 0 && h.CPUs != cpus {
+		other = append(other, fmt.Sprintf("%d (%s)", h.CPUs, h.ID))
+	}
 	if len(other) == 0 || cpus == 0 {
 		return ""
 	}

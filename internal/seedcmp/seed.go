@@ -100,6 +100,10 @@ type Finding struct {
 	// --machine name=HARDWARE,… or name=HARDWARE-scaled,…: MachineOf),
 	// and its claim names ENGINE@HARDWARE where it names engines.
 	ByMachine bool `yaml:"by_machine"`
+	// Hardware, for a conclusion with no figures of its own, is the
+	// seed's machine its words are about (a cause that compares
+	// machines reads it).
+	Hardware string `yaml:"hardware"`
 }
 
 // Causes a finding may depend on (Finding.DependsOn).
@@ -126,7 +130,9 @@ type Ours struct {
 	// Value: seconds (the step's timed seconds), ops_per_s,
 	// latency.mean|min|p50|p90|p99|p999|max, latency.pNN (from the
 	// step's histogram), disk (blocks allocated), mem (resident memory),
-	// cache (bytes of its files in the page cache), metric:NAME (a
+	// cache (bytes of its files in the page cache), metric_ratio:A/B (a
+	// step's metric A over its metric B, unitless: a rate during GC over
+	// the rate outside it), metric:NAME (a
 	// metric of the step, in Unit: the unit its workload registers, ""
 	// for a plain count) or sustainable (the highest
 	// sustainable rate a rate search found).
@@ -244,6 +250,9 @@ func (s *Seed) check() error {
 				}
 			}
 		}
+		if f.Hardware != "" && !hw[f.Hardware] {
+			return fmt.Errorf("finding %s: hardware %q is not among the seed's", f.ID, f.Hardware)
+		}
 		if err := f.Claim.check(claimEng); err != nil {
 			return fmt.Errorf("finding %s: claim: %w", f.ID, err)
 		}
@@ -329,7 +338,7 @@ func (s *Seed) resolveOf() error {
 }
 
 var sizeRE = regexp.MustCompile(`^(n|cpus|none|metric:[a-z0-9_]+|label:[a-z0-9_]+)$`)
-var valueRE = regexp.MustCompile(`^(seconds|ops_per_s|per_request_time|latency\.(mean|min|p[0-9]+|max)|by_op\.[A-Za-z0-9_-]+\.(mean|min|p[0-9]+|max)|disk|mem|mem_growth|cache|cpu|sustainable|gc_passes|metric:[a-z0-9_]+)$`)
+var valueRE = regexp.MustCompile(`^(seconds|ops_per_s|per_request_time|latency\.(mean|min|p[0-9]+|max)|by_op\.[A-Za-z0-9_-]+\.(mean|min|p[0-9]+|max)|disk|mem|mem_growth|cache|cpu|sustainable|gc_passes|metric:[a-z0-9_]+|metric_ratio:[a-z0-9_]+/[a-z0-9_]+)$`)
 
 func (o *Ours) check(unit string) error {
 	if o.Workload == "" {
@@ -365,6 +374,8 @@ func (o *Ours) unit() string {
 		return "B"
 	case o.Value == "cpu":
 		return "%"
+	case strings.HasPrefix(o.Value, "metric_ratio:"):
+		return ""
 	}
 	return o.Unit
 }

@@ -71,7 +71,16 @@ func TestEveryStudysSeedMapsToItsWorkloads(t *testing.T) {
 				t.Errorf("seed %s, %s: workload %q registers nothing", id, f.ID, o.Workload)
 				continue
 			}
-			for _, ref := range []string{o.Value, o.Size} {
+			refs := []string{o.Value, o.Size}
+			if pair, ok := strings.CutPrefix(o.Value, "metric_ratio:"); ok {
+				a, b, _ := strings.Cut(pair, "/")
+				if ma, okA := section.MetricOf(o.Workload, o.Phase, a); !okA {
+					t.Errorf("seed %s, %s: %s.%s records no metric %q", id, f.ID, o.Workload, o.Phase, a)
+				} else if mb, okB := section.MetricOf(o.Workload, o.Phase, b); !okB || mb.Unit != ma.Unit {
+					t.Errorf("seed %s, %s: %s.%s's metric %q is not in %q's unit", id, f.ID, o.Workload, o.Phase, b, a)
+				}
+			}
+			for _, ref := range refs {
 				if name, ok := strings.CutPrefix(ref, "metric:"); ok {
 					m, ok := section.MetricOf(o.Workload, o.Phase, name)
 					if !ok {
