@@ -1,6 +1,7 @@
 package seedcmp
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"strconv"
@@ -214,6 +215,28 @@ func standInsOf(s *Seed, f *Finding, run *results.Run) map[string]*results.Targe
 	return stand
 }
 
+// ourValueText names the figure a finding reads of our steps.
+func ourValueText(o *Ours) string {
+	what := o.Workload
+	if o.Phase != "" {
+		what += "." + o.Phase
+	}
+	if len(o.Where) > 0 {
+		what += " (" + whereText(o.Where) + ")"
+	}
+	return what + "'s " + o.Value
+}
+
+func dedupe(s []string) []string {
+	var out []string
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 // onlyOn is the one machine all of engine's figures in f are on ("" when
 // none, or several).
 func onlyOn(f *Finding, engine string) string {
@@ -320,6 +343,14 @@ func compareFinding(s *Seed, f *Finding, run *results.Run) FindingResult {
 	fr.Verdict = Judge(f.Claim, seedPts, fr.Ours)
 	if f.Ours == nil {
 		fr.Verdict.Outcome, fr.Verdict.Why = NotComparable, NotMeasured
+	} else if len(fr.Ours) == 0 && len(stand) > 0 {
+		// The stand-in ran the workload: what is missing is the figure.
+		var who []string
+		for _, t := range stand {
+			who = append(who, t.Name)
+		}
+		sort.Strings(who)
+		fr.Verdict.Why = fmt.Sprintf("%s ran %s here, but no step of it carries %s", strings.Join(dedupe(who), ", "), f.Ours.Workload, ourValueText(f.Ours))
 	}
 	if fr.Verdict.Outcome == NotComparable && f.Needs != "" {
 		fr.Verdict.Why = f.Needs
