@@ -314,7 +314,9 @@ func (fr *faultRun) do(node *server.Node, a fault.Action, emit func(event.Event)
 			err = node.Resume()
 		}
 	case fault.Restart:
-		err = node.Restart(ctx)
+		if err = node.Restart(ctx); err == nil {
+			err = fr.srv.placeAgain(node)
+		}
 	}
 	ev.TookSeconds = time.Since(ev.Time).Seconds()
 	fr.record(ev, err, emit, name)
@@ -373,6 +375,9 @@ func restoreNodes(ctx context.Context, srv *managed) error {
 	for _, n := range srv.inst.Nodes {
 		if n.PID() == 0 {
 			if err := n.Restart(ctx); err != nil {
+				return err
+			}
+			if err := srv.placeAgain(n); err != nil {
 				return err
 			}
 		} else {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -128,6 +129,10 @@ func (r *targetRun) machineGroup(slot int) bool {
 		r.allNA(why)
 		return false
 	}
+	if why := r.clusterWhyNot(); why != "" {
+		r.allNA(why)
+		return false
+	}
 	r.stepServersNA()
 	runID := fmt.Sprintf("%s-%s", filepath.Base(r.runDir), strconv.Itoa(slot))
 	// A copy: a server's group may get a cpuset of its own (placement.go).
@@ -144,14 +149,18 @@ func (r *targetRun) machineGroup(slot int) bool {
 	return true
 }
 
-// closeMachine removes the target's machine group once its processes
-// have stopped (also after Ctrl-C: runTarget's teardown).
+// closeMachine removes the target's machine group (a cluster's: every
+// node's) once its processes have stopped (also after Ctrl-C:
+// runTarget's teardown).
 func (r *targetRun) closeMachine() {
-	if r.mg == nil {
-		return
+	gs := r.machineGroups()
+	if r.mg != nil && !slices.Contains(gs, r.mg) {
+		gs = append(gs, r.mg)
 	}
-	if err := r.mg.Close(); err != nil {
-		r.o.notice(r.t.Name, "warning: "+err.Error())
+	for _, g := range gs {
+		if err := g.Close(); err != nil {
+			r.o.notice(r.t.Name, "warning: "+err.Error())
+		}
 	}
 }
 
@@ -186,27 +195,29 @@ func (r *targetRun) placeWorker() error {
 // placeServer puts the managed server's whole process tree in the
 // machine group, right after it started (server.Server.Start returns once
 // it answers: what it was charged for before stays outside the limit,
-// and the target's settings say so). A cluster's nodes share the group.
+// and the target's settings say so). Each node of a cluster goes in a
+// group of its own (clusterGroups).
 func (r *targetRun) placeServer() error {
 	if r.mg == nil || r.srv == nil {
 		return nil
 	}
 	r.srv.mg = r.mg
+	if err := r.clusterGroups(); err != nil {
+		return err
+	}
 	return r.srv.place()
 }
 
-// place puts the server's processes (every node of a cluster) in its
-// machine group.
+// place puts the server's processes in its machine group, each node of
+// a cluster in its own.
 func (m *managed) place() error {
 	if m.mg == nil || m.inst == nil {
 		return nil
 	}
 	if len(m.inst.Nodes) > 0 {
-		for _, n := range m.inst.Nodes {
-			if pid := n.PID(); pid > 0 {
-				if err := m.mg.AddTree(pid); err != nil {
-					return err
-				}
+		for i := range m.inst.Nodes {
+			if err := m.placeNode(i); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -227,9 +238,7 @@ func (r *targetRun) machineNotes() {
 		r.tr.Settings["machine_placement"] = "the worker (engine and load generator in one process) joined the machine's group as it started, before the engine opened; the coordinator stays outside"
 	} else {
 		r.tr.Settings["machine_placement"] = "the server's process tree joined the machine's group right after it started and answered; memory it was charged for before joining stays outside the limit; the client worker and the coordinator stay outside"
-		if r.srv != nil && r.srv.inst != nil && len(r.srv.inst.Nodes) > 0 {
-			r.tr.Settings["machine_placement"] += "; a cluster's nodes share one group (the shape is the whole cluster's)"
-		}
+		r.clusterNotes(r.tr.Settings)
 	}
 	r.placementNotes()
 	if d := r.mg.Disk(); d != "" {
@@ -245,11 +254,16 @@ func (r *targetRun) machineBefore(fresh bool) *machine.Stats {
 		return nil
 	}
 	r.setCacheLimit(fresh)
-	_ = r.mg.ResetPeak()
-	st, err := r.mg.Stats()
+	for _, g := range r.machineGroups() {
+		_ = g.ResetPeak()
+	}
+	st, per, err := r.nodeStats()
 	if err != nil {
 		r.o.notice(r.t.Name, "warning: "+err.Error())
 		return nil
+	}
+	if r.srv != nil {
+		r.srv.nodeBefore = per
 	}
 	return &st
 }
@@ -311,12 +325,13 @@ func (r *targetRun) endHold() {
 }
 
 // machineMetrics adds what the machine group used over the step (from
-// before) to the step's metrics, prefixed machine_.
+// before) to the step's metrics, prefixed machine_: on a cluster, the
+// nodes' groups together, and each node's as machine_node<i>_*.
 func (r *targetRun) machineMetrics(res *results.Step, before *machine.Stats, wall time.Duration) {
 	if r.mg == nil || before == nil || res == nil {
 		return
 	}
-	after, err := r.mg.Stats()
+	after, per, err := r.nodeStats()
 	r.endHold()
 	if err != nil {
 		r.o.notice(r.t.Name, "warning: "+err.Error())
@@ -326,6 +341,9 @@ func (r *targetRun) machineMetrics(res *results.Step, before *machine.Stats, wal
 		res.Metrics = map[string]float64{}
 	}
 	m := res.Metrics
+	if r.srv != nil {
+		nodeMetrics(m, r.srv.nodeBefore, per, wall.Seconds())
+	}
 	if after.HasCPU {
 		cpu := float64(after.CPUNs-before.CPUNs) / 1e9
 		m["machine_cpu_seconds"] = cpu
@@ -388,7 +406,9 @@ type OOMError struct {
 	Machine string // the shape's title
 	Limit   int64  // the group's memory limit in bytes, 0 for none
 	Kills   int64  // processes killed during the step
-	Err     error
+	// Group says where, when not "its group" (a cluster: "node 2's group").
+	Group string
+	Err   error
 }
 
 func (e *OOMError) Error() string {
@@ -400,7 +420,11 @@ func (e *OOMError) Error() string {
 	if e.Kills != 1 {
 		what = "processes"
 	}
-	return fmt.Sprintf("out of memory under machine %s (%s): the kernel killed %d %s in its group", e.Machine, limit, e.Kills, what)
+	where := e.Group
+	if where == "" {
+		where = "its group"
+	}
+	return fmt.Sprintf("out of memory under machine %s (%s): the kernel killed %d %s in %s", e.Machine, limit, e.Kills, what, where)
 }
 
 func (e *OOMError) Unwrap() error { return e.Err }
@@ -414,7 +438,7 @@ func (r *targetRun) machineError(res *results.Step, err error, before *machine.S
 	if r.mg == nil || before == nil || !before.HasOOMKills {
 		return err
 	}
-	after, serr := r.mg.Stats()
+	after, per, serr := r.nodeStats()
 	if serr != nil || !after.HasOOMKills || after.OOMKills <= before.OOMKills {
 		return err
 	}
@@ -424,6 +448,9 @@ func (r *targetRun) machineError(res *results.Step, err error, before *machine.S
 		limit = r.hiLimit
 	}
 	oom := &OOMError{Machine: r.shape.Title(), Limit: limit, Kills: after.OOMKills - before.OOMKills, Err: err}
+	if r.srv != nil {
+		oom.Group = r.oomNodes(r.srv.nodeBefore, per)
+	}
 	if res != nil {
 		res.Error = oom.Error()
 	}

@@ -47,6 +47,11 @@ type managed struct {
 	// mg is the machine group the server runs in (nil: none): a restarted
 	// server is placed in it again.
 	mg *machine.Group
+	// nodeMG is, on a cluster, each node's own machine group (node i+1's
+	// at i; machine_nodes.go), nodeBefore their counters as the step
+	// started.
+	nodeMG     []*machine.Group
+	nodeBefore []machine.Stats
 }
 
 // logWriter turns a server's progress lines into events.

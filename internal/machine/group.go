@@ -272,6 +272,11 @@ func (g *Group) Dirs() []string {
 	return out
 }
 
+// RunID is the run id the group was made with (New); Name its cgroups'
+// directory name (<runID>-<shape>).
+func (g *Group) RunID() string { return g.run }
+func (g *Group) Name() string  { return g.name }
+
 // Disk is the device the disk limits are set on ("254:0"), "" when the
 // shape sets none.
 func (g *Group) Disk() string { return g.disk }
