@@ -42,7 +42,7 @@ test:
 # Re-render every figures block of docs/ from the run it names
 # (docs/runs/NAME/results.json); make test fails while one is stale.
 docs:
-	STOREBENCH_UPDATE_DOCS=1 $(GO) test -count=1 -run TestDocsFiguresComeFromKeptRuns ./docs/
+	STOREBENCH_UPDATE_DOCS=1 $(GO) test -count=1 -run 'TestDocsFiguresComeFromKeptRuns|TestVerdictsDocIsCurrent' ./docs/
 
 # Real clusters with nodes that fail (3 Cassandra JVMs: minutes on 2
 # cores, so apart from make test): a node killed mid-insert, nothing lost;
