@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"storebench/internal/machine"
+	"storebench/internal/measure/procstat"
 	"storebench/internal/study"
 )
 
@@ -186,19 +185,7 @@ func pinTasks(pid int, cpus []int) error {
 }
 
 // tasksOf lists the threads of process pid.
-func tasksOf(pid int) ([]int, error) {
-	ents, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "task"))
-	if err != nil {
-		return nil, err
-	}
-	var out []int
-	for _, e := range ents {
-		if tid, err := strconv.Atoi(e.Name()); err == nil {
-			out = append(out, tid)
-		}
-	}
-	return out, nil
-}
+func tasksOf(pid int) ([]int, error) { return procstat.Threads(pid) }
 
 // allowedCPUs is the kernel's view of where the threads of pids may run
 // (each thread's Cpus_allowed_list): one list when they all agree, else
@@ -209,19 +196,14 @@ func allowedCPUs(pids []int) string {
 	for _, pid := range pids {
 		tids, _ := tasksOf(pid)
 		for _, tid := range tids {
-			b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "task", strconv.Itoa(tid), "status"))
+			v, err := procstat.CPUsAllowed(pid, tid)
 			if err != nil {
 				continue
 			}
-			for line := range strings.SplitSeq(string(b), "\n") {
-				if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
-					v = strings.TrimSpace(v)
-					if count[v] == 0 {
-						order = append(order, v)
-					}
-					count[v]++
-				}
+			if count[v] == 0 {
+				order = append(order, v)
 			}
+			count[v]++
 		}
 	}
 	if len(order) == 1 {

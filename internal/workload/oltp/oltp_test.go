@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/go-sql-driver/mysql"
+	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 	_ "github.com/jackc/pgx/v5/stdlib"
 
@@ -700,15 +700,26 @@ func TestMariaDBEventsKilledSessionFailsTheRun(t *testing.T) {
 	if len(ids) == 0 {
 		t.Fatal("no session of the run's in the process list")
 	}
+	// The first kill fails the run, which then closes its other
+	// sessions: one already gone by its turn is "Unknown thread id"
+	// (MySQL error 1094), not a failure of the test (seen in CI on a
+	// loaded machine, where the run closed them between two KILLs).
+	killed := 0
 	for _, id := range ids {
-		if _, err := db.Exec(fmt.Sprintf("KILL %d", id)); err != nil {
+		_, err := db.Exec(fmt.Sprintf("KILL %d", id))
+		var me *mysql.MySQLError
+		switch {
+		case err == nil:
+			killed++
+		case errors.As(err, &me) && me.Number == 1094 && killed > 0:
+		default:
 			t.Fatalf("KILL %d: %v", id, err)
 		}
 	}
 	start := time.Now()
 	select {
 	case o := <-done:
-		t.Logf("after %v (%d sessions killed): %v", time.Since(start), len(ids), o.err)
+		t.Logf("after %v (%d of %d sessions killed, the others gone with the run): %v", time.Since(start), killed, len(ids), o.err)
 		if o.err == nil || !regexp.MustCompile(`connection [0-9]+`).MatchString(o.err.Error()) {
 			t.Fatalf("read_only with its sessions killed: %v, want a failure naming the connection", o.err)
 		}

@@ -273,30 +273,39 @@ func TestBadParamsNameTheField(t *testing.T) {
 	}
 }
 
-// The built-in study plans at its defaults and at --scale seed (n = 1e8,
-// m = 500: supplies still fit in 64 bits).
+// The built-in study plans at its defaults, at --scale seed (the seed's
+// regime at n = 1e6, m = 5: its 0.16 transfers per account) and at the
+// seed's own sizes (n = 1e8, m = 500: supplies still fit in 64 bits).
 func TestBuiltinStudyAndSeedScale(t *testing.T) {
-	for _, scale := range []string{"", "seed"} {
+	seedSizes := "1e8"
+	for _, c := range []struct {
+		name string
+		o    study.Override
+		n, m int64
+	}{
+		{"default", study.Override{}, 1e6, 20},
+		{"--scale seed", study.Override{Scale: "seed"}, 1e6, 5},
+		{"the seed's own sizes", study.Override{Scale: "seed", Ladder: &seedSizes, Set: []string{"tokens.runtx.blocks=500"}}, 1e8, 500},
+	} {
 		s, err := study.Load("tokens")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Apply(study.Override{Scale: scale}); err != nil {
+		if err := s.Apply(c.o); err != nil {
 			t.Fatal(err)
 		}
 		raw, err := Workload{}.DecodeParams(s, s.Workloads[0])
 		if err != nil {
-			t.Fatalf("scale %q: %v", scale, err)
+			t.Fatalf("%s: %v", c.name, err)
 		}
 		steps, err := Workload{}.Plan(s, raw)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: %v", c.name, err)
 		}
 		var p Params
 		_ = json.Unmarshal(raw, &p)
-		n, m := steps[0].N, int64(p.Runtx.Blocks)
-		if (scale == "seed") != (n == 1e8 && m == 500) || (scale == "" && (n != 1e6 || m != 20)) {
-			t.Fatalf("scale %q: n = %d, m = %d", scale, n, m)
+		if n, m := steps[0].N, int64(p.Runtx.Blocks); n != c.n || m != c.m {
+			t.Fatalf("%s: n = %d, m = %d, want %d and %d", c.name, n, m, c.n, c.m)
 		}
 	}
 }
