@@ -79,3 +79,33 @@ func TestMachineCacheRatio(t *testing.T) {
 		t.Fatalf("no step started with data: nothing was limited")
 	}
 }
+
+// TestMachineCacheRatioServer: a managed server's data (its own
+// directory: the workers that drive it hold none) sets a cache shape's
+// budget, as an embedded engine's does. (The budget was 0, and the
+// server ran without a limit, when only the workers' directory was
+// measured.)
+func TestMachineCacheRatioServer(t *testing.T) {
+	needMachines(t)
+	out := t.TempDir()
+	stdout, stderr, code := runCLIWithin(t, 5*time.Minute, "run", "ycsb", "--targets", "redis", "--ladder", "20000",
+		"--set", "ycsb.workloads=[c]", "--set", "ycsb.operations=20000", "--quiet", "--out", out, "--machine", "cache=0.5")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	run := readRun(t, onlyDir(t, out))
+	tr := run.Targets[0]
+	st := tr.Find("ycsb", "c", 20000)
+	if tr.Status != "ok" || st == nil {
+		t.Fatalf("%s: %s %s", tr.Name, tr.Status, tr.Reason)
+	}
+	m := st.Metrics
+	data, budget := m["machine_data_bytes_at_start"], m["machine_cache_budget_bytes"]
+	t.Logf("redis c: data %.1f MiB, budget %.1f MiB, limit %.1f MiB, page cache %.1f MiB", data/(1<<20), budget/(1<<20), m["machine_memory_limit_bytes"]/(1<<20), m["machine_page_cache_bytes"]/(1<<20))
+	if data <= 0 || math.Abs(budget-0.5*data) > 1 || m["machine_memory_limit_bytes"] <= 0 {
+		t.Fatalf("redis c under cache=0.5: data %v, budget %v, limit %v: the server's data did not set the budget", data, budget, m["machine_memory_limit_bytes"])
+	}
+	if c := m["machine_page_cache_bytes"]; c > m["machine_memory_limit_max_bytes"] {
+		t.Errorf("page cache %.0f over the highest limit %.0f", c, m["machine_memory_limit_max_bytes"])
+	}
+}

@@ -286,9 +286,12 @@ func (r *targetRun) setCacheLimit(fresh bool) {
 	// A fixed budget (cache=SIZE) holds from the first step: it leaves
 	// the engine that budget of room as it opens.
 	fresh = fresh && r.shape.Cache != 0
+	// The target's data: an embedded engine's directory, or the managed
+	// server's (r.dir is cleared once a server started: its workers
+	// hold no data).
 	dirs := []string{r.dir}
-	if r.srv != nil && r.srv.elsewhere != "" {
-		dirs = append(dirs, r.srv.elsewhere)
+	if r.srv != nil {
+		dirs = []string{r.srv.inst.DataDir}
 	}
 	size := func() int64 {
 		if fresh {
