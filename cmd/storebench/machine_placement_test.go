@@ -187,7 +187,7 @@ func needPlacement(t *testing.T) []int {
 	c := machine.Can(t.TempDir())
 	for _, k := range []string{machine.KeyCPUs, machine.KeyCPUSet} {
 		if c[k] != "" {
-			t.Skipf("machine shapes: %s: %s", k, c[k])
+			t.Fatalf("machine shapes: %s: %s (make test runs as root on a machine with cgroup v1 cpu and cpuset)", k, c[k])
 		}
 	}
 	cpus := placementCPUs(t)
