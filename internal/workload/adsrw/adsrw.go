@@ -110,16 +110,21 @@ func (Workload) Execute(ctx context.Context, env *workload.Env, st workload.Step
 		return nil, fmt.Errorf("%s: target is neither an authenticated store nor a key-value store", Name)
 	}
 	r := &run{env: env, st: st, p: p, store: store, d: data{seed: uint64(st.Seed), keyLen: p.KeyBytes, valLen: p.ValueBytes}}
+	var res *results.Step
+	var err error
 	switch st.Phase {
 	case "create":
-		res, _, err := r.create(ctx, false)
-		return res, err
+		res, _, err = r.create(ctx, false)
 	case "read-serial":
-		return r.read(ctx, 1, tagReadSerial)
+		res, err = r.read(ctx, 1, tagReadSerial)
 	case "read-parallel":
-		return r.read(ctx, p.Readers, tagReadParallel)
+		res, err = r.read(ctx, p.Readers, tagReadParallel)
+	default:
+		return nil, fmt.Errorf("%s: unknown phase %q", Name, st.Phase)
 	}
-	return nil, fmt.Errorf("%s: unknown phase %q", Name, st.Phase)
+	// An item is one pair: its key and its value, as create writes them.
+	workload.SetItemBytes(res, float64(p.KeyBytes+p.ValueBytes))
+	return res, err
 }
 
 // Tags separate the generator's streams: keys, values and the two read

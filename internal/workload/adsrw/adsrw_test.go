@@ -198,3 +198,46 @@ func TestBuiltinStudyAndSeedScale(t *testing.T) {
 		}
 	}
 }
+
+// Every step records item_bytes, one pair as create writes it: key_bytes
+// and value_bytes, which is what each pair in the store holds.
+func TestItemBytesIsOnePair(t *testing.T) {
+	const keyBytes, valueBytes = 24, 100
+	want := float64(keyBytes + valueBytes)
+	steps := plan(t, `
+name: t
+ladder: [500]
+targets: [pebble]
+workloads:
+  - name: ads-rw
+    params:
+      block_size: 200
+      key_bytes: 24
+      value_bytes: 100
+      reads: 100
+      readers: 2
+`)
+	h := open(t, "pebble")
+	for _, st := range steps {
+		res, err := Workload{}.Execute(context.Background(), &workload.Env{Target: h}, st)
+		if err != nil {
+			t.Fatalf("%s: %v", st.Phase, err)
+		}
+		if got, ok := res.Metrics[workload.MetricItemBytes]; !ok || got != want {
+			t.Errorf("%s: item_bytes %v (recorded %v), want %v", st.Phase, got, ok, want)
+		}
+	}
+	pairs := 0
+	if err := h.(kv.Store).Scan(nil, nil, func(k, v []byte) bool {
+		if n := len(k) + len(v); float64(n) != want {
+			t.Fatalf("pair %x: %d bytes of key and value, want %v", k, n, want)
+		}
+		pairs++
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if pairs != 500 {
+		t.Fatalf("%d pairs in the store, want 500", pairs)
+	}
+}

@@ -6,6 +6,7 @@ import (
 
 	"storebench/internal/report/section"
 	"storebench/internal/results"
+	"storebench/internal/workload"
 	"storebench/internal/workload/roots"
 )
 
@@ -21,6 +22,7 @@ func init() {
 			{Name: "commit_seconds", Phases: []string{"create"}, Unit: "s", Agg: section.Sum, Better: section.Lower, What: "time spent in commits"},
 			{Name: "readers", Phases: []string{"read-serial", "read-parallel"}, Agg: section.Max, What: "concurrent readers"},
 			{Name: "reads_per_s", Phases: []string{"read-serial", "read-parallel"}, Unit: "reads/s", Agg: section.Rate, Better: section.Higher, What: "read rate"},
+			workload.ItemBytesMetric,
 		},
 	})
 }

@@ -222,11 +222,22 @@ func (Documents) Execute(ctx context.Context, env *workload.Env, st workload.Ste
 	for c := 0; c < p.Collections; c++ {
 		r.colls = append(r.colls, Collection(c))
 	}
+	var res *results.Step
+	var err error
 	if st.Phase == PhasePrepare {
-		return r.prepare(ctx, env)
+		res, err = r.prepare(ctx, env)
+	} else {
+		res, err = r.mode(ctx, env)
 	}
-	return r.mode(ctx, env)
+	workload.SetItemBytes(res, float64(docBytes(p)))
+	return res, err
 }
+
+// docBytes is one document as the workload writes it, the sum of its
+// fields (Doc): _id, threadRunCount and rnd (int64), threadId and v
+// (int32), and rndTxt's text_size characters. (Plan's disk check counts
+// 48 bytes and the text: six fields of at most 8 bytes.)
+func docBytes(p Params) int64 { return 8 + 8 + 8 + 4 + 4 + int64(p.TextSize) }
 
 type run struct {
 	store    Store

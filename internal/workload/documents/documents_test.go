@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"storebench/internal/kv"
 	"storebench/internal/results"
@@ -256,5 +257,22 @@ func TestEWMARatesRecomputedFromTheSeries(t *testing.T) {
 	m1, _, _ := documents.Rates(res.Series[:10])
 	if math.Abs(m1-res.Metrics["m1_rate"]) > 1e-6*m1 {
 		t.Errorf("the partial interval changed the 1-minute rate: %v against %v", res.Metrics["m1_rate"], m1)
+	}
+}
+
+// Every step records item_bytes, one document as written: the sum of its
+// fields, _id, threadRunCount and rnd (int64), threadId and v (int32),
+// and rndTxt of text_size characters.
+func TestItemBytesIsOneDocument(t *testing.T) {
+	var d documents.Doc
+	want := float64(unsafe.Sizeof(d.ID)+unsafe.Sizeof(d.ThreadID)+unsafe.Sizeof(d.ThreadRunCount)+unsafe.Sizeof(d.Rnd)+unsafe.Sizeof(d.V)) + 12 // the study's text_size
+	if want != 8+4+8+8+4+12 {
+		t.Fatalf("a document's fields are %v bytes", want)
+	}
+	h := open(t, "sqlite")
+	for _, st := range plan(t, 50, "0s") {
+		if got, ok := exec(t, h, st).Metrics[workload.MetricItemBytes]; !ok || got != want {
+			t.Errorf("%s: item_bytes %v (recorded %v), want %v", st.Phase, got, ok, want)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"storebench/internal/report/section"
 	"storebench/internal/results"
+	"storebench/internal/workload"
 )
 
 func init() {
@@ -40,6 +41,7 @@ func init() {
 			ns("p98_ns", "98th percentile of the timer's sample"),
 			ns("p99_ns", "99th percentile of the timer's sample"),
 			ns("p999_ns", "99.9th percentile of the timer's sample"),
+			workload.ItemBytesMetric,
 		},
 	})
 }

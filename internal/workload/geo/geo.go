@@ -339,17 +339,25 @@ func (Workload) Execute(ctx context.Context, env *workload.Env, st workload.Step
 		}
 		return pw.WithPointWrites(), true
 	}, "a request's points in one atomic batch", "point by point (each key of each point a write of its own, as geo-backtracer's pusher.cc)", "ingest.write: point asked, but this layout writes a request its own way")
-	if st.Phase == PhaseIngest {
+	res, err := r.phase(ctx)
+	// An item is one GPS point: user, time, latitude, longitude.
+	workload.SetItemBytes(res, pointBytes)
+	return res, err
+}
+
+// phase runs the step's phase.
+func (r *run) phase(ctx context.Context) (*results.Step, error) {
+	if r.st.Phase == PhaseIngest {
 		return r.ingest(ctx)
 	}
 	heldMu.Lock()
-	h, ok := heldBy[env.Target]
+	h, ok := heldBy[r.env.Target]
 	heldMu.Unlock()
 	if !ok {
-		return nil, fmt.Errorf("geo: %s needs the ingest phase first (it ran on no store of this worker)", st.Phase)
+		return nil, fmt.Errorf("geo: %s needs the ingest phase first (it ran on no store of this worker)", r.st.Phase)
 	}
 	r.held = h
-	switch st.Phase {
+	switch r.st.Phase {
 	case PhaseTimeline:
 		return r.timeline(ctx)
 	case PhaseCorrelate:
@@ -358,7 +366,7 @@ func (Workload) Execute(ctx context.Context, env *workload.Env, st workload.Step
 		}
 		return r.correlate(ctx)
 	}
-	return nil, fmt.Errorf("geo: unknown phase %q", st.Phase)
+	return nil, fmt.Errorf("geo: unknown phase %q", r.st.Phase)
 }
 
 // variant is the store with geo-backtracer's way of one operation

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"storebench/internal/kv"
 	"storebench/internal/results"
@@ -280,5 +281,34 @@ func TestInterruptDuringTheFinalPassKeepsTheIngest(t *testing.T) {
 	}
 	if _, ok := o.res.Metrics["final_gc_seconds"]; ok {
 		t.Errorf("a final pass cut short reported its time: %v", o.res.Metrics)
+	}
+}
+
+// Every step records item_bytes, one GPS point as the workload makes it:
+// user and timestamp (int64), latitude and longitude (float64), the
+// fields of a Point.
+func TestItemBytesIsOnePoint(t *testing.T) {
+	want := float64(unsafe.Sizeof(Point{}.User) + unsafe.Sizeof(Point{}.TS) + unsafe.Sizeof(Point{}.Lat) + unsafe.Sizeof(Point{}.Lon))
+	if want != 8+8+8+8 {
+		t.Fatalf("a point's fields are %v bytes, want 32", want)
+	}
+	steps := worktest.Plan(t, Workload{}, `
+name: t
+ladder: [20]
+concurrency: 2
+targets: [pebble]
+workloads:
+  - name: geo
+    params:
+      batch: 100
+      ingest: {duration: 5s, points: 2000}
+      gc: {retention: 6h, every: 0s}
+      timeline: {queries: 4}
+      correlate: {users: 2}
+`)
+	for i, res := range execute(t, targettest.Open(t, "pebble", kv.Async), steps) {
+		if got, ok := res.Metrics[workload.MetricItemBytes]; !ok || got != want {
+			t.Errorf("%s: item_bytes %v (recorded %v), want %v", steps[i].Phase, got, ok, want)
+		}
 	}
 }

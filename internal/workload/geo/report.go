@@ -8,6 +8,7 @@ import (
 
 	"storebench/internal/report/section"
 	"storebench/internal/results"
+	"storebench/internal/workload"
 )
 
 func init() {
@@ -60,6 +61,7 @@ func init() {
 			{Name: "nearby_degrees", Phases: in(PhaseCorrelate), Agg: section.Max, What: "geo-backtracer's rule: latitude and longitude difference below this (float32)"},
 			{Name: "min_score", Phases: in(PhaseCorrelate), Agg: section.Max, What: "geo-backtracer's rule: the score a correlation needs (minutes_to_match)"},
 			{Name: "seconds_per_corr", Phases: in(PhaseCorrelate), Unit: "s", Agg: section.Mean, Better: section.Lower, What: "mean time to solve one correlation"},
+			workload.ItemBytesMetric,
 		},
 	})
 }

@@ -263,7 +263,9 @@ func (Ledger) Execute(ctx context.Context, env *workload.Env, st workload.Step) 
 	var err error
 	switch st.Phase {
 	case "insert":
-		return r.insert(ctx)
+		res, err = r.insert(ctx)
+		workload.SetItemBytes(res, float64(txBytes(p)))
+		return res, err
 	case "select":
 		res, err = r.selectOne(ctx)
 	case "chain":
@@ -287,8 +289,15 @@ func (Ledger) Execute(ctx context.Context, env *workload.Env, st workload.Step) 
 		}
 		res.Facts["cut_db"] = fmt.Sprintf("the database holds %s of its %s txns: the insert stopped at the phase budget", study.FormatCount(n), study.FormatCount(st.N))
 	}
+	workload.SetItemBytes(res, float64(txBytes(p)))
 	return res, err
 }
+
+// txBytes is one transaction as the workload writes it: its key (txKey:
+// the prefix and its address) and its encoding (txGen.encode: the header
+// and the payload), every transaction the same size. The chain index
+// entry a layout writes beside it is not counted.
+func txBytes(p Params) int64 { return txKeyLen + headerLen + int64(p.Payload) }
 
 // StoreOf finds the ledger layout on a target's handle: its own (a Store),
 // this package's on what the target offers (layout_*.go: RESP, CQL, MongoDB, Aerospike, SQL), or the

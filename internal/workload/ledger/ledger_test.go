@@ -183,3 +183,48 @@ func TestStressStepsWriteChainsOfTheirOwn(t *testing.T) {
 		}
 	}
 }
+
+// Every step records item_bytes, one transaction as written: its key
+// ('t' and a 32-byte address) and its encoding (117 bytes of header and
+// the payload), which is what each transaction in the store holds.
+func TestItemBytesIsOneTxnAsWritten(t *testing.T) {
+	const payload = 200
+	want := float64(1 + 32 + 117 + payload)
+	steps := plan(t, `
+name: t
+ladder: [50]
+targets: [pebble]
+workloads:
+  - name: ledger
+    params:
+      payload: 200
+      batch: 16
+      selects: 20
+      chains: {lengths: [5], samples: 1}
+      stress: {duration: 200ms, rate: 200, read_fraction: 0.5}
+      balance: {addresses: 100, reads: 20}
+`)
+	store := openPebble(t)
+	for _, st := range steps {
+		res, err := Ledger{}.Execute(context.Background(), &workload.Env{Target: store}, st)
+		if err != nil {
+			t.Fatalf("%s: %v", st.Phase, err)
+		}
+		if got, ok := res.Metrics[workload.MetricItemBytes]; !ok || got != want {
+			t.Errorf("%s: item_bytes %v (recorded %v), want %v", st.Phase, got, ok, want)
+		}
+	}
+	txns := 0
+	if err := store.Scan([]byte{prefixTx}, []byte{prefixTx + 1}, func(k, v []byte) bool {
+		if n := len(k) + len(v); float64(n) != want {
+			t.Fatalf("transaction %x: %d bytes of key and value, want %v", k, n, want)
+		}
+		txns++
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if txns < 50 {
+		t.Fatalf("%d transactions in the store, want at least the 50 inserted", txns)
+	}
+}

@@ -6,6 +6,7 @@ import (
 
 	"storebench/internal/report/section"
 	"storebench/internal/results"
+	"storebench/internal/workload"
 )
 
 func init() {
@@ -22,6 +23,7 @@ func init() {
 			{Name: "workers", Phases: []string{"stress"}, Agg: section.Max, What: "load goroutines"},
 			{Name: "view_addresses", Phases: []string{"balance"}, Agg: section.Max, What: "addresses in the view"},
 			{Name: "build_seconds", Phases: []string{"balance"}, Unit: "s", Agg: section.Sum, Better: section.Lower, What: "building the view"},
+			workload.ItemBytesMetric,
 		},
 	})
 }

@@ -105,6 +105,9 @@ func fill(b []byte, s uint64) {
 	}
 }
 
+// txKeyLen is the length of a transaction's key (txKey).
+const txKeyLen = 1 + sha256.Size
+
 func txKey(dst, addr []byte) []byte {
 	dst = append(dst[:0], prefixTx)
 	return append(dst, addr...)

@@ -20,8 +20,9 @@ import (
 // MariaDB in docs/runs/web-oltp-seed-*), all on the 2-vCPU machine.
 const prepareRate = 18000
 
-// rowBytes is one sysbench row's raw bytes: id and k, c (CHAR(120)) and
-// pad (CHAR(60)) without their padding, as Plan counts them.
+// rowBytes is one sysbench row's raw bytes: id and k (INTEGERs, 4 bytes
+// each), c (CHAR(120)) and pad (CHAR(60)) without their padding, as Plan
+// counts them and every step records as item_bytes.
 const rowBytes = 8 + CLen + PadLen
 
 // Estimate is the workload's cost on one target: its steps as the

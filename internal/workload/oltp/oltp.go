@@ -168,8 +168,8 @@ func (OLTP) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error) {
 		for _, ph := range p.Phases {
 			st := workload.Step{Workload: "oltp", Phase: ph, N: int64(n), Seed: s.Seed, Concurrency: s.Concurrency, Params: raw, Largest: s.Largest(), Requires: need}
 			if ph == PhasePrepare {
-				// A row: id, k and the two CHARs.
-				st.Fresh, st.ItemBytes = true, int64(p.Tables)*(8+CLen+PadLen)
+				// A row in each table (rowBytes: id, k and the two CHARs).
+				st.Fresh, st.ItemBytes = true, int64(p.Tables)*rowBytes
 			}
 			steps = append(steps, st)
 		}
@@ -187,13 +187,19 @@ func (OLTP) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*
 		return nil, fmt.Errorf("oltp: target offers no SQL tables")
 	}
 	r := &run{store: store, p: p, seed: uint64(st.Seed), rows: st.N, threads: max(st.Concurrency, 1), dist: newDist(p)}
+	var res *results.Step
+	var err error
 	switch st.Phase {
 	case PhasePrepare:
-		return r.prepare(ctx, env)
+		res, err = r.prepare(ctx, env)
 	case PhaseReadOnly, PhaseWriteOnly:
-		return r.run(ctx, env, st.Phase)
+		res, err = r.run(ctx, env, st.Phase)
+	default:
+		return nil, fmt.Errorf("oltp: unknown phase %q", st.Phase)
 	}
-	return nil, fmt.Errorf("oltp: unknown phase %q", st.Phase)
+	// An item is one row (a step's N rows are in each of its tables).
+	workload.SetItemBytes(res, rowBytes)
+	return res, err
 }
 
 type run struct {

@@ -878,3 +878,36 @@ func TestSpecialRunsAndSaysSo(t *testing.T) {
 		t.Fatalf("rand_type gaussian: %v", err)
 	}
 }
+
+// Every step records item_bytes, one sysbench row as written: id and k
+// (INTEGERs, 4 bytes each), c (ten groups of 11 digits joined by '-',
+// in a CHAR(120)) and pad (five such groups, in a CHAR(60)).
+func TestItemBytesIsOneRow(t *testing.T) {
+	want := float64(4 + 4 + (10*11 + 9) + (5*11 + 4))
+	if c, pad := oltp.FillC(make([]byte, oltp.CLen), 7, 1, 1, 0), oltp.FillPad(make([]byte, oltp.PadLen), 7, 1, 1, 0); !cFormat.Match(c) || !padFormat.Match(pad) {
+		t.Fatalf("c %q, pad %q: not sysbench's formats", c, pad)
+	}
+	h := open(t, "sqlite", "")
+	st := clientSteps(t, 30, 2, "goroutines", "300ms")
+	for _, ph := range []string{"prepare", "read_only", "write_only"} {
+		res, err := (oltp.OLTP{}).Execute(context.Background(), &workload.Env{Target: h}, st[ph])
+		if err != nil {
+			t.Fatalf("%s: %v", ph, err)
+		}
+		if got, ok := res.Metrics[workload.MetricItemBytes]; !ok || got != want {
+			t.Errorf("%s: item_bytes %v (recorded %v), want %v", ph, got, ok, want)
+		}
+	}
+	// The rows in the tables hold that: two 4-byte INTEGERs, c and pad.
+	db := sql.OpenDB(h.(target.SQLDriver).SQLConnector())
+	defer db.Close()
+	for _, table := range []string{"sbtest1", "sbtest2"} {
+		var rows, chars int64
+		if err := db.QueryRow("SELECT count(*), sum(length(c) + length(pad)) FROM "+table).Scan(&rows, &chars); err != nil {
+			t.Fatal(err)
+		}
+		if rows < 30 || float64(4+4)+float64(chars)/float64(rows) != want {
+			t.Errorf("%s: %d rows of %d characters of c and pad, want rows of %v bytes", table, rows, chars, want)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"storebench/internal/measure/latency"
 	"storebench/internal/report/section"
 	"storebench/internal/results"
+	"storebench/internal/workload"
 )
 
 func init() {
@@ -38,6 +39,7 @@ func init() {
 			{Name: "rows_per_s", Phases: []string{PhasePrepare}, Unit: "rows/s", Agg: section.Rate, Better: section.Higher, What: "rows bulk-inserted per second"},
 			{Name: "load_s", Phases: []string{PhasePrepare}, Unit: "s", Agg: section.Max, Better: section.Lower, What: "seconds to bulk-insert the rows"},
 			{Name: "index_s", Phases: []string{PhasePrepare}, Unit: "s", Agg: section.Max, Better: section.Lower, What: "seconds to create the k indexes"},
+			workload.ItemBytesMetric,
 		},
 	})
 }

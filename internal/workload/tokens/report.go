@@ -6,6 +6,7 @@ import (
 
 	"storebench/internal/report/section"
 	"storebench/internal/results"
+	"storebench/internal/workload"
 	"storebench/internal/workload/roots"
 )
 
@@ -34,6 +35,7 @@ func init() {
 			{Name: "native_supply_genesis", Phases: []string{"invariants"}, Agg: section.Max, What: "native supply at genesis"},
 			{Name: "native_supply_end", Phases: []string{"invariants"}, Agg: section.Max, What: "native supply at the end"},
 			{Name: "invariants_hold", Phases: []string{"invariants"}, Agg: section.Mean, Better: section.Higher, What: "1 when every invariant held"},
+			workload.ItemBytesMetric,
 		},
 	})
 }

@@ -144,19 +144,31 @@ func (Workload) Execute(ctx context.Context, env *workload.Env, st workload.Step
 		return nil, fmt.Errorf("%s: target is neither an authenticated store nor a key-value store", Name)
 	}
 	r := &run{env: env, st: st, p: p, store: store, m: newModel(st.Seed, st.N, p)}
+	var res *results.Step
+	var err error
 	switch st.Phase {
 	case "genacc":
-		res, _, err := r.genacc(ctx, false)
-		return res, err
+		res, _, err = r.genacc(ctx, false)
 	case "checkacc":
-		return r.checkacc(ctx)
+		res, err = r.checkacc(ctx)
 	case "runtx":
-		res, _, err := r.runtx(ctx, false)
-		return res, err
+		res, _, err = r.runtx(ctx, false)
 	case "invariants":
-		return r.invariants(ctx)
+		res, err = r.invariants(ctx)
+	default:
+		return nil, fmt.Errorf("%s: unknown phase %q", Name, st.Phase)
 	}
-	return nil, fmt.Errorf("%s: unknown phase %q", Name, st.Phase)
+	workload.SetItemBytes(res, itemBytes(p))
+	return res, err
+}
+
+// itemBytes is one account as genacc writes it: its address (the key)
+// and its encoding (Account.Encode: the header and 9 bytes per token
+// held), at the mean number of tokens an account holds at genesis
+// (holdingCount: 1..max_types, uniform). Transfers to an account that
+// did not hold the token add an entry later.
+func itemBytes(p Params) float64 {
+	return AddrLen + headerLen + 9*float64(1+p.MaxTypes)/2
 }
 
 type run struct {

@@ -309,3 +309,51 @@ func TestBuiltinStudyAndSeedScale(t *testing.T) {
 		}
 	}
 }
+
+// Every step records item_bytes, one account as genacc writes it: a
+// 20-byte address and 17 + 9 bytes per token held, at the mean holding of
+// 1..max_types tokens; the genesis accounts in the store average that.
+func TestItemBytesIsOneAccount(t *testing.T) {
+	const maxTypes = 4
+	want := 20 + 17 + 9*(1+maxTypes)/2.0
+	steps := plan(t, `
+name: t
+ladder: [3000]
+concurrency: 2
+targets: [pebble]
+workloads:
+  - name: tokens
+    params:
+      tokens: 10
+      max_types: 4
+      genacc: {block_size: 1000}
+      runtx: {blocks: 1, block_size: 500}
+`)
+	h := open(t, "pebble")
+	for _, st := range steps {
+		if got, ok := execute(t, h, st)[workload.MetricItemBytes]; !ok || got != want {
+			t.Errorf("%s: item_bytes %v (recorded %v), want %v", st.Phase, got, ok, want)
+		}
+		if st.Phase != "genacc" {
+			continue
+		}
+		var accounts, bytes int
+		if err := h.(kv.Store).Scan(nil, nil, func(k, v []byte) bool {
+			if len(k) == AddrLen {
+				accounts++
+				bytes += len(k) + len(v)
+			}
+			return true
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if accounts != 3000 {
+			t.Fatalf("%d accounts in the store, want 3000", accounts)
+		}
+		mean := float64(bytes) / float64(accounts)
+		t.Logf("genesis accounts: %.2f bytes on average, item_bytes %v", mean, want)
+		if mean < want-1 || mean > want+1 {
+			t.Errorf("genesis accounts average %.2f bytes of key and value, item_bytes says %v", mean, want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"storebench/internal/report/section"
 	"storebench/internal/results"
 	"storebench/internal/study"
+	"storebench/internal/workload"
 )
 
 func init() {
@@ -36,6 +37,7 @@ func init() {
 			{Name: "machine_iowait_percent", Unit: "%", Agg: section.Mean, What: "the whole machine's CPU waiting on I/O over the stream (100% = one core)"},
 			{Name: "workers", Agg: section.Max, What: "processing goroutines"},
 			{Name: "sensors", Agg: section.Max, What: "sensors (trips under way at once)"},
+			workload.ItemBytesMetric,
 		},
 	})
 }

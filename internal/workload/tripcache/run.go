@@ -126,6 +126,7 @@ func (r *run) execute(ctx context.Context) (*results.Step, error) {
 	var lastDone atomic.Int64
 	var read atomic.Int64
 	var created, completed atomic.Int64
+	var createdKeys atomic.Int64 // bytes of the created trips' keys
 	lateAfter := int64(r.p.LateAfter)
 
 	if r.env.Window != nil {
@@ -219,6 +220,7 @@ func (r *run) execute(ctx context.Context) (*results.Step, error) {
 						StartNs: tk.GenNs, EndNs: tk.GenNs, StartLat: tk.Lat, StartLon: tk.Lon, EndLat: tk.Lat, EndLon: tk.Lon},
 						LastSeq: tk.Seq, MaxSpeed: tk.Speed, Completed: tk.Flags&tripgen.FlagEnd != 0}
 					created.Add(1)
+					createdKeys.Add(int64(len(key)))
 				} else {
 					g0 := time.Now()
 					v, found, err := r.cache.get(pctx, key)
@@ -339,6 +341,7 @@ func (r *run) execute(ctx context.Context) (*results.Step, error) {
 	st.Facts = src.facts()
 	st.Metrics["trips_created"] = float64(created.Load())
 	st.Metrics["trips_completed"] = float64(completed.Load())
+	workload.SetItemBytes(st, itemBytes(created.Load(), createdKeys.Load(), r.step.N))
 	st.Metrics["generator_cpu_s"] = genCPU.Seconds()
 	if c := src.transportCPU(); c > 0 {
 		st.Metrics["transport_cpu_s"] = c.Seconds()
@@ -513,4 +516,16 @@ func (r *run) result(s *tripgen.Stream, startNs, lastDone int64, ticks, ops *lat
 		"workers": float64(r.workers), "sensors": float64(s.Config().Sensors * s.Config().Multiplier),
 	}
 	return st
+}
+
+// itemBytes is one trip as the consumer writes it: its key ("trip:<id>",
+// whose length grows with the id) and its record (recordSize), the key
+// the mean of the trips the step created (each kept under its one key);
+// with none created, that of the last trip of the first round (n trips
+// under way, ids 0..n-1).
+func itemBytes(created, keyBytes, n int64) float64 {
+	if created == 0 {
+		return float64(len(tripKey(nil, uint64(max(n-1, 0)))) + recordSize)
+	}
+	return float64(keyBytes)/float64(created) + recordSize
 }

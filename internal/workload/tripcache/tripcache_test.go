@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"sync"
@@ -81,6 +82,23 @@ func TestSocketStreamBuildsVerifiedTrips(t *testing.T) {
 	}
 	if res.Metrics["generator_cpu_s"] <= 0 {
 		t.Fatalf("generator CPU not measured: %v", res.Metrics)
+	}
+	// item_bytes is a trip as written: the mean key and value of the
+	// trips in the engine, one per trip created.
+	var trips, bytes int
+	if err := h.(kv.Store).Scan([]byte("trip:"), []byte("trip;"), func(k, v []byte) bool {
+		trips++
+		bytes += len(k) + len(v)
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if float64(trips) != res.Metrics["trips_created"] {
+		t.Fatalf("%d trips in the engine, %v created", trips, res.Metrics["trips_created"])
+	}
+	t.Logf("%d trips, item_bytes %v", trips, res.Metrics[workload.MetricItemBytes])
+	if want, got := float64(bytes)/float64(trips), res.Metrics[workload.MetricItemBytes]; math.Abs(got-want) > 1e-9 {
+		t.Fatalf("item_bytes %v, the trips in the engine average %v bytes of key and value", got, want)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"storebench/internal/report/section"
 	"storebench/internal/results"
+	"storebench/internal/workload"
 )
 
 func init() {
@@ -28,6 +29,7 @@ func init() {
 			{Name: "verify_seconds", Agg: section.Max, What: "seconds the read-back of acknowledged inserts took"},
 			{Name: "event_loops", Agg: section.Max, What: "event loops that drove the connections (0: a goroutine per connection)"},
 			{Name: "cluster_not_ok_seconds", Agg: section.Max, What: "seconds some node said the cluster was not ok while nodes failed (Redis Cluster)"},
+			workload.ItemBytesMetric,
 		},
 	})
 }

@@ -133,8 +133,7 @@ func (YCSB) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error) {
 		return nil, err
 	}
 	var steps []workload.Step
-	// A record's raw bytes: its key ("user" + 20 digits) and its fields.
-	record := int64(24 + p.Fields*p.FieldLength)
+	record := recordBytes(p)
 	for _, c := range s.Ladder {
 		steps = append(steps, workload.Step{Workload: "ycsb", Phase: "load", N: int64(c), Fresh: true, Seed: s.Seed, Concurrency: s.Concurrency, Params: raw, Largest: s.Largest(),
 			Requires: Requires("load"), ItemBytes: record})
@@ -147,6 +146,10 @@ func (YCSB) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error) {
 	}
 	return steps, nil
 }
+
+// recordBytes is a record's raw bytes: its key ("user" + 20 digits, see
+// key) and its fields.
+func recordBytes(p Params) int64 { return int64(keyLen + p.Fields*p.FieldLength) }
 
 // Requires is what a target must provide to run workload w (or the load):
 // records read and written one by one, and ordered scans for a mix that
@@ -205,13 +208,18 @@ func (YCSB) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*
 	}
 	r := &run{db: db, p: p, seed: uint64(st.Seed), n: st.N, workers: max(st.Concurrency, 1), rate: st.Rate, duration: st.Duration,
 		part: st.Part, parts: max(st.Parts, 1), phase: st.Phase}
-	if st.Phase == "load" && len(st.Faults) > 0 {
-		return r.loadUnderFaults(ctx, env, st)
+	var res *results.Step
+	var err error
+	switch {
+	case st.Phase == "load" && len(st.Faults) > 0:
+		res, err = r.loadUnderFaults(ctx, env, st)
+	case st.Phase == "load":
+		res, err = r.load(ctx, env)
+	default:
+		res, err = r.workload(ctx, env, st.Phase)
 	}
-	if st.Phase == "load" {
-		return r.load(ctx, env)
-	}
-	return r.workload(ctx, env, st.Phase)
+	workload.SetItemBytes(res, float64(recordBytes(p)))
+	return res, err
 }
 
 type run struct {
@@ -246,7 +254,7 @@ func (YCSB) SplitNeeds(workload.Step) target.Caps { return target.Caps{target.Sh
 // under faults counts each part's own inserts, errors and losses.
 func (YCSB) MergeMetric(name string) workload.Merge {
 	switch name {
-	case "records", "read", "update", "insert", "scan", "rmw":
+	case "records", "read", "update", "insert", "scan", "rmw", workload.MetricItemBytes:
 		return workload.Same
 	case "verify_seconds", "cluster_not_ok_seconds":
 		return workload.Max
@@ -277,11 +285,16 @@ func (r *run) inserted(name string, w int, k int64) uint64 {
 // records (storebench overhead --workload ycsb-c).
 func RecordKey(dst []byte, i uint64) []byte { return key(dst, i) }
 
+// keyLen is the length of every record's key.
+const keyLen = len(keyZero)
+
+const keyZero = "user00000000000000000000"
+
 // key of record i: "user" + a scattered number (20 digits, zero-padded),
 // as YCSB's hashed order; built into dst with no allocation once dst
 // holds 24 bytes.
 func key(dst []byte, i uint64) []byte {
-	dst = append(dst[:0], "user00000000000000000000"...)
+	dst = append(dst[:0], keyZero...)
 	for j, h := len(dst)-1, fnv64(i); h > 0; j, h = j-1, h/10 {
 		dst[j] = byte('0' + h%10)
 	}

@@ -149,3 +149,61 @@ func TestScanNeedsScanner(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Every step records item_bytes, a record's key and fields as written:
+// "user" + 20 digits and fields × field_length, which is what each
+// record in the store holds (its fields decoded out of the engine's
+// framing).
+func TestItemBytesIsKeyAndFields(t *testing.T) {
+	const fields, fieldLength = 3, 16 // the least field_length allowed
+	want := float64(len("user") + 20 + fields*fieldLength)
+	steps := worktest.Plan(t, YCSB{}, `
+name: t
+ladder: [200]
+concurrency: 2
+targets: [pebble]
+workloads:
+  - name: ycsb
+    params:
+      workloads: [a, c]
+      operations: 300
+      fields: 3
+      field_length: 16
+`)
+	eng, _ := kv.Lookup("pebble")
+	st, err := eng.Open(kv.Options{Dir: t.TempDir(), Durability: kv.Async})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, s := range steps {
+		res, err := YCSB{}.Execute(context.Background(), &workload.Env{Target: st}, s)
+		if err != nil {
+			t.Fatalf("%s: %v", s.Phase, err)
+		}
+		if got, ok := res.Metrics[workload.MetricItemBytes]; !ok || got != want {
+			t.Errorf("%s: item_bytes %v (recorded %v), want %v", s.Phase, got, ok, want)
+		}
+	}
+	records := 0
+	if err := st.Scan(nil, nil, func(k, v []byte) bool {
+		f, err := decodeFields(v)
+		if err != nil {
+			t.Fatalf("record %q: %v", k, err)
+		}
+		n := len(k)
+		for _, x := range f {
+			n += len(x)
+		}
+		if float64(n) != want {
+			t.Fatalf("record %q holds %d bytes of key and fields, want %v", k, n, want)
+		}
+		records++
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if records != 200 {
+		t.Fatalf("%d records in the store, want 200", records)
+	}
+}
