@@ -47,6 +47,7 @@ func commands() []command {
 		{name: "list", summary: "list built-in studies, workloads and targets, and which targets this machine lacks", usage: listUsage, run: cmdList},
 		{name: "report", summary: "re-render the report of a finished run directory", usage: reportUsage, run: cmdReport},
 		{name: "seed", summary: "list a seed study's findings and the studies that test them; --run: does each hold here?", usage: seedUsage, run: cmdSeed},
+		{name: "cost", summary: "project machines and a monthly bill for your load from a finished run's measurements", usage: costUsage, run: cmdCost},
 		{name: "compare", summary: "compare two runs, or two targets of one run, with noise-aware verdicts", usage: compareUsage, run: cmdCompare},
 		{name: "version", summary: "print the version of storebench and of every engine it contains", usage: versionUsage, run: cmdVersion},
 		{name: "server", summary: "install, start, stop or check the servers storebench manages", usage: serverUsage(), run: cmdServer},

@@ -163,6 +163,9 @@ func prepare(s *study.Study) (*Plan, error) {
 	if p.Steps, p.Search, err = planSteps(s); err != nil {
 		return nil, err
 	}
+	if err := checkSizing(s); err != nil {
+		return nil, err
+	}
 	phases := phasesOf(p.Steps)
 	if err := s.CheckFigures(phases); err != nil {
 		// A phase the constraints bound may have been removed by the
@@ -367,6 +370,7 @@ func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, erro
 	run.Finished = time.Now()
 	run.Status, run.Reason = runStatus(run.Targets, runCtx.Err() != nil, ctx.Err() != nil, stopReason(ctx))
 	run.ListNotRun()
+	project(run, s)
 	if !o.KeepData {
 		_ = os.RemoveAll(filepath.Join(runDir, "data"))
 	}

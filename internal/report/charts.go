@@ -38,6 +38,7 @@ func Charts(run *results.Run) []*chart.Chart {
 		}
 		out = append(out, sweepCharts(run, w)...)
 	}
+	out = append(out, costChart(run))
 	// Builders return nil where they have nothing to draw.
 	kept := out[:0]
 	for _, c := range out {

@@ -74,8 +74,8 @@ func markdownWithCharts(run *results.Run, charts []*chart.Chart, files map[strin
 				fmt.Fprintf(&b, "![%s](%s)\n\n", mdText(c.Title), f)
 			}
 		}
-		if b.Len() == 0 {
-			return ""
+		if b.Len() == 0 || w == CostGroup {
+			return b.String()
 		}
 		return chartsHeading(w) + "Growth with data size on log-log axes (the legend gives the exponent b of y ~ N^b and the largest size reached), and latency percentiles at the largest size. report.html has every chart, with time series of throughput, latency, memory and CPU.\n\n" + b.String()
 	})
@@ -113,6 +113,9 @@ func HTML(run *results.Run, charts []*chart.Chart) []byte {
 func htmlWith(run *results.Run, figs []drawn) []byte {
 	doc := fillMarks(document(run), markOpen, func(w string) string {
 		for _, f := range figs {
+			if f.chart.Group == w && w == CostGroup {
+				return figureOpen + w + markClose + "\n\n"
+			}
 			if f.chart.Group == w {
 				return chartsHeading(w) + figureOpen + w + markClose + "\n\n"
 			}

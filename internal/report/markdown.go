@@ -108,6 +108,7 @@ func document(run *results.Run) string {
 	streams(&b, run)
 	workersAndNodes(&b, run)
 	machines(&b, run)
+	costs(&b, run)
 	bottlenecks(&b, run)
 	verification(&b, run)
 	discussion(&b, run)

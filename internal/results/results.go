@@ -24,9 +24,10 @@ import (
 // Version 2 moved the ADS root hashes (root, roots_digest) from the step's
 // root into Facts, which the workload owns; version 3 writes a run under
 // way as "running" (no finish time) with its Plan, and a run the user
-// stopped as "interrupted" (version 2: "partial"). Read upgrades versions
-// 1 and 2.
-const SchemaVersion = 3
+// stopped as "interrupted" (version 2: "partial"); version 4 adds the
+// projection (what the run's measurements cost for the study's sizing).
+// Read upgrades versions 1 to 3.
+const SchemaVersion = 4
 
 // Run is a whole study run.
 type Run struct {
@@ -60,6 +61,10 @@ type Run struct {
 	// Constraints are the study's (nil: none given); the report ranks
 	// the targets against them.
 	Constraints *study.Constraints `json:"constraints,omitempty"`
+	// Projection is the machines and monthly cost the run's measurements
+	// project for the study's sizing (nil: none given; see
+	// projection.go).
+	Projection *Projection `json:"projection,omitempty"`
 	// Plan is the targets and steps the run set out to run, written
 	// before anything runs (nil in files of earlier versions).
 	Plan *Plan `json:"plan,omitempty"`
@@ -495,6 +500,10 @@ func Decode(b []byte) (*Run, error) {
 	}
 	if r.SchemaVersion == 2 {
 		upgrade2(&r)
+	}
+	// Version 3 has the shape of 4 but for the projection it lacks.
+	if r.SchemaVersion == 3 {
+		r.SchemaVersion = SchemaVersion
 	}
 	r.label()
 	r.settle()

@@ -150,10 +150,14 @@ func (s *Study) Effective(redact func(string) string) ([]byte, error) {
 		workloads.Content = append(workloads.Content, wn)
 	}
 	add("workloads", workloads)
-	// Constraints cannot be overridden: the file's own text, as written.
+	// Constraints and sizing cannot be overridden: the file's own text, as
+	// written.
 	if s.root != nil && len(s.root.Content) > 0 {
 		if c := lineNode(s.root.Content[0], "constraints"); c != nil {
 			add("constraints", plain(c))
+		}
+		if z := lineNode(s.root.Content[0], "sizing"); z != nil {
+			add("sizing", plain(z))
 		}
 	}
 	head := fmt.Sprintf("The study as run: %s with the chosen scale and the command line's overrides\napplied. The text as given is in study.original.yaml.", s.File)

@@ -62,6 +62,9 @@ type Study struct {
 	Workloads []Entry  `yaml:"workloads"`
 	// Constraints the report judges the targets by (see constraints.go).
 	Constraints *Constraints `yaml:"constraints"`
+	// Sizing is the user's load and data the run is priced for (see
+	// sizing.go): the report's "What it costs".
+	Sizing *Sizing `yaml:"sizing"`
 	// Scales are named sets of overrides chosen with --scale (see scale.go).
 	Scales map[string]Scale `yaml:"scales"`
 
@@ -530,6 +533,9 @@ func (s *Study) check(root *yaml.Node) error {
 		}
 	}
 	if err := s.checkConstraints(root); err != nil {
+		return err
+	}
+	if err := s.checkSizing(root); err != nil {
 		return err
 	}
 	if err := s.checkScales(root); err != nil {
