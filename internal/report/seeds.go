@@ -55,6 +55,7 @@ func againstSeed(b *strings.Builder, run *results.Run) {
 	for _, fr := range res.Findings {
 		seedFinding(b, s, fr)
 	}
+	seedcmp.WriteMachineClaims(b, s, run)
 	if len(res.Elsewhere) > 0 {
 		var names []string
 		for _, f := range res.Elsewhere {

@@ -39,6 +39,12 @@ type Seed struct {
 	// share, each with its lines.
 	Methods  []Method  `yaml:"methods"`
 	Findings []Finding `yaml:"findings"`
+	// MachineClaims are the seed's figures for machines a built-in
+	// catalog prices (machine_claims: id, title, engine, ours {workload,
+	// phase, per_op}, catalog, machine, count, replicas, ops_per_s, unit,
+	// what, source, note), each set beside this run's projection for the
+	// same machines (MachineClaim): no verdict.
+	MachineClaims []MachineClaim `yaml:"machine_claims"`
 }
 
 // Hardware is a machine the seed measured on.
@@ -298,7 +304,7 @@ func (s *Seed) check() error {
 			}
 		}
 	}
-	return nil
+	return s.checkMachineClaims(eng)
 }
 
 // resolveOf gives a conclusion that names another finding (Of) that

@@ -51,6 +51,12 @@ func TestEveryFigureIsOnItsSeedLine(t *testing.T) {
 				}
 			}
 		}
+		for _, c := range s.MachineClaims {
+			n++
+			if err := claimOnItsLines(lines, c); err != nil {
+				t.Errorf("seed %s: %v", id, err)
+			}
+		}
 		for _, h := range s.Hardware {
 			for _, l := range h.Source {
 				if l < 1 || l > len(lines) {

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# make bench-cost: does the cost model predict a machine it did not see?
+# A real run of YCSB C and A on TARGETS (default rocksdb,redis) at 0.5, 1
+# and 2 vCPUs; the projection's held-out check predicts the 2-vCPU shape
+# from the other two. Prints each target's predicted and measured
+# throughput and p99 with the errors, and fails when one is above BOUND
+# (default 0.25, the bound above which a cost is marked rough): the bound
+# lives here, in a benchmark, not in a timed test (docs/cost.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TARGETS=${TARGETS:-rocksdb,redis}
+BOUND=${BOUND:-0.25}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+bin/storebench run ycsb --targets "$TARGETS" --set 'ycsb.workloads=[c,a]' --set ycsb.operations=300000 \
+  --machine cpus=0.5 --machine cpus=1 --machine cpus=2 --quiet --out "$out" >/dev/null
+run=$(ls -d "$out"/*/)
+python3 - "$run/results.json" "$BOUND" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); bound = float(sys.argv[2])
+worst = 0
+print(f"{'target':10} {'step':12} {'shape':8} {'ops/s predicted':>16} {'measured':>10} {'error':>7} {'p99 predicted':>14} {'measured':>10} {'error':>7}")
+for p in r["projection"]["plans"]:
+    for h in p.get("held_out", []):
+        eo = (h["predicted_ops_per_s"] - h["measured_ops_per_s"]) / h["measured_ops_per_s"]
+        ep = (h["predicted_p99_s"] - h["measured_p99_s"]) / h["measured_p99_s"] if h["measured_p99_s"] else 0
+        worst = max(worst, abs(eo))
+        print(f"{p['target']:10} {h['kind']:12} {h['machine']:8} {h['predicted_ops_per_s']:16.0f} {h['measured_ops_per_s']:10.0f} {eo:+7.0%} {h['predicted_p99_s']*1e6:12.0f}µs {h['measured_p99_s']*1e6:8.0f}µs {ep:+7.0%}")
+print(f"worst throughput error {worst:.0%} (bound {bound:.0%})")
+sys.exit(1 if worst > bound else 0)
+PY
