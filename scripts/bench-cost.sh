@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # make bench-cost: does the cost model predict a machine it did not see?
-# A real run of YCSB C and A on TARGETS (default rocksdb,redis) at 0.5, 1
-# and 2 vCPUs; the projection's held-out check predicts the 2-vCPU shape
-# from the other two. Prints each target's predicted and measured
+# A real run of YCSB C and A on TARGETS (default rocksdb,redis) on the CPU
+# shapes SHAPES (default 0.25 0.5 1); the projection's held-out check
+# predicts the shape with the most vCPUs from the others. The default
+# stops at 1 vCPU: on a 2-core machine a shape of 2 vCPUs shares its
+# cores with the load generator (docs/machines.md), a regime the smaller
+# shapes do not measure; on a bigger machine give SHAPES="0.5 1 2". Prints each target's predicted and measured
 # throughput and p99 with the errors, and fails when one is above BOUND
 # (default 0.25, the bound above which a cost is marked rough): the bound
 # lives here, in a benchmark, not in a timed test (docs/cost.md).
@@ -10,10 +13,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 TARGETS=${TARGETS:-rocksdb,redis}
 BOUND=${BOUND:-0.25}
+SHAPES=${SHAPES:-0.25 0.5 1}
+machines=()
+for s in $SHAPES; do machines+=(--machine "cpus=$s"); done
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 bin/storebench run ycsb --targets "$TARGETS" --set 'ycsb.workloads=[c,a]' --set ycsb.operations=300000 \
-  --machine cpus=0.5 --machine cpus=1 --machine cpus=2 --quiet --out "$out" >/dev/null
+  "${machines[@]}" --quiet --out "$out" >/dev/null
 run=$(ls -d "$out"/*/)
 python3 - "$run/results.json" "$BOUND" <<'PY'
 import json, sys

@@ -5,6 +5,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,9 +19,10 @@ import (
 // catalog, saying (not crashing) when no machine carries it.
 func TestCostFromARealRun(t *testing.T) {
 	needMachines(t)
-	out := t.TempDir()
+	out, csvDir := t.TempDir(), t.TempDir()
 	stdout, stderr, code := runCLIWithin(t, 5*time.Minute, "run", "ycsb", "--targets", "pebble", "--ladder", "2000,20000",
-		"--set", "ycsb.workloads=[c]", "--set", "ycsb.operations=60000", "--machine", "cpus=0.5", "--machine", "cpus=1", "--quiet", "--out", out)
+		"--set", "ycsb.workloads=[c]", "--set", "ycsb.operations=60000", "--machine", "cpus=0.5", "--machine", "cpus=1",
+		"--export", "csv="+csvDir, "--quiet", "--out", out)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -33,6 +35,10 @@ func TestCostFromARealRun(t *testing.T) {
 	pl := p.Plans[0]
 	if pl.Best == nil || pl.Best.Count < 2 || pl.Best.Count%2 != 0 || pl.Best.Monthly <= 0 || pl.Best.Deciding == "" {
 		t.Fatalf("plan %+v: want machines, a bill and what decides them", pl)
+	}
+	rows := readCSV(t, filepath.Join(csvDir, "costs.csv"))
+	if len(rows) != 1 || rows[0]["target"] != "pebble" || rows[0]["machine"] != pl.Best.Machine.Name || rows[0]["count"] != strconv.Itoa(pl.Best.Count) || rows[0]["deciding"] != pl.Best.Deciding {
+		t.Errorf("costs.csv %v: want the projection's one plan (%s × %d)", rows, pl.Best.Machine.Name, pl.Best.Count)
 	}
 	checkHeldOut(t, run, pl)
 	checkItems(t, run, pl)

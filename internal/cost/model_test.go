@@ -78,7 +78,7 @@ func TestHeldOutCatchesAModelThatMisses(t *testing.T) {
 		t.Fatalf("held out %+v: predicted 2000 ops/s, measured 1000: want an error of +100%%", h)
 	}
 	p := Size(md, testCatalog(), results.Sizing{Load: 1000, Items: 1e6})
-	if p.HeldOutError < 0.99 || !strings.Contains(p.Warn, "missed a measured shape") {
+	if p.HeldOutError < 0.99 || !strings.Contains(p.Warn, "missed the throughput of a measured shape") {
 		t.Errorf("plan warning %q (error %.2f): want the miss said", p.Warn, p.HeldOutError)
 	}
 }
@@ -94,5 +94,25 @@ func TestFitOneShapeIsLinearInCPU(t *testing.T) {
 	}
 	if !strings.Contains(sm.Describe(), "linear in vCPUs assumed") {
 		t.Errorf("describe %q: want the assumption said", sm.Describe())
+	}
+}
+
+// TestHeldOutP99CountsWhereBounded: a held-out shape whose p99 the model
+// misses marks the cost rough only where the sizing bounds the p99 (the
+// cost rests on the p99 only then); its error is shown either way.
+func TestHeldOutP99CountsWhereBounded(t *testing.T) {
+	run := synthetic(1000, 1, 1)
+	for _, s := range run.Targets[2].Steps { // cpus=2
+		s.Latency.P99 *= 10
+	}
+	md := Fit(run)[0]
+	if h := md.Steps["w/read"].HeldOut; h == nil || !near(h.P99Error(), -0.9, 0.01) || math.Abs(h.OpsError()) > 0.01 {
+		t.Fatalf("held out %+v: want the p99 predicted at a tenth of the measured one", h)
+	}
+	if p := Size(md, testCatalog(), results.Sizing{Load: 1000, Items: 1e6}); p.Warn != "" || p.HeldOutError > 0.01 {
+		t.Errorf("no p99 bound: warning %q (error %.2f), want none", p.Warn, p.HeldOutError)
+	}
+	if p := Size(md, testCatalog(), results.Sizing{Load: 1000, Items: 1e6, P99: 1}); !strings.Contains(p.Warn, "throughput or p99") || !near(p.HeldOutError, 0.9, 0.01) {
+		t.Errorf("p99 bounded: warning %q (error %.2f), want the p99 miss said", p.Warn, p.HeldOutError)
 	}
 }

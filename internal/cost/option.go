@@ -182,21 +182,31 @@ func inputs(mix []mixPart) []string {
 	return out
 }
 
-// heldOut gathers the mix's held-out checks and the largest error.
-func heldOut(p *results.TargetPlan, mix []mixPart) {
+// heldOut gathers the mix's held-out checks and the largest error of
+// what the cost rests on: the throughput, and the p99 where the sizing
+// bounds it (the p99 is projected only for that bound).
+func heldOut(p *results.TargetPlan, mix []mixPart, withP99 bool) {
 	for _, m := range mix {
 		h := m.Step.HeldOut
 		if h == nil {
 			continue
 		}
 		p.HeldOut = append(p.HeldOut, *h)
-		p.HeldOutError = math.Max(p.HeldOutError, math.Max(math.Abs(h.OpsError()), math.Abs(h.P99Error())))
+		e := math.Abs(h.OpsError())
+		if withP99 {
+			e = math.Max(e, math.Abs(h.P99Error()))
+		}
+		p.HeldOutError = math.Max(p.HeldOutError, e)
+	}
+	what := "throughput"
+	if withP99 {
+		what = "throughput or p99"
 	}
 	if p.HeldOutError > HeldOutWarn {
-		p.Warn = fmt.Sprintf("the model missed a measured shape it did not see by %.0f%% (more than %.0f%%): take this cost as rough", p.HeldOutError*100, HeldOutWarn*100)
+		p.Warn = fmt.Sprintf("the model missed the %s of a measured shape it did not see by %.0f%% (more than %.0f%%): take this cost as rough", what, p.HeldOutError*100, HeldOutWarn*100)
 	}
 	if len(p.HeldOut) == 0 {
-		p.Warn = "not checked: the run measured no two CPU-limited shapes of the same step (run with --machine cpus=0.5 --machine cpus=1 --machine cpus=2)"
+		p.Warn = "not checked: the run measured no two CPU-limited shapes of the same step (run with --machine cpus=0.25 --machine cpus=0.5 --machine cpus=1)"
 	}
 }
 

@@ -61,7 +61,7 @@ func Size(md *Model, cat Catalog, sz results.Sizing) results.TargetPlan {
 		return p
 	}
 	p.Inputs = inputs(mix)
-	heldOut(&p, mix)
+	heldOut(&p, mix, sz.P99 > 0)
 	var ok []results.Option
 	for _, m := range cat.Machines {
 		o := option(m, mix, p.Items, sz.Load, sz)

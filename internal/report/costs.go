@@ -36,10 +36,10 @@ func Costs(b *strings.Builder, p *results.Projection) {
 		fmt.Fprintf(b, ", with a p99 of at most %s", secs(sz.P99))
 	}
 	b.WriteString(". The load is " + mixText(sz.Mix) + ".\n\n")
-	tab := Table{Head: []string{"target", "machines", "monthly", "per million ops", "decided by", "held-out check", "next machine"}, Left: 2}
+	tab := Table{Head: []string{"target", "machines", "monthly", "per million ops", "ops per " + p.Currency, "decided by", "held-out check", "next machine"}, Left: 2}
 	for _, pl := range p.Plans {
 		if pl.Best == nil {
-			tab.Rows = append(tab.Rows, []string{cell(pl.Title), cell("n/a: " + pl.Reason), "", "", "", "", ""})
+			tab.Rows = append(tab.Rows, []string{cell(pl.Title), cell("n/a: " + pl.Reason), "", "", "", "", "", ""})
 			continue
 		}
 		o := pl.Best
@@ -50,7 +50,7 @@ func Costs(b *strings.Builder, p *results.Projection) {
 			next = fmt.Sprintf("not within %d months", 36)
 		}
 		tab.Rows = append(tab.Rows, []string{cell(pl.Title), cell(fmt.Sprintf("%d × %s (%d %s × %d)", o.Count, o.Machine.Name, o.Shards, plural(o.Shards, "shard", "shards"), sz.Replicas)),
-			money(o.Monthly, pl.Currency), money(pl.PerMillion, pl.Currency), o.Deciding, cell(heldOutText(pl)), next})
+			money(o.Monthly, pl.Currency), money(pl.PerMillion, pl.Currency), fmt.Sprintf("%.3g", pl.OpsPerUnit), o.Deciding, cell(heldOutText(pl)), next})
 	}
 	tab.Write(b)
 	b.WriteString("\nWhat each rests on (measured here) and how far it reaches past it:\n\n")
@@ -107,10 +107,10 @@ func heldOutTable(b *strings.Builder, p *results.Projection) {
 		}
 	}
 	if len(tab.Rows) == 0 {
-		b.WriteString("\nNo held-out check: the run measured no step on two or more CPU-limited shapes (run it with `--machine cpus=0.5 --machine cpus=1 --machine cpus=2` to check the model).\n\n")
+		b.WriteString("\nNo held-out check: the run measured no step on two or more CPU-limited shapes (run it with `--machine cpus=0.25 --machine cpus=0.5 --machine cpus=1` to check the model).\n\n")
 		return
 	}
-	b.WriteString("\n**Held-out check.** The model fitted without the shape with the most vCPUs, predicting it; above 25% the cost is marked rough.\n\n")
+	b.WriteString("\n**Held-out check.** The model fitted without the shape with the most vCPUs, predicting it; a throughput error above 25% (or a p99 error, where the sizing bounds the p99) marks the cost rough.\n\n")
 	tab.Write(b)
 	b.WriteString("\n")
 }

@@ -159,16 +159,7 @@ func TestClusterClaimCountsCopiesAndBatches(t *testing.T) {
 // A machine claim names a machine of a built-in catalog, an engine of the
 // seed's, a step and a rate: a transcription breaking any is refused.
 func TestMachineClaimOutsideItsCatalogFails(t *testing.T) {
-	good := `seed: "009"
-file: x.txt
-hardware: [{id: h, cpus: 2}]
-engines: [{name: E, targets: [leveldb]}]
-findings:
-  - id: f
-    unit: s
-    ours: {workload: ledger, phase: insert, value: seconds}
-    figures: [{engine: E, n: 10, value: 1, hardware: h, source: [1]}]
-machine_claims:
+	good := minimalSeed + `machine_claims:
   - {id: c, title: T, engine: E, ours: {workload: ledger, phase: insert}, catalog: aws, machine: i3en.3xlarge, count: 1, ops_per_s: 10, unit: tps, what: w, source: [1]}
 `
 	s, err := Parse("009", []byte(good))

@@ -111,11 +111,8 @@ func TestTraceRejectsAMistypedFigure(t *testing.T) {
 	}
 }
 
-// Every figure's unit converts to its finding's, and every finding that
-// names our figure names a unit ours converts from (Parse checks both:
-// here on a transcription that breaks each rule).
-func TestParseRejectsABrokenTranscription(t *testing.T) {
-	good := `seed: "009"
+// minimalSeed is the smallest seed transcription Parse accepts.
+const minimalSeed = `seed: "009"
 file: x.txt
 hardware: [{id: h, cpus: 2}]
 engines: [{name: E, targets: [leveldb]}]
@@ -125,6 +122,12 @@ findings:
     ours: {workload: ledger, phase: insert, value: seconds}
     figures: [{engine: E, n: 10, value: 1, hardware: h, source: [1]}]
 `
+
+// Every figure's unit converts to its finding's, and every finding that
+// names our figure names a unit ours converts from (Parse checks both:
+// here on a transcription that breaks each rule).
+func TestParseRejectsABrokenTranscription(t *testing.T) {
+	good := minimalSeed
 	if _, err := Parse("009", []byte(good)); err != nil {
 		t.Fatalf("a good transcription: %v", err)
 	}

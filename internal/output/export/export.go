@@ -6,6 +6,8 @@
 // files of a long study are read while it runs. Every row names its run
 // (the results directory's name), study, target, workload, phase, n and
 // the step's other labels; times are in nanoseconds, as in results.json.
+// A run whose study had a sizing also gets costs.csv (.jsonl): its
+// projection, one row per target, written when the run ends.
 package export
 
 import (
@@ -20,6 +22,7 @@ import (
 	"time"
 
 	"storebench/internal/event"
+	"storebench/internal/results"
 	"storebench/internal/safefile"
 )
 
@@ -32,6 +35,11 @@ var (
 	StepColumns = []string{"run", "study", "target", "workload", "phase", "n", "labels", "outcome", "started",
 		"seconds", "ops", "ops_per_s", "mean_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns",
 		"verified", "verify_failed", "rss_bytes", "cpu_percent", "error"}
+	// CostColumns are costs.*: one row per target of a run whose study
+	// had a sizing (its projection: docs/cost.md).
+	CostColumns = []string{"run", "study", "target", "catalog", "currency", "load_ops_per_s", "items", "replicas",
+		"machine", "count", "shards", "monthly", "cost_per_million_ops", "ops_per_currency_unit", "deciding",
+		"held_out_error", "next_machine_month", "reason"}
 	TickColumns = []string{"run", "study", "target", "workload", "phase", "n", "labels", "t_s",
 		"ops", "ops_per_s", "p50_ns", "p99_ns", "max_ns", "intended_p99_ns", "late", "rss_bytes", "cpu_percent"}
 )
@@ -93,6 +101,10 @@ func (e *Export) handle(ev event.Event) error {
 	switch ev := ev.(type) {
 	case event.RunPlanned:
 		e.run = filepath.Base(ev.Dir)
+	case event.RunFinished:
+		return e.costs(ev.Run)
+	case event.RunInterrupted:
+		return e.costs(ev.Run)
 	case event.StepFinished:
 		if ev.Result == nil {
 			return nil
@@ -123,6 +135,31 @@ func stepRow(ev event.StepFinished) []any {
 	l := r.Latency
 	return []any{ev.Outcome, r.Started.UTC().Format(time.RFC3339Nano), r.Seconds, r.Ops, float64(r.Ops) / max(r.Seconds, 1e-9),
 		l.Mean, l.P50, l.P90, l.P99, l.P999, l.Max, r.Verify.Checked, r.Verify.Failed, res.After.RSSBytes, res.CPUPercent, ev.Why}
+}
+
+// costs writes costs.* from the run's projection (none: no file).
+func (e *Export) costs(run *results.Run) error {
+	p := run.Projection
+	if p == nil {
+		return nil
+	}
+	tab, err := newTable(filepath.Join(e.spec.Dir, "costs."+e.spec.Format), e.spec.Format, CostColumns)
+	if err != nil {
+		return err
+	}
+	for _, pl := range p.Plans {
+		row := []any{e.run, run.Study, pl.Target, p.Catalog, p.Currency, p.Sizing.Load, pl.Items, p.Sizing.Replicas}
+		if o := pl.Best; o != nil {
+			row = append(row, o.Machine.Name, o.Count, o.Shards, o.Monthly, pl.PerMillion, pl.OpsPerUnit, o.Deciding, pl.HeldOutError, pl.NextMonth, "")
+		} else {
+			row = append(row, "", 0, 0, 0.0, 0.0, 0.0, "", pl.HeldOutError, 0, pl.Reason)
+		}
+		if err := tab.row(row); err != nil {
+			tab.close()
+			return err
+		}
+	}
+	return tab.close()
 }
 
 // Close flushes and closes the files.
