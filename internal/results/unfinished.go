@@ -5,7 +5,7 @@ import (
 	"os"
 	"strings"
 
-	"storebench/internal/server/proc"
+	"storebench/internal/measure/procstat"
 	"storebench/internal/study"
 )
 
@@ -151,8 +151,8 @@ func (r *Run) underWay() bool {
 	if h, err := os.Hostname(); err != nil || h != r.Host.Hostname {
 		return false
 	}
-	start, err := proc.StartTime(r.PID)
-	return err == nil && start == r.PIDStart && proc.Alive(r.PID)
+	start, err := procstat.StartTime(r.PID)
+	return err == nil && start == r.PIDStart && procstat.Alive(r.PID)
 }
 
 // upgrade2 reads a version 2 file in version 3's terms: a run stopped

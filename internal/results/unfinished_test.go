@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"storebench/internal/server/proc"
+	"storebench/internal/measure/procstat"
 )
 
 // A results.json still "running" was left by a storebench that never
@@ -76,7 +76,7 @@ func TestDecodeUpgradesVersion2Statuses(t *testing.T) {
 // and reads so; the same file of a process that is gone is interrupted.
 func TestDecodeTellsARunUnderWayFromADeadOne(t *testing.T) {
 	host, _ := os.Hostname()
-	start, err := proc.StartTime(os.Getpid())
+	start, err := procstat.StartTime(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
