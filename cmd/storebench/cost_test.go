@@ -126,4 +126,22 @@ machines:
 	if _, stderr, code = runCLI(t, "cost", dir, "--load", "1000/s"); code != 2 || !strings.Contains(stderr, "--data") {
 		t.Errorf("no --data: exit %d, %s", code, stderr)
 	}
+	durabilityPair(t, dir)
+}
+
+// durabilityPair: two runs of one target under sync and async get the
+// price of durability side by side (here the same measures relabelled
+// sync, so the price is nought: the plumbing, not a figure).
+func durabilityPair(t *testing.T, dir string) {
+	t.Helper()
+	run := readRun(t, dir)
+	run.Durability = "sync"
+	syncDir := t.TempDir()
+	if err := run.Write(filepath.Join(syncDir, "results.json")); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := runCLI(t, "cost", syncDir, dir, "--load", "1000/s", "--data", "1e6")
+	if code != 0 || !strings.Contains(stdout, "## The price of durability") || !strings.Contains(stdout, "+0 USD a month (×1.00)") {
+		t.Errorf("two runs, sync and async: exit %d\n%s\n%s", code, stdout, stderr)
+	}
 }

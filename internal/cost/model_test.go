@@ -78,7 +78,7 @@ func TestHeldOutCatchesAModelThatMisses(t *testing.T) {
 		t.Fatalf("held out %+v: predicted 2000 ops/s, measured 1000: want an error of +100%%", h)
 	}
 	p := Size(md, testCatalog(), results.Sizing{Load: 1000, Items: 1e6})
-	if p.HeldOutError < 0.99 || !strings.Contains(p.Warn, "missed the throughput of a measured shape") {
+	if p.HeldOutError < 0.99 || !strings.Contains(p.Warn, "missed the mix's throughput on a measured shape") {
 		t.Errorf("plan warning %q (error %.2f): want the miss said", p.Warn, p.HeldOutError)
 	}
 }
@@ -112,7 +112,7 @@ func TestHeldOutP99CountsWhereBounded(t *testing.T) {
 	if p := Size(md, testCatalog(), results.Sizing{Load: 1000, Items: 1e6}); p.Warn != "" || p.HeldOutError > 0.01 {
 		t.Errorf("no p99 bound: warning %q (error %.2f), want none", p.Warn, p.HeldOutError)
 	}
-	if p := Size(md, testCatalog(), results.Sizing{Load: 1000, Items: 1e6, P99: 1}); !strings.Contains(p.Warn, "throughput or p99") || !near(p.HeldOutError, 0.9, 0.01) {
+	if p := Size(md, testCatalog(), results.Sizing{Load: 1000, Items: 1e6, P99: 1}); !strings.Contains(p.Warn, "throughput or a p99") || !near(p.HeldOutError, 0.9, 0.01) {
 		t.Errorf("p99 bounded: warning %q (error %.2f), want the p99 miss said", p.Warn, p.HeldOutError)
 	}
 }

@@ -182,31 +182,36 @@ func inputs(mix []mixPart) []string {
 	return out
 }
 
-// heldOut gathers the mix's held-out checks and the largest error of
-// what the cost rests on: the throughput, and the p99 where the sizing
-// bounds it (the p99 is projected only for that bound).
+// heldOut gathers the mix's held-out checks and the error of what the
+// cost rests on: the mix's throughput (each kind its share, as capacity
+// weighs them) predicted against measured on the held-out shape, and,
+// where the sizing bounds the p99, the largest p99 error (the p99 is
+// projected only for that bound).
 func heldOut(p *results.TargetPlan, mix []mixPart, withP99 bool) {
+	var predInv, measInv float64
 	for _, m := range mix {
 		h := m.Step.HeldOut
 		if h == nil {
 			continue
 		}
 		p.HeldOut = append(p.HeldOut, *h)
-		e := math.Abs(h.OpsError())
+		predInv += m.Share / h.PredictedOps
+		measInv += m.Share / h.MeasuredOps
 		if withP99 {
-			e = math.Max(e, math.Abs(h.P99Error()))
+			p.HeldOutError = math.Max(p.HeldOutError, math.Abs(h.P99Error()))
 		}
-		p.HeldOutError = math.Max(p.HeldOutError, e)
-	}
-	what := "throughput"
-	if withP99 {
-		what = "throughput or p99"
-	}
-	if p.HeldOutError > HeldOutWarn {
-		p.Warn = fmt.Sprintf("the model missed the %s of a measured shape it did not see by %.0f%% (more than %.0f%%): take this cost as rough", what, p.HeldOutError*100, HeldOutWarn*100)
 	}
 	if len(p.HeldOut) == 0 {
 		p.Warn = "not checked: the run measured no two CPU-limited shapes of the same step (run with --machine cpus=0.25 --machine cpus=0.5 --machine cpus=1)"
+		return
+	}
+	p.HeldOutError = math.Max(p.HeldOutError, math.Abs(measInv/predInv-1))
+	what := "the mix's throughput"
+	if withP99 {
+		what = "the mix's throughput or a p99"
+	}
+	if p.HeldOutError > HeldOutWarn {
+		p.Warn = fmt.Sprintf("the model missed %s on a measured shape it did not see by %.0f%% (more than %.0f%%): take this cost as rough", what, p.HeldOutError*100, HeldOutWarn*100)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"storebench/internal/chart"
+	"storebench/internal/cost"
 	"storebench/internal/results"
 )
 
@@ -18,12 +19,30 @@ const CostGroup = "cost"
 // what decides their number, the bill, and how well the model predicted
 // a measured shape it did not see. Nothing when the study sized nothing.
 func costs(b *strings.Builder, run *results.Run) {
-	if run.Projection == nil {
+	p := projection(run)
+	if p == nil {
 		return
 	}
 	b.WriteString("## What it costs\n\n")
-	Costs(b, run.Projection)
+	Costs(b, p)
 	b.WriteString(chartMark(CostGroup))
+}
+
+// projection is the run's projection made again from its measurements
+// by today's model, for the sizing and the built-in catalog the run was
+// priced for (as every other figure of a re-rendered report is computed
+// from the raw measures); the one results.json holds where its catalog is
+// not a built-in one any more.
+func projection(run *results.Run) *results.Projection {
+	p := run.Projection
+	if p == nil {
+		return nil
+	}
+	cat, err := cost.Load(p.Catalog)
+	if err != nil || strings.ContainsAny(p.Catalog, `/\.`) {
+		return p
+	}
+	return cost.Project(run, p.Sizing, cat)
 }
 
 // Costs writes a projection's tables (also `storebench cost`).
@@ -36,7 +55,7 @@ func Costs(b *strings.Builder, p *results.Projection) {
 		fmt.Fprintf(b, ", with a p99 of at most %s", secs(sz.P99))
 	}
 	b.WriteString(". The load is " + mixText(sz.Mix) + ".\n\n")
-	tab := Table{Head: []string{"target", "machines", "monthly", "per million ops", "ops per " + p.Currency, "decided by", "held-out check", "next machine"}, Left: 2}
+	tab := Table{Head: []string{"target", "machines", "monthly", "per million ops", "ops per " + p.Currency, "decided by", "held-out error", "next machine"}, Left: 2}
 	for _, pl := range p.Plans {
 		if pl.Best == nil {
 			tab.Rows = append(tab.Rows, []string{cell(pl.Title), cell("n/a: " + pl.Reason), "", "", "", "", "", ""})
@@ -87,7 +106,7 @@ func heldOutText(pl results.TargetPlan) string {
 	if len(pl.HeldOut) == 0 {
 		return "not checked"
 	}
-	s := fmt.Sprintf("%+.0f%% worst", pl.HeldOutError*100)
+	s := fmt.Sprintf("%.0f%% off", pl.HeldOutError*100)
 	if pl.HeldOutError > 0.25 {
 		s += " (rough)"
 	}
@@ -110,14 +129,14 @@ func heldOutTable(b *strings.Builder, p *results.Projection) {
 		b.WriteString("\nNo held-out check: the run measured no step on two or more CPU-limited shapes (run it with `--machine cpus=0.25 --machine cpus=0.5 --machine cpus=1` to check the model).\n\n")
 		return
 	}
-	b.WriteString("\n**Held-out check.** The model fitted without the shape with the most vCPUs, predicting it; a throughput error above 25% (or a p99 error, where the sizing bounds the p99) marks the cost rough.\n\n")
+	b.WriteString("\n**Held-out check.** The model fitted without the shape with the most vCPUs, predicting each step on it. A target's held-out error is that of what its cost rests on: the mix's throughput (each step its share, as the sizing weighs them), and the largest p99 error where the sizing bounds the p99; above 25% the cost is marked rough.\n\n")
 	tab.Write(b)
 	b.WriteString("\n")
 }
 
 // costChart is the cheapest monthly cost of each target against load.
 func costChart(run *results.Run) *chart.Chart {
-	p := run.Projection
+	p := projection(run)
 	if p == nil || len(p.Curve) == 0 {
 		return nil
 	}
