@@ -381,11 +381,26 @@ func mapOf(ms []Measure, f func(Measure) float64) []float64 {
 	return out
 }
 
+// ThroughputAt is the step's throughput on v vCPUs: the fit within the
+// vCPUs measured; past them the fit's exponent, but never above 1 (a
+// machine bigger than any measured is not assumed to scale better than
+// linearly, whatever a fit over small shapes says).
+func (sm *StepModel) ThroughputAt(v float64) float64 {
+	if v <= sm.MaxVCPUs || sm.Throughput.B <= 1 {
+		return sm.Throughput.At(v)
+	}
+	return sm.Throughput.At(sm.MaxVCPUs) * (v / sm.MaxVCPUs)
+}
+
 // Describe says how the throughput model was made, for a projection's
 // inputs.
 func (sm *StepModel) Describe() string {
 	if sm.Scaled {
-		return fmt.Sprintf("throughput = %.4g × vCPUs^%.2f, fitted to %d CPU-limited shapes up to %s vCPUs", sm.Throughput.K, sm.Throughput.B, sm.Throughput.Points, trim(sm.MaxVCPUs))
+		s := fmt.Sprintf("throughput = %.4g × vCPUs^%.2f, fitted to %d CPU-limited shapes up to %s vCPUs", sm.Throughput.K, sm.Throughput.B, sm.Throughput.Points, trim(sm.MaxVCPUs))
+		if sm.Throughput.B > 1 {
+			s += ", linear past them (not superlinear)"
+		}
+		return s
 	}
 	if sm.CPUPerOp > 0 {
 		return fmt.Sprintf("%.3g CPU-µs per operation (%s) on %s vCPUs: linear in vCPUs assumed (one shape measured)", sm.CPUPerOp*1e6, sm.CPUScope, trim(sm.MaxVCPUs))

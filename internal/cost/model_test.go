@@ -116,3 +116,18 @@ func TestHeldOutP99CountsWhereBounded(t *testing.T) {
 		t.Errorf("p99 bounded: warning %q (error %.2f), want the p99 miss said", p.Warn, p.HeldOutError)
 	}
 }
+
+// TestNoSuperlinearProjection: a fit whose exponent is above 1 is used
+// within the vCPUs measured and projected linearly past them.
+func TestNoSuperlinearProjection(t *testing.T) {
+	sm := Fit(synthetic(1000, 1.2, 1))[0].Steps["w/read"]
+	if !near(sm.Throughput.B, 1.2, 0.01) || !near(sm.ThroughputAt(1), 1000, 0.01) {
+		t.Fatalf("fit %+v: want 1000·v^1.2", sm.Throughput)
+	}
+	if want := 1000 * math.Pow(2, 1.2) * 4; !near(sm.ThroughputAt(8), want, 0.01) {
+		t.Errorf("at 8 vCPUs %.0f, want %.0f (the fit at 2, linear from there)", sm.ThroughputAt(8), want)
+	}
+	if !strings.Contains(sm.Describe(), "linear past them") {
+		t.Errorf("describe %q: want the cap said", sm.Describe())
+	}
+}

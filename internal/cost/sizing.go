@@ -160,7 +160,7 @@ func items(sz results.Sizing, mix []mixPart) (float64, error) {
 func capacity(mix []mixPart, v, util float64) float64 {
 	var inv float64
 	for _, m := range mix {
-		t := m.Step.Throughput.At(v)
+		t := m.Step.ThroughputAt(v)
 		if t <= 0 {
 			return 0
 		}

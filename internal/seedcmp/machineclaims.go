@@ -176,7 +176,7 @@ func project(s *Seed, c *MachineClaim, run *results.Run, models []*cost.Model) M
 	if p.PerOp, p.Missing = perOp(run, p.Target, kind, c.Ours.PerOp); p.Missing != "" {
 		return p
 	}
-	p.PerMachine = p.Step.Throughput.At(p.Machine.VCPUs)
+	p.PerMachine = p.Step.ThroughputAt(p.Machine.VCPUs)
 	ops := float64(c.Count) * p.PerMachine * p.PerOp / float64(c.Replicas)
 	p.Projected, _ = convert(ops, "ops/s", c.Unit)
 	if p.Projected <= 0 || math.IsNaN(p.Projected) || math.IsInf(p.Projected, 0) {
