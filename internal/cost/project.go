@@ -14,7 +14,7 @@ const DefaultCatalog = "aws"
 
 // CurveFactors are the multiples of the sizing's load the cost curve is
 // drawn at (the report's chart of cost against load).
-var CurveFactors = []float64{0.1, 0.25, 0.5, 1, 2, 4, 10}
+var CurveFactors = []float64{0.1, 0.25, 0.5, 1, 2, 4, 10, 30, 100}
 
 // FromStudy turns a study's sizing into the numbers a projection takes.
 func FromStudy(z *study.Sizing) (results.Sizing, error) {
