@@ -396,16 +396,16 @@ func (sm *StepModel) ThroughputAt(v float64) float64 {
 // inputs.
 func (sm *StepModel) Describe() string {
 	if sm.Scaled {
-		s := fmt.Sprintf("throughput = %.4g × vCPUs^%.2f, fitted to %d CPU-limited shapes up to %s vCPUs", sm.Throughput.K, sm.Throughput.B, sm.Throughput.Points, trim(sm.MaxVCPUs))
+		s := fmt.Sprintf("throughput = %.4g × vCPUs^%.2f, fitted to %d CPU-limited shapes up to %s", sm.Throughput.K, sm.Throughput.B, sm.Throughput.Points, VCPUs(sm.MaxVCPUs))
 		if sm.Throughput.B > 1 {
 			s += ", linear past them (not superlinear)"
 		}
 		return s
 	}
 	if sm.CPUPerOp > 0 {
-		return fmt.Sprintf("%.3g CPU-µs per operation (%s) on %s vCPUs: linear in vCPUs assumed (one shape measured)", sm.CPUPerOp*1e6, sm.CPUScope, trim(sm.MaxVCPUs))
+		return fmt.Sprintf("%.3g CPU-µs per operation (%s) on %s: linear in vCPUs assumed (one shape measured)", sm.CPUPerOp*1e6, sm.CPUScope, VCPUs(sm.MaxVCPUs))
 	}
-	return fmt.Sprintf("%.0f ops/s per vCPU on %s vCPUs: linear in vCPUs assumed (no CPU measured)", sm.Throughput.K, trim(sm.MaxVCPUs))
+	return fmt.Sprintf("%.0f ops/s per vCPU on %s: linear in vCPUs assumed (no CPU measured)", sm.Throughput.K, VCPUs(sm.MaxVCPUs))
 }
 
 func trim(f float64) string {

@@ -126,7 +126,7 @@ func ioNeed(m Machine, mix []mixPart, load float64) results.Need {
 func extent(m Machine, mix []mixPart, perShard float64) []string {
 	var out []string
 	if v := maxVCPUs(mix); m.VCPUs > v {
-		out = append(out, fmt.Sprintf("%s vCPUs measured, %s projected (×%.3g)", trim(v), trim(m.VCPUs), m.VCPUs/v))
+		out = append(out, fmt.Sprintf("%s measured, %s projected (×%.3g)", VCPUs(v), trim(m.VCPUs), m.VCPUs/v))
 	}
 	var n int64
 	for _, p := range mix {
@@ -283,4 +283,12 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// VCPUs writes a count of vCPUs: "1 vCPU", "0.5 vCPUs".
+func VCPUs(v float64) string {
+	if v == 1 {
+		return "1 vCPU"
+	}
+	return trim(v) + " vCPUs"
 }

@@ -303,7 +303,7 @@ func claimRow(p MachineProjection) []string {
 	}
 	proj += ")"
 	ratio := fmt.Sprintf("%s (seed / projection)", strconv.FormatFloat(p.Ratio, 'g', 3, 64))
-	basis := fmt.Sprintf("projection from %s; %s vCPUs measured, %s projected (×%s)", p.Step.Describe(), num(p.Step.MaxVCPUs), num(p.Machine.VCPUs), strconv.FormatFloat(p.Machine.VCPUs/p.Step.MaxVCPUs, 'g', 3, 64))
+	basis := fmt.Sprintf("projection from %s; %s measured, %s projected (×%s)", p.Step.Describe(), cost.VCPUs(p.Step.MaxVCPUs), num(p.Machine.VCPUs), strconv.FormatFloat(p.Machine.VCPUs/p.Step.MaxVCPUs, 'g', 3, 64))
 	return []string{section.Cell(claim), section.Cell(proj), section.Cell(ratio), section.Cell(basis), section.Cell(price)}
 }
 

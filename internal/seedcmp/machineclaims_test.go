@@ -97,7 +97,7 @@ func TestMachineClaimProjectedFromTheRunsModel(t *testing.T) {
 		"### The seed's machines, projected from this run",
 		fmt.Sprintf("projection: %s tps (moeingads tokens/runtx: 1 × %s ops/s at 12 vCPUs)", num(want), num(want)),
 		fmt.Sprintf("%.3g (seed / projection)", 106387/want),
-		"fitted to 2 CPU-limited shapes up to 1 vCPUs; 1 vCPUs measured, 12 projected (×12)",
+		"fitted to 2 CPU-limited shapes up to 1 vCPU; 1 vCPU measured, 12 projected (×12)",
 		fmt.Sprintf("1 × %.2f = %.2f USD/month", m.Monthly(), m.Monthly()),
 		"106387 tps (l. 68",
 		"not measurements: no verdict (holds or differs)",
