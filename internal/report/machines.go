@@ -24,8 +24,8 @@ func machines(b *strings.Builder, run *results.Run) {
 		return
 	}
 	b.WriteString("## Machines\n\n")
-	b.WriteString("Each target ran once per machine shape, its processes held to the shape's limits by the kernel (cgroup v1): an embedded engine's worker (engine and load generator in one process) from its start; a server's process tree from right after it started, its client worker and the coordinator outside. What each used, from its group's own counters over the step: CPU time as cores over the step's wall time, the time its threads waited for quota (summed over CPUs), the peak of its memory (anonymous and page cache together, as the limit counts it) and its page cache at the end, and the bytes it read from and wrote to block devices (writeback of dirty page cache by the kernel's flusher is not charged to it under cgroup v1). The CPU quota holds per 100 ms period: a step of a few periods can show more than the limit.\n\n")
-	tab := Table{Head: []string{"target", "step", "throughput", "CPU cores (limit)", "throttled", "peak memory (limit)", "page cache (budget)", "disk read / written", "disk reads / op"}, Left: 2}
+	b.WriteString("Each target ran once per machine shape, its processes held to the shape's limits by the kernel (cgroup v1): an embedded engine's worker (engine and load generator in one process) from its start; a server's process tree from right after it started, its client worker and the coordinator outside. What each used, from its group's own counters over the step: CPU time as cores over the step's wall time, the time its threads waited for quota (summed over CPUs), the peak of its memory (anonymous and page cache together, as the limit counts it) and its page cache at the end, and the bytes it read from and wrote to block devices (writeback of dirty page cache by the kernel's flusher is not charged to it under cgroup v1); the page cache hits are the share of the bytes its processes read through read-like calls (sockets and pipes included) that did not come from the disk, 1 − read_bytes / rchar (none for an engine that reads through mmap). The CPU quota holds per 100 ms period: a step of a few periods can show more than the limit.\n\n")
+	tab := Table{Head: []string{"target", "step", "throughput", "CPU cores (limit)", "throttled", "peak memory (limit)", "page cache (budget)", "disk read / written", "disk reads / op", "page cache hits"}, Left: 2}
 	for _, t := range ts {
 		for _, s := range t.Steps {
 			m := s.Metrics
@@ -74,12 +74,16 @@ func machines(b *strings.Builder, run *results.Run) {
 			if r, ok := m["machine_disk_reads"]; ok && s.Ops > 0 {
 				perOp = fmt.Sprintf("%.3g", r/float64(s.Ops))
 			}
+			hits := "—"
+			if h, ok := shapes.CacheHitRatio(s); ok {
+				hits = fmt.Sprintf("%.1f%%", h*100)
+			}
 			step := fmt.Sprintf("%s %s N=%s", s.Workload, s.Phase, Count(s.N))
-			tab.Rows = append(tab.Rows, []string{cell(t.Title), cell(step), thr, cores, throttled, mem, cache, disk, perOp})
+			tab.Rows = append(tab.Rows, []string{cell(t.Title), cell(step), thr, cores, throttled, mem, cache, disk, perOp, hits})
 		}
 		for _, na := range t.NA {
 			if strings.HasPrefix(na.Reason, "machine ") {
-				tab.Rows = append(tab.Rows, []string{cell(t.Title), cell(fmt.Sprintf("%s %s N=%s", na.Workload, na.Phase, Count(na.N))), cell("n/a: " + na.Reason), "", "", "", "", "", ""})
+				tab.Rows = append(tab.Rows, []string{cell(t.Title), cell(fmt.Sprintf("%s %s N=%s", na.Workload, na.Phase, Count(na.N))), cell("n/a: " + na.Reason), "", "", "", "", "", "", ""})
 			}
 		}
 	}

@@ -174,3 +174,26 @@ func Scalings(ts []*results.Target) []Scaling {
 	}
 	return out
 }
+
+// CacheHitRatio is the share of the bytes a step's target read through
+// read-like system calls (rchar: files, sockets and pipes alike) that did
+// not come from the disk (read_bytes): 1 − read_bytes / rchar over the
+// step, from its footprint's own counters (a managed server's process
+// tree, else the worker's timed window). false where nothing was read
+// that way or the counters are unknown; an engine that reads its files
+// through mmap (LMDB) has none.
+func CacheHitRatio(s *results.Step) (float64, bool) {
+	fp := s.Footprint()
+	before, after := fp.Before, fp.After
+	if s.ServerResources == nil && fp.Timed != nil {
+		before, after = fp.Timed.Before, fp.Timed.After
+	}
+	if !before.IOAvailable || !after.IOAvailable {
+		return 0, false
+	}
+	chars, disk := after.ReadChars-before.ReadChars, after.ReadBytes-before.ReadBytes
+	if chars <= 0 {
+		return 0, false
+	}
+	return 1 - min(1, max(0, float64(disk)/float64(chars))), true
+}

@@ -89,3 +89,20 @@ func TestScalingEfficiency(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheHitRatio recomputes 1 − read_bytes / rchar from the step's
+// counters, and says nothing where nothing was read through read().
+func TestCacheHitRatio(t *testing.T) {
+	s := &results.Step{}
+	s.Resources.Timed = &results.Window{}
+	s.Resources.Timed.Before.IOAvailable, s.Resources.Timed.After.IOAvailable = true, true
+	s.Resources.Timed.Before.ReadChars, s.Resources.Timed.After.ReadChars = 1000, 11000
+	s.Resources.Timed.Before.ReadBytes, s.Resources.Timed.After.ReadBytes = 4096, 6096
+	if r, ok := CacheHitRatio(s); !ok || r < 0.8-1e-9 || r > 0.8+1e-9 {
+		t.Errorf("hit ratio %v %v, want 0.8 (2000 of 10000 bytes from the disk)", r, ok)
+	}
+	s.Resources.Timed.After.ReadChars = 1000
+	if _, ok := CacheHitRatio(s); ok {
+		t.Error("a ratio with nothing read")
+	}
+}
