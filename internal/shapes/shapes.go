@@ -180,8 +180,9 @@ func Scalings(ts []*results.Target) []Scaling {
 // not come from the disk (read_bytes): 1 − read_bytes / rchar over the
 // step, from its footprint's own counters (a managed server's process
 // tree, else the worker's timed window). false where nothing was read
-// that way or the counters are unknown; an engine that reads its files
-// through mmap (LMDB) has none.
+// that way, the counters are unknown, or more came from the disk than
+// went through read() (an engine that reads its files through mmap, as
+// LMDB and MoeingADS's data do, or readahead beyond what was asked).
 func CacheHitRatio(s *results.Step) (float64, bool) {
 	fp := s.Footprint()
 	before, after := fp.Before, fp.After
@@ -192,8 +193,11 @@ func CacheHitRatio(s *results.Step) (float64, bool) {
 		return 0, false
 	}
 	chars, disk := after.ReadChars-before.ReadChars, after.ReadBytes-before.ReadBytes
-	if chars <= 0 {
+	if chars <= 0 || disk > chars {
+		// More came from the disk than went through read(): the engine
+		// reads through mmap, or readahead outweighs what it asked for;
+		// either way this ratio says nothing of its cache.
 		return 0, false
 	}
-	return 1 - min(1, max(0, float64(disk)/float64(chars))), true
+	return 1 - max(0, float64(disk)/float64(chars)), true
 }

@@ -101,6 +101,10 @@ func TestCacheHitRatio(t *testing.T) {
 	if r, ok := CacheHitRatio(s); !ok || r < 0.8-1e-9 || r > 0.8+1e-9 {
 		t.Errorf("hit ratio %v %v, want 0.8 (2000 of 10000 bytes from the disk)", r, ok)
 	}
+	s.Resources.Timed.After.ReadBytes = 20000
+	if _, ok := CacheHitRatio(s); ok {
+		t.Error("a ratio where more came from the disk than through read()")
+	}
 	s.Resources.Timed.After.ReadChars = 1000
 	if _, ok := CacheHitRatio(s); ok {
 		t.Error("a ratio with nothing read")
