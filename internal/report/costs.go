@@ -47,6 +47,10 @@ func projection(run *results.Run) *results.Projection {
 
 // Costs writes a projection's tables (also `storebench cost`).
 func Costs(b *strings.Builder, p *results.Projection) {
+	if len(p.Plans) == 0 {
+		b.WriteString("No target measured a step to price: nothing is projected.\n\n")
+		return
+	}
 	sz := p.Sizing
 	fmt.Fprintf(b, "**Projections, not measurements**: what this run's measurements imply for a load of **%s ops/s** over %s, %d %s, on catalog `%s` (%s prices transcribed %s; every line's source in the catalog file). ",
 		costNumber(sz.Load), dataText(sz), sz.Replicas, plural(sz.Replicas, "copy", "copies"), p.Catalog, p.Currency, p.CatalogDate)

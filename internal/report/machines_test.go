@@ -30,3 +30,13 @@ func TestMachinesTablesRender(t *testing.T) {
 		t.Errorf("table:\n%s", b.String())
 	}
 }
+
+// TestCostsWithNothingMeasured: a run whose targets measured nothing says
+// so under "What it costs" rather than an empty table.
+func TestCostsWithNothingMeasured(t *testing.T) {
+	var b strings.Builder
+	Costs(&b, &results.Projection{Catalog: "aws", Currency: "USD"})
+	if !strings.Contains(b.String(), "nothing is projected") || strings.Contains(b.String(), "| target |") {
+		t.Errorf("costs of nothing:\n%s", b.String())
+	}
+}
