@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	costmodel "storebench/internal/cost"
 	"storebench/internal/fault"
 	"storebench/internal/kv"
 	"storebench/internal/machine"
@@ -41,7 +42,8 @@ workload's power-loss crashes can run here (storebench's own FUSE file
 system: /dev/fuse and root) and, if not, why. MACHINE SHAPES says which
 limits of --machine this machine can enforce (cgroup v1, root) and why
 not the others: a shape with one it cannot enforce is n/a, never run
-without it.
+without it. CATALOGS are the machine catalogs storebench cost prices
+from.
 
 Example:
   storebench list
@@ -124,7 +126,24 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "  power-loss: available (powerfs, crash models: %s)\n", strings.Join(powerfs.Models, ", "))
 	}
 	fmt.Fprintf(stdout, "\nMACHINE SHAPES (--machine: the limits this machine can enforce on a target, for data under results/)\n  can enforce: %s\n", machine.Summary("results"))
+	listCatalogs(stdout)
 	return exitOK
+}
+
+// listCatalogs lists the built-in machine catalogs storebench cost and a
+// study's sizing price from.
+func listCatalogs(stdout io.Writer) {
+	fmt.Fprintln(stdout, "\nCATALOGS (storebench cost --catalog NAME, a study's sizing.catalog; each line's source and date in catalogs/NAME.yaml)")
+	cats, err := costmodel.Builtin()
+	if err != nil {
+		fmt.Fprintf(stdout, "  unreadable: %v\n", err)
+		return
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	for _, c := range cats {
+		fmt.Fprintf(tw, "  %s\t%s\t%d machines\t%s\t%s\n", c.Name, c.Title, len(c.Machines), c.Currency, c.Date)
+	}
+	tw.Flush()
 }
 
 // byURIOnly is what `list` says of a server target storebench runs no
