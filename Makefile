@@ -69,7 +69,8 @@ bench-memory: build
 	scripts/bench-memory.sh pebble 1e4 1e6
 
 # storebench side by side with redis-benchmark, pgbench, ab, wrk and sysbench:
-# median ratio over ROUNDS (5) alternating rounds and client CPU per operation.
+# median ratio over ROUNDS (5) alternating rounds and client CPU per operation,
+# each pair with client and server sharing the cores and separated (PLACEMENT).
 bench-native: build
 	scripts/bench-native.sh
 

@@ -14,7 +14,9 @@ getrusage(RUSAGE_CHILDREN) around the native tool, and the storebench
 worker's own CPU over the timed window of the step (results.json:
 resources.timed). On this 2-core machine the client and the server share
 the cores, so the client's CPU per operation is what decides the figure,
-and it holds even when throughput is noisy.
+and it holds even when throughput is noisy. PLACEMENT (benchpair.py) runs
+every pair shared and separated (each side on cores of its own) by
+default: both ratios are printed.
 
 Environment: BIN (default bin/storebench), ROUNDS (default 5), PAIRS (a
 comma-separated subset of redis,pgbench,http,sysbench,memcached),
@@ -30,7 +32,7 @@ import sys
 import tempfile
 import urllib.parse
 
-from benchpair import BIN, med, run_pairs, sb, start, stop
+from benchpair import BIN, client, med, run_pairs, sb, start, stop, suffix
 
 ROUNDS = int(os.environ.get("ROUNDS", "5"))
 PAIRS = [p for p in os.environ.get("PAIRS", "redis,pgbench,http,sysbench,memcached").split(",") if p]
@@ -41,7 +43,7 @@ rows = []  # one per pair: name, native[(rate, cpu_s, ops)], ours[...]
 def native(cmd, parse, env=None):
     """Runs a native tool; returns (rate/s, client CPU seconds, ops)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    p = subprocess.run([*client(), *cmd], capture_output=True, text=True, env=env)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     try:
@@ -90,7 +92,7 @@ def rounds(name_natives, run_native, run_ours):
                 into.setdefault(k, []).append(v)
         print(f"  round {r + 1}/{ROUNDS}: " + "; ".join(f"{k} {our[k][-1][0]:.0f}/{nat[k][-1][0]:.0f}" for k in name_natives if k in nat and k in our), flush=True)
     for k in name_natives:
-        rows.append((k, nat[k], our[k]))
+        rows.append((k + suffix(), nat[k], our[k]))
 
 
 def csv_rate(tool_test):

@@ -43,7 +43,7 @@ import tempfile
 import time
 import urllib.parse
 
-from benchpair import BIN, med, proc_cpu, run_pairs, sb, server_pid, start, stop
+from benchpair import BIN, client, med, proc_cpu, run_pairs, sb, server_pid, start, stop, suffix
 
 GO_YCSB = os.environ.get("GO_YCSB", os.path.expanduser("~/.cache/storebench/go-ycsb-v1.0.1/go-ycsb"))
 ROUNDS = int(os.environ.get("ROUNDS", "5"))
@@ -78,7 +78,7 @@ def goycsb(cmd, binding, props, threads, ops, mix):
     for k, v in mix.items():
         args += ["-p", f"{k}={v}"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    p = subprocess.run(args, capture_output=True, text=True)
+    p = subprocess.run([*client(), *args], capture_output=True, text=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     m = re.search(r"^Run finished, takes (\S+)", p.stdout, re.M)
@@ -167,7 +167,7 @@ def pair(server, binding):
                     f"{w.upper()} {our[w][-1][0]:.0f}/{nat[w][-1][0]:.0f} ops/s, {our[w][-1][1] / our[w][-1][2] * 1e6:.1f}/{nat[w][-1][1] / nat[w][-1][2] * 1e6:.1f} us/op"
                     for w in WORKLOADS), flush=True)
             for w in WORKLOADS:
-                rows.append((f"{server} {w.upper()} threads {T}", nat[w], our[w]))
+                rows.append((f"{server} {w.upper()} threads {T}{suffix()}", nat[w], our[w]))
             servers.append((f"{server} threads {T}", srv["go-ycsb"], srv["storebench"]))
     finally:
         stop(server)

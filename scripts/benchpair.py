@@ -1,8 +1,17 @@
 """What bench_native.py and bench_ycsb.py share: storebench's own servers
 started and stopped around a tool's runs (every one started is stopped,
-whatever fails), and the loop over the pairs asked for.
+whatever fails), where each side runs, and the loop over the pairs asked
+for.
 
 BIN (default bin/storebench) is the storebench binary both drive.
+
+PLACEMENT (default "shared,separated") says where the sides run, each
+placement a pass over every pair: "shared", everything on every core
+(client and server share them); "separated", the server's whole process
+tree pinned to the upper half of the CPUs and the load generator, the
+native tool or storebench alike, to the lower half (taskset), as a run on
+a machine shape places storebench's load generator (docs/machines.md).
+A separated pair's name ends "[separated]".
 """
 import glob
 import os
@@ -13,11 +22,61 @@ import urllib.parse
 
 BIN = os.environ.get("BIN", "bin/storebench")
 started = []
+PLACEMENTS = [p for p in os.environ.get("PLACEMENT", "shared,separated").split(",") if p]
+placement = ["shared"]  # the pass under way
+
+
+def _halves():
+    cpus = sorted(os.sched_getaffinity(0))
+    cut = len(cpus) // 2
+    return ",".join(map(str, cpus[:cut])), ",".join(map(str, cpus[cut:]))
+
+
+def client():
+    """The command prefix that places a load generator: its own CPUs when
+    the pass is separated, none when shared."""
+    if placement[0] != "separated":
+        return []
+    return ["taskset", "-c", _halves()[0]]
+
+
+def suffix():
+    """What a pair's name carries for the pass under way."""
+    return " [separated]" if placement[0] == "separated" else ""
+
+
+def _tree(pid):
+    """pid and every process descended from it."""
+    children = {}
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            fields = open(stat).read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.split("/")[2]))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo += children.get(p, [])
+    return out
+
+
+def pin_server(uri):
+    """In a separated pass, pins the server's whole process tree (every
+    thread) to the upper half of the CPUs; what it forks later inherits it."""
+    if placement[0] != "separated":
+        return
+    cpus = _halves()[1]
+    for pid in _tree(server_pid(uri)):
+        subprocess.run(["taskset", "-a", "-p", "-c", cpus, str(pid)], capture_output=True)
 
 
 def sb(*args, capture=True):
-    """Runs storebench; its stdout, or RuntimeError with its last error line."""
-    p = subprocess.run([BIN, *args], capture_output=capture, text=True)
+    """Runs storebench (a run placed as the pass says); its stdout, or
+    RuntimeError with its last error line."""
+    prefix = client() if args and args[0] == "run" else []
+    p = subprocess.run([*prefix, BIN, *args], capture_output=capture, text=True)
     if p.returncode != 0:
         raise RuntimeError(f"storebench {' '.join(args[:3])}: {p.stderr.strip().splitlines()[-1:] if p.stderr else p.returncode}")
     return p.stdout.strip()
@@ -27,6 +86,7 @@ def start(server, *extra):
     """Starts storebench's managed server; its URI."""
     uri = sb("server", "start", server, "--uri-only", *extra)
     started.append(server)
+    pin_server(uri)
     return uri
 
 
@@ -75,11 +135,19 @@ def med(xs):
 def run_pairs(tool, pairs, fns, report):
     """Runs fns[p]() for each pair p asked for, then report(); on a failure
     reports what was measured and exits 1; stops every server started."""
+    for p in pairs:
+        if p not in fns:
+            sys.exit(f"{tool}: unknown pair {p!r} (have {', '.join(fns)})")
+    for pl in PLACEMENTS:
+        if pl not in ("shared", "separated"):
+            sys.exit(f"{tool}: PLACEMENT {pl!r}: want shared, separated or both (shared,separated)")
     try:
-        for p in pairs:
-            if p not in fns:
-                sys.exit(f"{tool}: unknown pair {p!r} (have {', '.join(fns)})")
-            fns[p]()
+        for pl in PLACEMENTS:
+            placement[0] = pl
+            cl, sv = _halves()
+            print(f"-- placement: {pl}" + (f" (load generators on CPUs {cl}, servers on {sv})" if pl == "separated" else " (every side on every CPU)"), flush=True)
+            for p in pairs:
+                fns[p]()
     except (RuntimeError, subprocess.CalledProcessError) as e:
         print(f"{tool}: {e}", file=sys.stderr)
         report()
