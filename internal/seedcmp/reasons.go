@@ -123,14 +123,20 @@ func differing(v Verdict) map[string]bool {
 
 // standInCauses: an engine whose part differs ran here as another
 // system that stands for it (FerretDB for MongoDB, MariaDB for MySQL).
+// The engine's own target on a machine shape ("cassandra@nuc-scaled") is
+// the engine itself, not a stand-in.
 func standInCauses(s *Seed, stand map[string]*results.Target, engines map[string]bool) []string {
 	var out []string
 	for _, e := range s.Engines {
 		t := stand[e.Name]
-		if !engines[e.Name] || t == nil || len(e.Targets) == 0 || t.Name == e.Targets[0] {
+		if !engines[e.Name] || t == nil || len(e.Targets) == 0 {
 			continue
 		}
-		r := fmt.Sprintf("%s ran here as %s, which stands for it", e.Name, t.Name)
+		base, _, _ := strings.Cut(t.Name, "@")
+		if base == e.Targets[0] {
+			continue
+		}
+		r := fmt.Sprintf("%s ran here as %s, which stands for it", e.Name, base)
 		if e.Note != "" {
 			r += " (" + e.Note + ")"
 		}
