@@ -60,7 +60,10 @@ def ours(study, uri, sets, phases, rate_metric):
     """Runs a storebench study; returns {phase: (rate/s, worker CPU seconds, ops)}."""
     _run[0] += 1
     d = os.path.join(OUT, f"{study}-{_run[0]}")
-    args = ["run", study, "--targets", uri, "--out", d, "--quiet"]
+    # The native tool's own keys and tables (redis-benchmark's key:*,
+    # pgbench's pgbench_*) share the server: storebench runs beside them,
+    # under its own names (a non-empty server is refused without this).
+    args = ["run", study, "--targets", uri, "--allow-nonempty", uri, "--out", d, "--quiet"]
     for s in sets:
         args += ["--set", s]
     sb(*args)
@@ -119,6 +122,11 @@ def pair_redis():
             return out
 
         def our():
+            # redis-benchmark's key:__rand_int__ is under storebench's own
+            # key: prefix, which a run refuses to overwrite: empty the
+            # bench's own server first.
+            subprocess.run(["redis-cli", "-h", u.hostname, "-p", str(u.port), "--no-auth-warning", "-a", urllib.parse.unquote(u.password or ""), "FLUSHALL"],
+                           capture_output=True, check=True)
             ph = ours("native-redis", uri, [f"setget.pipeline={P}"], ("set", "get"), "requests_per_s")
             return {f"redis SET -P {P}": ph["set"], f"redis GET -P {P}": ph["get"]}
         rounds([f"redis SET -P {P}", f"redis GET -P {P}"], nat, our)
