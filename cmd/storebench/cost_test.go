@@ -144,4 +144,35 @@ func durabilityPair(t *testing.T, dir string) {
 	if code != 0 || !strings.Contains(stdout, "## The price of durability") || !strings.Contains(stdout, "+0 USD a month (×1.00)") {
 		t.Errorf("two runs, sync and async: exit %d\n%s\n%s", code, stdout, stderr)
 	}
+	// A kept durability study run gives pebble's lost writes beside it,
+	// as its results.json has them.
+	crash := filepath.Join("..", "..", "docs", "runs", "durability-20261128-586e3c5")
+	want := lostOnPowerLoss(t, readRun(t, crash), "pebble")
+	stdout, stderr, code = runCLI(t, "cost", syncDir, dir, crash, "--load", "1000/s", "--data", "1e6")
+	if code != 0 || !strings.Contains(stdout, "acknowledged writes lost on power loss") || !strings.Contains(stdout, want) {
+		t.Errorf("with a durability run: exit %d, want %q\n%s\n%s", code, want, stdout, stderr)
+	}
+}
+
+// lostOnPowerLoss is "SYNC / ASYNC" as the cost command writes a target's
+// lost writes, recomputed from the durability run's steps.
+func lostOnPowerLoss(t *testing.T, run *results.Run, target string) string {
+	t.Helper()
+	cls := map[string]string{}
+	for _, tg := range run.Targets {
+		if tg.Name != target {
+			continue
+		}
+		for _, s := range tg.Steps {
+			if s.Phase == "power-loss" {
+				m := s.Metrics
+				cls[s.Labels["durability"]] = strconv.FormatFloat(m["lost"], 'f', 0, 64) + " of " + strconv.FormatFloat(m["acked"], 'f', 0, 64) +
+					" (" + strconv.FormatFloat(m["lost_trials"], 'f', 0, 64) + " crashes lost some)"
+			}
+		}
+	}
+	if cls["sync"] == "" || cls["async"] == "" {
+		t.Fatalf("%s: no power-loss steps of both classes in the kept durability run", target)
+	}
+	return cls["sync"] + " / " + cls["async"]
 }

@@ -53,6 +53,7 @@ Examples:
   storebench cost RUN --catalog scaleway --load 240000/s --data 5e9
   storebench cost RUN --catalog aws --catalog my-prices.yaml --load 1000/s --data 10GiB
   storebench cost RUN_SYNC RUN_ASYNC --load 10000/s --data 1e8
+  storebench cost RUN_SYNC RUN_ASYNC DURABILITY_RUN --load 10000/s --data 1e8
   storebench cost RUN --json ...          # the projection as results.json writes it
 
 A run whose study had a sizing: block is priced for it when no --load
@@ -85,11 +86,15 @@ func cmdCost(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, usagef("%v", err))
 	}
 	var projs []*results.Projection
-	var runs []*results.Run
+	var runs, crashes []*results.Run
 	for _, arg := range fs.Args() {
 		run, _, err := readRun(arg)
 		if err != nil {
 			return fail(stderr, usagef("%v", err))
+		}
+		if isDurabilityRun(run) {
+			crashes = append(crashes, run)
+			continue
 		}
 		sz, err := f.sizing(run)
 		if err != nil {
@@ -106,7 +111,10 @@ func cmdCost(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(&b, "# What it costs: %s (%s, durability %s)\n\n", runs[i].Study, fs.Arg(i), runs[i].Durability)
 		report.Costs(&b, p)
 	}
-	durabilityPrice(&b, runs, projs)
+	if len(runs) == 0 {
+		return fail(stderr, usagef("no run to price: a durability study's run gives the writes lost beside the price of durability, next to runs measured under sync and async"))
+	}
+	durabilityPrice(&b, runs, projs, crashes)
 	return printOut(stdout, stderr, b.String())
 }
 
@@ -194,8 +202,10 @@ func loadCatalogs(names []string) (costmodel.Catalog, error) {
 }
 
 // durabilityPrice sets, for a target projected from runs of different
-// durability classes, each class's monthly cost side by side.
-func durabilityPrice(b *strings.Builder, runs []*results.Run, projs []*results.Projection) {
+// durability classes, each class's monthly cost side by side, and where a
+// durability study's run is given too, the acknowledged writes each class
+// lost in it.
+func durabilityPrice(b *strings.Builder, runs []*results.Run, projs []*results.Projection, crashes []*results.Run) {
 	by := map[string]map[string]results.TargetPlan{}
 	for i, p := range projs {
 		for _, pl := range p.Plans {
@@ -208,7 +218,11 @@ func durabilityPrice(b *strings.Builder, runs []*results.Run, projs []*results.P
 			by[pl.Target][runs[i].Durability] = pl
 		}
 	}
-	tab := report.Table{Head: []string{"target", "sync", "async", "the price of durability"}, Left: 1}
+	head := []string{"target", "sync", "async", "the price of durability"}
+	if len(crashes) > 0 {
+		head = append(head, "acknowledged writes lost on power loss: sync / async (durability study)")
+	}
+	tab := report.Table{Head: head, Left: 1}
 	names := make([]string, 0, len(by))
 	for n := range by {
 		names = append(names, n)
@@ -220,14 +234,62 @@ func durabilityPrice(b *strings.Builder, runs []*results.Run, projs []*results.P
 		if !ok1 || !ok2 || s.Currency != a.Currency {
 			continue
 		}
-		tab.Rows = append(tab.Rows, []string{s.Title,
+		row := []string{s.Title,
 			fmt.Sprintf("%d × %s, %.0f %s", s.Best.Count, s.Best.Machine.Name, s.Best.Monthly, s.Currency),
 			fmt.Sprintf("%d × %s, %.0f %s", a.Best.Count, a.Best.Machine.Name, a.Best.Monthly, a.Currency),
-			fmt.Sprintf("%+.0f %s a month (×%.2f)", s.Best.Monthly-a.Best.Monthly, s.Currency, s.Best.Monthly/a.Best.Monthly)})
+			fmt.Sprintf("%+.0f %s a month (×%.2f)", s.Best.Monthly-a.Best.Monthly, s.Currency, s.Best.Monthly/a.Best.Monthly)}
+		if len(crashes) > 0 {
+			row = append(row, lostWrites(crashes, n))
+		}
+		tab.Rows = append(tab.Rows, row)
 	}
 	if len(tab.Rows) == 0 {
 		return
 	}
-	b.WriteString("\n## The price of durability\n\nThe same load on each target measured under both classes: what syncing every write costs a month (projections from the runs above).\n\n")
+	b.WriteString("\n## The price of durability\n\nThe same load on each target measured under both classes: what syncing every write costs a month (projections from the runs above)")
+	if len(crashes) > 0 {
+		b.WriteString(", beside the acknowledged writes each class lost to simulated power failures in the durability study given (measured, not projected)")
+	}
+	b.WriteString(".\n\n")
 	tab.Write(b)
+}
+
+// isDurabilityRun: a run of the durability workload alone (what it
+// measures is lost writes, not a load to price).
+func isDurabilityRun(run *results.Run) bool {
+	seen := false
+	for _, t := range run.Targets {
+		for _, s := range t.Steps {
+			if s.Workload != "durability" {
+				return false
+			}
+			seen = true
+		}
+	}
+	return seen
+}
+
+// lostWrites is a target's acknowledged writes lost on power loss under
+// each class, from the durability runs given ("—" where none ran it).
+func lostWrites(crashes []*results.Run, target string) string {
+	cls := map[string]string{}
+	for _, run := range crashes {
+		for _, t := range run.Targets {
+			if base, _, _ := strings.Cut(t.Name, "@"); base != target {
+				continue
+			}
+			for _, s := range t.Steps {
+				if c := s.Labels["durability"]; s.Phase == "power-loss" && c != "" {
+					cls[c] = fmt.Sprintf("%.0f of %.0f (%.0f crashes lost some)", s.Metrics["lost"], s.Metrics["acked"], s.Metrics["lost_trials"])
+				}
+			}
+		}
+	}
+	get := func(c string) string {
+		if v, ok := cls[c]; ok {
+			return v
+		}
+		return "—"
+	}
+	return get("sync") + " / " + get("async")
 }
