@@ -63,7 +63,7 @@ func planCPUs(shape machine.Shape, embedded bool, hosts []study.Host, avail []in
 		p.why = "the load generator runs on other hosts"
 		return p
 	case shape.CPUSet != "":
-		server, err := parseCPUs(shape.CPUSet)
+		server, err := procstat.ParseCPUList(shape.CPUSet)
 		if err != nil {
 			p.why = err.Error()
 			return p
@@ -75,7 +75,7 @@ func planCPUs(shape machine.Shape, embedded bool, hosts []study.Host, avail []in
 			}
 		}
 		if len(rest) == 0 {
-			p.why = fmt.Sprintf("none to spare: the shape's cpuset=%s takes every CPU storebench may use (%s)", shape.CPUSet, cpuList(avail))
+			p.why = fmt.Sprintf("none to spare: the shape's cpuset=%s takes every CPU storebench may use (%s)", shape.CPUSet, procstat.FormatCPUList(avail))
 			return p
 		}
 		p.server, p.client = server, rest
@@ -83,7 +83,7 @@ func planCPUs(shape machine.Shape, embedded bool, hosts []study.Host, avail []in
 		n := int(math.Ceil(shape.CPUs))
 		if len(avail)-n < 1 {
 			p.why = fmt.Sprintf("none to spare: cpus=%s needs %d of the %d CPU(s) storebench may use (%s)",
-				strconv.FormatFloat(shape.CPUs, 'f', -1, 64), n, len(avail), cpuList(avail))
+				strconv.FormatFloat(shape.CPUs, 'f', -1, 64), n, len(avail), procstat.FormatCPUList(avail))
 			return p
 		}
 		if why := cpusetWhyNot(); why != "" {
@@ -109,7 +109,7 @@ func (r *targetRun) groupShape() machine.Shape {
 	})
 	r.cpus = &p
 	if p.added {
-		sh.CPUSet = cpuList(p.server)
+		sh.CPUSet = procstat.FormatCPUList(p.server)
 	}
 	return sh
 }
@@ -146,7 +146,7 @@ func (r *targetRun) pinClients() error {
 			continue
 		}
 		if err := pinTasks(p.cmd.Process.Pid, r.cpus.client); err != nil {
-			return fmt.Errorf("machine %s: pinning the client worker (pid %d) to CPU %s: %w", r.shape.Title(), p.cmd.Process.Pid, cpuList(r.cpus.client), err)
+			return fmt.Errorf("machine %s: pinning the client worker (pid %d) to CPU %s: %w", r.shape.Title(), p.cmd.Process.Pid, procstat.FormatCPUList(r.cpus.client), err)
 		}
 	}
 	return nil
@@ -246,10 +246,10 @@ func (r *targetRun) placementNotes() {
 	case len(p.client) > 0:
 		how := "the shape's cpuset"
 		if p.added {
-			how = fmt.Sprintf("cpuset=%s, added by storebench: the last ceil(cpus) of %s", cpuList(p.server), plural("CPU", cpuList(p.avail)))
+			how = fmt.Sprintf("cpuset=%s, added by storebench: the last ceil(cpus) of %s", procstat.FormatCPUList(p.server), plural("CPU", procstat.FormatCPUList(p.avail)))
 		}
 		where = fmt.Sprintf("server on %s (%s), load generator (%s) on %s (pinned: every thread's affinity)",
-			plural("CPU", cpuList(p.server)), how, workers, plural("CPU", cpuList(p.client)))
+			plural("CPU", procstat.FormatCPUList(p.server)), how, workers, plural("CPU", procstat.FormatCPUList(p.client)))
 	case p.local == 0:
 		where = "load generator on other hosts (" + strings.Join(p.remote, ", ") + ")"
 	default:
@@ -285,43 +285,4 @@ func plural(word, list string) string {
 		return word + "s " + list
 	}
 	return word + " " + list
-}
-
-// parseCPUs reads a kernel CPU list ("0-1,3"), sorted.
-func parseCPUs(v string) ([]int, error) {
-	var out []int
-	for part := range strings.SplitSeq(v, ",") {
-		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		a, err1 := strconv.Atoi(lo)
-		b, err2 := a, error(nil)
-		if isRange {
-			b, err2 = strconv.Atoi(hi)
-		}
-		if err1 != nil || err2 != nil || a < 0 || b < a {
-			return nil, fmt.Errorf("%q is not a CPU list", v)
-		}
-		for c := a; c <= b; c++ {
-			out = append(out, c)
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
-}
-
-// cpuList writes sorted CPUs as the kernel does: "0-1,3".
-func cpuList(cpus []int) string {
-	var parts []string
-	for i := 0; i < len(cpus); {
-		j := i
-		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
-			j++
-		}
-		if j == i {
-			parts = append(parts, strconv.Itoa(cpus[i]))
-		} else {
-			parts = append(parts, strconv.Itoa(cpus[i])+"-"+strconv.Itoa(cpus[j]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ",")
 }

@@ -28,6 +28,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"storebench/internal/measure/procstat"
 )
 
 // The keys of the limits a Shape can set, in the order Label writes them.
@@ -135,7 +137,7 @@ type host struct {
 var thisHost = sync.OnceValue(func() host {
 	h := host{CPUs: runtime.NumCPU()}
 	if b, err := os.ReadFile("/sys/devices/system/cpu/online"); err == nil {
-		h.Online, _ = parseCPUList(strings.TrimSpace(string(b)))
+		h.Online, _ = procstat.ParseCPUList(strings.TrimSpace(string(b)))
 	}
 	if len(h.Online) == 0 {
 		for i := range h.CPUs {
@@ -208,8 +210,8 @@ func parse(s string, h host) (Shape, error) {
 			sh.CPUs, err = parseNumber(val)
 		case KeyCPUSet:
 			var cpus []int
-			cpus, err = parseCPUList(val)
-			sh.CPUSet = formatCPUList(cpus)
+			cpus, err = procstat.ParseCPUList(val)
+			sh.CPUSet = procstat.FormatCPUList(cpus)
 		case KeyMemory:
 			sh.Memory, err = ParseSize(val)
 		case KeyCache:
@@ -274,13 +276,13 @@ func (s Shape) validate(h host, given map[string]bool) error {
 		}
 	}
 	if given[KeyCPUSet] {
-		cpus, err := parseCPUList(s.CPUSet)
+		cpus, err := procstat.ParseCPUList(s.CPUSet)
 		if err != nil {
 			return fmt.Errorf("cpuset: %v", err)
 		}
 		for _, c := range cpus {
 			if !slices.Contains(h.Online, c) {
-				return fmt.Errorf("cpuset=%s: CPU %d is not one of this machine's online CPUs (%s)", s.CPUSet, c, formatCPUList(h.Online))
+				return fmt.Errorf("cpuset=%s: CPU %d is not one of this machine's online CPUs (%s)", s.CPUSet, c, procstat.FormatCPUList(h.Online))
 			}
 		}
 		if s.CPUs > float64(len(cpus)) {
@@ -529,44 +531,4 @@ func FormatSize(n int64) string {
 		}
 	}
 	return best
-}
-
-// parseCPUList reads a kernel CPU list ("0-1,3"): sorted, each CPU once.
-func parseCPUList(v string) ([]int, error) {
-	var out []int
-	for part := range strings.SplitSeq(v, ",") {
-		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		a, err1 := strconv.Atoi(lo)
-		b := a
-		var err2 error
-		if isRange {
-			b, err2 = strconv.Atoi(hi)
-		}
-		if err1 != nil || err2 != nil || a < 0 || b < a || b > 4095 {
-			return nil, fmt.Errorf("%q is not a CPU list (want e.g. 1, 0-1 or 0,2-3)", v)
-		}
-		for c := a; c <= b; c++ {
-			out = append(out, c)
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
-}
-
-// formatCPUList writes sorted CPUs as the kernel does: "0-1,3".
-func formatCPUList(cpus []int) string {
-	var parts []string
-	for i := 0; i < len(cpus); {
-		j := i
-		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
-			j++
-		}
-		if j == i {
-			parts = append(parts, strconv.Itoa(cpus[i]))
-		} else {
-			parts = append(parts, strconv.Itoa(cpus[i])+"-"+strconv.Itoa(cpus[j]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ",")
 }

@@ -5,6 +5,8 @@ package machine
 import (
 	"strings"
 	"testing"
+
+	"storebench/internal/measure/procstat"
 )
 
 // testHost is a machine of 4 CPUs (0-3 online) and 16 GiB, so that the
@@ -214,8 +216,8 @@ func TestSizes(t *testing.T) {
 }
 
 func TestCPUList(t *testing.T) {
-	cpus, err := parseCPUList("3,0-1,1")
-	if err != nil || formatCPUList(cpus) != "0-1,3" {
+	cpus, err := procstat.ParseCPUList("3,0-1,1")
+	if err != nil || procstat.FormatCPUList(cpus) != "0-1,3" {
 		t.Errorf("parseCPUList(3,0-1,1) = %v, %v", cpus, err)
 	}
 }

@@ -2,8 +2,6 @@ package procstat
 
 import (
 	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/prometheus/procfs"
 )
@@ -42,18 +40,9 @@ func CPUsAllowed(pid, tid int) (string, error) {
 
 // cpuList writes CPU numbers as the kernel's ranges ("0-1,3").
 func cpuList(cpus []uint64) string {
-	var parts []string
-	for i := 0; i < len(cpus); {
-		j := i
-		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
-			j++
-		}
-		if j == i {
-			parts = append(parts, strconv.FormatUint(cpus[i], 10))
-		} else {
-			parts = append(parts, strconv.FormatUint(cpus[i], 10)+"-"+strconv.FormatUint(cpus[j], 10))
-		}
-		i = j + 1
+	ints := make([]int, len(cpus))
+	for i, c := range cpus {
+		ints[i] = int(c)
 	}
-	return strings.Join(parts, ",")
+	return FormatCPUList(ints)
 }
