@@ -192,7 +192,7 @@ func needPlacement(t *testing.T) []int {
 	}
 	cpus := placementCPUs(t)
 	if len(cpus) < 2 {
-		t.Skipf("one CPU (%s): nothing to put the load generator on", kernelList(cpus))
+		t.Fatalf("one CPU (%s): nothing to put the load generator on; make test runs on a machine of 2 CPUs or more, every one allowed to it", kernelList(cpus))
 	}
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Fatal("redis-server not installed (make deps installs it)")
@@ -283,7 +283,7 @@ func TestMachinePlacementServer(t *testing.T) {
 func TestMachinePlacementNoneToSpare(t *testing.T) {
 	cpus := needPlacement(t)
 	if len(cpus) != len(machine.OnlineCPUs()) {
-		t.Skipf("this test's affinity (%s) is narrower than the machine's CPUs: cpus=%d would not be accepted", kernelList(cpus), len(cpus))
+		t.Fatalf("this test's affinity (%s) is narrower than the machine's CPUs, so cpus=%d would not be accepted: make test runs with every CPU allowed to it (no taskset)", kernelList(cpus), len(cpus))
 	}
 	all := kernelList(cpus)
 	shape := "cpus=" + strconv.Itoa(len(cpus))
