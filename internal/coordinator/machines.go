@@ -14,6 +14,7 @@ import (
 	"storebench/internal/measure/procstat"
 	"storebench/internal/results"
 	"storebench/internal/study"
+	"storebench/internal/wire"
 	"storebench/internal/workload"
 )
 
@@ -189,7 +190,29 @@ func (r *targetRun) placeWorker() error {
 			return err
 		}
 	}
-	return nil
+	return r.addOwnMemory()
+}
+
+// addOwnMemory, on a memory=SIZE shape, measures storebench's own memory
+// in the embedded engine's worker (the Go runtime, the load generator)
+// now that the worker joined the group and before it opens the engine,
+// and raises the group's limit by it, so that SIZE is the engine's. The
+// worker waits for its open request meanwhile: the answer to a sample
+// request shows it has run since it joined and is idle, no sleeping.
+//
+// A cache= shape needs nothing of this: its limit is set at every step
+// from the group's memory outside the page cache (the engine's and
+// storebench's together) plus the budget (machine.CacheHold), so
+// storebench's own memory never takes from the page cache budget.
+func (r *targetRun) addOwnMemory() error {
+	if r.shape.Memory == 0 {
+		return nil
+	}
+	if _, err := r.g.each(wire.Request{Cmd: wire.CmdSample}); err != nil {
+		return fmt.Errorf("machine %s: the worker did not answer before its own memory was measured: %w", r.shape.Title(), err)
+	}
+	_, err := r.mg.AddOwnMemory()
+	return err
 }
 
 // placeServer puts the managed server's whole process tree in the
@@ -241,9 +264,27 @@ func (r *targetRun) machineNotes() {
 		r.clusterNotes(r.tr.Settings)
 	}
 	r.placementNotes()
+	if own := r.mg.Own(); own.Limit > 0 {
+		r.tr.Settings["machine_storebench_memory"] = ownMemoryNote(own, r.shape.Memory)
+	}
 	if d := r.mg.Disk(); d != "" {
 		r.tr.Settings["machine_disk"] = d
 	}
+}
+
+// ownMemoryNote says storebench's own memory in an embedded engine's
+// worker, added to the limit (machine_storebench_memory): what the group
+// was charged for with the engine closed, and what the worker held then,
+// charged in the group or, where the kernel moved no charges as it
+// joined, outside it.
+func ownMemoryNote(own machine.OwnMemory, shapeMemory int64) string {
+	s := fmt.Sprintf("storebench's own memory in the worker, measured with the engine closed: %s as the group's limit counts it (%s anonymous, %s page cache, %s kernel memory and charge the kernel holds ahead per CPU), added to the limit: %s (memory=%s is the engine's)",
+		human(own.Bytes), human(own.Anon), human(own.Cache), human(max(own.Bytes-own.Anon-own.Cache, 0)), human(own.Limit), machine.FormatSize(shapeMemory))
+	held := fmt.Sprintf("the worker then held %s resident (its RSS, the executable's mapped pages included)", human(own.Resident))
+	if own.Moved {
+		return s + "; " + held + ", its charge moved into the group as it joined"
+	}
+	return s + "; " + held + ": what it was charged for before it joined the group stays outside the group and its limit (this kernel moves no charge with a process: memory.move_charge_at_immigrate)"
 }
 
 // machineBefore is the group's counters as a step starts (its peak
@@ -373,7 +414,13 @@ func (r *targetRun) machineMetrics(res *results.Step, before *machine.Stats, wal
 		m["machine_major_faults"] = float64(after.MajorFaults - before.MajorFaults)
 		m["machine_refaulted_file_pages"] = float64(after.RefaultedFilePages - before.RefaultedFilePages)
 		if r.shape.Memory != 0 {
+			// The limit the kernel held: the shape's, plus storebench's
+			// own memory on an embedded engine's worker.
 			m["machine_memory_limit_bytes"] = float64(after.MemoryLimit)
+			if own := r.mg.Own(); own.Limit > 0 {
+				m["machine_storebench_memory_bytes"] = float64(own.Bytes)
+				m["machine_storebench_resident_bytes"] = float64(own.Resident)
+			}
 		}
 		if cl := r.cacheLimit; cl != nil {
 			if r.shape.Cache != 0 {
@@ -408,7 +455,10 @@ func (r *targetRun) machineMetrics(res *results.Step, before *machine.Stats, wal
 type OOMError struct {
 	Machine string // the shape's title
 	Limit   int64  // the group's memory limit in bytes, 0 for none
-	Kills   int64  // processes killed during the step
+	// Own is the part of Limit that is storebench's own memory (an
+	// embedded engine's worker), 0 for none.
+	Own   int64
+	Kills int64 // processes killed during the step
 	// Group says where, when not "its group" (a cluster: "node 2's group").
 	Group string
 	Err   error
@@ -418,6 +468,9 @@ func (e *OOMError) Error() string {
 	limit := "no memory limit: the machine itself ran out"
 	if e.Limit > 0 {
 		limit = "limit " + human(e.Limit)
+	}
+	if e.Limit > 0 && e.Own > 0 {
+		limit += fmt.Sprintf(": the shape's %s and storebench's own %s", human(e.Limit-e.Own), human(e.Own))
 	}
 	what := "process"
 	if e.Kills != 1 {
@@ -446,11 +499,14 @@ func (r *targetRun) machineError(res *results.Step, err error, before *machine.S
 		return err
 	}
 	r.endHold()
-	limit := r.shape.Memory
+	limit, own := r.shape.Memory, int64(0)
+	if o := r.mg.Own(); o.Limit > 0 {
+		limit, own = o.Limit, o.Bytes
+	}
 	if r.cacheLimit != nil {
 		limit = r.hiLimit
 	}
-	oom := &OOMError{Machine: r.shape.Title(), Limit: limit, Kills: after.OOMKills - before.OOMKills, Err: err}
+	oom := &OOMError{Machine: r.shape.Title(), Limit: limit, Own: own, Kills: after.OOMKills - before.OOMKills, Err: err}
 	if r.srv != nil {
 		oom.Group = r.oomNodes(r.srv.nodeBefore, per)
 	}

@@ -38,6 +38,9 @@ type Group struct {
 	disk string
 	// leasePath is the lease file, "" once released.
 	leasePath string
+	// own is storebench's own memory, added to the memory limit
+	// (AddOwnMemory).
+	own OwnMemory
 
 	mu     sync.Mutex
 	closed bool
@@ -182,8 +185,9 @@ func (g *Group) apply(d cgDir, dataDir string) error {
 			// memory it already has (its anonymous pages and the file
 			// pages it maps) with it, so that a server placed right after
 			// it started is charged for what it allocated before. Best
-			// effort: kernels that dropped the file keep the old charge
-			// where it was.
+			// effort: kernels that dropped charge moving (the file gone,
+			// or refusing any value but 0, as Linux 6.18's does) keep the
+			// old charge where it was (OwnMemory.Moved).
 			_ = writeFile(filepath.Join(d.Dir, "memory.move_charge_at_immigrate"), "3")
 			if s.CacheShape() {
 				// A cache shape limits the page cache, not the engine's
@@ -447,7 +451,8 @@ type Stats struct {
 	// HasMemory: the memory controller is mounted.
 	HasMemory bool
 	// MemoryLimit is the limit the kernel holds the group to (the shape's,
-	// rounded down to a page; 2^63-4096 for none), MemoryUsage and
+	// plus storebench's own memory once AddOwnMemory added it, rounded
+	// down to a page; 2^63-4096 for none), MemoryUsage and
 	// MemoryMaxUsage its use now and at most (anonymous memory plus page
 	// cache), MemoryFailcnt the times it hit the limit.
 	MemoryLimit, MemoryUsage, MemoryMaxUsage, MemoryFailcnt int64

@@ -78,6 +78,8 @@ func runHelper(mode string) int {
 		return helperCache(os.Getenv("HELPER_FILE"), envInt("HELPER_SIZE"), waitGo)
 	case "dwrite":
 		return helperDirectWrite(os.Getenv("HELPER_FILE"), envInt("HELPER_BLOCK"), waitGo)
+	case "alloc":
+		return helperAlloc(envInt("HELPER_SIZE"), waitGo)
 	case "own":
 		// Make a group as a storebench run does, put the pid HELPER_PID in
 		// it, say where it is, and wait to be killed (kill -9 of storebench).
