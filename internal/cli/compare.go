@@ -21,6 +21,9 @@ Usage: storebench compare RUN_A RUN_B [--force] [--html FILE]
 
 Puts two measurements side by side, step by step: throughput and median
 and p99 service time, the ratio B/A, and a verdict that respects noise.
+Across runs a target on a machine shape (--machine) is compared with the
+same target on the same shape only, and each comparison names its
+machines.
 
 The noise: a side may be several runs of the same study, separated by
 commas (RUN_A1,RUN_A2,RUN_A3); with two or more runs on both sides a
@@ -132,10 +135,12 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(stderr, err)
 		}
-		names := strings.Split(*targets, ",")
-		if len(names) != 2 {
-			return fail(stderr, usagef("--targets wants two names: A,B"))
+		// A,B: a name on a machine shape has commas of its own.
+		nameA, nameB, err := compare.SplitTargets(*targets, runs[0])
+		if err != nil {
+			return fail(stderr, usagef("%v", err))
 		}
+		names := []string{nameA, nameB}
 		a, okA := side(runs, fs.Arg(0), names[0])
 		b, okB := side(runs, fs.Arg(0), names[1])
 		if !okA || !okB {
@@ -159,12 +164,11 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		if a, b := checked[:nA], checked[nA:]; len(a) == 1 && len(b) == 1 && sameRun(a[0], b[0]) {
 			return fail(stderr, usagef("compare: %s and %s are the same run", clip(a[0].Path), clip(b[0].Path)))
 		}
-		for _, t := range ra[0].Targets {
-			a, okA := side(ra, fs.Arg(0), t.Name)
-			b, okB := side(rb, fs.Arg(1), t.Name)
-			if okA && okB {
-				pairs = append(pairs, [2]compare.Side{a, b})
-			}
+		// The same engine on the same machine shape in every run.
+		var skipped []string
+		pairs, skipped = compare.Pairs(ra, rb, fs.Arg(0), fs.Arg(1))
+		for _, sk := range skipped {
+			notes = append(notes, "> "+sk+"\n")
 		}
 		if len(pairs) == 0 {
 			return fail(stderr, usagef("the two sides share no target (present in every run of each)"))

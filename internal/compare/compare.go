@@ -356,7 +356,7 @@ func quantileCI(h *hdr.Histogram, q float64) (lo, hi int64) {
 // Markdown renders the comparison.
 func Markdown(a, b Side, rows []Row) string {
 	var s strings.Builder
-	fmt.Fprintf(&s, "# Comparison\n\nA: %s\nB: %s\n\n", a.Label, b.Label)
+	fmt.Fprintf(&s, "# Comparison\n\nA: %s\nB: %s\n%s\n", a.Label, b.Label, machineLine(a, b))
 	s.WriteString("A difference counts only when it exceeds its noise; otherwise it is reported as no significant difference. With repeated runs on both sides (RUN_A1,RUN_A2 RUN_B1,RUN_B2) the noise is the spread between runs (Welch's t-test, 95%) and A and B are the means of the runs. Otherwise it is the spread of the per-second intervals within each phase (Welch's t-test, 95%), and percentiles of phases shorter than 3 s are judged from their whole histograms (95% confidence intervals of the percentile by order statistics).\n\n")
 	s.WriteString("| step | figure | A | B | B/A | verdict |\n|---|---|---:|---:|---:|---|\n")
 	for _, r := range rows {

@@ -25,8 +25,10 @@ const IntendedTag = "intended"
 // (HistogramLogProcessor, HdrHistogram_py's HistogramLogReader) read, then
 // drops them from the step: they do not belong in results.json. The
 // untagged intervals are the service time; an open-loop phase also logs
-// its latency from the intended start as intervals tagged "intended".
-func writeHlog(runDir, target string, st *results.Step) error {
+// its latency from the intended start as intervals tagged "intended". A
+// target on a machine shape has its machine in a header comment
+// (latency.MachineComment).
+func writeHlog(runDir, target, machine string, st *results.Step) error {
 	defer func() { st.Intervals = nil }()
 	if len(st.Intervals) == 0 {
 		return nil
@@ -42,6 +44,9 @@ func writeHlog(runDir, target string, st *results.Step) error {
 		what += " " + x
 	}
 	comments := []string{fmt.Sprintf("storebench %s %s on %s, %s; values in nanoseconds", st.Workload, st.Phase, target, what)}
+	if machine != "" {
+		comments = append(comments, latency.MachineComment(machine))
+	}
 	ivs := make([]latency.LogInterval, 0, 2*len(st.Intervals))
 	for _, iv := range st.Intervals {
 		at := time.UnixMilli(iv.StartMs).Sub(base)

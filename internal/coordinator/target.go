@@ -501,7 +501,7 @@ func (r *targetRun) diskError(stepCtx context.Context, err error) error {
 // writeFiles writes a step's HDR interval log and profiles beside
 // results.json.
 func (r *targetRun) writeFiles(res *results.Step, profiles map[string][]byte) {
-	if herr := writeHlog(r.runDir, r.t.Name, res); herr != nil {
+	if herr := writeHlog(r.runDir, r.t.Name, r.tr.Machine, res); herr != nil {
 		r.o.notice("", "warning: "+herr.Error())
 	}
 	if perr := writeProfiles(r.runDir, r.t.Name, res, profiles); perr != nil {

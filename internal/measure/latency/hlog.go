@@ -25,6 +25,36 @@ type LogInterval struct {
 // LogFormatVersion is the HdrHistogram interval log format written.
 const LogFormatVersion = "1.3"
 
+// machinePrefix begins the comment that names a log's machine shape.
+const machinePrefix = "Machine: "
+
+// MachineComment is the header comment of a log whose target ran on a
+// machine shape (issue 35), the shape as results.json's target writes it:
+// "Machine: cpus=0.5,memory=256MiB" ("name=NAME,..." for a named shape).
+// HdrHistogram's readers skip comments other than StartTime and BaseTime,
+// so the intervals read as before; LogMachine reads the shape back.
+func MachineComment(machine string) string { return machinePrefix + machine }
+
+// LogMachine is the machine shape a log's header names ("" none: this
+// machine as it is). It reads the header comments only.
+func LogMachine(r io.Reader) (string, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "#[") {
+			break
+		}
+		if m, ok := strings.CutPrefix(strings.TrimSuffix(line[2:], "]"), machinePrefix); ok {
+			return m, nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return "", fmt.Errorf("hdr log: %w", err)
+	}
+	return "", nil
+}
+
 // WriteLog writes an HdrHistogram interval log (format version 1.3, as
 // HdrHistogram's HistogramLogWriter writes it): comment lines, the format
 // version, StartTime and BaseTime (both base, in seconds since the epoch,

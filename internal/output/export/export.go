@@ -4,8 +4,14 @@
 // step, and ticks.csv (.jsonl) with one row per measurement tick (about
 // a second) of every step. Rows are written as each step ends, so the
 // files of a long study are read while it runs. Every row names its run
-// (the results directory's name), study, target, workload, phase, n and
-// the step's other labels; times are in nanoseconds, as in results.json.
+// (the results directory's name), study, target, engine, machine,
+// workload, phase, n and the step's other labels; times are in
+// nanoseconds, as in results.json. A target run on a machine shape
+// (--machine, a study's machines:) is named "ENGINE@SHAPE" in target; its
+// engine alone is in engine and the shape in machine, as results.json's
+// target writes it ("cpus=0.5,memory=256MiB", a named shape
+// "name=NAME,..."), empty for this machine as it is: a spreadsheet filters
+// or pivots on either without parsing the name.
 // A run whose study had a sizing also gets costs.csv (.jsonl): its
 // projection, one row per target, written when the run ends.
 package export
@@ -32,15 +38,17 @@ var Formats = []string{"csv", "jsonl"}
 // StepColumns and TickColumns are the columns of steps.* and ticks.*, in
 // order (a JSONL object's keys).
 var (
-	StepColumns = []string{"run", "study", "target", "workload", "phase", "n", "labels", "outcome", "started",
+	StepColumns = []string{"run", "study", "target", "engine", "machine", "workload", "phase", "n", "labels", "outcome", "started",
 		"seconds", "ops", "ops_per_s", "mean_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns",
 		"verified", "verify_failed", "rss_bytes", "cpu_percent", "error"}
 	// CostColumns are costs.*: one row per target of a run whose study
-	// had a sizing (its projection: docs/cost.md).
+	// had a sizing (its projection: docs/cost.md). A plan is the
+	// engine's, fitted over every shape it ran on: target is the engine
+	// and machine the catalog's machine type it projects, not a shape.
 	CostColumns = []string{"run", "study", "target", "catalog", "currency", "load_ops_per_s", "items", "replicas",
 		"machine", "count", "shards", "monthly", "cost_per_million_ops", "ops_per_currency_unit", "deciding",
 		"held_out_error", "next_machine_month", "reason"}
-	TickColumns = []string{"run", "study", "target", "workload", "phase", "n", "labels", "t_s",
+	TickColumns = []string{"run", "study", "target", "engine", "machine", "workload", "phase", "n", "labels", "t_s",
 		"ops", "ops_per_s", "p50_ns", "p99_ns", "max_ns", "intended_p99_ns", "late", "rss_bytes", "cpu_percent"}
 )
 
@@ -64,6 +72,9 @@ type Export struct {
 	spec         Spec
 	run          string
 	steps, ticks *table
+	// machines are the run's targets' engines and shapes, by target
+	// name, from its plan.
+	machines map[string]targetMachine
 	// err is the first write that failed: Close returns it.
 	err error
 }
@@ -101,6 +112,7 @@ func (e *Export) handle(ev event.Event) error {
 	switch ev := ev.(type) {
 	case event.RunPlanned:
 		e.run = filepath.Base(ev.Dir)
+		e.plan(ev.Run)
 	case event.RunFinished:
 		return e.costs(ev.Run)
 	case event.RunInterrupted:
@@ -109,7 +121,8 @@ func (e *Export) handle(ev event.Event) error {
 		if ev.Result == nil {
 			return nil
 		}
-		id := []any{e.run, ev.Study, ev.Target, ev.Step.Workload, ev.Step.Phase, ev.Step.N, ev.Step.Labels.Extra()}
+		tm := e.machineOf(ev.Target, ev.Run)
+		id := []any{e.run, ev.Study, ev.Target, tm.engine, tm.machine, ev.Step.Workload, ev.Step.Phase, ev.Step.N, ev.Step.Labels.Extra()}
 		if err := e.steps.row(append(id, stepRow(ev)...)); err != nil {
 			return err
 		}
@@ -124,6 +137,47 @@ func (e *Export) handle(ev event.Event) error {
 		return e.ticks.flush()
 	}
 	return nil
+}
+
+// targetMachine is a target's engine (its name without "@SHAPE") and
+// the machine shape it ran on ("" none).
+type targetMachine struct{ engine, machine string }
+
+// plan records the engine and machine of every target the run planned.
+func (e *Export) plan(run *results.Run) {
+	if run == nil {
+		return
+	}
+	e.machines = make(map[string]targetMachine, len(run.Targets))
+	for _, t := range run.Targets {
+		e.machines[t.Name] = splitTarget(t)
+	}
+}
+
+// machineOf is the target named name's engine and machine: from the
+// plan, else from run (a target the plan did not name), else its name.
+func (e *Export) machineOf(name string, run *results.Run) targetMachine {
+	if tm, ok := e.machines[name]; ok {
+		return tm
+	}
+	if run != nil {
+		for _, t := range run.Targets {
+			if t.Name == name {
+				return splitTarget(t)
+			}
+		}
+	}
+	return targetMachine{engine: name}
+}
+
+// splitTarget is a target's engine and machine. A target on a shape is
+// named ENGINE@TITLE (the shape's name or limits, which hold no "@").
+func splitTarget(t *results.Target) targetMachine {
+	tm := targetMachine{engine: t.Name, machine: t.Machine}
+	if i := strings.LastIndexByte(t.Name, '@'); i > 0 && t.Machine != "" {
+		tm.engine = t.Name[:i]
+	}
+	return tm
 }
 
 func stepRow(ev event.StepFinished) []any {
