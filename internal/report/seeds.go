@@ -29,7 +29,7 @@ func againstSeed(b *strings.Builder, run *results.Run) {
 	}
 	res := seedcmp.Against(s, run)
 	fmt.Fprintf(b, "Seed %s, *%s*: its figures (`studies/seeds/%s.yaml`, each with the line of the seed's text it is on) beside ours at the same size, on the engine that stands for the seed's here. ", s.ID, s.Title, s.ID)
-	fmt.Fprintf(b, "Every verdict is computed, and tests what its finding claims: an **ordering** holds when no pair of engines the seed ranks at a size is ranked the other way here (two figures within %.0f%%, or within the seed's precision or our spread over repeated steps where larger, are tied, and a tie matches either order), and is not comparable at a size where an engine the seed ranks did not run here; a **growth** holds when each engine's figure rises, stays flat or falls from the first size to the last as the seed's does, with a growth exponent within %.2f of the seed's where both change; a **direction** only asks the first; a **ratio** holds within the band the seed states; sizes are set against each other only where equal, or as near as the finding allows. A verdict that differs names the causes this run measured (a condition the finding depends on that this run does not share with the seed, from this run's own figures), or says it is unexplained.\n\n", seedcmp.TieFloor*100, seedcmp.SlopeTolerance)
+	fmt.Fprintf(b, "Every verdict is computed, and tests what its finding claims: an **ordering** holds when no pair of engines the seed ranks at a size is ranked the other way here (two figures within %.0f%%, or within the seed's precision or our spread over repeated steps where larger, are tied, and a tie matches either order), and is not comparable at a size where an engine the seed ranks did not run here; a **growth** holds when each engine's figure rises, stays flat or falls from the first size to the last as the seed's does, with a growth exponent within %.2f of the seed's where both change; a **direction** only asks the first; a **scaling** holds when each engine's growth exponent, fitted over all of the seed's sizes and over all of ours, which need not meet (the seed's machines against machine shapes of fewer vCPUs), lies within %.2f of the seed's; a **ratio** holds within the band the seed states; sizes are set against each other only where equal, or as near as the finding allows. A verdict that differs names the causes this run measured (a condition the finding depends on that this run does not share with the seed, from this run's own figures), or says it is unexplained.\n\n", seedcmp.TieFloor*100, seedcmp.SlopeTolerance, seedcmp.SlopeTolerance)
 
 	var hw []string
 	for _, h := range s.Hardware {
@@ -128,6 +128,9 @@ func seedFinding(b *strings.Builder, s *seedcmp.Seed, fr seedcmp.FindingResult) 
 					c += seedValue(r.Ours, r.Figure.Unit)
 					if r.Figure.Value > 0 && r.Ours > 0 {
 						c += fmt.Sprintf(" (%s× the seed's)", strconv.FormatFloat(r.Ours/r.Figure.Value, 'g', 3, 64))
+					}
+					if r.Each != "" {
+						c += ", the mean of " + r.Each // one engine on several machine shapes
 					}
 				} else if r.Detail != "" {
 					// No one figure of ours: what the run measured of it.

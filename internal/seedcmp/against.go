@@ -48,6 +48,11 @@ type Row struct {
 	// ByMachine finding whose claim allows sizes apart: the seed's
 	// machine scaled to this one's data); 0 when the same.
 	OurN float64
+	// Each, where Ours is the mean of several targets' figures at the
+	// size (one engine on machine shapes of several CPU counts, a figure
+	// per vCPU at no size), is each one's: "rocksdb@cpus=0.5 9120,
+	// rocksdb@cpus=1 8410".
+	Each string
 }
 
 // FindingResult is one finding set beside a run.
@@ -115,32 +120,50 @@ func ranWorkload(run *results.Run, w string) bool {
 }
 
 // standIns maps each seed engine to our target that stands for it: the
-// first of its targets that ran a step of the workload.
+// first of its targets that ran a step of the workload (bestRun).
 func standIns(s *Seed, run *results.Run, workload string) map[string]*results.Target {
 	out := map[string]*results.Target{}
 	for _, e := range s.Engines {
-	next:
 		for _, name := range e.Targets {
-			for _, t := range run.Targets {
-				if t.Name != name {
-					continue
-				}
-				for _, st := range t.Steps {
-					if st.Workload == workload && st.Error == "" {
-						out[e.Name] = t
-						break next
-					}
-				}
-				for _, rs := range t.Searches {
-					if rs.Workload == workload {
-						out[e.Name] = t
-						break next
-					}
-				}
+			if t := bestRun(s, run, name, workload); t != nil {
+				out[e.Name] = t
+				break
 			}
 		}
 	}
 	return out
+}
+
+// bestRun is the run of target name that stands for it: the one as it
+// is, else of its runs on machine shapes that limit only its CPUs
+// (cpuShaped) the one with the most CPUs (the seeds' machines have more
+// than any here); nil when none ran the workload.
+func bestRun(s *Seed, run *results.Run, name, workload string) *results.Target {
+	var best *results.Target
+	most := 0.0
+	for _, t := range run.Targets {
+		if !ranFor(t, workload) {
+			continue
+		}
+		if t.Name == name && t.Machine == "" {
+			return t
+		}
+		if c, _ := cpusOf(run, t, nil); BaseName(t) == name && cpuShaped(s, t) && (best == nil || c > most) {
+			best, most = t, c
+		}
+	}
+	return best
+}
+
+// ranFor says whether t ran a step of the workload without an error, or
+// a rate search of it.
+func ranFor(t *results.Target, workload string) bool {
+	for _, rs := range t.Searches {
+		if rs.Workload == workload {
+			return true
+		}
+	}
+	return ranOn(t, workload)
 }
 
 // MachineOf is the seed machine a target's machine shape stands for: its
@@ -262,70 +285,43 @@ func engineKey(f *Finding, g Figure) string {
 	return g.Engine
 }
 
+// sides are what a finding's figures of ours come from: the run, each
+// engine's stand-in, and the targets its figures are read from (the
+// stand-in, or its runs on machine shapes of several CPU counts: cpuGroup).
+type sides struct {
+	s     *Seed
+	f     *Finding
+	run   *results.Run
+	stand map[string]*results.Target
+	group map[string][]*results.Target
+}
+
 func compareFinding(s *Seed, f *Finding, run *results.Run) FindingResult {
 	fr := FindingResult{Finding: f}
-	var stand map[string]*results.Target
-	var ours map[string]map[float64]float64 // engine → size → value, finding's unit
-	spreads := map[string]map[float64]float64{}
+	c := sides{s: s, f: f, run: run, group: map[string][]*results.Target{}}
+	ours := map[string]figures{}
 	if f.Ours != nil {
-		stand = standInsOf(s, f, run)
-		ours = map[string]map[float64]float64{}
+		c.stand = standInsOf(s, f, run)
 		// Ours of the finding's own engines: two of the seed's engines
 		// may share a stand-in (OnvaKV and its C++ B-tree build: both
 		// moeingads), and one the finding has no figure of is set against
 		// nothing.
-		// A conclusion without figures of its own reads every engine
-		// its claim names.
-		figured := map[string]bool{}
-		for _, g := range f.Figures {
-			figured[engineKey(f, g)] = true
-		}
-		for _, e := range append([]string{f.Claim.Of, f.Claim.To}, f.Claim.Engines...) {
-			if e != "" && len(f.Figures) == 0 {
-				figured[e] = true
+		figured := figuredEngines(f)
+		for e, t := range c.stand {
+			if !figured[e] {
+				continue
 			}
-		}
-		for e, t := range stand {
-			if figured[e] {
-				ours[e], spreads[e] = values(run, t, f.Ours, f.Unit)
+			c.group[e] = []*results.Target{t}
+			if byCPUs(f) {
+				c.group[e] = cpuGroup(s, run, t, f.Ours.Workload)
 			}
+			ours[e] = figuresOf(run, c.group[e], f)
 		}
 	}
 	var seedPts []Point
 	for _, g := range f.Figures {
-		v, _ := convert(g.Value, g.Unit, f.Unit)
-		key := engineKey(f, g)
-		seedPts = append(seedPts, Point{Engine: key, N: g.N, Value: v, Precision: PrecisionOf(g.Value)})
-		row := Row{Figure: g}
-		switch t := stand[key]; {
-		case f.Ours == nil:
-			row.Missing = NotMeasured
-		case len(s.Engine(g.Engine).Targets) == 0:
-			row.Missing = NoStandIn
-		case t == nil && f.ByMachine:
-			row.Missing = NotOnMachine + " " + g.Hardware
-		case t == nil:
-			row.Missing = EngineNotRun
-		case f.Ours.Value == "gc_passes":
-			row.Target = t.Name
-			if row.Detail = gcDetail(t, f.Ours, f.Unit); row.Detail == "" {
-				row.Missing = SizeNotRun
-			}
-		default:
-			row.Target = t.Name
-			if o, ok := ours[key][g.N]; ok {
-				row.Ours, _ = convert(o, f.Unit, g.Unit)
-				row.Have = true
-			} else if p := pairSizes(f.Claim, []float64{g.N}, sortedKeys(ours[key])); f.ByMachine && len(p) == 1 {
-				row.Ours, _ = convert(ours[key][p[0][1]], f.Unit, g.Unit)
-				row.Have, row.OurN = true, p[0][1]
-			} else if unlike(t, f.Ours) {
-				row.Missing = NotRunAsTheSeeds + " (" + whereText(f.Ours.Where) + ")"
-			} else {
-				row.Missing = SizeNotRun
-			}
-		}
-		fr.Rows = append(fr.Rows, row)
+		seedPts = append(seedPts, seedPoint(s, f, g))
+		fr.Rows = append(fr.Rows, figureRow(c, g, ours[engineKey(f, g)]))
 	}
 	engines := make([]string, 0, len(ours))
 	for e := range ours {
@@ -333,20 +329,92 @@ func compareFinding(s *Seed, f *Finding, run *results.Run) FindingResult {
 	}
 	sort.Strings(engines)
 	for _, e := range engines {
-		for _, n := range sortedKeys(ours[e]) {
-			fr.Ours = append(fr.Ours, Point{Engine: e, N: n, Value: ours[e][n], Spread: spreads[e][n]})
+		for _, n := range sortedKeys(ours[e].mean) {
+			fr.Ours = append(fr.Ours, Point{Engine: e, N: n, Value: ours[e].mean[n], Spread: ours[e].spread[n]})
 		}
 	}
 	if f.Claim.Kind == ClaimFails && f.Ours != nil {
-		fr.Ours = append(fr.Ours, failures(run, stand, f.Ours)...)
+		fr.Ours = append(fr.Ours, failures(run, c.stand, f.Ours)...)
 	}
 	fr.Verdict = Judge(f.Claim, seedPts, fr.Ours)
+	explain(c, &fr)
+	return fr
+}
+
+// figuredEngines are the engines a finding sets ours of beside the
+// seed's: those of its figures, or with none (a conclusion of the
+// seed's words alone) every engine its claim names.
+func figuredEngines(f *Finding) map[string]bool {
+	figured := map[string]bool{}
+	for _, g := range f.Figures {
+		figured[engineKey(f, g)] = true
+	}
+	for _, e := range append([]string{f.Claim.Of, f.Claim.To}, f.Claim.Engines...) {
+		if e != "" && len(f.Figures) == 0 {
+			figured[e] = true
+		}
+	}
+	return figured
+}
+
+// seedPoint is a seed's figure in the finding's unit (per vCPU of its
+// machine where the finding divides by CPUs).
+func seedPoint(s *Seed, f *Finding, g Figure) Point {
+	v, _ := convert(g.Value, g.Unit, f.FigureUnit())
+	if c := s.HardwareOf(g.Hardware).CPUs; f.Per == PerCPUs && c > 0 {
+		v /= float64(c)
+	}
+	return Point{Engine: engineKey(f, g), N: g.N, Value: v, Precision: PrecisionOf(g.Value)}
+}
+
+// figureRow sets one of the seed's figures beside ours, o being its
+// engine's figures.
+func figureRow(c sides, g Figure, o figures) Row {
+	s, f := c.s, c.f
+	key := engineKey(f, g)
+	row := Row{Figure: perFigure(s, f, g)}
+	switch t := c.stand[key]; {
+	case f.Ours == nil:
+		row.Missing = NotMeasured
+	case len(s.Engine(g.Engine).Targets) == 0:
+		row.Missing = NoStandIn
+	case t == nil && f.ByMachine:
+		row.Missing = NotOnMachine + " " + g.Hardware
+	case t == nil:
+		row.Missing = EngineNotRun
+	case f.Ours.Value == "gc_passes":
+		row.Target = t.Name
+		if row.Detail = gcDetail(t, f.Ours, f.Unit); row.Detail == "" {
+			row.Missing = SizeNotRun
+		}
+	default:
+		row.Target = o.targetText(t)
+		if v, ok := o.mean[g.N]; ok {
+			row.Ours, _ = convert(v, f.Unit, row.Figure.Unit)
+			row.Have, row.Each = true, o.each[g.N]
+		} else if p := pairSizes(f.Claim, []float64{g.N}, sortedKeys(o.mean)); f.ByMachine && len(p) == 1 {
+			row.Ours, _ = convert(o.mean[p[0][1]], f.Unit, row.Figure.Unit)
+			row.Have, row.OurN = true, p[0][1]
+		} else if unlike(t, f.Ours) {
+			row.Missing = NotRunAsTheSeeds + " (" + whereText(f.Ours.Where) + ")"
+		} else {
+			row.Missing = SizeNotRun
+		}
+	}
+	return row
+}
+
+// explain says why a verdict is not comparable where the finding knows
+// better than the claim (no figure of ours, what a run would need, a GC
+// finding), and the measured causes of one that differs.
+func explain(c sides, fr *FindingResult) {
+	f := c.f
 	if f.Ours == nil {
 		fr.Verdict.Outcome, fr.Verdict.Why = NotComparable, NotMeasured
-	} else if len(fr.Ours) == 0 && len(stand) > 0 {
+	} else if len(fr.Ours) == 0 && len(c.stand) > 0 {
 		// The stand-in ran the workload: what is missing is the figure.
 		var who []string
-		for _, t := range stand {
+		for _, t := range c.stand {
 			who = append(who, t.Name)
 		}
 		sort.Strings(who)
@@ -359,19 +427,27 @@ func compareFinding(s *Seed, f *Finding, run *results.Run) FindingResult {
 		fr.Verdict.Why = GCNotOneFigure
 	}
 	if fr.Verdict.Outcome == Differs {
-		fr.Verdict.Reasons = reasons(s, f, run, stand, fr.Ours, fr.Verdict)
+		fr.Verdict.Reasons = reasons(c, fr.Ours, fr.Verdict)
 	}
-	return fr
 }
 
 // values are a target's figures of a finding by size (several steps at
-// one size: their mean), in unit, and their relative spread ((max -
-// min) / mean; 0 for one step).
-func values(run *results.Run, t *results.Target, o *Ours, unit string) (map[float64]float64, map[float64]float64) {
+// one size: their mean), in unit (per vCPU, each divided by the CPUs
+// its step ran on: cpusOf), and their relative spread ((max - min) /
+// mean; 0 for one step).
+func values(run *results.Run, t *results.Target, o *Ours, unit string, perCPU bool) (map[float64]float64, map[float64]float64) {
 	sum, cnt := map[float64]float64{}, map[float64]int{}
 	lo, hi := map[float64]float64{}, map[float64]float64{}
-	add := func(n, v float64) {
-		if c, err := convert(v, o.unit(), unit); err == nil && !math.IsNaN(c) && !math.IsInf(c, 0) {
+	add := func(n, v float64, st *results.Step) {
+		c, err := convert(v, o.unit(), unit)
+		if perCPU {
+			cpus, ok := cpusOf(run, t, st)
+			if !ok {
+				return
+			}
+			c /= cpus
+		}
+		if err == nil && !math.IsNaN(c) && !math.IsInf(c, 0) {
 			if cnt[n] == 0 || c < lo[n] {
 				lo[n] = c
 			}
@@ -385,9 +461,9 @@ func values(run *results.Run, t *results.Target, o *Ours, unit string) (map[floa
 	if o.Value == "sustainable" {
 		for _, rs := range t.Searches {
 			if rs.Workload == o.Workload && (o.Phase == "" || rs.Phase == o.Phase) && rs.Sustainable > 0 {
-				n, ok := searchSize(run, rs, o.Size)
+				n, ok := searchSize(run, t, rs, o.Size)
 				if ok {
-					add(n, rs.Sustainable)
+					add(n, rs.Sustainable, nil)
 				}
 			}
 		}
@@ -399,12 +475,12 @@ func values(run *results.Run, t *results.Target, o *Ours, unit string) (map[floa
 		if cutShort(st, o.Value) {
 			continue
 		}
-		n, ok := stepSize(run, st, o.Size)
+		n, ok := stepSize(run, t, st, o.Size)
 		if !ok {
 			continue
 		}
 		if v, ok := stepValue(st, o.Value); ok {
-			add(n, v)
+			add(n, v, st)
 		}
 	}
 	out, spread := map[float64]float64{}, map[float64]float64{}
@@ -450,14 +526,15 @@ func where(st *results.Step, w map[string]string) bool {
 	return true
 }
 
-func stepSize(run *results.Run, st *results.Step, size string) (float64, bool) {
+// stepSize is the size a step of target t stands at.
+func stepSize(run *results.Run, t *results.Target, st *results.Step, size string) (float64, bool) {
 	switch {
 	case size == "" || size == "n":
 		return float64(st.N), true
 	case size == "none":
 		return 0, true
 	case size == "cpus":
-		return float64(run.Host.LogicalCPUs), run.Host.LogicalCPUs > 0
+		return cpusOf(run, t, st)
 	case strings.HasPrefix(size, "metric:"):
 		v, ok := st.Metrics[strings.TrimPrefix(size, "metric:")]
 		return v, ok
@@ -468,14 +545,14 @@ func stepSize(run *results.Run, st *results.Step, size string) (float64, bool) {
 	return 0, false
 }
 
-func searchSize(run *results.Run, rs results.RateSearch, size string) (float64, bool) {
+func searchSize(run *results.Run, t *results.Target, rs results.RateSearch, size string) (float64, bool) {
 	switch size {
 	case "", "n":
 		return float64(rs.N), true
 	case "none":
 		return 0, true
 	case "cpus":
-		return float64(run.Host.LogicalCPUs), run.Host.LogicalCPUs > 0
+		return cpusOf(run, t, nil)
 	}
 	return 0, false
 }

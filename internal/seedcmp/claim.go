@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -34,6 +35,13 @@ const (
 	// ClaimBound: each of our figures lies within [Min, Max] (the
 	// seed's "does not affect", with the bound it implies).
 	ClaimBound = "bound"
+	// ClaimScaling: each engine's growth exponent, fitted over all of
+	// the seed's sizes and over all of ours, within SlopeTolerance, the
+	// two sets of sizes apart if need be: how a rate grows with vCPUs
+	// over the seed's machines of 2 to 48 against ours over machine
+	// shapes of 0.5 to 2. Only the exponents compare: a change from the
+	// first size to the last spans other size ratios on each side.
+	ClaimScaling = "scaling"
 )
 
 // Claim is what a finding claims, and so the check its verdict runs.
@@ -63,7 +71,7 @@ func (c Claim) withDefaults() Claim { return c }
 
 func (c Claim) check(engines map[string]bool) error {
 	switch c.Kind {
-	case ClaimAuto, ClaimOrdering, ClaimGrowth, ClaimDirection:
+	case ClaimAuto, ClaimOrdering, ClaimGrowth, ClaimDirection, ClaimScaling:
 	case ClaimRatio:
 		if c.Of == "" || c.To == "" || !(c.Min > 0 || c.Max > 0) || (c.Max > 0 && c.Max < c.Min) {
 			return errors.New("a ratio claim needs of, to and a band (min and/or max, min ≤ max)")
@@ -81,7 +89,7 @@ func (c Claim) check(engines map[string]bool) error {
 			return errors.New("a bound claim needs min and/or max, min ≤ max")
 		}
 	default:
-		return fmt.Errorf("kind %q unknown (ordering, growth, direction, ratio, fails, steeper, bound)", c.Kind)
+		return fmt.Errorf("kind %q unknown (ordering, growth, direction, ratio, fails, steeper, bound, scaling)", c.Kind)
 	}
 	for _, e := range append(append([]string{}, c.Engines...), c.Of, c.To) {
 		if e != "" && !engines[e] {
@@ -182,6 +190,78 @@ func judgeSteeper(c Claim, seed, ours []Point) Verdict {
 type SteeperAt struct {
 	Of, To     string
 	Ours, Seed [2]float64
+}
+
+// judgeScaling fits each engine's growth exponent over all of the
+// seed's sizes and all of ours (ClaimScaling): the sizes need not meet.
+func judgeScaling(c Claim, seed, ours []Point) Verdict {
+	v := Verdict{Claim: c.Kind, Outcome: Holds}
+	st, ot := pointsByEngine(seed), pointsByEngine(ours)
+	var engines []string
+	for e := range st {
+		if len(c.Engines) == 0 || contains(c.Engines, e) {
+			engines = append(engines, e)
+		}
+	}
+	sort.Strings(engines)
+	var short []string
+	for _, e := range engines {
+		sp, op := st[e], ot[e]
+		if len(sizesOf(sp)) < 2 || len(sizesOf(op)) < 2 {
+			if len(op) > 0 {
+				short = append(short, fmt.Sprintf("%s at %s here", e, sizeList(sizesOf(op))))
+			}
+			continue
+		}
+		g := Growth{Engine: e, SeedNs: sizesOf(sp), OurNs: sizesOf(op), Seed: Slope(sp), Ours: Slope(op), Exponent: true, Apart: true}
+		sf, sl := meanAt(sp, g.SeedNs[0]), meanAt(sp, g.SeedNs[len(g.SeedNs)-1])
+		of, ol := meanAt(op, g.OurNs[0]), meanAt(op, g.OurNs[len(g.OurNs)-1])
+		g.SeedChange, g.OurChange = sl.Value/sf.Value-1, ol.Value/of.Value-1
+		g.SeedDir, g.OurDir = relation(sl, sf), relation(ol, of)
+		g.Holds = math.Abs(g.Seed-g.Ours) <= SlopeTolerance
+		if !g.Holds {
+			v.Outcome = Differs
+		}
+		v.Growth = append(v.Growth, g)
+	}
+	if len(v.Growth) == 0 {
+		v.Outcome = NotComparable
+		v.Why = "needs each engine at two sizes or more in both the seed and this run, to fit each a growth exponent"
+		if len(short) > 0 {
+			v.Why += " (" + strings.Join(short, "; ") + ")"
+		}
+	}
+	return v
+}
+
+// pointsByEngine are the points of a size and a value, each engine's.
+func pointsByEngine(ps []Point) map[string][]Point {
+	m := map[string][]Point{}
+	for _, p := range ps {
+		if p.N > 0 && p.Value > 0 && !p.Failed {
+			m[p.Engine] = append(m[p.Engine], p)
+		}
+	}
+	return m
+}
+
+// meanAt is the mean of the points at size n (the seed may have two
+// machines of one vCPU count), their spread and precision the widest.
+func meanAt(ps []Point, n float64) Point {
+	out := Point{N: n}
+	k := 0
+	for _, p := range ps {
+		if p.N == n {
+			out.Engine = p.Engine
+			out.Value += p.Value
+			out.Spread, out.Precision = math.Max(out.Spread, p.Spread), math.Max(out.Precision, p.Precision)
+			k++
+		}
+	}
+	if k > 0 {
+		out.Value /= float64(k)
+	}
+	return out
 }
 
 // judgeBound checks each of our figures against [Min, Max].
@@ -307,6 +387,16 @@ func orderingSummary(o *Ordering, count func(float64) string) string {
 
 func growthSummary(g Growth, count func(float64) string) string {
 	word := map[int]string{-1: "falls", 0: "flat", 1: "rises"}
+	if g.Apart {
+		rel := ">"
+		if g.Holds {
+			rel = "≤"
+		}
+		span := func(ns []float64) string { return count(ns[0]) + " to " + count(ns[len(ns)-1]) }
+		return fmt.Sprintf("%s over the seed's sizes %s and ours %s (%d and %d sizes, each side's exponent fitted over all of its own): %s %s in the seed, %s %s here, exponent %.2f seed, %.2f ours (|Δ| %.2f %s %.2f)",
+			g.Engine, span(g.SeedNs), span(g.OurNs), len(g.SeedNs), len(g.OurNs), word[g.SeedDir], pct(g.SeedChange), word[g.OurDir], pct(g.OurChange),
+			g.Seed, g.Ours, math.Abs(g.Seed-g.Ours), rel, SlopeTolerance)
+	}
 	from, to := count(g.SeedNs[0]), count(g.SeedNs[len(g.SeedNs)-1])
 	if g.OurNs[0] != g.SeedNs[0] || g.OurNs[len(g.OurNs)-1] != g.SeedNs[len(g.SeedNs)-1] {
 		from += " (ours " + count(g.OurNs[0]) + ")"
@@ -376,7 +466,7 @@ func failures(run *results.Run, stand map[string]*results.Target, o *Ours) []Poi
 			if st.Workload != o.Workload || (o.Phase != "" && st.Phase != o.Phase) || st.Error == "" || !where(st, o.Where) {
 				continue
 			}
-			if n, ok := stepSize(run, st, o.Size); ok {
+			if n, ok := stepSize(run, t, st, o.Size); ok {
 				out = append(out, Point{Engine: e, N: n, Failed: true})
 			}
 		}

@@ -111,7 +111,7 @@ func TestSaysOnLinesRejectsAMisquote(t *testing.T) {
 }
 
 // Every of names a finding of figures, whose figures, mapping and unit
-// the conclusion then reads; every method, scale and condition cites
+// (per vCPU where it divides by CPUs: per cpus) the conclusion then reads; every method, scale and condition cites
 // lines of the text; a finding that depends on the run's scale says the
 // seed's, and one that depends on a method (network, baseline) has the
 // seed's method to name.
@@ -143,7 +143,7 @@ func TestConclusionsResolveAndMethodsCiteTheText(t *testing.T) {
 					t.Errorf("seed %s, %s: of %q: no such finding", id, f.ID, f.Of)
 				case src.Of != "" || len(src.Figures) == 0:
 					t.Errorf("seed %s, %s: of %q: not a finding of figures", id, f.ID, f.Of)
-				case len(f.Figures) != len(src.Figures) || f.Unit != src.Unit || (src.Ours != nil && (f.Ours == nil || conclOurs(f.Ours) != conclOurs(src.Ours))):
+				case len(f.Figures) != len(src.Figures) || f.FigureUnit() != src.Unit || (src.Ours != nil && (f.Ours == nil || conclOurs(f.Ours) != conclOurs(src.Ours))):
 					t.Errorf("seed %s, %s: of %q: its figures, unit or mapping are not %s's", id, f.ID, f.Of, f.Of)
 				}
 			}

@@ -31,7 +31,7 @@ func TestCutStepsAreLeftOut(t *testing.T) {
 		{"select", "latency.max", []float64{10}}, // whole selects count; a smaller database does not
 		{"chain", "latency.max", nil},            // a chain read stopped inside is no whole read
 	} {
-		got, _ := values(&results.Run{}, tr, &Ours{Workload: "ledger", Phase: c.phase, Size: "n", Value: c.value}, (&Ours{Value: c.value}).unit())
+		got, _ := values(&results.Run{}, tr, &Ours{Workload: "ledger", Phase: c.phase, Size: "n", Value: c.value}, (&Ours{Value: c.value}).unit(), false)
 		if len(got) != len(c.want) {
 			t.Errorf("%s %s: kept %v, want sizes %v", c.phase, c.value, got, c.want)
 			continue

@@ -3,6 +3,7 @@ package seedcmp
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -42,10 +43,11 @@ func MethodDifferences(s *Seed, run *results.Run) []string {
 	if s.Durability != "" && run.Durability != "" && run.Durability != s.Durability && run.Durability != "default" {
 		out = append(out, fmt.Sprintf("durability class: the seed's engines %s (%s), ours %s", s.Durability, s.DurabilityNote, run.Durability))
 	}
+	cs, who, shaped := ourCPUs(run, run.Targets)
 	for _, h := range s.Hardware {
 		var d []string
-		if h.CPUs > 0 && run.Host.LogicalCPUs > 0 && h.CPUs != run.Host.LogicalCPUs {
-			d = append(d, fmt.Sprintf("%d CPUs against our %d", h.CPUs, run.Host.LogicalCPUs))
+		if h.CPUs > 0 && len(cs) > 0 && (len(cs) > 1 || cs[0] != float64(h.CPUs)) {
+			d = append(d, fmt.Sprintf("%d CPUs against our %s", h.CPUs, cpuList(cs, who, shaped)))
 		}
 		if h.RAMGiB > 0 && run.Host.MemTotalBytes > 0 {
 			d = append(d, fmt.Sprintf("%g GiB RAM against our %s", h.RAMGiB, section.Bytes(run.Host.MemTotalBytes)))
@@ -70,20 +72,21 @@ func lineList(ls []int) string {
 // run, by its own figures, does not share with the seed. A condition
 // the run shares, or one the finding does not depend on, is no cause;
 // none at all leaves the verdict unexplained.
-func reasons(s *Seed, f *Finding, run *results.Run, stand map[string]*results.Target, ours []Point, v Verdict) []string {
+func reasons(c sides, ours []Point, v Verdict) []string {
+	s, f, run, stand := c.s, c.f, c.run, c.stand
 	engines := comparedEngines(ours)
 	out := standInCauses(s, stand, differing(v))
-	for _, c := range f.DependsOn {
+	for _, cause := range f.DependsOn {
 		var r string
-		switch c {
+		switch cause {
 		case "durability":
 			r = durabilityCause(s, run, stand, engines)
 		case "page_cache":
 			r = cacheCause(s, f, run, stand, engines)
 		case "cpus":
-			r = cpuCause(s, f, run, engines)
+			r = cpuCause(c, engines)
 		case "network", "baseline":
-			r = methodCause(s, c)
+			r = methodCause(s, cause)
 		case "scale":
 			r = scaleCause(f, stand, engines)
 		}
@@ -224,24 +227,46 @@ func largestStep(t *results.Target, o *Ours) *results.Step {
 	return best
 }
 
-func cpuCause(s *Seed, f *Finding, run *results.Run, engines []string) string {
-	cpus := run.Host.LogicalCPUs
+// cpuCause: the seed's machines, for a compared engine's figures, had
+// other CPU counts than the ones that engine ran on here: a machine
+// shape's CPU limit for a target on one, else this machine's logical
+// CPUs.
+func cpuCause(c sides, engines []string) string {
+	var ts []*results.Target
+	for _, e := range engines {
+		g := c.group[e]
+		if len(g) == 0 && c.stand[e] != nil {
+			g = []*results.Target{c.stand[e]}
+		}
+		ts = append(ts, g...)
+	}
+	cs, who, shaped := ourCPUs(c.run, ts)
+	if len(ts) == 0 && c.run.Host.LogicalCPUs > 0 {
+		cs = []float64{float64(c.run.Host.LogicalCPUs)}
+	}
+	if len(cs) == 0 {
+		return ""
+	}
 	seen := map[string]bool{}
 	var other []string
-	for _, g := range f.Figures {
-		h := s.HardwareOf(g.Hardware)
-		if contains(engines, g.Engine) && h.CPUs > 0 && h.CPUs != cpus && !seen[h.ID] {
+	add := func(h Hardware) {
+		if h.CPUs > 0 && !slices.Contains(cs, float64(h.CPUs)) && !seen[h.ID] {
 			seen[h.ID] = true
 			other = append(other, fmt.Sprintf("%d (%s)", h.CPUs, h.ID))
 		}
 	}
-	if h := s.HardwareOf(f.Hardware); len(f.Figures) == 0 && h.CPUs > 0 && h.CPUs != cpus {
-		other = append(other, fmt.Sprintf("%d (%s)", h.CPUs, h.ID))
+	for _, g := range c.f.Figures {
+		if contains(engines, g.Engine) {
+			add(c.s.HardwareOf(g.Hardware))
+		}
 	}
-	if len(other) == 0 || cpus == 0 {
+	if len(c.f.Figures) == 0 {
+		add(c.s.HardwareOf(c.f.Hardware))
+	}
+	if len(other) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("CPU count: the seed's %s, ours %d", strings.Join(other, ", "), cpus)
+	return fmt.Sprintf("CPU count: the seed's %s, ours %s", strings.Join(other, ", "), cpuList(cs, who, shaped))
 }
 
 func methodCause(s *Seed, cause string) string {

@@ -110,6 +110,49 @@ type Finding struct {
 	// seed's machine its words are about (a cause that compares
 	// machines reads it).
 	Hardware string `yaml:"hardware"`
+	// Per "cpus" divides every figure by the vCPUs it was measured on:
+	// the seed's by its machine's cpus (Hardware.CPUs), ours by the CPUs
+	// its step ran on (cpusOf: its machine shape's CPU limit, else this
+	// machine's logical CPUs). The finding's unit is then a rate per
+	// vCPU ("ticks/s/vCPU"), and its figures are written as the seed's
+	// lines have them, in that rate ("ticks/s": 70000, not 8750).
+	Per string `yaml:"per"`
+}
+
+// PerCPUs is Finding.Per for a figure per vCPU.
+const PerCPUs = "cpus"
+
+// FigureUnit is the unit a finding's figures are written in, and ours
+// read in: its unit, less "/vCPU" where the finding divides by CPUs.
+func (f *Finding) FigureUnit() string {
+	if f.Per == PerCPUs {
+		return strings.TrimSuffix(f.Unit, PerVCPU)
+	}
+	return f.Unit
+}
+
+// checkPer checks a finding's unit is known, and its per: "cpus" (or
+// none), a unit per vCPU with it and only with it, and a machine of
+// known cpus under each figure.
+func (f *Finding) checkPer(s *Seed) error {
+	perUnit := strings.HasSuffix(f.Unit, PerVCPU)
+	if _, ok := unitOf(f.Unit); !ok {
+		return fmt.Errorf("unit %q unknown", f.Unit)
+	}
+	switch {
+	case f.Per != "" && f.Per != PerCPUs:
+		return fmt.Errorf("per %q: want cpus or nothing", f.Per)
+	case f.Per == PerCPUs && !perUnit:
+		return fmt.Errorf("per cpus: unit %q is not per vCPU (%q)", f.Unit, f.Unit+PerVCPU)
+	case f.Per == "" && perUnit:
+		return fmt.Errorf("unit %q is per vCPU: needs per: cpus", f.Unit)
+	}
+	for i, g := range f.Figures {
+		if f.Per == PerCPUs && s.HardwareOf(g.Hardware).CPUs <= 0 {
+			return fmt.Errorf("figure %d: per cpus, and its machine %q has no cpus", i+1, g.Hardware)
+		}
+	}
+	return nil
 }
 
 // Causes a finding may depend on (Finding.DependsOn).
@@ -130,8 +173,9 @@ type Ours struct {
 	Workload string `yaml:"workload"`
 	Phase    string `yaml:"phase"`
 	// Size: "n" (the step's N, the default), "metric:NAME" (a metric of
-	// the step), "label:KEY" (a label), "cpus" (the machine's logical
-	// CPUs) or "none" (the seed's figures stand at no size: n 0).
+	// the step), "label:KEY" (a label), "cpus" (the CPUs the step ran on:
+	// its machine shape's CPU limit, else this machine's logical CPUs;
+	// cpusOf) or "none" (the seed's figures stand at no size: n 0).
 	Size string `yaml:"size"`
 	// Value: seconds (the step's timed seconds), ops_per_s,
 	// latency.mean|min|p50|p90|p99|p999|max, latency.pNN (from the
@@ -270,8 +314,8 @@ func (s *Seed) check() error {
 		if (f.Says == "") != (len(f.Source) == 0) {
 			return fmt.Errorf("finding %s: says and source go together (the seed's sentence and its lines)", f.ID)
 		}
-		if _, ok := units[f.Unit]; !ok {
-			return fmt.Errorf("finding %s: unit %q unknown", f.ID, f.Unit)
+		if err := f.checkPer(s); err != nil {
+			return fmt.Errorf("finding %s: %w", f.ID, err)
 		}
 		if len(f.Figures) == 0 && f.Says == "" {
 			return fmt.Errorf("finding %s: no figures", f.ID)
@@ -280,31 +324,41 @@ func (s *Seed) check() error {
 			return fmt.Errorf("finding %s: neither ours nor the workload it belongs to", f.ID)
 		}
 		if o := f.Ours; o != nil {
-			if err := o.check(f.Unit); err != nil {
+			if err := o.check(f.FigureUnit()); err != nil {
 				return fmt.Errorf("finding %s: ours: %w", f.ID, err)
 			}
 		}
-		for i := range f.Figures {
-			g := &f.Figures[i]
-			g.Finding, g.Operation = f.ID, f.Operation
-			if g.Unit == "" {
-				g.Unit = f.Unit
-			}
-			if _, err := convert(1, g.Unit, f.Unit); err != nil {
-				return fmt.Errorf("finding %s, figure %d: %w", f.ID, i+1, err)
-			}
-			if !eng[g.Engine] {
-				return fmt.Errorf("finding %s, figure %d: engine %q is not among the seed's engines", f.ID, i+1, g.Engine)
-			}
-			if !hw[g.Hardware] {
-				return fmt.Errorf("finding %s, figure %d: hardware %q is not among the seed's", f.ID, i+1, g.Hardware)
-			}
-			if len(g.Source) == 0 {
-				return fmt.Errorf("finding %s, figure %d: no source line", f.ID, i+1)
-			}
+		if err := f.checkFigures(eng, hw); err != nil {
+			return err
 		}
 	}
 	return s.checkMachineClaims(eng)
+}
+
+// checkFigures gives each of a finding's figures its finding, operation
+// and, where it states none, unit, and checks it names a known engine,
+// machine and unit, and cites a line.
+func (f *Finding) checkFigures(eng, hw map[string]bool) error {
+	for i := range f.Figures {
+		g := &f.Figures[i]
+		g.Finding, g.Operation = f.ID, f.Operation
+		if g.Unit == "" {
+			g.Unit = f.FigureUnit()
+		}
+		if _, err := convert(1, g.Unit, f.FigureUnit()); err != nil {
+			return fmt.Errorf("finding %s, figure %d: %w", f.ID, i+1, err)
+		}
+		if !eng[g.Engine] {
+			return fmt.Errorf("finding %s, figure %d: engine %q is not among the seed's engines", f.ID, i+1, g.Engine)
+		}
+		if !hw[g.Hardware] {
+			return fmt.Errorf("finding %s, figure %d: hardware %q is not among the seed's", f.ID, i+1, g.Hardware)
+		}
+		if len(g.Source) == 0 {
+			return fmt.Errorf("finding %s, figure %d: no source line", f.ID, i+1)
+		}
+	}
+	return nil
 }
 
 // resolveOf gives a conclusion that names another finding (Of) that
@@ -334,7 +388,7 @@ func (s *Seed) resolveOf() error {
 			f.Workload = src.Workload
 		}
 		if f.Unit == "" {
-			f.Unit, f.Size, f.Operation = src.Unit, src.Size, src.Operation
+			f.Unit, f.Size, f.Operation, f.Per = src.Unit, src.Size, src.Operation, src.Per
 		}
 		if len(f.DependsOn) == 0 {
 			f.DependsOn = src.DependsOn

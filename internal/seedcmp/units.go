@@ -1,6 +1,9 @@
 package seedcmp
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // unitDef is a unit's dimension and its size in the dimension's base
 // (seconds, bytes, events per second, or a plain count).
@@ -25,13 +28,31 @@ var units = map[string]unitDef{
 	"load average": {"load", 1},
 }
 
+// PerVCPU is the suffix of a unit divided by vCPUs ("ticks/s/vCPU"):
+// a finding with per: cpus is in one.
+const PerVCPU = "/vCPU"
+
+// unitOf looks a unit up: one of units, or one of them per vCPU (its
+// dimension the base's, per vCPU).
+func unitOf(u string) (unitDef, bool) {
+	if d, ok := units[u]; ok {
+		return d, true
+	}
+	base, ok := strings.CutSuffix(u, PerVCPU)
+	d, known := units[base]
+	if !ok || !known {
+		return unitDef{}, false
+	}
+	return unitDef{dim: d.dim + PerVCPU, factor: d.factor}, true
+}
+
 // convert expresses v (in unit from) in unit to.
 func convert(v float64, from, to string) (float64, error) {
-	a, ok := units[from]
+	a, ok := unitOf(from)
 	if !ok {
 		return 0, fmt.Errorf("unit %q unknown", from)
 	}
-	b, ok := units[to]
+	b, ok := unitOf(to)
 	if !ok {
 		return 0, fmt.Errorf("unit %q unknown", to)
 	}

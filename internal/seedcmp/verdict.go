@@ -143,7 +143,11 @@ type Growth struct {
 	// Exponent says the exponents were compared (both changed, and the
 	// claim is a growth, not a direction only).
 	Exponent bool
-	Holds    bool
+	// Apart: a scaling claim's, each exponent fitted over all of its
+	// side's sizes, which need not meet the other's (SeedNs and OurNs
+	// are all of them); only the exponents decide.
+	Apart bool
+	Holds bool
 }
 
 // Verdict is a finding's computed verdict.
@@ -188,6 +192,8 @@ func Judge(c Claim, seed, ours []Point) Verdict {
 		return judgeSteeper(c, seed, ours)
 	case ClaimBound:
 		return judgeBound(c, ours)
+	case ClaimScaling:
+		return judgeScaling(c, seed, ours)
 	}
 	if c.Kind == ClaimAuto || c.Kind == ClaimOrdering {
 		v.Ordering = ordering(c, seed, ours)
