@@ -144,8 +144,8 @@ const scalingNote = "Log-log axes: a straight line is a power law, and the legen
 // operation count grows with N (inserting N records) is drawn as its
 // total time; one with a fixed number of operations (1000 selects at
 // each size) as latency per operation, p50 and p99. A phase run at one
-// size for several lengths (the ledger's chains) is drawn against the
-// length instead.
+// size for several values of a workload's size label (the ledger's
+// chain lengths) is drawn against that label instead.
 func scaling(run *results.Run, w, phase string) []*chart.Chart {
 	byTarget := map[*results.Target][]*results.Step{}
 	var all []*results.Step
@@ -157,8 +157,10 @@ func scaling(run *results.Run, w, phase string) []*chart.Chart {
 	if len(all) == 0 {
 		return nil
 	}
-	if byLength(all) {
-		return []*chart.Chart{lengthScaling(run, w, phase, byTarget)}
+	for _, sl := range results.SizeLabels() {
+		if bySizeLabel(all, sl.Key) {
+			return []*chart.Chart{labelScaling(run, w, phase, sl, byTarget)}
+		}
 	}
 	if len(sizes(all)) < 2 {
 		return nil
@@ -244,12 +246,12 @@ func opsGrow(all []*results.Step) bool {
 	return hi.Ops >= 2*lo.Ops
 }
 
-// byLength says whether the steps are one phase at several lengths (a
-// "length" label, as the ledger's chain selects have).
-func byLength(all []*results.Step) bool {
+// bySizeLabel says whether the steps are one phase at several values of
+// the size label key.
+func bySizeLabel(all []*results.Step, key string) bool {
 	var ls []float64
 	for _, s := range all {
-		if l, ok := lengthOf(s); ok {
+		if l, ok := labelSize(s, key); ok {
 			found := false
 			for _, x := range ls {
 				found = found || x == l
@@ -262,11 +264,14 @@ func byLength(all []*results.Step) bool {
 	return len(ls) >= 2
 }
 
-func lengthScaling(run *results.Run, w, phase string, byTarget map[*results.Target][]*results.Step) *chart.Chart {
+// labelScaling draws a phase's time per operation against a size label
+// (the ledger's chain length L), at the largest data size each target
+// reached.
+func labelScaling(run *results.Run, w, phase string, sl results.SizeLabel, byTarget map[*results.Target][]*results.Step) *chart.Chart {
 	c := &chart.Chart{
-		ID: chart.SafeID(w, phase, "length", "scaling"), Group: w, Kind: "scaling", Key: true,
-		X:     chart.Axis{Label: "length L", Unit: chart.Number, Log: true},
-		Notes: []string{strings.ReplaceAll(scalingNote, "N", "L") + " Each point is the mean time of one operation at that length, at the largest data size."},
+		ID: chart.SafeID(w, phase, sl.Key, "scaling"), Group: w, Kind: "scaling", Key: true,
+		X:     chart.Axis{Label: sl.Key + " " + sl.Symbol, Unit: chart.Number, Log: true},
+		Notes: []string{strings.ReplaceAll(scalingNote, "N", sl.Symbol) + " Each point is the mean time of one operation at that " + sl.Key + ", at the largest data size."},
 	}
 	var top int64
 	pn := chart.Panel{Y: chart.Axis{Label: "time per operation", Unit: chart.Seconds, Log: true}}
@@ -285,7 +290,7 @@ func lengthScaling(run *results.Run, w, phase string, byTarget map[*results.Targ
 		s := chart.Series{Color: col, Dashed: dash, Marks: true}
 		var pts [][2]float64
 		for _, st := range ss {
-			if l, ok := lengthOf(st); ok && st.N == n && st.Latency.Count > 0 {
+			if l, ok := labelSize(st, sl.Key); ok && st.N == n && st.Latency.Count > 0 {
 				pts = append(pts, [2]float64{l, st.Latency.Mean / 1e9})
 			}
 		}
@@ -293,10 +298,10 @@ func lengthScaling(run *results.Run, w, phase string, byTarget map[*results.Targ
 		for _, p := range pts {
 			s.X, s.Y = append(s.X, p[0]), append(s.Y, p[1])
 		}
-		s.Legend = t.Title + " " + growth("L", s.X, s.Y)
+		s.Legend = t.Title + " " + growth(sl.Symbol, s.X, s.Y)
 		pn.Series = append(pn.Series, s)
 	}
-	c.Title = fmt.Sprintf("%s %s: time per operation vs length (data size %s)", w, phase, Count(top))
+	c.Title = fmt.Sprintf("%s %s: time per operation vs %s (data size %s)", w, phase, sl.Key, Count(top))
 	c.Panels = []chart.Panel{pn}
 	return c
 }
@@ -311,7 +316,7 @@ func footprint(run *results.Run, w string, phases []string) []*chart.Chart {
 		for _, t := range run.Targets {
 			all = append(all, measured(t, w, ph)...)
 		}
-		if len(sizes(all)) >= 2 && !byLength(all) {
+		if len(sizes(all)) >= 2 && !bySomeSizeLabel(all) {
 			ladder = append(ladder, ph)
 		}
 	}
@@ -370,7 +375,7 @@ func largest(t *results.Target, w, phase string) *results.Step {
 // latency against percentile, the percentile axis stretched so that 90%,
 // 99%, 99.9% sit one decade apart, where the tail shows.
 func percentiles(run *results.Run, w, phase string, intended bool) *chart.Chart {
-	if byLengthPhase(run, w, phase) {
+	if bySizeLabelPhase(run, w, phase) {
 		return nil
 	}
 	c := &chart.Chart{
@@ -441,12 +446,25 @@ func percentiles(run *results.Run, w, phase string, intended bool) *chart.Chart 
 	return c
 }
 
-func byLengthPhase(run *results.Run, w, phase string) bool {
+// bySizeLabelPhase says whether a phase ran at several values of a
+// workload's size label (bySomeSizeLabel).
+func bySizeLabelPhase(run *results.Run, w, phase string) bool {
 	var all []*results.Step
 	for _, t := range run.Targets {
 		all = append(all, measured(t, w, phase)...)
 	}
-	return byLength(all)
+	return bySomeSizeLabel(all)
+}
+
+// bySomeSizeLabel says whether the steps are one phase at several values
+// of any registered size label.
+func bySomeSizeLabel(all []*results.Step) bool {
+	for _, sl := range results.SizeLabels() {
+		if bySizeLabel(all, sl.Key) {
+			return true
+		}
+	}
+	return false
 }
 
 // sizesDiffer says whether targets reached different largest sizes in a

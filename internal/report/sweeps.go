@@ -26,10 +26,11 @@ func swept(s *results.Step) bool {
 	return c || r
 }
 
-// lengthOf is the length label of a step (the ledger's chain selects).
-func lengthOf(s *results.Step) (float64, bool) {
+// labelSize is the value of a step's size label key (the ledger's chain
+// length).
+func labelSize(s *results.Step, key string) (float64, bool) {
 	s.Name()
-	v, ok := s.Labels[results.LLength]
+	v, ok := s.Labels[key]
 	if !ok {
 		return 0, false
 	}

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -9,9 +10,9 @@ import (
 )
 
 // Labels are a step's identity: workload, phase, n and whatever else sets
-// it apart from the other steps of the run (the length of the chains a
-// chain select walks, a sweep's concurrency level, a rate trial's offered
-// rate and number). Every place that names or matches a step (HDR log file
+// it apart from the other steps of the run (a size label a workload
+// declares, a sweep's concurrency level, a rate trial's offered rate and
+// number). Every place that names or matches a step (HDR log file
 // names, charts, compare, constraints) goes through them; no other field
 // of a step is part of its identity. They are JSON as an object, whose
 // keys encoding/json writes sorted.
@@ -22,17 +23,83 @@ const (
 	LWorkload    = "workload"
 	LPhase       = "phase"
 	LN           = "n"
-	LLength      = "length"
 	LConcurrency = "concurrency"
 	LRate        = "rate"
 	LTrial       = "trial"
 )
 
-// order is where the well-known keys go in a name; others follow sorted.
-var order = []string{LWorkload, LPhase, LN, LLength, LConcurrency, LRate, LTrial}
+// A SizeLabel is a label a workload declares that sizes its steps beside
+// n (the ledger's chain length): a step's name spells it after n, its
+// value as a count (1e5), and the report draws a phase that ran at
+// several of its values against it. The workload's package registers it
+// (RegisterSizeLabel); no shared package names a study's labels.
+type SizeLabel struct {
+	Key    string // the label's key ("length")
+	Short  string // how a step's name spells the key ("len")
+	Symbol string // the size's letter in a chart ("L")
+	// Metric is the metric that held the label's value in results
+	// written before steps had labels ("" for none).
+	Metric string
+}
 
-// short is how a name spells a well-known key before its value.
-var short = map[string]string{LN: "n", LLength: "len", LConcurrency: "c", LRate: "r", LTrial: "t"}
+var sizeLabels []SizeLabel
+
+// RegisterSizeLabel declares a workload's size label; called from an
+// init function. It panics on a key or short spelling already taken:
+// two workloads must not read one label two ways.
+func RegisterSizeLabel(l SizeLabel) {
+	for _, o := range sizeLabels {
+		if o.Key == l.Key || o.Short == l.Short {
+			panic(fmt.Sprintf("results: size label %q (%q) registered twice", l.Key, l.Short))
+		}
+	}
+	if _, ok := fixedShort[l.Key]; ok || l.Key == LWorkload || l.Key == LPhase {
+		panic(fmt.Sprintf("results: size label %q is a well-known key", l.Key))
+	}
+	sizeLabels = append(sizeLabels, l)
+}
+
+// SizeLabels are the registered size labels, in registration order.
+func SizeLabels() []SizeLabel { return append([]SizeLabel(nil), sizeLabels...) }
+
+// fixedShort is how a name spells a well-known key before its value.
+var fixedShort = map[string]string{LN: "n", LConcurrency: "c", LRate: "r", LTrial: "t"}
+
+// order is where the well-known keys and the size labels go in a name;
+// others follow sorted.
+func order() []string {
+	o := []string{LWorkload, LPhase, LN}
+	for _, l := range sizeLabels {
+		o = append(o, l.Key)
+	}
+	return append(o, LConcurrency, LRate, LTrial)
+}
+
+// shortOf is how a name spells a well-known key or a size label.
+func shortOf(k string) (string, bool) {
+	if s, ok := fixedShort[k]; ok {
+		return s, true
+	}
+	for _, l := range sizeLabels {
+		if l.Key == k {
+			return l.Short, true
+		}
+	}
+	return "", false
+}
+
+// isSize says whether k is n or a registered size label.
+func isSize(k string) bool {
+	if k == LN {
+		return true
+	}
+	for _, l := range sizeLabels {
+		if l.Key == k {
+			return true
+		}
+	}
+	return false
+}
 
 // StepLabels are the labels every step has.
 func StepLabels(workload, phase string, n int64) Labels {
@@ -59,13 +126,13 @@ func (l Labels) Int(key string) int64 {
 // others sorted.
 func (l Labels) Keys() []string {
 	var keys, rest []string
-	for _, k := range order {
+	for _, k := range order() {
 		if _, ok := l[k]; ok {
 			keys = append(keys, k)
 		}
 	}
 	for k := range l {
-		if _, ok := short[k]; !ok && k != LWorkload && k != LPhase {
+		if _, ok := shortOf(k); !ok && k != LWorkload && k != LPhase {
 			rest = append(rest, k)
 		}
 	}
@@ -81,16 +148,16 @@ func (l Labels) Name() string {
 	var parts []string
 	for _, k := range l.Keys() {
 		v := l[k]
-		switch k {
-		case LWorkload, LPhase:
+		if k == LWorkload || k == LPhase {
 			parts = append(parts, clean(v))
 			continue
-		case LN, LLength:
+		}
+		if isSize(k) {
 			if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
 				v = study.FormatCount(n)
 			}
 		}
-		p, ok := short[k]
+		p, ok := shortOf(k)
 		if !ok {
 			p = k
 		}
@@ -138,14 +205,16 @@ func clean(s string) string {
 }
 
 // Label is one label of a step, derived for steps of files written before
-// steps had labels: workload, phase and n from their fields, and the
-// length of the chains a chain select walked from its "length" metric,
-// which was then its hidden identity.
+// steps had labels: workload, phase and n from their fields, and each
+// size label from the metric that was then its hidden identity (the
+// ledger's chain length).
 func (s *Step) label() {
 	if s.Labels == nil {
 		s.Labels = StepLabels(s.Workload, s.Phase, s.N)
-		if l, ok := s.Metrics["length"]; ok {
-			s.Labels[LLength] = strconv.FormatInt(int64(l), 10)
+		for _, sl := range sizeLabels {
+			if v, ok := s.Metrics[sl.Metric]; ok && sl.Metric != "" {
+				s.Labels[sl.Key] = strconv.FormatInt(int64(v), 10)
+			}
 		}
 	}
 }

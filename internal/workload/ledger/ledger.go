@@ -197,7 +197,7 @@ func (Ledger) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error)
 			steps = append(steps, workload.Step{Workload: "ledger", Phase: "chain", N: largest, Seed: s.Seed,
 				Adds:        int64(p.Chains.Samples) * int64(l), // the sample chains
 				Concurrency: s.Concurrency, Params: chainParams(raw, int64(l)), Largest: largest, Requires: requires,
-				Labels: results.Labels{results.LLength: strconv.FormatInt(int64(l), 10)}})
+				Labels: results.Labels{LLength: strconv.FormatInt(int64(l), 10)}})
 		}
 	}
 	if p.Stress.Duration > 0 {
