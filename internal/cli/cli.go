@@ -6,13 +6,10 @@
 package cli
 
 import (
-	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"storebench/internal/redact"
 	"storebench/internal/study"
@@ -107,49 +104,6 @@ Examples:
 
 Run "storebench COMMAND --help" for the flags of a command.
 `)
-}
-
-// newFlags makes a flag set whose --help prints the command's usage. Its
-// output is stderr, where fs.Usage() prints after a usage error; parse
-// sends the help asked for with --help to stdout.
-func newFlags(name, usage string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), strings.TrimLeft(usage, "\n"))
-		fmt.Fprintln(fs.Output(), "\nFlags:")
-		fs.PrintDefaults()
-	}
-	return fs
-}
-
-// parse parses flags; it returns an exit code when the command should end:
-// 0 after --help (printed to stdout), 2 after a bad flag (one line on
-// stderr).
-func parse(fs *flag.FlagSet, args []string, stdout io.Writer) (int, bool) {
-	stderr := fs.Output()
-	var help bytes.Buffer
-	fs.SetOutput(&help)
-	defer fs.SetOutput(stderr)
-	// Let flags follow positional arguments too: "run ledger --ladder 10".
-	var pos []string
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				stdout.Write(help.Bytes())
-				return exitOK, true
-			}
-			fmt.Fprintf(stderr, "storebench %s: %s (try `storebench %s --help`)\n", fs.Name(), redact.Text(err.Error()), fs.Name())
-			return exitUsage, true
-		}
-		args = fs.Args()
-		if len(args) > 0 {
-			pos = append(pos, args[0])
-			args = args[1:]
-		}
-	}
-	_ = fs.Parse(append([]string{"--"}, pos...))
-	return 0, false
 }
 
 // fail prints one clear line, its secrets masked (an error may quote a

@@ -57,151 +57,192 @@ Examples:
 
 func cmdCompare(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("compare", compareUsage, stderr)
-	targets := fs.String("targets", "", "compare two targets of one run: A,B")
-	htmlOut := fs.String("html", "", "also write the comparison as HTML to this file")
-	force := fs.Bool("force", false, "compare runs of different studies or workloads anyway")
-	if code, stop := parse(fs, args, stdout); stop {
+	if code, stop := fs.parse(args, stdout); stop {
 		return code
 	}
-	// checked are every run read, labelled, for the check that they
-	// measured the same thing the same way.
-	var checked []compare.Run
-	// A run that did not finish is said above the verdicts: its missing
-	// steps are missing because it stopped, not because they were not
-	// planned.
-	var notes []string
-	// loadAll reads a side: one run directory or several, comma-separated.
-	// Its runs are labelled side (one run) or side1, side2…
-	loadAll := func(arg, side string) ([]*results.Run, error) {
-		var dirs []string
-		for _, dir := range strings.Split(arg, ",") {
-			if dir = strings.TrimSpace(dir); dir != "" {
-				dirs = append(dirs, dir)
-			}
-		}
-		if len(dirs) == 0 {
-			return nil, usagef("no run directory in %q", arg)
-		}
-		var runs []*results.Run
-		for i, path := range dirs {
-			r, dir, err := readRun(path)
-			if err != nil {
-				return nil, usagef("%v", err)
-			}
-			runs = append(runs, r)
-			label := side
-			if len(dirs) > 1 {
-				label = fmt.Sprintf("%s%d", side, i+1)
-			}
-			st, err := studyAsRun(dir, r)
-			if err != nil {
-				return nil, err
-			}
-			checked = append(checked, compare.Run{Label: label, Path: path, Run: r, Study: st})
-			if r.Status == results.StatusInterrupted {
-				notes = append(notes, fmt.Sprintf("> **%s was interrupted** (%s): the steps it never ran are absent from this comparison.\n", dir, r.Reason))
-			}
-		}
-		return runs, nil
-	}
-	find := func(r *results.Run, name string) *results.Target {
-		for _, t := range r.Targets {
-			if t.Name == name {
-				return t
-			}
-		}
-		return nil
-	}
-	// side gathers target name from every run of a side.
-	side := func(runs []*results.Run, arg, name string) (compare.Side, bool) {
-		var sd compare.Side
-		for i, r := range runs {
-			t := find(r, name)
-			if t == nil {
-				return sd, false
-			}
-			if i == 0 {
-				sd = compare.Side{Label: t.Title + " in " + arg, Target: t}
-			} else {
-				sd.Repeats = append(sd.Repeats, t)
-			}
-		}
-		return sd, true
-	}
-	var pairs [][2]compare.Side
+	var c comparison
+	var err error
+	targets := fs.str("targets")
 	switch {
-	case *targets != "" && fs.NArg() == 1:
-		runs, err := loadAll(fs.Arg(0), "run")
-		if err != nil {
-			return fail(stderr, err)
-		}
-		// A,B: a name on a machine shape has commas of its own.
-		nameA, nameB, err := compare.SplitTargets(*targets, runs[0])
-		if err != nil {
-			return fail(stderr, usagef("%v", err))
-		}
-		names := []string{nameA, nameB}
-		a, okA := side(runs, fs.Arg(0), names[0])
-		b, okB := side(runs, fs.Arg(0), names[1])
-		if !okA || !okB {
-			return fail(stderr, usagef("%s: not every run has targets %q and %q", fs.Arg(0), names[0], names[1]))
-		}
-		pairs = append(pairs, [2]compare.Side{a, b})
-	case *targets == "" && fs.NArg() == 2:
-		ra, err := loadAll(fs.Arg(0), "A")
-		if err != nil {
-			return fail(stderr, err)
-		}
-		nA := len(checked)
-		rb, err := loadAll(fs.Arg(1), "B")
-		if err != nil {
-			return fail(stderr, err)
-		}
-		// A run compared with itself (the same directory, named twice or
-		// by another path, or a copy of it) would show no difference
-		// that means anything: refused. (Sides of repeated runs may share
-		// one: A1,A2 against A2,A1 is how repeats are compared.)
-		if a, b := checked[:nA], checked[nA:]; len(a) == 1 && len(b) == 1 && sameRun(a[0], b[0]) {
-			return fail(stderr, usagef("compare: %s and %s are the same run", clip(a[0].Path), clip(b[0].Path)))
-		}
-		// The same engine on the same machine shape in every run.
-		var skipped []string
-		pairs, skipped = compare.Pairs(ra, rb, fs.Arg(0), fs.Arg(1))
-		for _, sk := range skipped {
-			notes = append(notes, "> "+sk+"\n")
-		}
-		if len(pairs) == 0 {
-			return fail(stderr, usagef("the two sides share no target (present in every run of each)"))
-		}
-	default:
+	case targets != "" && fs.NArg() == 1:
+		err = c.twoTargets(fs.Arg(0), targets)
+	case targets == "" && fs.NArg() == 2:
+		err = c.twoRuns(fs.Arg(0), fs.Arg(1))
+	case targets == "" && fs.NArg() == 0:
 		fs.Usage()
 		return exitUsage
+	default:
+		err = compareArgsErr(targets != "", fs.NArg())
+	}
+	if err != nil {
+		return fail(stderr, err)
 	}
 	// Runs of different studies or workloads measured different things:
 	// a verdict between them would be false. Every other difference is
 	// listed above the verdicts.
-	if err := compare.Incomparable(checked); err != nil && !*force {
+	if err := compare.Incomparable(c.checked); err != nil && !fs.on("force") {
 		return fail(stderr, usagef("%v (--force compares them anyway)", err))
 	}
+	md := c.markdown()
+	code := printOut(stdout, stderr, md)
+	if htmlOut := fs.str("html"); htmlOut != "" {
+		if err := safefile.WriteFile(htmlOut, compareHTML(md), 0o644); err != nil {
+			return fail(stderr, usagef("--html %s: cannot write it: %v", htmlOut, pathErr(err)))
+		}
+		fmt.Fprintf(stderr, "comparison: %s\n", htmlOut)
+	}
+	return code
+}
+
+// compareArgsErr says in one line what is wrong with compare's
+// arguments: n runs given, with --targets or without.
+func compareArgsErr(targets bool, n int) error {
+	const try = " (try `storebench compare --help`)"
+	if targets {
+		return usagef("compare --targets A,B compares two targets of one run (storebench compare RUN --targets A,B); given %d"+try, n)
+	}
+	return usagef("compare takes two runs (RUN_A RUN_B, several runs of a side comma-separated) or one run and --targets A,B; given %d"+try, n)
+}
+
+// comparison is what compare puts side by side.
+type comparison struct {
+	// checked are every run read, labelled, for the check that they
+	// measured the same thing the same way.
+	checked []compare.Run
+	// notes go above the verdicts: a run that did not finish (its
+	// missing steps are missing because it stopped, not because they
+	// were not planned), a target left out.
+	notes []string
+	pairs [][2]compare.Side
+}
+
+// loadAll reads a side: one run directory or several, comma-separated.
+// Its runs are labelled side (one run) or side1, side2…
+func (c *comparison) loadAll(arg, side string) ([]*results.Run, error) {
+	var dirs []string
+	for _, dir := range strings.Split(arg, ",") {
+		if dir = strings.TrimSpace(dir); dir != "" {
+			dirs = append(dirs, dir)
+		}
+	}
+	if len(dirs) == 0 {
+		return nil, usagef("no run directory in %q", arg)
+	}
+	var runs []*results.Run
+	for i, path := range dirs {
+		r, dir, err := readRun(path)
+		if err != nil {
+			return nil, usagef("%v", err)
+		}
+		runs = append(runs, r)
+		label := side
+		if len(dirs) > 1 {
+			label = fmt.Sprintf("%s%d", side, i+1)
+		}
+		st, err := studyAsRun(dir, r)
+		if err != nil {
+			return nil, err
+		}
+		c.checked = append(c.checked, compare.Run{Label: label, Path: path, Run: r, Study: st})
+		if r.Status == results.StatusInterrupted {
+			c.notes = append(c.notes, fmt.Sprintf("> **%s was interrupted** (%s): the steps it never ran are absent from this comparison.\n", dir, r.Reason))
+		}
+	}
+	return runs, nil
+}
+
+// twoTargets compares two targets of one run (or of each of several),
+// A,B.
+func (c *comparison) twoTargets(arg, targets string) error {
+	runs, err := c.loadAll(arg, "run")
+	if err != nil {
+		return err
+	}
+	// A,B: a name on a machine shape has commas of its own.
+	nameA, nameB, err := compare.SplitTargets(targets, runs[0])
+	if err != nil {
+		return usagef("%v", err)
+	}
+	a, okA := sideOf(runs, arg, nameA)
+	b, okB := sideOf(runs, arg, nameB)
+	if !okA || !okB {
+		return usagef("%s: not every run has targets %q and %q", arg, nameA, nameB)
+	}
+	c.pairs = append(c.pairs, [2]compare.Side{a, b})
+	return nil
+}
+
+// twoRuns compares two runs (or sides of several), target by target:
+// the same engine on the same machine shape in every run.
+func (c *comparison) twoRuns(argA, argB string) error {
+	ra, err := c.loadAll(argA, "A")
+	if err != nil {
+		return err
+	}
+	nA := len(c.checked)
+	rb, err := c.loadAll(argB, "B")
+	if err != nil {
+		return err
+	}
+	// A run compared with itself (the same directory, named twice or
+	// by another path, or a copy of it) would show no difference
+	// that means anything: refused. (Sides of repeated runs may share
+	// one: A1,A2 against A2,A1 is how repeats are compared.)
+	if a, b := c.checked[:nA], c.checked[nA:]; len(a) == 1 && len(b) == 1 && sameRun(a[0], b[0]) {
+		return usagef("compare: %s and %s are the same run", clip(a[0].Path), clip(b[0].Path))
+	}
+	var skipped []string
+	c.pairs, skipped = compare.Pairs(ra, rb, argA, argB)
+	for _, sk := range skipped {
+		c.notes = append(c.notes, "> "+sk+"\n")
+	}
+	if len(c.pairs) == 0 {
+		return usagef("the two sides share no target (present in every run of each)")
+	}
+	return nil
+}
+
+// sideOf gathers target name from every run of a side.
+func sideOf(runs []*results.Run, arg, name string) (compare.Side, bool) {
+	var sd compare.Side
+	for i, r := range runs {
+		t := findTarget(r, name)
+		if t == nil {
+			return sd, false
+		}
+		if i == 0 {
+			sd = compare.Side{Label: t.Title + " in " + arg, Target: t}
+		} else {
+			sd.Repeats = append(sd.Repeats, t)
+		}
+	}
+	return sd, true
+}
+
+func findTarget(r *results.Run, name string) *results.Target {
+	for _, t := range r.Targets {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// markdown is the comparison: the notes, how the runs differ, and each
+// pair's verdicts.
+func (c *comparison) markdown() string {
 	var md strings.Builder
-	for _, n := range notes {
+	for _, n := range c.notes {
 		md.WriteString(n + "\n")
 	}
-	if len(checked) > 1 {
-		md.WriteString(compare.RunsMarkdown(checked, compare.Differences(checked)))
+	if len(c.checked) > 1 {
+		md.WriteString(compare.RunsMarkdown(c.checked, compare.Differences(c.checked)))
 	}
-	for _, p := range pairs {
+	for _, p := range c.pairs {
 		md.WriteString(compare.Markdown(p[0], p[1], compare.Compare(p[0], p[1])))
 		md.WriteString("\n")
 	}
-	code := printOut(stdout, stderr, md.String())
-	if *htmlOut != "" {
-		if err := safefile.WriteFile(*htmlOut, compareHTML(md.String()), 0o644); err != nil {
-			return fail(stderr, usagef("--html %s: cannot write it: %v", *htmlOut, pathErr(err)))
-		}
-		fmt.Fprintf(stderr, "comparison: %s\n", *htmlOut)
-	}
-	return code
+	return md.String()
 }
 
 // sameRun tells whether two runs read are one: the same results file.

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"sort"
@@ -73,11 +72,10 @@ type costFlags struct {
 
 func cmdCost(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("cost", costUsage, stderr)
-	var f costFlags
-	bindCostFlags(fs, &f)
-	if code, stop := parse(fs, args, stdout); stop {
+	if code, stop := fs.parse(args, stdout); stop {
 		return code
 	}
+	f := costFlagsOf(fs)
 	if fs.NArg() == 0 {
 		return fail(stderr, usagef("cost needs a run directory (try `storebench cost --help`)"))
 	}
@@ -118,17 +116,11 @@ func cmdCost(args []string, stdout, stderr io.Writer) int {
 	return printOut(stdout, stderr, b.String())
 }
 
-func bindCostFlags(fs *flag.FlagSet, f *costFlags) {
-	fs.StringVar(&f.load, "load", "", "the operations per second to carry: 50000/s, 5e4, 3M/min")
-	fs.StringVar(&f.data, "data", "", "the data: bytes as the workload writes them (500GiB, 2TB) or items (5e8)")
-	fs.StringVar(&f.mix, "mix", "", "shares of the load per step, e.g. ycsb/a=3,ycsb/c=1 (default: every step measured, equal shares)")
-	fs.StringVar(&f.growth, "growth", "", "data and load added per month: 5% (the month the next machine is needed)")
-	fs.StringVar(&f.p99, "p99", "", "the highest p99 latency allowed, e.g. 10ms")
-	fs.IntVar(&f.replicas, "replicas", 1, "copies of the data, each on machines of its own")
-	fs.IntVar(&f.maxMachines, "max-machines", costmodel.DefaultMaxMachines, "refuse a plan needing more machines than this")
-	fs.Float64Var(&f.utilisation, "utilisation", costmodel.DefaultUtilisation, "the share of a machine's CPU the load may use")
-	fs.Var(&f.catalogs, "catalog", "a built-in catalog (aws, scaleway, owned) or a YAML file; repeat to add lines to the first (default aws)")
-	fs.BoolVar(&f.asJSON, "json", false, "print the projections as JSON (results.json's projection block)")
+// costFlagsOf are cost's flags as parsed.
+func costFlagsOf(fs *cmdFlags) costFlags {
+	return costFlags{load: fs.str("load"), data: fs.str("data"), mix: fs.str("mix"), growth: fs.str("growth"), p99: fs.str("p99"),
+		replicas: fs.num("replicas"), maxMachines: fs.num("max-machines"), utilisation: fs.float("utilisation"),
+		catalogs: fs.list("catalog"), asJSON: fs.on("json")}
 }
 
 // sizing is the flags' sizing, or the run's own study's when no --load

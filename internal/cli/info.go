@@ -50,8 +50,7 @@ Example:
 `
 
 func cmdList(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("list", listUsage, stderr)
-	if code, stop := parse(fs, args, stdout); stop {
+	if code, stop := newFlags("list", listUsage, stderr).parse(args, stdout); stop {
 		return code
 	}
 	fmt.Fprintln(stdout, "STUDIES")
@@ -185,12 +184,10 @@ Examples:
 
 func cmdReport(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("report", reportUsage, stderr)
-	constraints := fs.String("constraints", "", "judge the run under the constraints in this file (study or constraints YAML)")
-	htmlOut := fs.String("html", "", "with --constraints: also write the report as HTML to this file")
-	outDir := fs.String("out", "", "write report.md, report.html and the charts to this directory instead of the run directory")
-	if code, stop := parse(fs, args, stdout); stop {
+	if code, stop := fs.parse(args, stdout); stop {
 		return code
 	}
+	constraints, htmlOut, outDir := fs.str("constraints"), fs.str("html"), fs.str("out")
 	if fs.NArg() != 1 {
 		fmt.Fprintln(stderr, "storebench: report needs one run directory (try `storebench report --help`)")
 		return exitUsage
@@ -199,8 +196,8 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, usagef("%v", err))
 	}
-	if *constraints != "" {
-		c, err := study.LoadConstraints(*constraints)
+	if constraints != "" {
+		c, err := study.LoadConstraints(constraints)
 		if err != nil {
 			return fail(stderr, err)
 		}
@@ -210,28 +207,28 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 				phases[s.Workload+"."+s.Phase] = true
 			}
 		}
-		if err := (&study.Study{File: *constraints, Constraints: c}).CheckFigures(phases); err != nil {
+		if err := (&study.Study{File: constraints, Constraints: c}).CheckFigures(phases); err != nil {
 			return fail(stderr, err)
 		}
 		run.Constraints = c
-		if *outDir != "" {
-			if code := writeReport(stderr, *outDir, run, true); code != exitOK {
+		if outDir != "" {
+			if code := writeReport(stderr, outDir, run, true); code != exitOK {
 				return code
 			}
 		}
-		if *htmlOut != "" {
-			if err := safefile.WriteFile(*htmlOut, report.HTML(run, report.Charts(run)), 0o644); err != nil {
-				return fail(stderr, usagef("--html %s: cannot write it: %v", *htmlOut, pathErr(err)))
+		if htmlOut != "" {
+			if err := safefile.WriteFile(htmlOut, report.HTML(run, report.Charts(run)), 0o644); err != nil {
+				return fail(stderr, usagef("--html %s: cannot write it: %v", htmlOut, pathErr(err)))
 			}
 		}
 		return printOut(stdout, stderr, report.Markdown(run))
 	}
-	if *htmlOut != "" {
+	if htmlOut != "" {
 		return fail(stderr, usagef("--html goes with --constraints (report.html is always written to the run directory)"))
 	}
-	to, chosen := dir, *outDir != ""
+	to, chosen := dir, outDir != ""
 	if chosen {
-		to = *outDir
+		to = outDir
 	}
 	if code := writeReport(stderr, to, run, chosen); code != exitOK {
 		return code
@@ -268,8 +265,7 @@ Prints storebench's version, the Go toolchain, and each engine's version.
 `
 
 func cmdVersion(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("version", versionUsage, stderr)
-	if code, stop := parse(fs, args, stdout); stop {
+	if code, stop := newFlags("version", versionUsage, stderr).parse(args, stdout); stop {
 		return code
 	}
 	fmt.Fprintf(stdout, "storebench %s (%s, %s/%s)\n", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)

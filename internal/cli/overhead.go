@@ -56,35 +56,45 @@ Examples:
 // thousand rounds of half a million gets is already hours.
 const maxOverheadRounds = 1000
 
-func cmdOverhead(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("overhead", overheadUsage, stderr)
-	keys := fs.Int("keys", 100000, "keys loaded into Pebble")
-	gets := fs.Int("gets", 500000, "random gets per round")
-	rounds := fs.Int("rounds", 7, "rounds of each (alternating), 1..1000")
-	target := fs.String("target", "pebble", "target to read from")
-	conc := fs.String("concurrency", "1", "goroutines of both the bare loop and the runner, comma-separated (e.g. 1,2,4,8), each 1..4096")
-	wl := fs.String("workload", "get", "what the runner runs: get (random gets) or ycsb-c (YCSB workload C, every read verified)")
-	if code, stop := parse(fs, args, stdout); stop {
-		return code
-	}
-	var levels []int
-	for _, f := range strings.Split(*conc, ",") {
+// overheadOpts are storebench overhead's flags, checked.
+type overheadOpts struct {
+	keys, gets, rounds int
+	levels             []int // --concurrency
+	target, workload   string
+}
+
+func overheadFlags(fs *cmdFlags) (overheadOpts, error) {
+	o := overheadOpts{keys: fs.num("keys"), gets: fs.num("gets"), rounds: fs.num("rounds"), target: fs.str("target"), workload: fs.str("workload")}
+	conc := fs.str("concurrency")
+	for _, f := range strings.Split(conc, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 || n > 4096 {
-			return fail(stderr, usagef("--concurrency %q: %q is not a number of goroutines from 1 to 4096", *conc, f))
+			return o, usagef("--concurrency %q: %q is not a number of goroutines from 1 to 4096", conc, f)
 		}
-		levels = append(levels, n)
+		o.levels = append(o.levels, n)
 	}
-	if *keys < 1 || *gets < 1 || *rounds < 1 {
-		return fail(stderr, usagef("--keys, --gets and --rounds must be at least 1"))
+	if o.keys < 1 || o.gets < 1 || o.rounds < 1 {
+		return o, usagef("--keys, --gets and --rounds must be at least 1")
 	}
-	if *rounds > maxOverheadRounds {
-		return fail(stderr, usagef("--rounds %d: want 1..%d", *rounds, maxOverheadRounds))
+	if o.rounds > maxOverheadRounds {
+		return o, usagef("--rounds %d: want 1..%d", o.rounds, maxOverheadRounds)
 	}
-	if *wl != "get" && *wl != "ycsb-c" {
-		return fail(stderr, usagef("--workload %q: want get or ycsb-c", *wl))
+	if o.workload != "get" && o.workload != "ycsb-c" {
+		return o, usagef("--workload %q: want get or ycsb-c", o.workload)
 	}
-	eng, err := kv.Lookup(*target)
+	return o, nil
+}
+
+func cmdOverhead(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("overhead", overheadUsage, stderr)
+	if code, stop := fs.parse(args, stdout); stop {
+		return code
+	}
+	o, err := overheadFlags(fs)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	eng, err := kv.Lookup(o.target)
 	if err != nil {
 		return fail(stderr, usagef("%v", err))
 	}
@@ -107,123 +117,167 @@ func cmdOverhead(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	defer s.Close()
-	failed := func(err error) int { return overheadFailed(ctx, stderr, err) }
+	m := &overheadRun{overheadOpts: o, ctx: ctx, s: s, title: eng.Title, stdout: stdout, stderr: stderr}
+	if o.workload == "ycsb-c" {
+		return m.ycsbC()
+	}
+	return m.randomGets()
+}
 
-	if *wl == "ycsb-c" {
-		return overheadYCSB(ctx, s, eng.Title, *keys, *gets, *rounds, levels, stdout, stderr)
+// overheadRun is one storebench overhead on an open engine.
+type overheadRun struct {
+	overheadOpts
+	ctx            context.Context
+	s              kv.Store
+	title          string // the engine's
+	stdout, stderr io.Writer
+}
+
+// failed ends overhead on err (see overheadFailed).
+func (m *overheadRun) failed(err error) int { return overheadFailed(m.ctx, m.stderr, err) }
+
+// alternate runs round r of both sides at g goroutines, the bare loop
+// first in odd rounds and second in even ones, so that drift over time
+// favours neither; an interrupt is the round's error.
+func (m *overheadRun) alternate(r, g int, bare, measured func(int) (cost, error)) (cost, cost, error) {
+	var db, dm cost
+	var err error
+	if r%2 == 1 {
+		if db, err = bare(g); err == nil {
+			dm, err = measured(g)
+		}
+	} else {
+		if dm, err = measured(g); err == nil {
+			db, err = bare(g)
+		}
 	}
-	key := func(dst []byte, i uint64) []byte {
-		dst = dst[:16]
-		binary.BigEndian.PutUint64(dst, i*0x9e3779b97f4a7c15)
-		binary.BigEndian.PutUint64(dst[8:], i)
-		return dst
+	if err == nil {
+		err = m.ctx.Err()
 	}
+	return db, dm, err
+}
+
+// overheadKey is the key of record i of overhead's random gets.
+func overheadKey(dst []byte, i uint64) []byte {
+	dst = dst[:16]
+	binary.BigEndian.PutUint64(dst, i*0x9e3779b97f4a7c15)
+	binary.BigEndian.PutUint64(dst[8:], i)
+	return dst
+}
+
+// pick is the record the get of sequence number seq reads, of n.
+func pick(seq, n uint64) uint64 { return (seq * 0x9e3779b97f4a7c15 >> 7) % n }
+
+// loadKeys writes --keys records of 100 bytes, in batches of 1000, and
+// compacts the engine where it can.
+func (m *overheadRun) loadKeys() error {
 	val := make([]byte, 100)
-	b := s.NewBatch()
+	b := m.s.NewBatch()
 	kbuf := make([]byte, 16)
-	for i := 0; i < *keys; i++ {
-		b.Put(key(kbuf, uint64(i)), val)
+	for i := 0; i < m.keys; i++ {
+		b.Put(overheadKey(kbuf, uint64(i)), val)
 		if b.Len() >= 1000 {
 			if err := b.Commit(); err != nil {
-				return failed(err)
+				return err
 			}
-			if err := ctx.Err(); err != nil {
-				return failed(err)
+			if err := m.ctx.Err(); err != nil {
+				return err
 			}
-			b = s.NewBatch()
+			b = m.s.NewBatch()
 		}
 	}
 	if err := b.Commit(); err != nil {
-		return failed(err)
-	}
-	if c, ok := s.(kv.Compacter); ok {
-		_ = c.Compact()
-	}
-	n := uint64(*keys)
-	pick := func(seq uint64) uint64 { return (seq * 0x9e3779b97f4a7c15 >> 7) % n }
-	get := func(k []byte, seq uint64) error {
-		_, err := s.Get(key(k, pick(seq)))
 		return err
 	}
-
-	// bare is the loop without the harness: n goroutines, the gets split
-	// as the runner splits them, no clock read, no histogram.
-	bare := func(n int) (cost, error) {
-		errs := make([]error, n)
-		ks := keyBufs(n)
-		var wg sync.WaitGroup
-		t0 := begin()
-		for g := 0; g < n; g++ {
-			wg.Add(1)
-			go func(g int) {
-				defer wg.Done()
-				k := ks[g]
-				for i := g; i < *gets; i += n {
-					if err := get(k, uint64(i)); err != nil {
-						errs[g] = err
-						return
-					}
-					if i&interruptEvery == 0 && ctx.Err() != nil {
-						errs[g] = ctx.Err()
-						return
-					}
-				}
-			}(g)
-		}
-		wg.Wait()
-		return t0.done(), errors.Join(errs...)
+	if c, ok := m.s.(kv.Compacter); ok {
+		_ = c.Compact()
 	}
-	viaRunner := func(n int) (cost, error) {
-		ks := keyBufs(n)
-		t0 := begin()
-		_, err := runner.Run(ctx, runner.Config{Workers: n, Ops: int64(*gets)}, func(ctx context.Context, w int, seq int64) error {
-			return get(ks[w], uint64(seq))
-		})
-		return t0.done(), err
+	return nil
+}
+
+func (m *overheadRun) get(k []byte, seq uint64) error {
+	_, err := m.s.Get(overheadKey(k, pick(seq, uint64(m.keys))))
+	return err
+}
+
+// bareGets is the loop without the harness: n goroutines, the gets split
+// as the runner splits them, no clock read, no histogram.
+func (m *overheadRun) bareGets(n int) (cost, error) {
+	errs := make([]error, n)
+	ks := keyBufs(n)
+	ctx, gets := m.ctx, m.gets
+	var wg sync.WaitGroup
+	t0 := begin()
+	for g := 0; g < n; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			k := ks[g]
+			for i := g; i < gets; i += n {
+				if err := m.get(k, uint64(i)); err != nil {
+					errs[g] = err
+					return
+				}
+				if i&interruptEvery == 0 && ctx.Err() != nil {
+					errs[g] = ctx.Err()
+					return
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	return t0.done(), errors.Join(errs...)
+}
+
+// runnerGets are the same gets through the runner.
+func (m *overheadRun) runnerGets(n int) (cost, error) {
+	ks := keyBufs(n)
+	t0 := begin()
+	_, err := runner.Run(m.ctx, runner.Config{Workers: n, Ops: int64(m.gets)}, func(ctx context.Context, w int, seq int64) error {
+		return m.get(ks[w], uint64(seq))
+	})
+	return t0.done(), err
+}
+
+// perOp is c per operation of ops, in nanoseconds: wall and CPU time.
+func (c cost) perOp(ops int) (wall, cpu float64) {
+	return float64(c.wall.Nanoseconds()) / float64(ops), float64(c.cpu.Nanoseconds()) / float64(ops)
+}
+
+// randomGets compares random gets through the runner with a bare loop,
+// round by round at each --concurrency, and prints the median ratios.
+func (m *overheadRun) randomGets() int {
+	if err := m.loadKeys(); err != nil {
+		return m.failed(err)
 	}
 	// Warm the cache and the code paths once before measuring.
-	if _, err := bare(1); err != nil {
-		return failed(err)
+	if _, err := m.bareGets(1); err != nil {
+		return m.failed(err)
 	}
-	fmt.Fprintf(stdout, "random gets on %s, %d keys, %d gets per round\n", eng.Title, *keys, *gets)
-	fmt.Fprintf(stdout, "%-10s %-6s %14s %14s %8s %14s %14s %8s\n", "goroutines", "round", "bare ns/op", "runner ns/op", "ratio", "bare cpu/op", "runner cpu/op", "cpu")
-	medians := make([]float64, len(levels))
-	cpuMedians := make([]float64, len(levels))
-	for li, n := range levels {
+	fmt.Fprintf(m.stdout, "random gets on %s, %d keys, %d gets per round\n", m.title, m.keys, m.gets)
+	fmt.Fprintf(m.stdout, "%-10s %-6s %14s %14s %8s %14s %14s %8s\n", "goroutines", "round", "bare ns/op", "runner ns/op", "ratio", "bare cpu/op", "runner cpu/op", "cpu")
+	medians := make([]float64, len(m.levels))
+	cpuMedians := make([]float64, len(m.levels))
+	for li, n := range m.levels {
 		var ratios, cpuRatios []float64
-		for r := 1; r <= *rounds; r++ {
-			// Alternate which goes first, so drift over time favours neither.
-			var db, dr cost
-			if r%2 == 1 {
-				if db, err = bare(n); err == nil {
-					dr, err = viaRunner(n)
-				}
-			} else {
-				if dr, err = viaRunner(n); err == nil {
-					db, err = bare(n)
-				}
-			}
-			if err == nil {
-				err = ctx.Err()
-			}
+		for r := 1; r <= m.rounds; r++ {
+			db, dr, err := m.alternate(r, n, m.bareGets, m.runnerGets)
 			if err != nil {
-				return failed(err)
+				return m.failed(err)
 			}
-			nb := float64(db.wall.Nanoseconds()) / float64(*gets)
-			nr := float64(dr.wall.Nanoseconds()) / float64(*gets)
-			cb := float64(db.cpu.Nanoseconds()) / float64(*gets)
-			cr := float64(dr.cpu.Nanoseconds()) / float64(*gets)
+			nb, cb := db.perOp(m.gets)
+			nr, cr := dr.perOp(m.gets)
 			ratios = append(ratios, nr/nb)
 			cpuRatios = append(cpuRatios, cr/cb)
-			fmt.Fprintf(stdout, "%-10d %-6d %14.1f %14.1f %8.3f %14.1f %14.1f %8.3f\n", n, r, nb, nr, nr/nb, cb, cr, cr/cb)
+			fmt.Fprintf(m.stdout, "%-10d %-6d %14.1f %14.1f %8.3f %14.1f %14.1f %8.3f\n", n, r, nb, nr, nr/nb, cb, cr, cr/cb)
 		}
 		sort.Float64s(ratios)
 		sort.Float64s(cpuRatios)
 		medians[li] = ratios[len(ratios)/2]
 		cpuMedians[li] = cpuRatios[len(cpuRatios)/2]
 	}
-	for li, n := range levels {
-		fmt.Fprintf(stdout, "goroutines %d: median runner/bare = %.3f (target <= 1.03); CPU time %.3f\n", n, medians[li], cpuMedians[li])
+	for li, n := range m.levels {
+		fmt.Fprintf(m.stdout, "goroutines %d: median runner/bare = %.3f (target <= 1.03); CPU time %.3f\n", n, medians[li], cpuMedians[li])
 	}
 	return exitOK
 }
@@ -284,100 +338,102 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// overheadYCSB compares YCSB workload C (the ycsb workload's step) with a
-// bare loop reading the same records through the engine.
-func overheadYCSB(ctx context.Context, s kv.Store, title string, records, gets, rounds int, levels []int, stdout, stderr io.Writer) int {
-	p := ycsb.Params{Workloads: []string{"c"}, Operations: study.Count(gets), Fields: 10, FieldLength: 100,
+// ycsbBench is overhead --workload ycsb-c: YCSB workload C (the ycsb
+// workload's step) against a bare loop reading the same records through
+// the engine.
+type ycsbBench struct {
+	*overheadRun
+	raw json.RawMessage // the step's parameters
+	env *workload.Env
+}
+
+// ycsbC compares YCSB workload C with the bare loop, round by round at
+// each --concurrency, and prints the median time YCSB C adds per read.
+func (m *overheadRun) ycsbC() int {
+	p := ycsb.Params{Workloads: []string{"c"}, Operations: study.Count(m.gets), Fields: 10, FieldLength: 100,
 		Distribution: "uniform", MaxScanLength: 100, Client: "events"}
 	raw, err := json.Marshal(p)
 	if err != nil {
-		return fail(stderr, err)
+		return fail(m.stderr, err)
 	}
-	step := func(phase string, n int) workload.Step {
-		return workload.Step{Workload: "ycsb", Phase: phase, N: int64(records), Seed: 1, Concurrency: n, Params: raw, Largest: int64(records)}
+	y := &ycsbBench{overheadRun: m, raw: raw, env: &workload.Env{Target: m.s}}
+	if _, err := (ycsb.YCSB{}).Execute(m.ctx, y.env, y.step("load", 8)); err != nil {
+		return m.failed(fmt.Errorf("loading the YCSB table: %w", err))
 	}
-	failed := func(err error) int { return overheadFailed(ctx, stderr, err) }
-	env := &workload.Env{Target: s}
-	if _, err := (ycsb.YCSB{}).Execute(ctx, env, step("load", 8)); err != nil {
-		return failed(fmt.Errorf("loading the YCSB table: %w", err))
-	}
-	if c, ok := s.(kv.Compacter); ok {
+	if c, ok := m.s.(kv.Compacter); ok {
 		_ = c.Compact()
 	}
-	n := uint64(records)
-	pick := func(seq uint64) uint64 { return (seq * 0x9e3779b97f4a7c15 >> 7) % n }
-	nop := func([]byte) error { return nil }
-	bare := func(g int) (cost, error) {
-		errs := make([]error, g)
-		ks := keyBufs(g)
-		var wg sync.WaitGroup
-		t0 := begin()
-		for w := 0; w < g; w++ {
-			wg.Add(1)
-			go func(w int) {
-				defer wg.Done()
-				k := ks[w][:0]
-				for i := w; i < gets; i += g {
-					k = ycsb.RecordKey(k, pick(uint64(i)))
-					if err := kv.View(s, k, nop); err != nil {
-						errs[w] = err
-						return
-					}
-					if i&interruptEvery == 0 && ctx.Err() != nil {
-						errs[w] = ctx.Err()
-						return
-					}
-				}
-			}(w)
-		}
-		wg.Wait()
-		return t0.done(), errors.Join(errs...)
+	if _, err := y.bare(1); err != nil {
+		return m.failed(err)
 	}
-	viaYCSB := func(g int) (cost, error) {
-		t0 := begin()
-		res, err := (ycsb.YCSB{}).Execute(ctx, env, step("c", g))
-		if err == nil && res.Verify.Checked != int64(gets) {
-			err = fmt.Errorf("ycsb c verified %d reads of %d", res.Verify.Checked, gets)
-		}
-		return t0.done(), err
-	}
-	if _, err := bare(1); err != nil {
-		return failed(err)
-	}
-	fmt.Fprintf(stdout, "YCSB C on %s, %d records of 10x100 bytes, %d reads per round\n", title, records, gets)
-	fmt.Fprintf(stdout, "%-10s %-6s %14s %14s %10s %14s %14s %10s\n", "goroutines", "round", "bare ns/op", "ycsb ns/op", "added", "bare cpu/op", "ycsb cpu/op", "added cpu")
+	fmt.Fprintf(m.stdout, "YCSB C on %s, %d records of 10x100 bytes, %d reads per round\n", m.title, m.keys, m.gets)
+	fmt.Fprintf(m.stdout, "%-10s %-6s %14s %14s %10s %14s %14s %10s\n", "goroutines", "round", "bare ns/op", "ycsb ns/op", "added", "bare cpu/op", "ycsb cpu/op", "added cpu")
 	type fig struct{ added, cpu []float64 }
-	figs := make([]fig, len(levels))
-	for li, g := range levels {
-		for r := 1; r <= rounds; r++ {
-			var db, dy cost
-			var err error
-			if r%2 == 1 {
-				if db, err = bare(g); err == nil {
-					dy, err = viaYCSB(g)
-				}
-			} else {
-				if dy, err = viaYCSB(g); err == nil {
-					db, err = bare(g)
-				}
-			}
-			if err == nil {
-				err = ctx.Err()
-			}
+	figs := make([]fig, len(m.levels))
+	for li, g := range m.levels {
+		for r := 1; r <= m.rounds; r++ {
+			db, dy, err := m.alternate(r, g, y.bare, y.viaYCSB)
 			if err != nil {
-				return failed(err)
+				return m.failed(err)
 			}
-			nb, ny := float64(db.wall.Nanoseconds())/float64(gets), float64(dy.wall.Nanoseconds())/float64(gets)
-			cb, cy := float64(db.cpu.Nanoseconds())/float64(gets), float64(dy.cpu.Nanoseconds())/float64(gets)
+			nb, cb := db.perOp(m.gets)
+			ny, cy := dy.perOp(m.gets)
 			figs[li].added = append(figs[li].added, ny-nb)
 			figs[li].cpu = append(figs[li].cpu, cy-cb)
-			fmt.Fprintf(stdout, "%-10d %-6d %14.1f %14.1f %10.1f %14.1f %14.1f %10.1f\n", g, r, nb, ny, ny-nb, cb, cy, cy-cb)
+			fmt.Fprintf(m.stdout, "%-10d %-6d %14.1f %14.1f %10.1f %14.1f %14.1f %10.1f\n", g, r, nb, ny, ny-nb, cb, cy, cy-cb)
 		}
 	}
-	for li, g := range levels {
+	for li, g := range m.levels {
 		sort.Float64s(figs[li].added)
 		sort.Float64s(figs[li].cpu)
-		fmt.Fprintf(stdout, "goroutines %d: YCSB C adds a median %.1f ns per read over the bare loop (wall); CPU %.1f ns\n", g, figs[li].added[rounds/2], figs[li].cpu[rounds/2])
+		fmt.Fprintf(m.stdout, "goroutines %d: YCSB C adds a median %.1f ns per read over the bare loop (wall); CPU %.1f ns\n", g, figs[li].added[m.rounds/2], figs[li].cpu[m.rounds/2])
 	}
 	return exitOK
+}
+
+// step is the ycsb workload's step of phase at n goroutines, over the
+// table of --keys records.
+func (y *ycsbBench) step(phase string, n int) workload.Step {
+	return workload.Step{Workload: "ycsb", Phase: phase, N: int64(y.keys), Seed: 1, Concurrency: n, Params: y.raw, Largest: int64(y.keys)}
+}
+
+// bare reads the records' keys through the engine's View at g
+// goroutines, with no check.
+func (y *ycsbBench) bare(g int) (cost, error) {
+	errs := make([]error, g)
+	ks := keyBufs(g)
+	ctx, s, gets, n := y.ctx, y.s, y.gets, uint64(y.keys)
+	nop := func([]byte) error { return nil }
+	var wg sync.WaitGroup
+	t0 := begin()
+	for w := 0; w < g; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			k := ks[w][:0]
+			for i := w; i < gets; i += g {
+				k = ycsb.RecordKey(k, pick(uint64(i), n))
+				if err := kv.View(s, k, nop); err != nil {
+					errs[w] = err
+					return
+				}
+				if i&interruptEvery == 0 && ctx.Err() != nil {
+					errs[w] = ctx.Err()
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	return t0.done(), errors.Join(errs...)
+}
+
+// viaYCSB runs YCSB C's step at g goroutines, every read verified.
+func (y *ycsbBench) viaYCSB(g int) (cost, error) {
+	t0 := begin()
+	res, err := (ycsb.YCSB{}).Execute(y.ctx, y.env, y.step("c", g))
+	if err == nil && res.Verify.Checked != int64(y.gets) {
+		err = fmt.Errorf("ycsb c verified %d reads of %d", res.Verify.Checked, y.gets)
+	}
+	return t0.done(), err
 }

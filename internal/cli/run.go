@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -159,11 +158,6 @@ worker's profiled steps up to the end of its step; go tool pprof -base
 PREVIOUS FILE gives one step's share. The CPU profile is the step's alone.
 `
 
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
-
 func cmdRun(args []string, stdout, stderr io.Writer) int { return runStudy(args, stdout, stderr, nil) }
 
 // runStudy is storebench run with args. ended, when not nil, is told the
@@ -171,148 +165,139 @@ func cmdRun(args []string, stdout, stderr io.Writer) int { return runStudy(args,
 // failed or interrupted (not called when no run started): storebench
 // seed --run reads the results.json there.
 func runStudy(args []string, stdout, stderr io.Writer, ended func(dir string)) int {
-	fs := newFlags("run", runUsage, stderr)
-	var o study.Override
-	var ladder, targets, durability, timeLimit string
-	var seed int64
-	var concurrency, workers, clientCPUs, crash int
-	var hosts, sshIdentity string
-	var sets, sshOptions, exports multiFlag
-	fs.StringVar(&ladder, "ladder", "", "data sizes to measure, comma-separated (e.g. 10,1e3,1e5; from 1 to 1e9, at most 64 sizes)")
-	fs.StringVar(&targets, "targets", "", "targets to run, comma-separated (e.g. pebble,rocksdb); see \"storebench list\"")
-	fs.StringVar(&durability, "durability", "", "sync (each write batch fsynced on return) or async, for every target; default: each engine as it ships (the seeds' method; the report says what each default is)")
-	fs.Int64Var(&seed, "seed", 0, "seed of every generated key, value and choice, 0 or more (same seed, same operations; default: the study's)")
-	fs.IntVar(&concurrency, "concurrency", 0, "load goroutines where a workload runs concurrently, 1..4096 (default: the study's)")
-	fs.IntVar(&workers, "workers", 0, "worker processes driving each server target at once, 1..256, each a disjoint share of the operations (default: one per host; docs/distributed.md); more than 1 needs a target whose data they can share (storebench list says which)")
-	fs.IntVar(&clientCPUs, "client-cpus", 0, "CPUs each worker's load goroutines run on (GOMAXPROCS; 0: every core); side by side with a native tool, give both the same threads")
-	fs.StringVar(&hosts, "hosts", "", "where workers run, comma-separated, round-robin: local, ssh://[user@]host[:port] (keys from ssh-agent or ~/.ssh, never a password)")
-	fs.StringVar(&sshIdentity, "ssh-identity", "", "private key file for the ssh hosts (ssh -i), checked before anything starts")
-	fs.Var(&sshOptions, "ssh-option", "an ssh -o option for the ssh hosts, Key=value (repeatable), e.g. UserKnownHostsFile=/path; any option ssh takes, where a study file's ssh.options may only tune the connection")
-	fs.StringVar(&timeLimit, "time-limit", "", "stop the study after this long (e.g. 30m, at most 2562047h), keeping what was measured; none: no limit, not even the study's")
-	fs.IntVar(&crash, "crash", 0, "add a crash phase: this many power failures (powerfs) and as many kill -9 of each target under the study's durability, every acknowledged write read back after each (the durability workload; docs/durability.md)")
-	fs.StringVar(&o.Scale, "scale", "", "apply one of the study's named scales (e.g. seed: the seed's own sizes) before the other overrides")
-	fs.Var(&sets, "set", "override a workload parameter: workload.param=value (repeatable), e.g. ledger.selects=5000")
-	out := fs.String("out", "results", "directory under which the run's results directory is created")
-	keep := fs.Bool("keep-data", false, "keep the engines' data directories after the run")
-	accept := fs.Bool("accept-estimate", false, "run a --scale whose up-front estimate of time and disk does not fit this machine (its free disk, the study's limits, or a day without a time limit); without it such a run is refused with the estimate")
-	quiet := fs.Bool("quiet", false, "do not print the report at the end (it is still written)")
-	metricsAddr := fs.String("metrics", "", "serve the run's figures live in the OpenMetrics format at http://ADDR/metrics, e.g. 127.0.0.1:9464 (name the interface: :9464 or 0.0.0.0 is refused)")
-	var allowNonempty, machines multiFlag
-	fs.Var(&machines, "machine", "run every target on this machine shape (repeatable: once per shape, each on a fresh worker or server with fresh data), limits as cpus=0.5,memory=256MiB,disk_iops=3000,disk_mbps=125,cpuset=1; replaces the study's machines: (--machine none: this machine as it is, without them). A limit this machine cannot enforce makes the target's steps n/a with the reason")
-	fs.Var(&allowNonempty, "allow-nonempty", "run on a server named by URI whose database already holds data: TARGET (its name, e.g. redis) or its URI, comma-separated or repeated; storebench then writes only under its own key prefixes (tables, collections) and removes only what it wrote. Without it such a server is refused, exit 2")
-	fs.Var(&exports, "export", "also write the figures as flat files: csv=DIR or jsonl=DIR (repeatable): DIR/steps.csv, one row per step, and DIR/ticks.csv, one row per second of each step")
-	profile := fs.String("profile", "", "write pprof profiles of each worker's steps, comma-separated kinds of cpu,mutex,block, to profiles/<target>/<step>.<kind>.pprof (read them with go tool pprof)")
-	if code, stop := parse(fs, args, stdout); stop {
+	f := newFlags("run", runUsage, stderr)
+	if code, stop := f.parse(args, stdout); stop {
 		return code
 	}
-	kinds, err := parseProfile(*profile)
+	r, code, stop := prepareRun(f, stderr)
+	if stop {
+		return code
+	}
+	r.command = append([]string{"storebench", "run"}, args...)
+	return r.execute(stdout, stderr, ended)
+}
+
+// runPlan is a run read from the command line, checked and planned:
+// nothing has started yet.
+type runPlan struct {
+	s       *study.Study
+	plan    *coordinator.Plan
+	command []string      // the command line, for results.json
+	scale   string        // --scale, "" for none
+	out     string        // --out
+	kinds   []string      // --profile
+	metrics string        // --metrics
+	specs   []export.Spec // --export
+	keep    bool          // --keep-data
+	accept  bool          // --accept-estimate
+	quiet   bool          // --quiet
+}
+
+// prepareRun reads the study and the flags, and checks that the run can
+// start here, before anything starts: an exit code (stop) when not.
+func prepareRun(f *cmdFlags, stderr io.Writer) (*runPlan, int, bool) {
+	r, err := runFromFlags(f)
+	if err == nil {
+		err = r.check(f.list("allow-nonempty"))
+	}
 	if err != nil {
-		return fail(stderr, err)
+		return nil, fail(stderr, err), true
 	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "storebench: run needs exactly one study name or file (try `storebench run --help`)")
-		return exitUsage
-	}
-	s, err := study.Load(fs.Arg(0))
-	if err != nil {
-		return fail(stderr, err)
-	}
-	// Only the flags given override the study, and every one given is
-	// checked, empty or zero included: --targets '' is not "the study's".
-	var badScale, badProfile, badMetrics bool
-	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "ladder":
-			o.Ladder = &ladder
-		case "targets":
-			o.Targets = &targets
-		case "durability":
-			o.Durability = &durability
-		case "seed":
-			o.Seed = &seed
-		case "concurrency":
-			o.Concurrency = &concurrency
-		case "crash":
-			o.Crash = &crash
-		case "time-limit":
-			o.TimeLimit = &timeLimit
-		case "workers":
-			o.Workers = &workers
-		case "client-cpus":
-			o.ClientCPUs = &clientCPUs
-		case "hosts":
-			o.Hosts = &hosts
-		case "ssh-identity":
-			o.SSHIdentity = &sshIdentity
-		case "scale":
-			badScale = o.Scale == ""
-		case "profile":
-			badProfile = *profile == ""
-		case "metrics":
-			badMetrics = true
+	if r.scale != "" {
+		if code, stop := r.checkEstimate(stderr); stop {
+			return nil, code, true
 		}
-	})
-	if badProfile {
-		return fail(stderr, usagef("--profile: empty: name kinds of %s", strings.Join(wire.ProfileKinds, ",")))
 	}
-	if badMetrics {
-		if err := metrics.CheckAddr(*metricsAddr); err != nil {
-			return fail(stderr, usagef("--metrics %v", err))
+	return r, 0, false
+}
+
+// runFromFlags loads the study named and applies the flags given to it.
+// Only the flags given override the study, and every one given is
+// checked, empty or zero included: an empty --targets is not "the study's".
+func runFromFlags(f *cmdFlags) (*runPlan, error) {
+	kinds, err := parseProfile(f.str("profile"))
+	if err != nil {
+		return nil, err
+	}
+	if f.NArg() != 1 {
+		return nil, usagef("run needs exactly one study name or file (try `storebench run --help`)")
+	}
+	s, err := study.Load(f.Arg(0))
+	if err != nil {
+		return nil, err
+	}
+	r := &runPlan{s: s, scale: f.str("scale"), out: f.str("out"), kinds: kinds, metrics: f.str("metrics"),
+		keep: f.on("keep-data"), accept: f.on("accept-estimate"), quiet: f.on("quiet")}
+	if r.specs, err = outputSpecs(f); err != nil {
+		return nil, err
+	}
+	if f.given("scale") && r.scale == "" {
+		return nil, usagef("--scale: empty: name one of the study's scales (%s)", strings.Join(s.ScaleNames(), ", "))
+	}
+	if err := s.Apply(f.override()); err != nil {
+		var se *study.Error
+		if errors.As(err, &se) {
+			return nil, err
+		}
+		return nil, usagef("%v", err)
+	}
+	return r, nil
+}
+
+// outputSpecs checks the flags of the run's extra outputs as given:
+// --profile, --metrics and --export.
+func outputSpecs(f *cmdFlags) ([]export.Spec, error) {
+	if f.given("profile") && f.str("profile") == "" {
+		return nil, usagef("--profile: empty: name kinds of %s", strings.Join(wire.ProfileKinds, ","))
+	}
+	if f.given("metrics") {
+		if err := metrics.CheckAddr(f.str("metrics")); err != nil {
+			return nil, usagef("--metrics %v", err)
 		}
 	}
 	var specs []export.Spec
-	for _, v := range exports {
+	for _, v := range f.list("export") {
 		sp, err := export.ParseSpec(v)
 		if err != nil {
-			return fail(stderr, usagef("--export %v", err))
+			return nil, usagef("--export %v", err)
 		}
 		specs = append(specs, sp)
 	}
-	if badScale {
-		return fail(stderr, usagef("--scale: empty: name one of the study's scales (%s)", strings.Join(s.ScaleNames(), ", ")))
-	}
-	o.Set = sets
-	o.SSHOptions = sshOptions
-	o.Machines = machines
-	if err := s.Apply(o); err != nil {
-		var se *study.Error
-		if errors.As(err, &se) {
-			return fail(stderr, err)
-		}
-		return fail(stderr, usagef("%v", err))
-	}
-	// The files the study or the flags name (an ssh key) are checked
-	// before anything starts.
+	return specs, nil
+}
+
+// check plans the study and makes sure it can start here: the files it
+// names (an ssh key), a server named by URI that already holds data
+// (refused unless --allow-nonempty names it), a ladder whose first size
+// already exceeds limits.disk, and --out; each refused before a results
+// directory exists.
+func (r *runPlan) check(allowNonempty []string) error {
+	s := r.s
 	if err := s.CheckFiles(); err != nil {
-		return fail(stderr, err)
+		return err
 	}
 	plan, err := coordinator.Prepare(s)
 	if err != nil {
-		return fail(stderr, err)
+		return err
 	}
-	// A server named by URI that already holds data is refused before
-	// anything runs, unless --allow-nonempty names it.
 	if err := coordinator.CheckExternal(context.Background(), s, plan, append(splitList(allowNonempty), allowNonempty...)); err != nil {
-		return fail(stderr, err)
+		return err
 	}
-	// A ladder whose first size already exceeds limits.disk would run
-	// nothing: refused now (exit 2), before a results directory exists.
 	if why := plan.Unstartable(s); why != "" {
-		return fail(stderr, usagef("%s: %s; cut it with %s", s.Name, why, cutHint(s)))
+		return usagef("%s: %s; cut it with %s", s.Name, why, cutHint(s))
 	}
-	if err := checkOut(*out); err != nil {
-		return fail(stderr, err)
-	}
-	if o.Scale != "" {
-		if code, stop := checkEstimate(s, o.Scale, *out, *accept, *keep, stderr); stop {
-			return code
-		}
-	}
+	r.plan = plan
+	return checkOut(r.out)
+}
+
+// execute runs the plan, with its outputs, until it ends or is
+// interrupted, and says how it ended.
+func (r *runPlan) execute(stdout, stderr io.Writer, ended func(dir string)) int {
 	exe, err := os.Executable()
 	if err != nil {
 		return fail(stderr, fmt.Errorf("cannot find my own binary to start workers: %w", err))
 	}
-	extra, err := extraOutputs(*metricsAddr, specs)
+	extra, err := extraOutputs(r.metrics, r.specs)
 	defer func() { _ = extra.Close() }()
 	if err != nil {
 		return fail(stderr, err)
@@ -333,6 +318,7 @@ func runStudy(args []string, stdout, stderr io.Writer, ended func(dir string)) i
 	defer stopPipe()
 	stdout, stderr = onBrokenPipe(stdout, closedOutput), onBrokenPipe(stderr, closedOutput)
 	con := console.New(stderr, tty)
+	s := r.s
 	con.Println(fmt.Sprintf("storebench %s: study %s, %d targets, ladder %s, durability %s", Version, s.Name, len(s.Targets), ladderString(s), s.Durability))
 	for _, o := range extra {
 		if m, ok := o.(*metrics.Metrics); ok {
@@ -342,9 +328,9 @@ func runStudy(args []string, stdout, stderr io.Writer, ended func(dir string)) i
 	outputs := append(event.List{con, resultsfile.New(), reportfile.New()}, extra...)
 
 	run, dir, err := coordinator.Run(ctx, coordinator.Options{
-		Study: s, OutDir: *out, Exe: exe, Version: Version, Command: append([]string{"storebench", "run"}, args...),
-		Output: outputs, KeepData: *keep, Profile: kinds,
-	}, plan)
+		Study: s, OutDir: r.out, Exe: exe, Version: Version, Command: r.command,
+		Output: outputs, KeepData: r.keep, Profile: r.kinds,
+	}, r.plan)
 	if ended != nil && dir != "" {
 		ended(dir)
 	}
@@ -355,8 +341,14 @@ func runStudy(args []string, stdout, stderr io.Writer, ended func(dir string)) i
 	if run == nil {
 		return fail(stderr, err)
 	}
+	return r.finish(run, dir, err, stdout, stderr)
+}
+
+// finish prints the report of a run that ended (unless --quiet), names
+// its files, and picks the exit code for how it ended.
+func (r *runPlan) finish(run *results.Run, dir string, err error, stdout, stderr io.Writer) int {
 	printed := exitOK
-	if !*quiet {
+	if !r.quiet {
 		printed = printOut(stdout, stderr, "\n"+report.Markdown(run))
 	}
 	// Only files that were written are named (a full disk may have
@@ -558,7 +550,8 @@ func parseProfile(v string) ([]string, error) {
 // workloads that can tell) and refuses one that does not fit this
 // machine unless --accept-estimate accepts it. With --keep-data every
 // target's data stays, so the disk is every target's.
-func checkEstimate(s *study.Study, scale, out string, accept, keep bool, stderr io.Writer) (code int, stop bool) {
+func (r *runPlan) checkEstimate(stderr io.Writer) (code int, stop bool) {
+	s := r.s
 	e, ok, err := coordinator.Estimate(s)
 	if err != nil {
 		return fail(stderr, err), true
@@ -566,20 +559,20 @@ func checkEstimate(s *study.Study, scale, out string, accept, keep bool, stderr 
 	if !ok {
 		return 0, false
 	}
-	if keep {
+	if r.keep {
 		e.DiskBytes *= float64(max(len(s.Targets), 1))
 	}
-	fmt.Fprintf(stderr, "estimate for %s --scale %s: %s\n", s.Name, scale, e)
-	why := e.TooBig(s, out)
+	fmt.Fprintf(stderr, "estimate for %s --scale %s: %s\n", s.Name, r.scale, e)
+	why := e.TooBig(s, r.out)
 	switch {
 	case why == "":
 		return 0, false
-	case accept:
+	case r.accept:
 		fmt.Fprintf(stderr, "estimate accepted (--accept-estimate): %s\n", why)
 		return 0, false
 	}
 	return fail(stderr, usagef("%s --scale %s does not fit this machine: %s; give --accept-estimate to run it anyway, or cut it with %s",
-		s.Name, scale, why, cutHint(s))), true
+		s.Name, r.scale, why, cutHint(s))), true
 }
 
 // cutHint says how to make a run smaller: a shorter ladder (its lower

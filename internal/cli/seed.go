@@ -122,21 +122,14 @@ type seedRunOpts struct {
 
 func cmdSeed(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("seed", seedUsage, stderr)
-	run := fs.Bool("run", false, "run the studies that test the seed's findings (at --scale seed), then print each finding's verdict")
-	out := fs.String("out", "results", "with --run: directory under which each study's results directory is created")
-	yes := fs.Bool("yes", false, "with --run: run without asking, whatever the estimate")
-	accept := fs.Bool("accept-estimate", false, "with --run: run a study whose estimate does not fit this machine (as storebench run --accept-estimate)")
-	var expects, sets multiFlag
-	fs.Var(&expects, "expect", "with --run: holds (every comparable finding must hold) or FINDING=holds (that one must), repeatable; exit 4 when one does not")
-	fs.Var(&sets, "set", "with --run: workload.param=value, passed to the studies that run the workload (as storebench run --set)")
-	hideFlags(fs, seedUsage, "set")
-	if code, stop := parse(fs, args, stdout); stop {
+	if code, stop := fs.parse(args, stdout); stop {
 		return code
 	}
+	run := fs.on("run")
 	if fs.NArg() > 1 {
 		return fail(stderr, usagef("seed takes one seed's number, not %d arguments (try `storebench seed --help`)", fs.NArg()))
 	}
-	if !*run {
+	if !run {
 		var given []string
 		fs.Visit(func(f *flag.Flag) { given = append(given, "--"+f.Name) })
 		if len(given) > 0 {
@@ -144,7 +137,7 @@ func cmdSeed(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if fs.NArg() == 0 {
-		if *run {
+		if run {
 			return fail(stderr, usagef("seed --run needs a seed's number (storebench seed lists them)"))
 		}
 		return listSeeds(stdout, stderr)
@@ -153,36 +146,18 @@ func cmdSeed(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, usagef("%v; transcribed: %s", err, strings.Join(seedcmp.IDs(), ", ")))
 	}
-	want, err := parseExpect(expects, seed)
+	want, err := parseExpect(fs.list("expect"), seed)
 	if err != nil {
 		return fail(stderr, err)
 	}
-	p, err := planSeed(seed, sets)
+	p, err := planSeed(seed, fs.list("set"))
 	if err != nil {
 		return fail(stderr, err)
 	}
-	if !*run {
+	if !run {
 		return printOut(stdout, stderr, showSeed(p))
 	}
-	return runSeed(p, seedRunOpts{out: *out, yes: *yes, accept: *accept, want: want}, stdout, stderr)
-}
-
-// hideFlags sets fs's --help to usage and every flag but hidden (flags
-// for tests).
-func hideFlags(fs *flag.FlagSet, usage string, hidden ...string) {
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), strings.TrimLeft(usage, "\n"))
-		fmt.Fprintln(fs.Output(), "\nFlags:")
-		shown := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
-		shown.SetOutput(fs.Output())
-		fs.VisitAll(func(f *flag.Flag) {
-			if !slices.Contains(hidden, f.Name) {
-				shown.Var(f.Value, f.Name, f.Usage)
-				shown.Lookup(f.Name).DefValue = f.DefValue
-			}
-		})
-		shown.PrintDefaults()
-	}
+	return runSeed(p, seedRunOpts{out: fs.str("out"), yes: fs.on("yes"), accept: fs.on("accept-estimate"), want: want}, stdout, stderr)
 }
 
 // parseExpect reads --expect: holds, or FINDING=holds for one of the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/url"
@@ -92,18 +91,17 @@ func serverHome() (string, error) {
 
 func cmdServer(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("server", serverUsage(), stderr)
-	durability := fs.String("durability", "sync", "sync or async: how the server makes writes durable")
-	port := fs.Int("port", 0, "port on 127.0.0.1 (0: a free one)")
-	uriOnly := fs.Bool("uri-only", false, "start: print only the URI")
-	if code, stop := parse(fs, args, stdout); stop {
+	if code, stop := fs.parse(args, stdout); stop {
 		return code
 	}
 	if fs.NArg() < 1 {
 		fs.Usage()
 		return exitUsage
 	}
-	if *port < 0 || *port > 65535 {
-		return fail(stderr, usagef("--port %d: want 1..65535, or 0 for a free one", *port))
+	opts := startOpts{durability: kv.Durability(fs.str("durability")), durabilitySet: fs.given("durability"),
+		port: fs.num("port"), uriOnly: fs.on("uri-only")}
+	if opts.port < 0 || opts.port > 65535 {
+		return fail(stderr, usagef("--port %d: want 1..65535, or 0 for a free one", opts.port))
 	}
 	verb, names := fs.Arg(0), fs.Args()[1:]
 	switch verb {
@@ -140,7 +138,7 @@ func cmdServer(args []string, stdout, stderr io.Writer) int {
 		case "install":
 			c = serverInstall(ctx, srv, stdout, stderr)
 		case "start":
-			c = serverStart(ctx, srv, kv.Durability(*durability), flagSet(fs, "durability"), *port, *uriOnly, stdout, stderr)
+			c = serverStart(ctx, srv, opts, stdout, stderr)
 		case "stop":
 			c = serverStop(ctx, srv, stdout, stderr)
 		case "status":
@@ -199,12 +197,20 @@ func startMismatch(inst *server.Instance, d kv.Durability, dSet bool, port int) 
 	return strings.Join(why, " and ")
 }
 
-func serverStart(ctx context.Context, srv server.Server, d kv.Durability, dSet bool, port int, uriOnly bool, stdout, stderr io.Writer) int {
-	if d != kv.Sync && d != kv.Async {
-		return fail(stderr, usagef("--durability: %q: want sync or async", d))
+// startOpts are what storebench server start is asked for.
+type startOpts struct {
+	durability    kv.Durability
+	durabilitySet bool // --durability given, not its default
+	port          int  // 0: a free one
+	uriOnly       bool // print only the URI
+}
+
+func serverStart(ctx context.Context, srv server.Server, o startOpts, stdout, stderr io.Writer) int {
+	if o.durability != kv.Sync && o.durability != kv.Async {
+		return fail(stderr, usagef("--durability: %q: want sync or async", o.durability))
 	}
 	var log io.Writer = stderr
-	if uriOnly {
+	if o.uriOnly {
 		log = io.Discard
 	}
 	sh, err := serverHome()
@@ -219,15 +225,7 @@ func serverStart(ctx context.Context, srv server.Server, d kv.Durability, dSet b
 	}
 	defer unlock()
 	if inst, err := server.LoadState(sh, srv.Name()); err == nil && server.Alive(inst.PID) {
-		if why := startMismatch(inst, d, dSet, port); why != "" {
-			return fail(stderr, usagef("server start %s: already running (pid %d) %s; stop it first (storebench server stop %s) or start it without that flag", srv.Name(), inst.PID, why, srv.Name()))
-		}
-		if uriOnly {
-			fmt.Fprintln(stdout, inst.URI)
-		} else {
-			fmt.Fprintf(stdout, "%s: already running (pid %d) at %s\n", srv.Name(), inst.PID, redact.Text(inst.URI))
-		}
-		return exitOK
+		return startedAlready(srv, inst, o, stdout, stderr)
 	}
 	if err := srv.Check(); err != nil {
 		return fail(stderr, err)
@@ -244,9 +242,43 @@ func serverStart(ctx context.Context, srv server.Server, d kv.Durability, dSet b
 	if err := server.ReapLeftovers(ctx, log); err != nil {
 		fmt.Fprintln(stderr, "storebench:", err)
 	}
-	// Every process the start spawns is leased until the state is saved:
-	// a start that fails or is interrupted stops them here, and should
-	// this process be killed, the next start of any storebench does.
+	// Detached: this server is meant to outlive this command.
+	inst, err := startLeased(ctx, srv, sh, server.Config{Dir: dir, Port: o.port, Durability: o.durability, Log: log, Detach: true})
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(stderr, "storebench: %s start interrupted; stopped what it had started\n", srv.Name())
+			return exitInterrupted
+		}
+		return fail(stderr, err)
+	}
+	if o.uriOnly {
+		fmt.Fprintln(stdout, inst.URI)
+	} else {
+		fmt.Fprintf(stdout, "%s %s: ready in %.1fs, pid %d, %s\n", srv.Name(), inst.Version, time.Since(t0).Seconds(), inst.PID, redact.Text(inst.URI))
+	}
+	return exitOK
+}
+
+// startedAlready answers a start of an instance that is running: its
+// URI, or a usage error when it runs otherwise than asked.
+func startedAlready(srv server.Server, inst *server.Instance, o startOpts, stdout, stderr io.Writer) int {
+	if why := startMismatch(inst, o.durability, o.durabilitySet, o.port); why != "" {
+		return fail(stderr, usagef("server start %s: already running (pid %d) %s; stop it first (storebench server stop %s) or start it without that flag", srv.Name(), inst.PID, why, srv.Name()))
+	}
+	if o.uriOnly {
+		fmt.Fprintln(stdout, inst.URI)
+	} else {
+		fmt.Fprintf(stdout, "%s: already running (pid %d) at %s\n", srv.Name(), inst.PID, redact.Text(inst.URI))
+	}
+	return exitOK
+}
+
+// startLeased starts srv as cfg says and saves its state under sh, with
+// the durability it was started with. Every process the start spawns is
+// leased until the state is saved: a start that fails or is interrupted
+// stops them here, and should this process be killed, the next start of
+// any storebench does.
+func startLeased(ctx context.Context, srv server.Server, sh string, cfg server.Config) (*server.Instance, error) {
 	var (
 		mu       sync.Mutex // a cluster's nodes start at once
 		spawned  []*proc.Handle
@@ -262,15 +294,14 @@ func serverStart(ctx context.Context, srv server.Server, d kv.Durability, dSet b
 		mu.Lock()
 		defer mu.Unlock()
 		spawned = append(spawned, h)
-		r, err := server.LeaseProcess(srv.Name(), h.PID, dir)
+		r, err := server.LeaseProcess(srv.Name(), h.PID, cfg.Dir)
 		if err != nil {
 			leaseErr = errors.Join(leaseErr, err)
 			return
 		}
 		releases = append(releases, r)
 	})
-	// Detached: this server is meant to outlive this command.
-	inst, err := srv.Start(sctx, server.Config{Dir: dir, Port: port, Durability: d, Log: log, Detach: true})
+	inst, err := srv.Start(sctx, cfg)
 	mu.Lock()
 	defer mu.Unlock()
 	if err == nil {
@@ -281,7 +312,7 @@ func serverStart(ctx context.Context, srv server.Server, d kv.Durability, dSet b
 			if inst.Settings == nil {
 				inst.Settings = map[string]string{}
 			}
-			inst.Settings[startedDurability] = string(d)
+			inst.Settings[startedDurability] = string(cfg.Durability)
 			err = server.SaveState(sh, inst)
 		}
 		if err != nil {
@@ -295,18 +326,8 @@ func serverStart(ctx context.Context, srv server.Server, d kv.Durability, dSet b
 		for _, h := range spawned {
 			_ = proc.Stop(context.Background(), h, stopSignal(srv), 5*time.Second)
 		}
-		if ctx.Err() != nil {
-			fmt.Fprintf(stderr, "storebench: %s start interrupted; stopped what it had started\n", srv.Name())
-			return exitInterrupted
-		}
-		return fail(stderr, err)
 	}
-	if uriOnly {
-		fmt.Fprintln(stdout, inst.URI)
-	} else {
-		fmt.Fprintf(stdout, "%s %s: ready in %.1fs, pid %d, %s\n", srv.Name(), inst.Version, time.Since(t0).Seconds(), inst.PID, redact.Text(inst.URI))
-	}
-	return exitOK
+	return inst, err
 }
 
 func stopSignal(srv server.Server) syscall.Signal {
@@ -418,10 +439,4 @@ func cmdServerMain(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	return fn(args[1:])
-}
-
-// flagSet says whether the command line gave the flag name.
-func flagSet(fs *flag.FlagSet, name string) (set bool) {
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
 }
