@@ -17,19 +17,9 @@ import (
 // started (its node count is known once it has), gives way to the
 // nodes' groups as the server is placed; the step's machine_ metrics are
 // the nodes' sum (their maximum for peak memory and the limit, which is
-// each node's), and each node's are machine_node<i>_*.
-
-// clusterWhyNot says why the target's shape cannot be given to each node
-// of its cluster ("" when it can, or the target is no cluster).
-func (r *targetRun) clusterWhyNot() string {
-	if r.info.Embedded() || r.uri != "" || !server.IsCluster(r.info.Server) {
-		return ""
-	}
-	if r.shape.CacheShape() {
-		return fmt.Sprintf("machine %s: a page-cache budget (cache=) per node of a cluster is not built yet", r.shape.Title())
-	}
-	return ""
-}
+// each node's), and each node's are machine_node<i>_*. Under a cache
+// shape each node's group holds its own page-cache budget: R × that
+// node's data, or cache=SIZE each (holdNodes).
 
 // clusterGroups makes one group per node of the started cluster, each of
 // the target's group's shape (with the cpuset placement.go added, which
@@ -88,7 +78,9 @@ func (m *managed) placeNode(i int) error {
 }
 
 // placeAgain puts a cluster node restarted after a fault (kill, stop)
-// back in its own machine group.
+// back in its own machine group. Under a cache shape its group kept its
+// hold while the node was down (holdNodes): placed back, the node is held
+// again, its limit following its memory in the group from the next tick.
 func (m *managed) placeAgain(node *server.Node) error {
 	i := slices.Index(m.inst.Nodes, node)
 	if i < 0 {
@@ -231,4 +223,103 @@ func (r *targetRun) clusterNotes(set map[string]string) {
 		parts = append(parts, fmt.Sprintf("node%d%s: %s (pids %s)", i+1, name, g.Name(), strings.Join(ps, ", ")))
 	}
 	set["machine_node_groups"] = strings.Join(parts, "; ")
+}
+
+// nodeHolds is, under a cache shape, each node's own page-cache hold
+// through a step (node i+1's at i; nil where the kernel refused it) and,
+// once the step ended, what each set.
+type nodeHolds struct {
+	holds   []*machine.CacheHold
+	first   []machine.CacheLimit
+	hi, hiB []int64
+	ended   bool
+}
+
+// holdNodes holds each node's group through the step to its own budget:
+// its memory outside the page cache plus R × the node's own data on
+// disk (its data directory), or plus SIZE under cache=SIZE, followed as
+// the step goes (machine.CacheHold). A node killed by a fault keeps its
+// group's hold while it is down, and placed back in its group as it
+// restarts (placeAgain) it is held by it again. A node whose limit the
+// kernel refuses runs without one, with a warning, as a single group.
+func (r *targetRun) holdNodes(fresh bool) {
+	m := r.srv
+	nh := &nodeHolds{}
+	m.nodeHolds = nh
+	for i, g := range m.nodeMG {
+		dir := ""
+		if i < len(m.inst.Nodes) {
+			dir = m.inst.Nodes[i].DataDir
+		}
+		if dir == "" {
+			r.o.notice(r.t.Name, fmt.Sprintf("warning: machine %s, node %d: no data directory: its page cache is not held", r.shape.Title(), i+1))
+			nh.holds = append(nh.holds, nil)
+			continue
+		}
+		h, err := g.HoldCache(dataSize(dir, fresh))
+		if err != nil {
+			r.o.notice(r.t.Name, fmt.Sprintf("warning: node %d: %v", i+1, err))
+		}
+		nh.holds = append(nh.holds, h)
+	}
+}
+
+// endNodeHolds ends each node's hold (its limit lifted until the next
+// step's) and keeps what each set; the target's cache limit becomes the
+// nodes' together (data, own memory and budgets summed, the limits the
+// largest node's, as a memory= shape's), when every node was held.
+func (r *targetRun) endNodeHolds() {
+	if r.srv == nil || r.srv.nodeHolds == nil || r.srv.nodeHolds.ended {
+		return
+	}
+	nh := r.srv.nodeHolds
+	nh.ended = true
+	n := len(nh.holds)
+	nh.first, nh.hi, nh.hiB = make([]machine.CacheLimit, n), make([]int64, n), make([]int64, n)
+	var sum machine.CacheLimit
+	var hi, hiB int64
+	all := n > 0
+	for i, h := range nh.holds {
+		if h == nil {
+			all = false
+			continue
+		}
+		first, hiL, hiBu, err := h.Stop()
+		if err != nil {
+			r.o.notice(r.t.Name, fmt.Sprintf("warning: node %d: %v", i+1, err))
+		}
+		nh.first[i], nh.hi[i], nh.hiB[i] = first, hiL, hiBu
+		sum.DataBytes += first.DataBytes
+		sum.Own += first.Own
+		sum.Budget += first.Budget
+		sum.Limit = max(sum.Limit, first.Limit)
+		hi, hiB = max(hi, hiL), hiB+hiBu
+	}
+	if all {
+		r.cacheLimit, r.hiLimit, r.hiBudget = &sum, hi, hiB
+	}
+}
+
+// nodeCacheMetrics adds each held node's cache limit over the step to m,
+// as machine_node<i>_*: its data at the start, its own memory then, and
+// (where a limit was set) its budget and limit, first and highest.
+func nodeCacheMetrics(m map[string]float64, nh *nodeHolds) {
+	if nh == nil || !nh.ended {
+		return
+	}
+	for i, h := range nh.holds {
+		if h == nil {
+			continue
+		}
+		k := func(name string) string { return fmt.Sprintf("machine_node%d_%s", i+1, name) }
+		cl := nh.first[i]
+		m[k("data_bytes_at_start")] = float64(cl.DataBytes)
+		m[k("own_memory_at_start_bytes")] = float64(cl.Own)
+		if cl.Limit > 0 {
+			m[k("cache_budget_bytes")] = float64(cl.Budget)
+			m[k("cache_budget_max_bytes")] = float64(nh.hiB[i])
+			m[k("memory_limit_bytes")] = float64(cl.Limit)
+			m[k("memory_limit_max_bytes")] = float64(nh.hi[i])
+		}
+	}
 }

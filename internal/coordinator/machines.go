@@ -130,10 +130,6 @@ func (r *targetRun) machineGroup(slot int) bool {
 		r.allNA(why)
 		return false
 	}
-	if why := r.clusterWhyNot(); why != "" {
-		r.allNA(why)
-		return false
-	}
 	r.stepServersNA()
 	runID := fmt.Sprintf("%s-%s", filepath.Base(r.runDir), strconv.Itoa(slot))
 	// A copy: a server's group may get a cpuset of its own (placement.go).
@@ -312,7 +308,8 @@ func (r *targetRun) machineBefore(fresh bool) *machine.Stats {
 // setCacheLimit, on a shape that keeps a ratio of page cache to data
 // (cache=R), holds the group's page cache through the step to R × the
 // target's data on disk (machine.CacheHold: measured at the start, then
-// every second). A step that creates its database (fresh) runs with no
+// every second); on a cluster, each node's group to R × that node's data
+// (holdNodes). A step that creates its database (fresh) runs with no
 // limit: the engine's allocations as it opens and loads an empty store
 // find no page cache to reclaim, and the kernel fails the ones it
 // charges to the group at once (file and mapping bookkeeping: ENOMEM,
@@ -320,33 +317,25 @@ func (r *targetRun) machineBefore(fresh bool) *machine.Stats {
 // its metrics say so (machine_data_bytes_at_start 0, no limit). A limit
 // the kernel refuses is a warning, and the step runs without it.
 func (r *targetRun) setCacheLimit(fresh bool) {
-	r.cacheLimit, r.hiLimit = nil, 0
+	r.cacheLimit, r.hiLimit, r.hiBudget = nil, 0, 0
 	if !r.shape.CacheShape() {
 		return
 	}
 	// A fixed budget (cache=SIZE) holds from the first step: it leaves
 	// the engine that budget of room as it opens.
 	fresh = fresh && r.shape.Cache != 0
+	if r.srv != nil && len(r.srv.nodeMG) > 0 {
+		r.holdNodes(fresh)
+		return
+	}
 	// The target's data: an embedded engine's directory, or the managed
 	// server's (r.dir is cleared once a server started: its workers
 	// hold no data).
-	dirs := []string{r.dir}
+	dir := r.dir
 	if r.srv != nil {
-		dirs = []string{r.srv.inst.DataDir}
+		dir = r.srv.inst.DataDir
 	}
-	size := func() int64 {
-		if fresh {
-			return 0
-		}
-		var data int64
-		for _, d := range dirs {
-			if _, apparent, err := procstat.DiskUsage(d); err == nil {
-				data += apparent
-			}
-		}
-		return data
-	}
-	h, err := r.mg.HoldCache(size)
+	h, err := r.mg.HoldCache(dataSize(dir, fresh))
 	if err != nil {
 		r.o.notice(r.t.Name, "warning: "+err.Error())
 		return
@@ -354,9 +343,25 @@ func (r *targetRun) setCacheLimit(fresh bool) {
 	r.hold = h
 }
 
+// dataSize is a cache hold's measure of the data: the bytes of the
+// files under dir (their apparent size), 0 on a fresh step.
+func dataSize(dir string, fresh bool) func() int64 {
+	return func() int64 {
+		if fresh {
+			return 0
+		}
+		if _, apparent, err := procstat.DiskUsage(dir); err == nil {
+			return apparent
+		}
+		return 0
+	}
+}
+
 // endHold ends the step's cache hold (the limit is lifted until the next
-// step's), keeping the limits it set for the step's metrics.
+// step's), keeping the limits it set for the step's metrics: on a
+// cluster, each node's (endNodeHolds).
 func (r *targetRun) endHold() {
+	r.endNodeHolds()
 	if r.hold == nil {
 		return
 	}
@@ -434,6 +439,9 @@ func (r *targetRun) machineMetrics(res *results.Step, before *machine.Stats, wal
 				m["machine_memory_limit_max_bytes"] = float64(r.hiLimit)
 				m["machine_cache_budget_max_bytes"] = float64(r.hiBudget)
 			}
+		}
+		if r.srv != nil {
+			nodeCacheMetrics(m, r.srv.nodeHolds)
 		}
 		if after.HasOOMKills {
 			m["machine_oom_kills"] = float64(after.OOMKills - before.OOMKills)

@@ -52,6 +52,9 @@ type managed struct {
 	// started.
 	nodeMG     []*machine.Group
 	nodeBefore []machine.Stats
+	// nodeHolds is, under a cache shape, each node's page-cache hold
+	// through the step (machine_nodes.go).
+	nodeHolds *nodeHolds
 }
 
 // logWriter turns a server's progress lines into events.

@@ -64,6 +64,9 @@ func machines(b *strings.Builder, run *results.Run) {
 					if hi := m["machine_cache_budget_max_bytes"]; hi > bu {
 						cache += " to " + Bytes(int64(hi))
 					}
+					if n := budgetNodes(m); n > 1 {
+						cache += fmt.Sprintf(": %d nodes' sum", n)
+					}
 					cache += ")"
 				}
 			}
@@ -90,6 +93,19 @@ func machines(b *strings.Builder, run *results.Run) {
 	tab.Write(b)
 	knees(b, ts)
 	cpuScaling(b, ts)
+}
+
+// budgetNodes is how many nodes of a cluster held a page-cache budget
+// of their own in the step (machine_node<i>_cache_budget_bytes): its
+// page cache and budget are then the nodes' sums.
+func budgetNodes(m map[string]float64) int {
+	n := 0
+	for {
+		if _, ok := m[fmt.Sprintf("machine_node%d_cache_budget_bytes", n+1)]; !ok {
+			return n
+		}
+		n++
+	}
 }
 
 func knees(b *strings.Builder, ts []*results.Target) {
