@@ -201,6 +201,24 @@ func (cfg Config) Secret() (string, error) {
 	return proc.Password()
 }
 
+// DurabilityOrSync is cfg.Durability, kv.Sync when it is empty (what
+// every server maps the empty one onto).
+func (cfg Config) DurabilityOrSync() kv.Durability {
+	if cfg.Durability == "" {
+		return kv.Sync
+	}
+	return cfg.Durability
+}
+
+// ListenPort is the port an instance started with cfg listens on:
+// cfg.Port, or a free one (proc.FreePort) when it is 0.
+func (cfg Config) ListenPort() (int, error) {
+	if cfg.Port != 0 {
+		return cfg.Port, nil
+	}
+	return proc.FreePort()
+}
+
 // FlushInterval is the Settings key of the longest a server promises to
 // hold an acknowledged write before it fsyncs it, under a durability
 // that flushes on a timer (a Go duration: Redis appendfsync everysec 1s,

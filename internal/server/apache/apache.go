@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 
 	"storebench/internal/server"
 	"storebench/internal/server/proc"
@@ -137,31 +136,24 @@ DocumentRoot %[8]s
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		return nil, fmt.Errorf("apache: %w", err)
 	}
-	proc.Logf(cfg.Log, "apache: starting %s on 127.0.0.1:%d in %s", version, l.Port, l.Dir)
-	t0 := time.Now()
-	// No access log: it would cost a write per request, which is not what
-	// is measured. APACHE_* variables are what Debian's apache2ctl sets;
-	// our config names every path itself.
-	h, err := proc.Start(ctx, proc.Spec{Name: "apache2", Path: bin, Args: []string{"-f", confPath, "-DFOREGROUND"}, Dir: l.Dir,
-		Env:     []string{"APACHE_RUN_DIR=" + run, "APACHE_LOG_DIR=" + l.Dir, "APACHE_LOCK_DIR=" + run, "APACHE_PID_FILE=" + filepath.Join(run, "apache2.pid")},
-		LogPath: logPath, Detach: cfg.Detach})
-	if err != nil {
-		return nil, fmt.Errorf("apache: %w", err)
-	}
-	if err := web.Ready(ctx, "apache", cfg, h, l, stopSignal, t0); err != nil {
-		return nil, err
-	}
 	workers := "as ourselves"
 	if user != "" {
 		workers = "children as " + runUser
 	}
-	return web.Instance(s.Name(), version, h, l, logPath, stopSignal, map[string]string{
-		"mpm":        "event: StartServers 2, ThreadsPerChild 25, MaxRequestWorkers 150 (Debian's mpm_event.conf)",
-		"keep_alive": "On, MaxKeepAliveRequests 0 (unlimited), KeepAliveTimeout 5",
-		"access_log": "off",
-		"user":       workers,
-		"config":     confPath,
-	}), nil
+	return web.Start(ctx, cfg, web.Launch{Name: "apache", What: version, Version: version, Layout: l, Signal: stopSignal,
+		// No access log: it would cost a write per request, which is not
+		// what is measured. APACHE_* variables are what Debian's
+		// apache2ctl sets; our config names every path itself.
+		Spec: proc.Spec{Name: "apache2", Path: bin, Args: []string{"-f", confPath, "-DFOREGROUND"}, Dir: l.Dir,
+			Env:     []string{"APACHE_RUN_DIR=" + run, "APACHE_LOG_DIR=" + l.Dir, "APACHE_LOCK_DIR=" + run, "APACHE_PID_FILE=" + filepath.Join(run, "apache2.pid")},
+			LogPath: logPath, Detach: cfg.Detach},
+		Settings: map[string]string{
+			"mpm":        "event: StartServers 2, ThreadsPerChild 25, MaxRequestWorkers 150 (Debian's mpm_event.conf)",
+			"keep_alive": "On, MaxKeepAliveRequests 0 (unlimited), KeepAliveTimeout 5",
+			"access_log": "off",
+			"user":       workers,
+			"config":     confPath,
+		}})
 }
 
 // confQuote quotes an argument for httpd.conf: in double quotes, where

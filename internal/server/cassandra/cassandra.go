@@ -16,8 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	gocql "github.com/apache/cassandra-gocql-driver/v2"
-
 	"storebench/internal/server"
 	"storebench/internal/server/proc"
 )
@@ -60,45 +58,29 @@ func (Server) Start(ctx context.Context, cfg server.Config) (*server.Instance, e
 	if err := installed(); err != nil {
 		return nil, err
 	}
-	java, javaMajorVersion, err := javaPath()
+	j, err := findJVM()
 	if err != nil {
 		return nil, err
 	}
-	lib := LibDir()
-	jamm, err := jammJar(lib)
+	ic, err := baseConfig(cfg, cfg.MemoryBytes)
 	if err != nil {
 		return nil, err
 	}
-	ic := instanceConfig{}
-	if ic.sync, err = syncOf(cfg.Durability); err != nil {
-		return nil, err
-	}
-	if ic.heapBytes, err = heapOf(cfg.MemoryBytes); err != nil {
-		return nil, err
-	}
-	ic.heapFromCache = cfg.MemoryBytes > 0
 	if ic.dir, err = filepath.Abs(cfg.Dir); err != nil {
 		return nil, err
 	}
-	for _, d := range []string{ic.dataDir(), ic.triggersDir()} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, fmt.Errorf("cassandra: %w", err)
-		}
+	if err := ic.makeDirs(); err != nil {
+		return nil, fmt.Errorf("cassandra: %w", err)
 	}
-	if ic.nativePort = cfg.Port; ic.nativePort == 0 {
-		if ic.nativePort, err = proc.FreePort(); err != nil {
-			return nil, fmt.Errorf("cassandra: %w", err)
-		}
+	if ic.nativePort, err = cfg.ListenPort(); err != nil {
+		return nil, fmt.Errorf("cassandra: %w", err)
 	}
 	for ic.storagePort == 0 || ic.storagePort == ic.nativePort {
 		if ic.storagePort, err = proc.FreePort(); err != nil {
 			return nil, fmt.Errorf("cassandra: %w", err)
 		}
 	}
-	if err := os.WriteFile(ic.yamlPath(), []byte(ic.yaml()), 0o644); err != nil {
-		return nil, fmt.Errorf("cassandra: %w", err)
-	}
-	if err := os.WriteFile(ic.logback(), []byte(ic.logbackXML()), 0o644); err != nil {
+	if err := ic.writeConfig(); err != nil {
 		return nil, fmt.Errorf("cassandra: %w", err)
 	}
 
@@ -107,8 +89,8 @@ func (Server) Start(ctx context.Context, cfg server.Config) (*server.Instance, e
 	t0 := time.Now()
 	h, err := proc.Start(ctx, proc.Spec{
 		Name:    "cassandra",
-		Path:    java,
-		Args:    ic.jvmArgs(lib, jamm),
+		Path:    j.java,
+		Args:    j.args(ic),
 		Dir:     ic.dir,
 		LogPath: ic.logPath(),
 		Detach:  cfg.Detach,
@@ -116,39 +98,11 @@ func (Server) Start(ctx context.Context, cfg server.Config) (*server.Instance, e
 	if err != nil {
 		return nil, fmt.Errorf("cassandra: %w", err)
 	}
-	abort := func(err error) (*server.Instance, error) {
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = proc.Stop(sctx, h, syscall.SIGTERM, 5*time.Second)
+	defer stopOnPanic(h)
+	release, err := ready(ctx, h, ic)
+	if err != nil {
+		abandon(h)
 		return nil, fmt.Errorf("cassandra: %w", err)
-	}
-	// The JVM runs in its own process group and outlives us: a panic in
-	// the driver during start-up must not orphan it.
-	defer func() {
-		if r := recover(); r != nil {
-			_, _ = abort(nil)
-			panic(r)
-		}
-	}()
-
-	var release string
-	probe := func(ctx context.Context) error {
-		// Cheap check first: no driver session while the JVM boots.
-		if err := proc.Listening(h.PID, ic.nativePort); err != nil {
-			return err
-		}
-		s, err := session(ic.nativePort, "")
-		if err != nil {
-			return err
-		}
-		defer s.Close()
-		return s.Query("SELECT release_version FROM system.local").ScanContext(ctx, &release)
-	}
-	if err := proc.WaitReady(ctx, h, ReadyTimeout, probe); err != nil {
-		return abort(err)
-	}
-	if err := createKeyspace(ctx, ic.nativePort); err != nil {
-		return abort(fmt.Errorf("creating keyspace %s: %w; log:\n%s", Keyspace, err, proc.LogTail(ic.logPath(), proc.TailLines)))
 	}
 	proc.Logf(cfg.Log, "cassandra: %s ready in %v (pid %d)", release, time.Since(t0).Round(time.Millisecond), h.PID)
 
@@ -159,7 +113,7 @@ func (Server) Start(ctx context.Context, cfg server.Config) (*server.Instance, e
 		DataDir:  ic.dataDir(),
 		LogPath:  ic.logPath(),
 		Version:  release,
-		Settings: settings(ic, release, java, javaMajorVersion, memoryLocked(ic.logPath())),
+		Settings: settings(ic, release, j.java, j.major, memoryLocked(ic.logPath())),
 		StopFunc: func(ctx context.Context) error {
 			// Cassandra drains on SIGTERM (flushes memtables, closes the
 			// commit log); it is killed after the stop timeout.
@@ -169,6 +123,99 @@ func (Server) Start(ctx context.Context, cfg server.Config) (*server.Instance, e
 			return nil
 		},
 	}, nil
+}
+
+// jvm is the Java runtime and the jars an instance runs on.
+type jvm struct {
+	java      string
+	major     int // the runtime's Java version
+	lib, jamm string
+}
+
+// findJVM finds the Java runtime and the jamm agent's jar.
+func findJVM() (jvm, error) {
+	java, major, err := javaPath()
+	if err != nil {
+		return jvm{}, err
+	}
+	lib := LibDir()
+	jamm, err := jammJar(lib)
+	if err != nil {
+		return jvm{}, err
+	}
+	return jvm{java: java, major: major, lib: lib, jamm: jamm}, nil
+}
+
+// args is the command line (after java) of the node ic.
+func (j jvm) args(ic instanceConfig) []string { return ic.jvmArgs(j.lib, j.jamm) }
+
+// baseConfig is what every node of an instance shares: the durability
+// and a heap of heap bytes (the target's cache when cfg sets one).
+func baseConfig(cfg server.Config, heap int64) (instanceConfig, error) {
+	ic := instanceConfig{heapFromCache: cfg.MemoryBytes > 0}
+	var err error
+	if ic.sync, err = syncOf(cfg.Durability); err != nil {
+		return ic, err
+	}
+	if ic.heapBytes, err = heapOf(heap); err != nil {
+		return ic, err
+	}
+	return ic, nil
+}
+
+// makeDirs creates the node's data and triggers directories.
+func (ic instanceConfig) makeDirs() error {
+	for _, d := range []string{ic.dataDir(), ic.triggersDir()} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeConfig writes the node's cassandra.yaml and logback.xml.
+func (ic instanceConfig) writeConfig() error {
+	if err := os.WriteFile(ic.yamlPath(), []byte(ic.yaml()), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(ic.logback(), []byte(ic.logbackXML()), 0o644)
+}
+
+// abandon stops a node whose start failed.
+func abandon(h *proc.Handle) { proc.Abandon(h, syscall.SIGTERM, 5*time.Second) }
+
+// stopOnPanic, deferred once the JVM runs, stops it on a panic before
+// passing the panic on: the JVM runs in its own process group and
+// outlives us, so a panic in the driver during start-up must not orphan
+// it.
+func stopOnPanic(h *proc.Handle) {
+	if r := recover(); r != nil {
+		abandon(h)
+		panic(r)
+	}
+}
+
+// ready waits until the single node h answers CQL (its release version
+// is the result), then creates the keyspace.
+func ready(ctx context.Context, h *proc.Handle, ic instanceConfig) (string, error) {
+	var release string
+	probe := func(ctx context.Context) error {
+		s, err := sessionAt("127.0.0.1", ic.nativePort, "")
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		return s.Query("SELECT release_version FROM system.local").ScanContext(ctx, &release)
+	}
+	// Cheap check first (WaitServing's): no driver session while the
+	// JVM boots.
+	if err := proc.WaitServing(ctx, h, ic.nativePort, ReadyTimeout, probe); err != nil {
+		return "", err
+	}
+	if err := createKeyspace(ctx, "127.0.0.1", ic.nativePort, 1); err != nil {
+		return "", fmt.Errorf("creating keyspace %s: %w; log:\n%s", Keyspace, err, proc.LogTail(ic.logPath(), proc.TailLines))
+	}
+	return release, nil
 }
 
 func heapSource(fromCache bool) string {
@@ -220,31 +267,4 @@ func settings(ic instanceConfig, release, java string, javaMajorVersion int, loc
 		"topology":           "num_tokens 16, Murmur3Partitioner, SimpleSnitch, auto_snapshot false",
 		"ports":              fmt.Sprintf("native %d, storage %d (127.0.0.1)", ic.nativePort, ic.storagePort),
 	}
-}
-
-// session connects to the node on 127.0.0.1 (keyspace may be empty).
-func session(port int, keyspace string) (*gocql.Session, error) {
-	c := gocql.NewCluster("127.0.0.1")
-	c.Port = port
-	c.Keyspace = keyspace
-	c.Consistency = gocql.One
-	c.ConnectTimeout = 2 * time.Second
-	c.Timeout = 10 * time.Second
-	c.NumConns = 1
-	c.DisableInitialHostLookup = true
-	// One connection attempt per probe. MaxRetries is the number of
-	// attempts: gocql v2.1.2 puts a nil connection in its pool (and panics
-	// on the first query) when it is 0.
-	c.ReconnectionPolicy = &gocql.ConstantReconnectionPolicy{MaxRetries: 1, Interval: time.Second}
-	return c.CreateSession()
-}
-
-func createKeyspace(ctx context.Context, port int) error {
-	s, err := session(port, "")
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	return s.Query("CREATE KEYSPACE IF NOT EXISTS " + Keyspace +
-		" WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}").ExecContext(ctx)
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"math/big"
 	"net"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -86,165 +85,219 @@ func freeOnAll(n int, avoid ...int) (int, error) { return server.FreePortOnNodes
 // up and NORMAL in the seed's gossip (two nodes joining at once may race
 // for the ring), then creates the keyspace with the replication factor.
 func (ClusterServer) Start(ctx context.Context, cfg server.Config) (*server.Instance, error) {
+	c, err := newClusterStart(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			_, _ = c.abort(nil)
+			panic(r)
+		}
+	}()
+	t0 := time.Now()
+	for i := 1; i <= c.nodes; i++ {
+		if err := c.startNode(ctx, i); err != nil {
+			return c.abort(err)
+		}
+	}
+	if err := c.waitRing(ctx); err != nil {
+		return c.abort(err)
+	}
+	if err := createKeyspace(ctx, c.base.seed, c.base.nativePort, c.rf); err != nil {
+		return c.abort(fmt.Errorf("creating keyspace %s: %w", Keyspace, err))
+	}
+	topo, err := topology(ctx, c.base.seed, c.base.nativePort)
+	if err != nil {
+		return c.abort(fmt.Errorf("reading the ring: %w", err))
+	}
+	proc.Logf(cfg.Log, "cassandra-cluster: %d nodes of %s ready in %v, replication factor %d", c.nodes, c.release, time.Since(t0).Round(time.Millisecond), c.rf)
+	return c.instance(topo), nil
+}
+
+// clusterStart is one start of a cluster: what every node shares, and
+// the nodes started so far. A node's restart (server.Node) reads it
+// again: by then it holds every node.
+type clusterStart struct {
+	cfg       server.Config
+	nodes, rf int
+	jvm       jvm
+	base      instanceConfig // every node's, but for its address and directory
+	dir       string
+	started   []*server.Node
+	release   string // the release the nodes report
+}
+
+// newClusterStart reads the options and picks the ports every node
+// listens on.
+func newClusterStart(cfg server.Config) (*clusterStart, error) {
 	if err := installed(); err != nil {
 		return nil, err
 	}
-	nodes, rf, err := ClusterOptions(cfg.Options)
-	if err != nil {
+	c := &clusterStart{cfg: cfg}
+	var err error
+	if c.nodes, c.rf, err = ClusterOptions(cfg.Options); err != nil {
 		return nil, fmt.Errorf("cassandra-cluster: %w", err)
 	}
-	java, javaMajorVersion, err := javaPath()
-	if err != nil {
-		return nil, err
-	}
-	lib := LibDir()
-	jamm, err := jammJar(lib)
-	if err != nil {
-		return nil, err
-	}
-	base := instanceConfig{}
-	if base.sync, err = syncOf(cfg.Durability); err != nil {
+	if c.jvm, err = findJVM(); err != nil {
 		return nil, err
 	}
 	heap := cfg.MemoryBytes
 	if heap == 0 {
 		heap = DefaultClusterHeapBytes
 	}
-	if base.heapBytes, err = heapOf(heap); err != nil {
+	if c.base, err = baseConfig(cfg, heap); err != nil {
 		return nil, err
 	}
-	base.heapFromCache = cfg.MemoryBytes > 0
-	dir, err := filepath.Abs(cfg.Dir)
+	if c.dir, err = filepath.Abs(cfg.Dir); err != nil {
+		return nil, err
+	}
+	if c.base.nativePort, err = freeOnAll(c.nodes); err != nil {
+		return nil, fmt.Errorf("cassandra-cluster: %w", err)
+	}
+	if c.base.storagePort, err = freeOnAll(c.nodes, c.base.nativePort); err != nil {
+		return nil, fmt.Errorf("cassandra-cluster: %w", err)
+	}
+	c.base.seed = nodeAddr(1)
+	return c, nil
+}
+
+// abort stops the nodes started so far and returns err, named.
+func (c *clusterStart) abort(err error) (*server.Instance, error) {
+	sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_ = server.StopNodes(sctx, c.started, 5*time.Second)
+	return nil, fmt.Errorf("cassandra-cluster: %w", err)
+}
+
+// startNode writes node i's files, starts it and adds it to the started
+// nodes once it is up.
+func (c *clusterStart) startNode(ctx context.Context, i int) error {
+	ic := c.base
+	ic.addr = nodeAddr(i)
+	ic.dir = filepath.Join(c.dir, "node"+strconv.Itoa(i))
+	if err := ic.makeDirs(); err != nil {
+		return err
+	}
+	if err := ic.writeConfig(); err != nil {
+		return err
+	}
+	name := fmt.Sprintf("node%d", i)
+	start := func(ctx context.Context) (*proc.Handle, error) { return c.runNode(ctx, name, ic) }
+	h, err := start(ctx)
+	if err != nil {
+		return err
+	}
+	n := server.NewNode(name, net.JoinHostPort(ic.addr, strconv.Itoa(ic.nativePort)), ic.dataDir(), h, syscall.SIGTERM, start)
+	c.started = append(c.started, n)
+	return nil
+}
+
+// runNode starts (or restarts) the node ic and waits until it is up and
+// in the ring (nodeUp), stopping it if it does not get there.
+func (c *clusterStart) runNode(ctx context.Context, name string, ic instanceConfig) (*proc.Handle, error) {
+	proc.Logf(c.cfg.Log, "cassandra-cluster: starting %s on %s:%d (heap %d MiB), log %s", name, ic.addr, ic.nativePort, ic.heapMiB(), ic.logPath())
+	h, err := proc.Start(ctx, proc.Spec{Name: "cassandra " + name, Path: c.jvm.java, Args: c.jvm.args(ic), Dir: ic.dir, LogPath: ic.logPath(), Detach: c.cfg.Detach})
 	if err != nil {
 		return nil, err
 	}
-	if base.nativePort, err = freeOnAll(nodes); err != nil {
-		return nil, fmt.Errorf("cassandra-cluster: %w", err)
+	if err := proc.WaitReady(ctx, h, ReadyTimeout, func(ctx context.Context) error { return c.nodeUp(ctx, ic) }); err != nil {
+		abandon(h)
+		return nil, err
 	}
-	if base.storagePort, err = freeOnAll(nodes, base.nativePort); err != nil {
-		return nil, fmt.Errorf("cassandra-cluster: %w", err)
-	}
-	base.seed = nodeAddr(1)
+	return h, nil
+}
 
-	var started []*server.Node
-	abort := func(err error) (*server.Instance, error) {
-		sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		_ = server.StopNodes(sctx, started, 5*time.Second)
-		return nil, fmt.Errorf("cassandra-cluster: %w", err)
+// nodeUp is nil once the node ic answers CQL, is NORMAL in the seed's
+// gossip and knows the started nodes, and they know it.
+func (c *clusterStart) nodeUp(ctx context.Context, ic instanceConfig) error {
+	// Cheap check first: no driver session while the JVM boots.
+	// (proc.Listening cannot tell the nodes apart: they share the port
+	// on different addresses.)
+	conn, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", net.JoinHostPort(ic.addr, strconv.Itoa(ic.nativePort)))
+	if err != nil {
+		return err
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			_, _ = abort(nil)
-			panic(r)
-		}
-	}()
-	t0 := time.Now()
-	var release string
-	for i := 1; i <= nodes; i++ {
-		ic := base
-		ic.addr = nodeAddr(i)
-		ic.dir = filepath.Join(dir, "node"+strconv.Itoa(i))
-		for _, d := range []string{ic.dataDir(), ic.triggersDir()} {
-			if err := os.MkdirAll(d, 0o755); err != nil {
-				return abort(err)
-			}
-		}
-		if err := os.WriteFile(ic.yamlPath(), []byte(ic.yaml()), 0o644); err != nil {
-			return abort(err)
-		}
-		if err := os.WriteFile(ic.logback(), []byte(ic.logbackXML()), 0o644); err != nil {
-			return abort(err)
-		}
-		name := fmt.Sprintf("node%d", i)
-		start := func(ctx context.Context) (*proc.Handle, error) {
-			proc.Logf(cfg.Log, "cassandra-cluster: starting %s on %s:%d (heap %d MiB), log %s", name, ic.addr, ic.nativePort, ic.heapMiB(), ic.logPath())
-			h, err := proc.Start(ctx, proc.Spec{Name: "cassandra " + name, Path: java, Args: ic.jvmArgs(lib, jamm), Dir: ic.dir, LogPath: ic.logPath(), Detach: cfg.Detach})
-			if err != nil {
-				return nil, err
-			}
-			probe := func(ctx context.Context) error {
-				// Cheap check first: no driver session while the JVM boots.
-				// (proc.Listening cannot tell the nodes apart: they share
-				// the port on different addresses.)
-				c, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", net.JoinHostPort(ic.addr, strconv.Itoa(ic.nativePort)))
-				if err != nil {
-					return err
-				}
-				c.Close()
-				s, err := sessionAt(ic.addr, ic.nativePort, "")
-				if err != nil {
-					return err
-				}
-				defer s.Close()
-				if err := s.Query("SELECT release_version FROM system.local").ScanContext(ctx, &release); err != nil {
-					return err
-				}
-				if err := joined(ctx, base.seed, ic.nativePort, ic.addr, nodes); err != nil {
-					return err
-				}
-				// The node's own view too: it must know the nodes already up
-				// (all the others, on a restart) before it coordinates.
-				var others []string
-				for _, n := range started {
-					if a := addrOf(n); a != ic.addr {
-						others = append(others, a)
-					}
-				}
-				if err := seesRing(ctx, ic.addr, ic.nativePort, others); err != nil {
-					return err
-				}
-				// And theirs of it: on a restart, every peer must know it
-				// is back before it counts as rejoined.
-				return seenByPeers(ctx, ic.addr, ic.nativePort, started)
-			}
-			if err := proc.WaitReady(ctx, h, ReadyTimeout, probe); err != nil {
-				sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				_ = proc.Stop(sctx, h, syscall.SIGTERM, 5*time.Second)
-				return nil, err
-			}
-			return h, nil
-		}
-		h, err := start(ctx)
-		if err != nil {
-			return abort(err)
-		}
-		n := server.NewNode(name, net.JoinHostPort(ic.addr, strconv.Itoa(ic.nativePort)), ic.dataDir(), h, syscall.SIGTERM, start)
-		started = append(started, n)
+	conn.Close()
+	s, err := sessionAt(ic.addr, ic.nativePort, "")
+	if err != nil {
+		return err
 	}
-	// Every node knows every other one before the cluster is ready: the
-	// earlier nodes learn of the later ones by gossip, after those are up.
-	for _, n := range started {
+	defer s.Close()
+	if err := s.Query("SELECT release_version FROM system.local").ScanContext(ctx, &c.release); err != nil {
+		return err
+	}
+	if err := joined(ctx, c.base.seed, ic.nativePort, ic.addr, c.nodes); err != nil {
+		return err
+	}
+	// The node's own view too: it must know the nodes already up (all
+	// the others, on a restart) before it coordinates.
+	if err := seesRing(ctx, ic.addr, ic.nativePort, otherAddrs(c.started, ic.addr)); err != nil {
+		return err
+	}
+	// And theirs of it: on a restart, every peer must know it is back
+	// before it counts as rejoined.
+	return seenByPeers(ctx, ic.addr, ic.nativePort, c.started)
+}
+
+// waitRing waits until every node knows every other one before the
+// cluster is ready: the earlier nodes learn of the later ones by
+// gossip, after those are up.
+func (c *clusterStart) waitRing(ctx context.Context) error {
+	for _, n := range c.started {
 		addr := addrOf(n)
-		var others []string
-		for _, o := range started {
-			if a := addrOf(o); a != addr {
-				others = append(others, a)
-			}
-		}
+		others := otherAddrs(c.started, addr)
 		if err := proc.WaitReady(ctx, n.Handle(), ReadyTimeout, func(ctx context.Context) error {
-			return seesRing(ctx, addr, base.nativePort, others)
+			return seesRing(ctx, addr, c.base.nativePort, others)
 		}); err != nil {
-			return abort(err)
+			return err
 		}
 	}
-	if err := createClusterKeyspace(ctx, base.seed, base.nativePort, rf); err != nil {
-		return abort(fmt.Errorf("creating keyspace %s: %w", Keyspace, err))
-	}
-	topo, err := topology(ctx, base.seed, base.nativePort)
-	if err != nil {
-		return abort(fmt.Errorf("reading the ring: %w", err))
-	}
-	proc.Logf(cfg.Log, "cassandra-cluster: %d nodes of %s ready in %v, replication factor %d", nodes, release, time.Since(t0).Round(time.Millisecond), rf)
+	return nil
+}
 
-	hosts := make([]string, len(started))
-	for i, n := range started {
+// otherAddrs are the addresses of nodes but addr.
+func otherAddrs(nodes []*server.Node, addr string) []string {
+	var others []string
+	for _, n := range nodes {
+		if a := addrOf(n); a != addr {
+			others = append(others, a)
+		}
+	}
+	return others
+}
+
+// instance describes the ready cluster, its ring as topo says.
+func (c *clusterStart) instance(topo []string) *server.Instance {
+	hosts := make([]string, len(c.started))
+	for i, n := range c.started {
 		hosts[i] = n.Addr
 	}
-	settings := settings(base, release, java, javaMajorVersion, false)
+	started := c.started
+	return &server.Instance{
+		Name:     ClusterName,
+		URI:      fmt.Sprintf("cassandra://%s/%s", strings.Join(hosts, ","), Keyspace),
+		PID:      started[0].PID(),
+		DataDir:  c.dir,
+		LogPath:  filepath.Join(c.dir, "node1", "cassandra.log"),
+		Version:  c.release,
+		Settings: c.settings(topo),
+		Nodes:    started,
+		StopFunc: func(ctx context.Context) error {
+			if err := server.StopNodes(ctx, started, server.DefaultStopTimeout); err != nil {
+				return fmt.Errorf("cassandra-cluster: %w", err)
+			}
+			return nil
+		},
+	}
+}
+
+// settings are the single node's, made the cluster's.
+func (c *clusterStart) settings(topo []string) map[string]string {
+	base, nodes, rf := c.base, c.nodes, c.rf
+	settings := settings(base, c.release, c.jvm.java, c.jvm.major, false)
 	delete(settings, "mlockall")
-	settings["server"] = fmt.Sprintf("Apache Cassandra %s (org.apache.cassandra:cassandra-all %s from Maven Central), %d nodes on 127.0.0.1..127.0.0.%d, one JVM each", release, Version, nodes, nodes)
+	settings["server"] = fmt.Sprintf("Apache Cassandra %s (org.apache.cassandra:cassandra-all %s from Maven Central), %d nodes on 127.0.0.1..127.0.0.%d, one JVM each", c.release, Version, nodes, nodes)
 	settings["heap"] = strings.Replace(settings["heap"], " MiB", " MiB per node", 1)
 	settings["keyspace"] = fmt.Sprintf("%s: SimpleStrategy, replication_factor %d", Keyspace, rf)
 	settings["replication_factor"] = strconv.Itoa(rf)
@@ -254,22 +307,7 @@ func (ClusterServer) Start(ctx context.Context, cfg server.Config) (*server.Inst
 	for i, line := range topo {
 		settings[fmt.Sprintf("node%d", i+1)] = line
 	}
-	return &server.Instance{
-		Name:     ClusterName,
-		URI:      fmt.Sprintf("cassandra://%s/%s", strings.Join(hosts, ","), Keyspace),
-		PID:      started[0].PID(),
-		DataDir:  dir,
-		LogPath:  filepath.Join(dir, "node1", "cassandra.log"),
-		Version:  release,
-		Settings: settings,
-		Nodes:    started,
-		StopFunc: func(ctx context.Context) error {
-			if err := server.StopNodes(ctx, started, server.DefaultStopTimeout); err != nil {
-				return fmt.Errorf("cassandra-cluster: %w", err)
-			}
-			return nil
-		},
-	}, nil
+	return settings
 }
 
 // joined is nil once node addr shows as NORMAL in the seed's gossip and
@@ -399,12 +437,17 @@ func sessionAt(addr string, port int, keyspace string) (*gocql.Session, error) {
 	c.Timeout = 10 * time.Second
 	c.NumConns = 1
 	c.DisableInitialHostLookup = true
+	// One connection attempt per probe. MaxRetries is the number of
+	// attempts: gocql v2.1.2 puts a nil connection in its pool (and panics
+	// on the first query) when it is 0.
 	c.ReconnectionPolicy = &gocql.ConstantReconnectionPolicy{MaxRetries: 1, Interval: time.Second}
 	return c.CreateSession()
 }
 
-func createClusterKeyspace(ctx context.Context, seed string, port, rf int) error {
-	s, err := sessionAt(seed, port, "")
+// createKeyspace creates the keyspace through the node at addr with a
+// replication factor of rf.
+func createKeyspace(ctx context.Context, addr string, port, rf int) error {
+	s, err := sessionAt(addr, port, "")
 	if err != nil {
 		return err
 	}

@@ -7,15 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"storebench/internal/home"
 	"storebench/internal/server/maven"
-	"storebench/internal/server/proc"
 )
 
 // Version is the Cassandra release storebench installs and runs.
@@ -61,21 +57,12 @@ func jammJar(lib string) (string, error) {
 // javaPath returns a Java runtime Cassandra 4.1 runs on (11 or 17):
 // $JAVA_HOME's, else Debian's OpenJDK 17, else `java` on PATH.
 func javaPath() (string, int, error) {
-	var cands []string
-	if h := os.Getenv("JAVA_HOME"); h != "" {
-		cands = append(cands, filepath.Join(h, "bin", "java"))
-	}
-	m, _ := filepath.Glob("/usr/lib/jvm/java-17-openjdk-*/bin/java")
-	cands = append(cands, m...)
-	if p, err := exec.LookPath("java"); err == nil {
-		cands = append(cands, p)
-	}
 	var seen []string
-	for _, c := range cands {
+	for _, c := range maven.JavaCandidates() {
 		if _, err := os.Stat(c); err != nil {
 			continue
 		}
-		major, err := javaMajor(c)
+		major, err := maven.JavaMajor(c)
 		if err != nil {
 			seen = append(seen, fmt.Sprintf("%s (%v)", c, err))
 			continue
@@ -89,20 +76,6 @@ func javaPath() (string, int, error) {
 		return "", 0, errors.New("no Java runtime found: Cassandra needs Java 17 (apt-get install -y openjdk-17-jre-headless, or `storebench server install cassandra`)")
 	}
 	return "", 0, fmt.Errorf("Cassandra %s needs Java 11 or 17, found: %s (apt-get install -y openjdk-17-jre-headless, or set JAVA_HOME)", Version, strings.Join(seen, "; "))
-}
-
-var javaVersionRE = regexp.MustCompile(`version "(1\.)?(\d+)`)
-
-func javaMajor(java string) (int, error) {
-	out, err := exec.Command(java, "-version").CombinedOutput()
-	if err != nil {
-		return 0, fmt.Errorf("%s -version: %v", java, err)
-	}
-	m := javaVersionRE.FindStringSubmatch(string(out))
-	if m == nil {
-		return 0, fmt.Errorf("%s -version: unexpected output %q", java, proc.FirstLine(string(out)))
-	}
-	return strconv.Atoi(m[2])
 }
 
 // Install fetches cassandra-all and its runtime dependencies from Maven

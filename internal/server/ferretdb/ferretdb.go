@@ -79,15 +79,13 @@ func (Server) Start(ctx context.Context, cfg server.Config) (*server.Instance, e
 		return nil, err
 	}
 	logPath := filepath.Join(dir, "ferretdb.log")
-	port := cfg.Port
-	if port == 0 {
-		if port, err = proc.FreePort(); err != nil {
-			return nil, err
-		}
-	}
-	exe, err := os.Executable()
+	port, err := cfg.ListenPort()
 	if err != nil {
-		return nil, fmt.Errorf("ferretdb: finding storebench's own executable: %w", err)
+		return nil, err
+	}
+	exe, err := self(Name)
+	if err != nil {
+		return nil, err
 	}
 	durability := "sync"
 	if !sync {
@@ -98,26 +96,10 @@ func (Server) Start(ctx context.Context, cfg server.Config) (*server.Instance, e
 		"-listen", addr, "-data", dataDir, "-log", logPath, "-durability", durability}
 	proc.Logf(cfg.Log, "ferretdb: starting on %s, data in %s, log %s", addr, dataDir, logPath)
 	t0 := time.Now()
-	h, err := proc.Start(ctx, proc.Spec{Name: "ferretdb", Path: exe, Args: args, Dir: dir, LogPath: logPath, Detach: cfg.Detach})
+	h, mongoVersion, err := launch(ctx, proc.Spec{Name: "ferretdb", Path: exe, Args: args, Dir: dir, LogPath: logPath, Detach: cfg.Detach},
+		port, readyTimeout, func(h *proc.Handle) { proc.Abandon(h, syscall.SIGTERM, 5*time.Second) })
 	if err != nil {
-		return nil, fmt.Errorf("ferretdb: %w", err)
-	}
-	uri := "mongodb://" + addr + "/storebench"
-	var mongoVersion string
-	probe := func(ctx context.Context) error {
-		// Our process, not another one on the port.
-		if err := proc.Listening(h.PID, port); err != nil {
-			return err
-		}
-		v, err := ping(ctx, uri)
-		mongoVersion = v
-		return err
-	}
-	if err := proc.WaitReady(ctx, h, readyTimeout, probe); err != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = proc.Stop(sctx, h, syscall.SIGTERM, 5*time.Second)
-		return nil, fmt.Errorf("ferretdb: %w", err)
+		return nil, err
 	}
 	proc.Logf(cfg.Log, "ferretdb: ready in %v (pid %d)", time.Since(t0).Round(time.Millisecond), h.PID)
 	version := moduleVersion()
@@ -134,7 +116,7 @@ func (Server) Start(ctx context.Context, cfg server.Config) (*server.Instance, e
 	}
 	return &server.Instance{
 		Name:     Name,
-		URI:      uri,
+		URI:      mongoURI(addr),
 		PID:      h.PID,
 		DataDir:  dataDir,
 		LogPath:  logPath,
@@ -166,6 +148,44 @@ func durabilitySetting(sync bool) string {
 		return "sync: SQLite synchronous=FULL in WAL mode (the WAL is fsynced on every commit)"
 	}
 	return "async: SQLite synchronous=NORMAL in WAL mode (fsync only at checkpoints; a power loss may lose recent commits)"
+}
+
+// self is storebench's own executable, which serves FerretDB (`storebench
+// server-main name ...`).
+func self(name string) (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("%s: finding storebench's own executable: %w", name, err)
+	}
+	return exe, nil
+}
+
+// mongoURI is the URI of the instance listening on addr.
+func mongoURI(addr string) string { return "mongodb://" + addr + "/storebench" }
+
+// launch starts spec, a server main of this executable that serves
+// FerretDB on 127.0.0.1:port, and waits until it answers a ping over the
+// MongoDB wire protocol; abandon stops it if it does not. It returns the
+// MongoDB version FerretDB reports ("" if none). Errors start with
+// spec.Name.
+func launch(ctx context.Context, spec proc.Spec, port int, timeout time.Duration, abandon func(h *proc.Handle)) (*proc.Handle, string, error) {
+	h, err := proc.Start(ctx, spec)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", spec.Name, err)
+	}
+	uri := mongoURI("127.0.0.1:" + strconv.Itoa(port))
+	var mongoVersion string
+	probe := func(ctx context.Context) error {
+		v, err := ping(ctx, uri)
+		mongoVersion = v
+		return err
+	}
+	// Our process, not another one on the port.
+	if err := proc.WaitServing(ctx, h, port, timeout, probe); err != nil {
+		abandon(h)
+		return nil, "", fmt.Errorf("%s: %w", spec.Name, err)
+	}
+	return h, mongoVersion, nil
 }
 
 // ping connects, pings, and returns the MongoDB-compatible version

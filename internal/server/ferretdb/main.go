@@ -49,6 +49,19 @@ func sqliteURL(dataDir string, sync bool) string {
 	return u.String()
 }
 
+// openLog opens a server main's log, appending to the file at path
+// (standard error when path is empty); closeLog closes it.
+func openLog(path string) (out io.Writer, closeLog func(), err error) {
+	if path == "" {
+		return os.Stderr, func() {}, nil
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, func() { f.Close() }, nil
+}
+
 // serverMain serves FerretDB in this process until SIGTERM or SIGINT:
 //
 //	storebench server-main ferretdb -listen 127.0.0.1:PORT -data DIR -log FILE -durability sync|async
@@ -69,16 +82,12 @@ func serverMain(args []string) int {
 		fmt.Fprintf(os.Stderr, "ferretdb: -durability %q: want sync or async\n", *durability)
 		return 2
 	}
-	var out io.Writer = os.Stderr
-	if *logPath != "" {
-		f, err := os.OpenFile(*logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "ferretdb:", err)
-			return 1
-		}
-		defer f.Close()
-		out = f
+	out, closeLog, err := openLog(*logPath)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ferretdb:", err)
+		return 1
 	}
+	defer closeLog()
 	logger := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	if err := serve(*listen, *data, *durability == "sync", logger); err != nil {
 		logger.Error("ferretdb stopped", "error", err)

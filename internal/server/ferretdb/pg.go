@@ -95,77 +95,91 @@ func (s PGServer) Start(ctx context.Context, cfg server.Config) (*server.Instanc
 	if err := s.Check(); err != nil {
 		return nil, err
 	}
-	dir, err := filepath.Abs(cfg.Dir)
+	dir, settingsPath, err := pgInstanceDir(cfg.Dir)
 	if err != nil {
 		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	// A stale file from an earlier start must not pass for this one's.
-	settingsPath := filepath.Join(dir, pgSettingsFile)
-	if err := os.Remove(settingsPath); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("ferretdb-pg: %w", err)
 	}
 	logPath := filepath.Join(dir, "ferretdb.log")
-	port := cfg.Port
-	if port == 0 {
-		if port, err = proc.FreePort(); err != nil {
-			return nil, err
-		}
-	}
-	exe, err := os.Executable()
+	port, err := cfg.ListenPort()
 	if err != nil {
-		return nil, fmt.Errorf("ferretdb-pg: finding storebench's own executable: %w", err)
+		return nil, err
+	}
+	exe, err := self(PGName)
+	if err != nil {
+		return nil, err
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	args := []string{"server-main", PGName, "-listen", addr, "-dir", dir, "-log", logPath,
 		"-durability", durability, "-memory", strconv.FormatInt(cfg.MemoryBytes, 10)}
 	proc.Logf(cfg.Log, "ferretdb-pg: starting PostgreSQL then FerretDB on %s in %s, log %s", addr, dir, logPath)
 	t0 := time.Now()
-	h, err := proc.Start(ctx, proc.Spec{Name: PGName, Path: exe, Args: args, Dir: dir, LogPath: logPath, Detach: cfg.Detach})
+	h, mongoVersion, err := launch(ctx, proc.Spec{Name: PGName, Path: exe, Args: args, Dir: dir, LogPath: logPath, Detach: cfg.Detach},
+		port, pgReadyTimeout, abandonPG)
 	if err != nil {
+		return nil, err
+	}
+	pg, err := readPGSettings(settingsPath)
+	if err != nil {
+		abandonPG(h)
 		return nil, fmt.Errorf("ferretdb-pg: %w", err)
 	}
-	stop := func(ctx context.Context) error {
-		// SIGTERM: the server main stops FerretDB, then PostgreSQL, then
-		// exits. Were it killed instead, PostgreSQL would get SIGKILL
-		// from the kernel (its parent-death signal).
+	proc.Logf(cfg.Log, "ferretdb-pg: ready in %v (pid %d, PostgreSQL pid %d)", time.Since(t0).Round(time.Millisecond), h.PID, pg.PID)
+	return &server.Instance{
+		Name:     PGName,
+		URI:      mongoURI(addr),
+		PID:      h.PID,
+		DataDir:  pg.DataDir,
+		LogPath:  logPath,
+		Version:  moduleVersion(),
+		Settings: pgSettings(h.PID, pg, addr, mongoVersion),
+		StopFunc: pgStop(h),
+	}, nil
+}
+
+// pgInstanceDir makes the instance directory dir, absolute, and clears
+// the settings file a start's server main writes there: a stale one from
+// an earlier start must not pass for this one's.
+func pgInstanceDir(dir string) (abs, settingsPath string, err error) {
+	if abs, err = filepath.Abs(dir); err != nil {
+		return "", "", err
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return "", "", err
+	}
+	settingsPath = filepath.Join(abs, pgSettingsFile)
+	if err := os.Remove(settingsPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", "", fmt.Errorf("ferretdb-pg: %w", err)
+	}
+	return abs, settingsPath, nil
+}
+
+// pgStop stops the instance h: SIGTERM, on which the server main stops
+// FerretDB, then PostgreSQL, then exits. Were it killed instead,
+// PostgreSQL would get SIGKILL from the kernel (its parent-death signal).
+func pgStop(h *proc.Handle) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
 		if err := proc.Stop(ctx, h, syscall.SIGTERM, pgStopTimeout); err != nil {
 			return fmt.Errorf("ferretdb-pg: %w", err)
 		}
 		return nil
 	}
-	uri := "mongodb://" + addr + "/storebench"
-	var mongoVersion string
-	probe := func(ctx context.Context) error {
-		if err := proc.Listening(h.PID, port); err != nil {
-			return err
-		}
-		v, err := ping(ctx, uri)
-		mongoVersion = v
-		return err
-	}
-	if err := proc.WaitReady(ctx, h, pgReadyTimeout, probe); err != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), pgStopTimeout)
-		defer cancel()
-		_ = stop(sctx)
-		return nil, fmt.Errorf("ferretdb-pg: %w", err)
-	}
-	pg, err := readPGSettings(settingsPath)
-	if err != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), pgStopTimeout)
-		defer cancel()
-		_ = stop(sctx)
-		return nil, fmt.Errorf("ferretdb-pg: %w", err)
-	}
-	proc.Logf(cfg.Log, "ferretdb-pg: ready in %v (pid %d, PostgreSQL pid %d)", time.Since(t0).Round(time.Millisecond), h.PID, pg.PID)
-	version := moduleVersion()
+}
+
+// abandonPG stops an instance whose start failed.
+func abandonPG(h *proc.Handle) {
+	sctx, cancel := context.WithTimeout(context.Background(), pgStopTimeout)
+	defer cancel()
+	_ = pgStop(h)(sctx)
+}
+
+// pgSettings describe the instance whose server main is pid, from the
+// settings of the PostgreSQL it runs.
+func pgSettings(pid int, pg pgInfo, addr, mongoVersion string) map[string]string {
 	settings := map[string]string{
-		"server": "FerretDB " + version + " (embedded Go package " + modulePath + "/ferretdb, handler postgresql, run as `storebench server-main ferretdb-pg`)",
+		"server": "FerretDB " + moduleVersion() + " (embedded Go package " + modulePath + "/ferretdb, handler postgresql, run as `storebench server-main ferretdb-pg`)",
 		"backend": "PostgreSQL " + pg.Version + " (managed, started by the FerretDB process as its child: " +
 			"the measured process tree holds both), one schema per database, documents as jsonb",
-		"process_tree": fmt.Sprintf("pid %d (FerretDB) with PostgreSQL (pid %d) and its workers below it", h.PID, pg.PID),
+		"process_tree": fmt.Sprintf("pid %d (FerretDB) with PostgreSQL (pid %d) and its workers below it", pid, pg.PID),
 		"listen":       addr,
 	}
 	if m := pg.Settings["durability_mapping"]; m != "" {
@@ -179,16 +193,7 @@ func (s PGServer) Start(ctx context.Context, cfg server.Config) (*server.Instanc
 	if mongoVersion != "" {
 		settings["wire_compat"] = "reports MongoDB " + mongoVersion + " in buildInfo (compatibility version, not a MongoDB server)"
 	}
-	return &server.Instance{
-		Name:     PGName,
-		URI:      uri,
-		PID:      h.PID,
-		DataDir:  pg.DataDir,
-		LogPath:  logPath,
-		Version:  version,
-		Settings: settings,
-		StopFunc: stop,
-	}, nil
+	return settings
 }
 
 // pgInfo is what the server main tells the starting process about the
@@ -238,16 +243,12 @@ func pgServerMain(args []string) int {
 		fmt.Fprintf(os.Stderr, "ferretdb-pg: -durability %q: want sync or async\n", *durability)
 		return 2
 	}
-	var out io.Writer = os.Stderr
-	if *logPath != "" {
-		f, err := os.OpenFile(*logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "ferretdb-pg:", err)
-			return 1
-		}
-		defer f.Close()
-		out = f
+	out, closeLog, err := openLog(*logPath)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ferretdb-pg:", err)
+		return 1
 	}
+	defer closeLog()
 	logger := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	if err := servePG(*listen, *dir, kv.Durability(*durability), *memory, out, logger); err != nil {
 		logger.Error("ferretdb-pg stopped", "error", err)

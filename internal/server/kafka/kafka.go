@@ -15,9 +15,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -72,35 +70,19 @@ func installed() error {
 	return nil
 }
 
-var javaVersionRE = regexp.MustCompile(`version "(1\.)?(\d+)`)
-
 // javaPath is a Java runtime of version 17 or later (Kafka 4's broker
 // needs 17): $JAVA_HOME's, Debian's OpenJDK 17, or `java` on PATH.
 func javaPath() (string, error) {
-	var cands []string
-	if h := os.Getenv("JAVA_HOME"); h != "" {
-		cands = append(cands, filepath.Join(h, "bin", "java"))
-	}
-	m, _ := filepath.Glob("/usr/lib/jvm/java-17-openjdk-*/bin/java")
-	cands = append(cands, m...)
-	if p, err := exec.LookPath("java"); err == nil {
-		cands = append(cands, p)
-	}
 	var seen []string
-	for _, c := range cands {
-		out, err := exec.Command(c, "-version").CombinedOutput()
+	for _, c := range maven.JavaCandidates() {
+		major, err := maven.JavaMajor(c)
 		if err != nil {
 			continue
 		}
-		mm := javaVersionRE.FindStringSubmatch(string(out))
-		if mm == nil {
-			continue
-		}
-		if major, _ := strconv.Atoi(mm[2]); major >= 17 {
+		if major >= 17 {
 			return c, nil
-		} else {
-			seen = append(seen, fmt.Sprintf("%s is Java %d", c, major))
 		}
+		seen = append(seen, fmt.Sprintf("%s is Java %d", c, major))
 	}
 	if len(seen) == 0 {
 		return "", errors.New("no Java runtime found: Kafka needs Java 17 (apt-get install -y openjdk-17-jre-headless, or `storebench server install kafka`)")
@@ -199,89 +181,119 @@ func (s Server) Start(ctx context.Context, cfg server.Config) (*server.Instance,
 	if cfg.Durability == "" {
 		cfg.Durability = kv.Sync
 	}
+	b, err := prepare(cfg, java)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.format(ctx, cfg.Log); err != nil {
+		return nil, err
+	}
+	proc.Logf(cfg.Log, "kafka: starting %s (KRaft, broker+controller) on 127.0.0.1:%d, heap %d MiB, log %s", Version, b.port, b.heap, b.logPath)
+	t0 := time.Now()
+	h, err := b.run(ctx, cfg.Detach)
+	if err != nil {
+		return nil, err
+	}
+	proc.Logf(cfg.Log, "kafka: ready in %s (pid %d)", time.Since(t0).Round(time.Millisecond), h.PID)
+	return b.instance(h, cfg.Durability), nil
+}
+
+// broker is one instance: its files, ports and JVM.
+type broker struct {
+	java, dir, dataDir, propsPath, logPath string
+	port, ctrl                             int
+	heap                                   int64
+	jvm                                    []string // the JVM's options, before the main class
+}
+
+// prepare makes the instance directory, picks the two ports and writes
+// server.properties and log4j2.xml.
+func prepare(cfg server.Config, java string) (*broker, error) {
 	dir, err := filepath.Abs(cfg.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
-	dataDir := filepath.Join(dir, "data")
+	b := &broker{java: java, dir: dir, dataDir: filepath.Join(dir, "data"), propsPath: filepath.Join(dir, "server.properties"),
+		logPath: filepath.Join(dir, "kafka.log"), heap: heapMiB(cfg.MemoryBytes)}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
-	port := cfg.Port
-	if port == 0 {
-		if port, err = proc.FreePort(); err != nil {
+	if b.port, err = cfg.ListenPort(); err != nil {
+		return nil, fmt.Errorf("kafka: %w", err)
+	}
+	for b.ctrl = b.port; b.ctrl == b.port; {
+		if b.ctrl, err = proc.FreePort(); err != nil {
 			return nil, fmt.Errorf("kafka: %w", err)
 		}
 	}
-	ctrl := port
-	for ctrl == port {
-		if ctrl, err = proc.FreePort(); err != nil {
-			return nil, fmt.Errorf("kafka: %w", err)
-		}
-	}
-	propsPath := filepath.Join(dir, "server.properties")
-	if err := os.WriteFile(propsPath, []byte(properties(dataDir, port, ctrl, cfg.Durability)), 0o644); err != nil {
+	if err := os.WriteFile(b.propsPath, []byte(properties(b.dataDir, b.port, b.ctrl, cfg.Durability)), 0o644); err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
 	logCfg := filepath.Join(dir, "log4j2.xml")
 	if err := os.WriteFile(logCfg, []byte(log4jXML), 0o644); err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
-	logPath := filepath.Join(dir, "kafka.log")
-	cp := filepath.Join(LibDir(), "*")
-	heap := heapMiB(cfg.MemoryBytes)
-	jvm := []string{fmt.Sprintf("-Xms%dm", heap), fmt.Sprintf("-Xmx%dm", heap), "-XX:+UseG1GC", "-Djava.awt.headless=true",
+	b.jvm = []string{fmt.Sprintf("-Xms%dm", b.heap), fmt.Sprintf("-Xmx%dm", b.heap), "-XX:+UseG1GC", "-Djava.awt.headless=true",
 		// IPv4 sockets: the readiness probe finds the listener in
 		// /proc/net/tcp (a dual-stack JVM socket shows in tcp6 only).
 		"-Djava.net.preferIPv4Stack=true",
-		"-Dlog4j2.configurationFile=" + logCfg, "-cp", cp}
-	if _, err := os.Stat(filepath.Join(dataDir, "meta.properties")); err != nil {
-		// A fresh node: format its storage with a new cluster id.
-		cluster, err := newClusterID()
-		if err != nil {
-			return nil, fmt.Errorf("kafka: %w", err)
-		}
-		proc.Logf(cfg.Log, "kafka: formatting %s (cluster %s)", dataDir, cluster)
-		fctx, cancel := context.WithTimeout(ctx, ReadyTimeout)
-		err = proc.Run(fctx, proc.Spec{Name: "kafka-storage-format", Path: java,
-			Args: append(append([]string{}, jvm...), "kafka.tools.StorageTool", "format", "-t", cluster, "-c", propsPath),
-			Dir:  dir, LogPath: logPath})
-		cancel()
-		if err != nil {
-			// proc.Run quotes the log's tail.
-			return nil, fmt.Errorf("kafka: formatting storage: %w", err)
-		}
+		"-Dlog4j2.configurationFile=" + logCfg, "-cp", filepath.Join(LibDir(), "*")}
+	return b, nil
+}
+
+// format formats the storage of a fresh node with a new cluster id (a
+// node that has its meta.properties keeps it).
+func (b *broker) format(ctx context.Context, log io.Writer) error {
+	if _, err := os.Stat(filepath.Join(b.dataDir, "meta.properties")); err == nil {
+		return nil
 	}
-	proc.Logf(cfg.Log, "kafka: starting %s (KRaft, broker+controller) on 127.0.0.1:%d, heap %d MiB, log %s", Version, port, heap, logPath)
-	t0 := time.Now()
-	h, err := proc.Start(ctx, proc.Spec{Name: "kafka", Path: java, Args: append(jvm, "kafka.Kafka", propsPath),
-		Dir: dir, LogPath: logPath, Detach: cfg.Detach})
+	cluster, err := newClusterID()
+	if err != nil {
+		return fmt.Errorf("kafka: %w", err)
+	}
+	proc.Logf(log, "kafka: formatting %s (cluster %s)", b.dataDir, cluster)
+	fctx, cancel := context.WithTimeout(ctx, ReadyTimeout)
+	err = proc.Run(fctx, proc.Spec{Name: "kafka-storage-format", Path: b.java,
+		Args: append(append([]string{}, b.jvm...), "kafka.tools.StorageTool", "format", "-t", cluster, "-c", b.propsPath),
+		Dir:  b.dir, LogPath: b.logPath})
+	cancel()
+	if err != nil {
+		// proc.Run quotes the log's tail.
+		return fmt.Errorf("kafka: formatting storage: %w", err)
+	}
+	return nil
+}
+
+// addr is the broker's address, what clients bootstrap from.
+func (b *broker) addr() string { return fmt.Sprintf("127.0.0.1:%d", b.port) }
+
+// run starts the broker and waits until it answers over the Kafka
+// protocol, stopping it if it does not.
+func (b *broker) run(ctx context.Context, detach bool) (*proc.Handle, error) {
+	h, err := proc.Start(ctx, proc.Spec{Name: "kafka", Path: b.java, Args: append(b.jvm, "kafka.Kafka", b.propsPath),
+		Dir: b.dir, LogPath: b.logPath, Detach: detach})
 	if err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
-	broker := fmt.Sprintf("127.0.0.1:%d", port)
-	probe := func(ctx context.Context) error {
-		if err := proc.Listening(h.PID, port); err != nil {
-			return err
-		}
-		return Ping(ctx, broker)
-	}
-	if err := proc.WaitReady(ctx, h, ReadyTimeout, probe); err != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		_ = proc.Stop(sctx, h, syscall.SIGTERM, 10*time.Second)
+	probe := func(ctx context.Context) error { return Ping(ctx, b.addr()) }
+	if err := proc.WaitServing(ctx, h, b.port, ReadyTimeout, probe); err != nil {
+		proc.Abandon(h, syscall.SIGTERM, 10*time.Second)
 		return nil, fmt.Errorf("kafka: %w", err)
 	}
-	proc.Logf(cfg.Log, "kafka: ready in %s (pid %d)", time.Since(t0).Round(time.Millisecond), h.PID)
+	return h, nil
+}
+
+// instance describes the ready broker h.
+func (b *broker) instance(h *proc.Handle, d kv.Durability) *server.Instance {
 	return &server.Instance{
-		Name: Name, URI: "kafka://" + broker, PID: h.PID, DataDir: dataDir, LogPath: logPath, Version: Version,
+		Name: Name, URI: "kafka://" + b.addr(), PID: h.PID, DataDir: b.dataDir, LogPath: b.logPath, Version: Version,
 		Settings: map[string]string{
 			"version":            Version + " (org.apache.kafka:kafka_2.13, KRaft: one node, broker and controller)",
-			"port":               strconv.Itoa(port),
-			"durability":         string(cfg.Durability),
-			"durability_mapping": durabilityMapping(cfg.Durability),
-			"heap":               fmt.Sprintf("%d MiB", heap),
-			"java":               java,
+			"port":               strconv.Itoa(b.port),
+			"durability":         string(d),
+			"durability_mapping": durabilityMapping(d),
+			"heap":               fmt.Sprintf("%d MiB", b.heap),
+			"java":               b.java,
 		},
 		StopFunc: func(ctx context.Context) error {
 			// A clean shutdown closes the log segments; killed after
@@ -291,7 +303,7 @@ func (s Server) Start(ctx context.Context, cfg server.Config) (*server.Instance,
 			}
 			return nil
 		},
-	}, nil
+	}
 }
 
 // newClusterID is a random cluster id as Kafka makes them: 16 bytes in

@@ -77,12 +77,7 @@ func (mariaServer) Check() error {
 			return proc.NotInstalled(b, "mariadb", packages...)
 		}
 	}
-	if os.Geteuid() == 0 {
-		if _, _, err := proc.LookupIDs(osUser); err != nil {
-			return fmt.Errorf("mariadb: the %s user is missing (it comes with mariadb-server): %w", osUser, err)
-		}
-	}
-	return nil
+	return proc.CheckOSUser("mariadb", osUser, "mariadb-server")
 }
 
 func (mariaServer) Install(ctx context.Context, log io.Writer) error {
@@ -101,15 +96,6 @@ func flushAtCommit(d kv.Durability) (value, mapping string, err error) {
 			"an OS crash can lose the last second of commits); binary log off, sync_binlog=0", nil
 	}
 	return "", "", fmt.Errorf("mariadb: unknown durability %q (want sync or async)", d)
-}
-
-// runAs is the user the server runs as: mysql when we are root, else
-// ourselves (mariadbd ignores user= unless it is root).
-func runAs() string {
-	if os.Geteuid() == 0 {
-		return osUser
-	}
-	return ""
 }
 
 // paths of one instance.
@@ -134,151 +120,185 @@ func (s mariaServer) Start(ctx context.Context, cfg server.Config) (*server.Inst
 	if err := s.Check(); err != nil {
 		return nil, err
 	}
-	mariadbd, _ := binary("mariadbd")
-	installDB, _ := binary("mariadb-install-db")
-	dir, err := filepath.Abs(cfg.Dir)
+	st, err := prepare(ctx, cfg)
 	if err != nil {
+		return nil, err
+	}
+	st.flush, st.mapping = flush, mapping
+	if err := os.WriteFile(st.p.cnf, []byte(optionFile(st.p, st.port, flush, flushMethod, st.bufferPool())), 0o644); err != nil {
+		return nil, fmt.Errorf("mariadb: writing %s: %w", st.p.cnf, err)
+	}
+	if st.password, err = cfg.Secret(); err != nil {
 		return nil, fmt.Errorf("mariadb: %w", err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("mariadb: creating %s: %w", dir, err)
+	if err := st.initDataDir(ctx); err != nil {
+		return nil, err
 	}
-	user := runAs()
-	if user != "" {
-		if err := proc.CheckTraversable(dir, user); err != nil {
-			return nil, fmt.Errorf("mariadb: %w", err)
-		}
+	h, err := st.run(ctx)
+	if err != nil {
+		return nil, err
 	}
-	p := newPaths(dir)
+	pool, err := st.poolSetting(ctx)
+	if err != nil {
+		proc.Abandon(h, syscall.SIGTERM, 10*time.Second)
+		return nil, fmt.Errorf("mariadb: %w", err)
+	}
+	proc.Logf(cfg.Log, "mariadb: ready in %s (pid %d)", time.Since(st.t0).Round(time.Millisecond), h.PID)
+	return st.instance(s.Name(), h, pool), nil
+}
+
+// start is one start of an instance: what prepare finds and lays out,
+// then what Start runs.
+type start struct {
+	cfg                                server.Config
+	p                                  paths
+	mariadbd, installDB, user, version string
+	port                               int
+	flush, mapping, password           string
+	t0                                 time.Time // when mariadbd was started
+}
+
+// prepare lays out the instance directory (its run directory and log
+// the server's own), reads the version and picks the port and socket.
+func prepare(ctx context.Context, cfg server.Config) (*start, error) {
+	st := &start{cfg: cfg, user: proc.RunAs(osUser)}
+	st.mariadbd, _ = binary("mariadbd")
+	st.installDB, _ = binary("mariadb-install-db")
+	dir, err := proc.InstanceDir("mariadb", cfg.Dir, st.user)
+	if err != nil {
+		return nil, err
+	}
+	st.p = newPaths(dir)
 	// The server (as mysql) creates its socket and pid file in run/ and
 	// opens its error log itself: they must be its own.
-	if err := os.MkdirAll(p.run, 0o755); err != nil {
-		return nil, fmt.Errorf("mariadb: creating %s: %w", p.run, err)
+	if err := proc.MkdirOwned(st.p.run, st.user); err != nil {
+		return nil, fmt.Errorf("mariadb: %w", err)
 	}
-	f, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("mariadb: creating its log: %w", err)
+	if err := createLog(st.p.log, st.user); err != nil {
+		return nil, err
 	}
-	f.Close()
-	if user != "" {
-		for _, path := range []string{p.run, p.log} {
-			if err := proc.Chown(path, user); err != nil {
-				return nil, fmt.Errorf("mariadb: %w", err)
-			}
-		}
-	}
-	out, err := proc.Output(ctx, mariadbd, "--version")
+	out, err := proc.Output(ctx, st.mariadbd, "--version")
 	if err != nil {
 		return nil, fmt.Errorf("mariadb: version: %w", err)
 	}
-	version := parseVersion(out)
-
-	port := cfg.Port
-	if port == 0 {
-		if port, err = proc.FreePort(); err != nil {
-			return nil, fmt.Errorf("mariadb: %w", err)
-		}
+	st.version = parseVersion(out)
+	if st.port, err = cfg.ListenPort(); err != nil {
+		return nil, fmt.Errorf("mariadb: %w", err)
 	}
 	// mariadbd refuses to start when its socket path is too long (a deep
 	// instance directory): then the socket goes to the temporary
 	// directory, named by port so instances never collide.
-	if !proc.SocketPathOK(p.socket) {
-		p.socket = filepath.Join(os.TempDir(), fmt.Sprintf("storebench-mariadbd-%d.sock", port))
-		proc.Logf(cfg.Log, "mariadb: %s is too deep for a Unix socket: using %s", p.run, p.socket)
+	if !proc.SocketPathOK(st.p.socket) {
+		st.p.socket = filepath.Join(os.TempDir(), fmt.Sprintf("storebench-mariadbd-%d.sock", st.port))
+		proc.Logf(cfg.Log, "mariadb: %s is too deep for a Unix socket: using %s", st.p.run, st.p.socket)
 	}
-	bufferPool := int64(defaultBufferPool)
-	if cfg.MemoryBytes > 0 {
-		bufferPool = cfg.MemoryBytes
-	}
-	if err := os.WriteFile(p.cnf, []byte(optionFile(p, port, flush, flushMethod, bufferPool)), 0o644); err != nil {
-		return nil, fmt.Errorf("mariadb: writing %s: %w", p.cnf, err)
-	}
-	password, err := cfg.Secret()
+	return st, nil
+}
+
+// createLog creates the server's error log, owned by user when set.
+func createLog(path, user string) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("mariadb: %w", err)
+		return fmt.Errorf("mariadb: creating its log: %w", err)
 	}
-	if err := initDataDir(ctx, cfg.Log, installDB, p, user, version); err != nil {
-		return nil, err
+	f.Close()
+	if user != "" {
+		if err := proc.Chown(path, user); err != nil {
+			return fmt.Errorf("mariadb: %w", err)
+		}
 	}
+	return nil
+}
+
+// bufferPool is innodb_buffer_pool_size: the target's cache, else
+// MariaDB's default.
+func (st *start) bufferPool() int64 {
+	if st.cfg.MemoryBytes > 0 {
+		return st.cfg.MemoryBytes
+	}
+	return defaultBufferPool
+}
+
+// dsn logs in over TCP as storebench.
+func (st *start) dsn() string {
+	return (&mysql.Config{User: dbUser, Passwd: st.password, Net: "tcp", Addr: fmt.Sprintf("127.0.0.1:%d", st.port),
+		DBName: dbName, Timeout: 2 * time.Second, AllowNativePasswords: true}).FormatDSN()
+}
+
+// run writes the init file, starts mariadbd and waits until storebench
+// logs in over TCP, stopping the server if it does not.
+func (st *start) run(ctx context.Context) (*proc.Handle, error) {
 	// Run at every start, before the server accepts connections (a
 	// failure aborts start-up, with the reason in the log): once the TCP
 	// probe logs in as storebench, the account and database exist. It
 	// holds the password's hash, not the password; readable by the server
 	// only, and removed once the server has read it.
-	if err := writePrivate(p.init, initSQL(password), user); err != nil {
+	if err := writePrivate(st.p.init, initSQL(st.password), st.user); err != nil {
 		return nil, fmt.Errorf("mariadb: %w", err)
 	}
-	defer os.Remove(p.init)
+	defer os.Remove(st.p.init)
 
-	proc.Logf(cfg.Log, "mariadb: starting MariaDB %s on 127.0.0.1:%d (innodb_flush_log_at_trx_commit=%s, innodb_flush_method=%s) in %s", version, port, flush, flushMethod, dir)
-	t0 := time.Now()
+	proc.Logf(st.cfg.Log, "mariadb: starting MariaDB %s on 127.0.0.1:%d (innodb_flush_log_at_trx_commit=%s, innodb_flush_method=%s) in %s", st.version, st.port, st.flush, flushMethod, st.p.dir)
+	st.t0 = time.Now()
 	// --defaults-file must come first. As root, started as mysql rather
 	// than with user=mysql: a process that switches users itself loses its
 	// parent-death signal and would outlive a killed storebench.
-	h, err := proc.Start(ctx, proc.Spec{Name: "mariadbd", Path: mariadbd,
-		Args: []string{"--defaults-file=" + p.cnf, "--init-file=" + p.init}, Dir: dir, LogPath: p.log, User: user, Detach: cfg.Detach})
+	h, err := proc.Start(ctx, proc.Spec{Name: "mariadbd", Path: st.mariadbd,
+		Args: []string{"--defaults-file=" + st.p.cnf, "--init-file=" + st.p.init}, Dir: st.p.dir, LogPath: st.p.log, User: st.user, Detach: st.cfg.Detach})
 	if err != nil {
 		return nil, fmt.Errorf("mariadb: %w", err)
 	}
-	dsn := (&mysql.Config{User: dbUser, Passwd: password, Net: "tcp", Addr: fmt.Sprintf("127.0.0.1:%d", port),
-		DBName: dbName, Timeout: 2 * time.Second, AllowNativePasswords: true}).FormatDSN()
-	probe := func(ctx context.Context) error {
-		if err := proc.Listening(h.PID, port); err != nil {
-			return err
-		}
-		return ping(ctx, dsn)
-	}
-	if err := proc.WaitReady(ctx, h, startTimeout, probe); err != nil {
-		_ = proc.Stop(context.Background(), h, syscall.SIGTERM, 10*time.Second)
+	dsn := st.dsn()
+	if err := proc.WaitServing(ctx, h, st.port, startTimeout, func(ctx context.Context) error { return ping(ctx, dsn) }); err != nil {
+		proc.Abandon(h, syscall.SIGTERM, 10*time.Second)
 		return nil, err
 	}
-	// State the buffer pool the server really has (InnoDB rounds it).
-	pool, err := variable(ctx, dsn, "innodb_buffer_pool_size")
+	return h, nil
+}
+
+// poolSetting states the buffer pool the server really has (InnoDB
+// rounds it) and where its size comes from.
+func (st *start) poolSetting(ctx context.Context) (string, error) {
+	pool, err := variable(ctx, st.dsn(), "innodb_buffer_pool_size")
 	if err != nil {
-		_ = proc.Stop(context.Background(), h, syscall.SIGTERM, 10*time.Second)
-		return nil, fmt.Errorf("mariadb: %w", err)
+		return "", err
 	}
-	poolSetting := pool + " bytes"
+	setting := pool + " bytes"
 	if n, err := strconv.ParseInt(pool, 10, 64); err == nil {
-		poolSetting = fmt.Sprintf("%d MiB", n>>20)
+		setting = fmt.Sprintf("%d MiB", n>>20)
 	}
-	if cfg.MemoryBytes > 0 {
-		poolSetting += fmt.Sprintf(" (the target's cache, %d MiB asked)", cfg.MemoryBytes>>20)
-	} else {
-		poolSetting += " (MariaDB's default)"
+	if st.cfg.MemoryBytes > 0 {
+		return setting + fmt.Sprintf(" (the target's cache, %d MiB asked)", st.cfg.MemoryBytes>>20), nil
 	}
-	proc.Logf(cfg.Log, "mariadb: ready in %s (pid %d)", time.Since(t0).Round(time.Millisecond), h.PID)
+	return setting + " (MariaDB's default)", nil
+}
+
+// instance describes the ready server h.
+func (st *start) instance(name string, h *proc.Handle, pool string) *server.Instance {
 	return &server.Instance{
-		Name:    s.Name(),
-		URI:     fmt.Sprintf("mysql://%s:%s@127.0.0.1:%d/%s", dbUser, password, port, dbName),
+		Name:    name,
+		URI:     fmt.Sprintf("mysql://%s:%s@127.0.0.1:%d/%s", dbUser, st.password, st.port, dbName),
 		PID:     h.PID,
-		DataDir: p.data,
-		LogPath: p.log,
-		Version: version,
+		DataDir: st.p.data,
+		LogPath: st.p.log,
+		Version: st.version,
 		Settings: map[string]string{
-			"version":                        version,
-			"port":                           strconv.Itoa(port),
-			"durability":                     string(orSync(cfg.Durability)),
-			"durability_mapping":             mapping,
-			server.FlushInterval:             logFlushWindow(flush),
-			"innodb_flush_log_at_trx_commit": flush,
+			"version":                        st.version,
+			"port":                           strconv.Itoa(st.port),
+			"durability":                     string(st.cfg.DurabilityOrSync()),
+			"durability_mapping":             st.mapping,
+			server.FlushInterval:             logFlushWindow(st.flush),
+			"innodb_flush_log_at_trx_commit": st.flush,
 			"innodb_flush_method":            flushMethodSetting,
 			"sync_binlog":                    "0 (binary log off)",
-			"innodb_buffer_pool_size":        poolSetting,
-			"socket":                         p.socket,
+			"innodb_buffer_pool_size":        pool,
+			"socket":                         st.p.socket,
 			"auth":                           "user storebench@127.0.0.1 with a random password generated at each start (in the URI only, never printed); root by unix_socket only",
 		},
 		StopFunc: func(ctx context.Context) error {
 			return proc.Stop(ctx, h, syscall.SIGTERM, server.DefaultStopTimeout)
 		},
-	}, nil
-}
-
-func orSync(d kv.Durability) kv.Durability {
-	if d == "" {
-		return kv.Sync
 	}
-	return d
 }
 
 // initSQL creates the account and database, and (re)sets the password of
@@ -368,21 +388,12 @@ var installArgs = []string{"--auth-root-authentication-method=socket", "--skip-t
 // initDataDir creates the data directory unless one is there:
 // mariadb-install-db once per version, then copies (see proc.Seed; its
 // ~1000 fsyncs take seconds, the copy a fraction of that).
-func initDataDir(ctx context.Context, log io.Writer, installDB string, p paths, user, version string) error {
-	if _, err := os.Stat(filepath.Join(p.data, "mysql")); err == nil {
-		proc.Logf(log, "mariadb: reusing the data directory %s", p.data)
-		return nil
-	}
-	if entries, err := os.ReadDir(p.data); err == nil {
-		if len(entries) > 0 {
-			return fmt.Errorf("mariadb: %s is neither empty nor a MariaDB data directory", p.data)
-		}
-		if err := os.Remove(p.data); err != nil {
-			return fmt.Errorf("mariadb: %w", err)
-		}
-	}
-	t0 := time.Now()
-	cached, err := proc.Seed(ctx, proc.TemplateKey("mariadb", version, installArgs...), p.data, user, log, func(ctx context.Context) error {
+func (st *start) initDataDir(ctx context.Context) error {
+	p, user, log := st.p, st.user, st.cfg.Log
+	d := proc.DataDir{Server: "mariadb", Path: p.data, Marker: "mysql", Kind: "a MariaDB data directory",
+		Reused: "the data directory", Made: "data directory", Tool: "mariadb-install-db",
+		Key: proc.TemplateKey("mariadb", st.version, installArgs...), Owner: user, Log: log}
+	return d.Init(ctx, func(ctx context.Context) error {
 		// --defaults-file must come first; --user makes it chown the
 		// directory and run the bootstrap server as mysql.
 		args := []string{"--defaults-file=" + p.cnf}
@@ -391,23 +402,11 @@ func initDataDir(ctx context.Context, log io.Writer, installDB string, p paths, 
 		}
 		args = append(args, installArgs...)
 		proc.Logf(log, "mariadb: mariadb-install-db %s", p.data)
-		if err := proc.Run(ctx, proc.Spec{Name: "mariadb-install-db", Path: installDB, Args: args, Dir: p.dir, LogPath: p.log}); err != nil {
+		if err := proc.Run(ctx, proc.Spec{Name: "mariadb-install-db", Path: st.installDB, Args: args, Dir: p.dir, LogPath: p.log}); err != nil {
 			return fmt.Errorf("mariadb: %w", err)
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	if err := proc.SyncFS(p.data); err != nil {
-		return fmt.Errorf("mariadb: %w", err)
-	}
-	how := "mariadb-install-db"
-	if cached {
-		how = "copied from the cached mariadb-install-db result"
-	}
-	proc.Logf(log, "mariadb: data directory created in %s (%s)", time.Since(t0).Round(time.Millisecond), how)
-	return nil
 }
 
 // ping logs in over TCP as storebench. Access denied and unknown

@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 
 	"storebench/internal/server"
 	"storebench/internal/server/proc"
@@ -119,28 +118,21 @@ http {
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		return nil, fmt.Errorf("nginx: %w", err)
 	}
-	proc.Logf(cfg.Log, "nginx: starting nginx %s on 127.0.0.1:%d in %s", version, l.Port, l.Dir)
-	t0 := time.Now()
-	h, err := proc.Start(ctx, proc.Spec{Name: "nginx", Path: bin, Args: []string{"-p", l.Dir + "/", "-c", confPath, "-e", logPath},
-		Dir: l.Dir, LogPath: logPath, Detach: cfg.Detach})
-	if err != nil {
-		return nil, fmt.Errorf("nginx: %w", err)
-	}
-	if err := web.Ready(ctx, "nginx", cfg, h, l, stopSignal, t0); err != nil {
-		return nil, err
-	}
 	workers := "as ourselves"
 	if user != "" {
 		workers = "workers as " + runUser
 	}
-	return web.Instance(s.Name(), version, h, l, logPath, stopSignal, map[string]string{
-		"workers":    "worker_processes auto (one per core), worker_connections 4096",
-		"keep_alive": "keepalive_requests 1000000, keepalive_timeout 5s",
-		"access_log": "off",
-		"sendfile":   "on",
-		"user":       workers,
-		"config":     confPath,
-	}), nil
+	return web.Start(ctx, cfg, web.Launch{Name: "nginx", What: "nginx " + version, Version: version, Layout: l, Signal: stopSignal,
+		Spec: proc.Spec{Name: "nginx", Path: bin, Args: []string{"-p", l.Dir + "/", "-c", confPath, "-e", logPath},
+			Dir: l.Dir, LogPath: logPath, Detach: cfg.Detach},
+		Settings: map[string]string{
+			"workers":    "worker_processes auto (one per core), worker_connections 4096",
+			"keep_alive": "keepalive_requests 1000000, keepalive_timeout 5s",
+			"access_log": "off",
+			"sendfile":   "on",
+			"user":       workers,
+			"config":     confPath,
+		}})
 }
 
 // confQuote quotes a parameter for nginx.conf: in double quotes, a quote

@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
-	"time"
 
 	"storebench/internal/server"
 	"storebench/internal/server/proc"
@@ -75,24 +74,17 @@ func (s nodeServer) Start(ctx context.Context, cfg server.Config) (*server.Insta
 			return nil, fmt.Errorf("node: %w", err)
 		}
 	}
-	proc.Logf(cfg.Log, "node: starting Node.js %s on 127.0.0.1:%d in %s", version, l.Port, l.Dir)
-	t0 := time.Now()
-	page := filepath.Join(l.DocRoot, filepath.Base(web.PagePath))
-	h, err := proc.Start(ctx, proc.Spec{Name: "node", Path: bin, Args: []string{script, strconv.Itoa(l.Port), page},
-		Dir: "/", LogPath: logPath, User: user, Detach: cfg.Detach})
-	if err != nil {
-		return nil, fmt.Errorf("node: %w", err)
-	}
-	if err := web.Ready(ctx, "node", cfg, h, l, stopSignal, t0); err != nil {
-		return nil, err
-	}
 	who := "as ourselves"
 	if user != "" {
 		who = "as " + user
 	}
-	return web.Instance(s.Name(), version, h, l, logPath, stopSignal, map[string]string{
-		"server":     "storebench's static.js: one process, node's http module, the page held in memory",
-		"keep_alive": "keepAliveTimeout 5 s, no request limit",
-		"user":       who,
-	}), nil
+	page := filepath.Join(l.DocRoot, filepath.Base(web.PagePath))
+	return web.Start(ctx, cfg, web.Launch{Name: "node", What: "Node.js " + version, Version: version, Layout: l, Signal: stopSignal,
+		Spec: proc.Spec{Name: "node", Path: bin, Args: []string{script, strconv.Itoa(l.Port), page},
+			Dir: "/", LogPath: logPath, User: user, Detach: cfg.Detach},
+		Settings: map[string]string{
+			"server":     "storebench's static.js: one process, node's http module, the page held in memory",
+			"keep_alive": "keepAliveTimeout 5 s, no request limit",
+			"user":       who,
+		}})
 }

@@ -74,12 +74,7 @@ func (pgServer) Check() error {
 			return proc.NotInstalled("PostgreSQL 15 ("+filepath.Join(binDir, b)+")", "postgres", packages...)
 		}
 	}
-	if os.Geteuid() == 0 {
-		if _, _, err := proc.LookupIDs(osUser); err != nil {
-			return fmt.Errorf("postgres: the %s user is missing (it comes with postgresql-15): %w", osUser, err)
-		}
-	}
-	return nil
+	return proc.CheckOSUser("postgres", osUser, "postgresql-15")
 }
 
 func (pgServer) Install(ctx context.Context, log io.Writer) error {
@@ -100,15 +95,6 @@ func synchronousCommit(d kv.Durability) (value, mapping string, err error) {
 	return "", "", fmt.Errorf("postgres: unknown durability %q (want sync or async)", d)
 }
 
-// runAs is the user initdb and postgres run as: postgres when we are
-// root, else ourselves (PostgreSQL runs as any ordinary user).
-func runAs() string {
-	if os.Geteuid() == 0 {
-		return osUser
-	}
-	return ""
-}
-
 func (s pgServer) Start(ctx context.Context, cfg server.Config) (_ *server.Instance, err error) {
 	syncCommit, mapping, err := synchronousCommit(cfg.Durability)
 	if err != nil {
@@ -117,187 +103,229 @@ func (s pgServer) Start(ctx context.Context, cfg server.Config) (_ *server.Insta
 	if err := s.Check(); err != nil {
 		return nil, err
 	}
-	dir, err := filepath.Abs(cfg.Dir)
+	st, err := prepare(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: %w", err)
+		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("postgres: creating %s: %w", dir, err)
-	}
-	user := runAs()
-	if user != "" {
-		if err := proc.CheckTraversable(dir, user); err != nil {
-			return nil, fmt.Errorf("postgres: %w", err)
-		}
-	}
-	dataDir := filepath.Join(dir, "data")
-	runDir := filepath.Join(dir, "run")
-	logPath := filepath.Join(dir, "postgres.log")
-	// Its socket and lock file go here, not to /var/run/postgresql, so
-	// instances never collide.
-	if err := os.MkdirAll(runDir, 0o755); err != nil {
-		return nil, fmt.Errorf("postgres: creating %s: %w", runDir, err)
-	}
-	if user != "" {
-		if err := proc.Chown(runDir, user); err != nil {
-			return nil, fmt.Errorf("postgres: %w", err)
-		}
-	}
-	out, err := proc.Output(ctx, filepath.Join(binDir, "postgres"), "--version")
-	if err != nil {
-		return nil, fmt.Errorf("postgres: version: %w", err)
-	}
-	version := parseVersion(out)
-	// Messages in English whatever the caller's locale, and no failure on
-	// a locale the machine lacks.
-	env := []string{"LC_ALL=C"}
-
+	st.syncCommit, st.mapping = syncCommit, mapping
 	// A start that fails removes the data directory it made (initdb's
 	// 32 MB, or what it wrote before a full disk stopped it), never one
 	// it found and reused.
-	if _, serr := os.Stat(filepath.Join(dataDir, "PG_VERSION")); serr != nil {
+	if !st.cluster().Exists() {
 		defer func() {
 			if err != nil {
-				if rerr := os.RemoveAll(dataDir); rerr != nil {
+				if rerr := os.RemoveAll(st.data); rerr != nil {
 					proc.Logf(cfg.Log, "postgres: removing the data directory of the failed start: %v", rerr)
 				}
 			}
 		}()
 	}
-	if err := initCluster(ctx, cfg.Log, dataDir, logPath, user, version, env); err != nil {
+	if err := st.initCluster(ctx); err != nil {
 		return nil, err
 	}
-
-	port := cfg.Port
-	if port == 0 {
-		if port, err = proc.FreePort(); err != nil {
-			return nil, fmt.Errorf("postgres: %w", err)
-		}
+	if err := st.settle(); err != nil {
+		return nil, err
 	}
-	password, err := cfg.Secret()
+	h, err := st.run(ctx)
 	if err != nil {
+		return nil, err
+	}
+	stop := st.stopFunc(h)
+	if err := st.ready(ctx, h); err != nil {
+		_ = stop(context.Background())
+		return nil, err
+	}
+	proc.Logf(cfg.Log, "postgres: ready in %s (pid %d)", time.Since(st.t0).Round(time.Millisecond), h.PID)
+	return st.instance(s.Name(), h, stop), nil
+}
+
+// start is one start of an instance: what prepare and settle find and
+// lay out, then what Start runs.
+type start struct {
+	cfg                    server.Config
+	dir, data, runDir, log string
+	user, version          string
+	env                    []string
+	syncCommit, mapping    string
+	port                   int
+	password, socketDir    string
+	sharedBuffers          int64
+	t0                     time.Time // when postgres was started
+}
+
+// prepare lays out the instance directory (its run directory the
+// server's own) and reads the version.
+func prepare(ctx context.Context, cfg server.Config) (*start, error) {
+	st := &start{cfg: cfg, user: proc.RunAs(osUser),
+		// Messages in English whatever the caller's locale, and no
+		// failure on a locale the machine lacks.
+		env: []string{"LC_ALL=C"}}
+	dir, err := proc.InstanceDir("postgres", cfg.Dir, st.user)
+	if err != nil {
+		return nil, err
+	}
+	st.dir, st.data, st.runDir, st.log = dir, filepath.Join(dir, "data"), filepath.Join(dir, "run"), filepath.Join(dir, "postgres.log")
+	// Its socket and lock file go here, not to /var/run/postgresql, so
+	// instances never collide.
+	if err := proc.MkdirOwned(st.runDir, st.user); err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	sharedBuffers := int64(defaultSharedBuffers)
-	if cfg.MemoryBytes > 0 {
-		sharedBuffers = cfg.MemoryBytes
+	out, err := proc.Output(ctx, filepath.Join(binDir, "postgres"), "--version")
+	if err != nil {
+		return nil, fmt.Errorf("postgres: version: %w", err)
+	}
+	st.version = parseVersion(out)
+	return st, nil
+}
+
+// settle picks the port, the password, shared_buffers and the socket's
+// directory.
+func (st *start) settle() error {
+	var err error
+	if st.port, err = st.cfg.ListenPort(); err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	if st.password, err = st.cfg.Secret(); err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	st.sharedBuffers = int64(defaultSharedBuffers)
+	if st.cfg.MemoryBytes > 0 {
+		st.sharedBuffers = st.cfg.MemoryBytes
 	}
 	// The socket is how we log in to set the password. PostgreSQL
 	// refuses to start when it cannot create it, and a deep instance
 	// directory makes the path too long: then it goes to a private
 	// directory of the temporary directory.
-	socketDir := runDir
-	if !proc.SocketPathOK(filepath.Join(runDir, ".s.PGSQL."+strconv.Itoa(port))) {
-		if socketDir, err = os.MkdirTemp("", "sbpg-"); err != nil {
-			return nil, fmt.Errorf("postgres: %w", err)
-		}
-		if user != "" {
-			if err := proc.Chown(socketDir, user); err != nil {
-				os.RemoveAll(socketDir)
-				return nil, fmt.Errorf("postgres: %w", err)
-			}
-		}
-		proc.Logf(cfg.Log, "postgres: %s is too deep for a Unix socket: using %s", runDir, socketDir)
+	st.socketDir = st.runDir
+	if proc.SocketPathOK(filepath.Join(st.runDir, ".s.PGSQL."+strconv.Itoa(st.port))) {
+		return nil
 	}
-	args := []string{"-D", dataDir,
+	if st.socketDir, err = os.MkdirTemp("", "sbpg-"); err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	if st.user != "" {
+		if err := proc.Chown(st.socketDir, st.user); err != nil {
+			os.RemoveAll(st.socketDir)
+			return fmt.Errorf("postgres: %w", err)
+		}
+	}
+	proc.Logf(st.cfg.Log, "postgres: %s is too deep for a Unix socket: using %s", st.runDir, st.socketDir)
+	return nil
+}
+
+// args is the server's command line: every setting that matters on it.
+func (st *start) args() []string {
+	return []string{"-D", st.data,
 		"-c", "listen_addresses=127.0.0.1",
-		"-c", "port=" + strconv.Itoa(port),
-		"-c", "unix_socket_directories=" + socketDirsValue(socketDir),
+		"-c", "port=" + strconv.Itoa(st.port),
+		"-c", "unix_socket_directories=" + socketDirsValue(st.socketDir),
 		// Only the server's OS user (and root) may open the socket, on
 		// which pg_hba.conf trusts: nobody else gets in without the
 		// password.
 		"-c", "unix_socket_permissions=0700",
 		"-c", "password_encryption=scram-sha-256",
 		"-c", "fsync=on",
-		"-c", "synchronous_commit=" + syncCommit,
-		"-c", fmt.Sprintf("shared_buffers=%dkB", sharedBuffers>>10),
+		"-c", "synchronous_commit=" + st.syncCommit,
+		"-c", fmt.Sprintf("shared_buffers=%dkB", st.sharedBuffers>>10),
 		// Everything to stderr, which is the instance's log.
 		"-c", "logging_collector=off",
 	}
-	proc.Logf(cfg.Log, "postgres: starting PostgreSQL %s on 127.0.0.1:%d (synchronous_commit=%s) in %s", version, port, syncCommit, dir)
-	t0 := time.Now()
-	h, err := proc.Start(ctx, proc.Spec{Name: "postgres", Path: filepath.Join(binDir, "postgres"), Args: args,
-		Dir: dataDir, Env: env, LogPath: logPath, User: user, Detach: cfg.Detach})
+}
+
+// run starts postgres (not yet ready).
+func (st *start) run(ctx context.Context) (*proc.Handle, error) {
+	proc.Logf(st.cfg.Log, "postgres: starting PostgreSQL %s on 127.0.0.1:%d (synchronous_commit=%s) in %s", st.version, st.port, st.syncCommit, st.dir)
+	st.t0 = time.Now()
+	h, err := proc.Start(ctx, proc.Spec{Name: "postgres", Path: filepath.Join(binDir, "postgres"), Args: st.args(),
+		Dir: st.data, Env: st.env, LogPath: st.log, User: st.user, Detach: st.cfg.Detach})
 	if err != nil {
-		if socketDir != runDir {
-			os.RemoveAll(socketDir)
-		}
+		st.removeSocketDir()
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	stop := func(ctx context.Context) error {
+	return h, nil
+}
+
+// removeSocketDir removes the socket's private temporary directory, if
+// it has one.
+func (st *start) removeSocketDir() {
+	if st.socketDir != st.runDir {
+		os.RemoveAll(st.socketDir)
+	}
+}
+
+// stopFunc stops the server h with a fast shutdown.
+func (st *start) stopFunc(h *proc.Handle) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
 		err := proc.Stop(ctx, h, syscall.SIGINT, server.DefaultStopTimeout)
-		if socketDir != runDir {
-			os.RemoveAll(socketDir)
-		}
+		st.removeSocketDir()
 		return err
 	}
-	adminURI := fmt.Sprintf("host=%s port=%d user=%s dbname=postgres sslmode=disable", connValue(socketDir), port, dbUser)
-	uri := fmt.Sprintf("postgres://%s:%s@127.0.0.1:%d/%s?sslmode=disable", dbUser, password, port, dbName)
-	probe := func(ctx context.Context) error {
-		if err := proc.Listening(h.PID, port); err != nil {
-			return err
-		}
-		return ping(ctx, adminURI)
+}
+
+// adminURI logs in over the socket, uri over TCP as targets will.
+func (st *start) adminURI() string {
+	return fmt.Sprintf("host=%s port=%d user=%s dbname=postgres sslmode=disable", connValue(st.socketDir), st.port, dbUser)
+}
+
+func (st *start) uri() string {
+	return fmt.Sprintf("postgres://%s:%s@127.0.0.1:%d/%s?sslmode=disable", dbUser, st.password, st.port, dbName)
+}
+
+// ready waits until the server h answers over its socket, then sets up
+// the user and database (setUp); the caller stops it if not.
+func (st *start) ready(ctx context.Context, h *proc.Handle) error {
+	adminURI := st.adminURI()
+	if err := proc.WaitServing(ctx, h, st.port, startTimeout, func(ctx context.Context) error { return ping(ctx, adminURI) }); err != nil {
+		return err
 	}
-	if err := proc.WaitReady(ctx, h, startTimeout, probe); err != nil {
-		_ = stop(context.Background())
-		return nil, err
+	if err := setUp(ctx, adminURI, st.uri(), st.password); err != nil {
+		return fmt.Errorf("postgres: %w; log:\n    %s", err, strings.ReplaceAll(proc.LogTail(st.log, proc.TailLines), "\n", "\n    "))
 	}
-	if err := setUp(ctx, adminURI, uri, password); err != nil {
-		_ = stop(context.Background())
-		return nil, fmt.Errorf("postgres: %w; log:\n    %s", err, strings.ReplaceAll(proc.LogTail(logPath, proc.TailLines), "\n", "\n    "))
-	}
-	proc.Logf(cfg.Log, "postgres: ready in %s (pid %d)", time.Since(t0).Round(time.Millisecond), h.PID)
+	return nil
+}
+
+// instance describes the ready server h.
+func (st *start) instance(name string, h *proc.Handle, stop func(ctx context.Context) error) *server.Instance {
 	return &server.Instance{
-		Name:    s.Name(),
-		URI:     uri,
+		Name:    name,
+		URI:     st.uri(),
 		PID:     h.PID,
-		DataDir: dataDir,
-		LogPath: logPath,
-		Version: version,
+		DataDir: st.data,
+		LogPath: st.log,
+		Version: st.version,
 		Settings: map[string]string{
-			"version":            version,
-			"port":               strconv.Itoa(port),
-			"durability":         string(orSync(cfg.Durability)),
-			"durability_mapping": mapping,
-			server.FlushInterval: asyncWindow(syncCommit),
+			"version":            st.version,
+			"port":               strconv.Itoa(st.port),
+			"durability":         string(st.cfg.DurabilityOrSync()),
+			"durability_mapping": st.mapping,
+			server.FlushInterval: asyncWindow(st.syncCommit),
 			"fsync":              "on",
-			"synchronous_commit": syncCommit,
-			"shared_buffers":     sharedBuffersSetting(sharedBuffers, cfg.MemoryBytes > 0),
+			"synchronous_commit": st.syncCommit,
+			"shared_buffers":     sharedBuffersSetting(st.sharedBuffers, st.cfg.MemoryBytes > 0),
 			"auth": "scram-sha-256 over TCP (127.0.0.1) with a random password generated at each start (in the URI only, never printed); " +
 				"trust on the Unix socket, which only the server's OS user may open",
 		},
 		StopFunc: stop,
-	}, nil
+	}
 }
 
-func orSync(d kv.Durability) kv.Durability {
-	if d == "" {
-		return kv.Sync
-	}
-	return d
+// initArgs shape a fresh cluster. --no-sync: one syncfs afterwards
+// flushes it all at a fraction of the cost of initdb's fsync of each
+// file.
+var initArgs = []string{"-U", dbUser, "--auth-local=trust", "--auth-host=scram-sha-256", "--encoding=UTF8", "--locale=C", "--no-instructions", "--no-sync"}
+
+// cluster is the instance's data directory, made by initdb.
+func (st *start) cluster() proc.DataDir {
+	return proc.DataDir{Server: "postgres", Path: st.data, Marker: "PG_VERSION", Kind: "a PostgreSQL data directory",
+		Reused: "the cluster in", Made: "cluster", Tool: "initdb",
+		Key: proc.TemplateKey("postgres", st.version, initArgs...), Owner: st.user, Log: st.cfg.Log}
 }
 
-// initCluster creates the cluster in dataDir unless one is there: initdb
-// once per version and options, then copies of it (see proc.Seed).
-func initCluster(ctx context.Context, log io.Writer, dataDir, logPath, user, version string, env []string) error {
-	if _, err := os.Stat(filepath.Join(dataDir, "PG_VERSION")); err == nil {
-		proc.Logf(log, "postgres: reusing the cluster in %s", dataDir)
-		return nil
-	}
-	if entries, err := os.ReadDir(dataDir); err == nil {
-		if len(entries) > 0 {
-			return fmt.Errorf("postgres: %s is neither empty nor a PostgreSQL data directory", dataDir)
-		}
-		if err := os.Remove(dataDir); err != nil {
-			return fmt.Errorf("postgres: %w", err)
-		}
-	}
-	// --no-sync: one syncfs afterwards flushes it all at a fraction of
-	// the cost of initdb's fsync of each file.
-	initArgs := []string{"-U", dbUser, "--auth-local=trust", "--auth-host=scram-sha-256", "--encoding=UTF8", "--locale=C", "--no-instructions", "--no-sync"}
-	t0 := time.Now()
-	cached, err := proc.Seed(ctx, proc.TemplateKey("postgres", version, initArgs...), dataDir, user, log, func(ctx context.Context) error {
+// initCluster creates the cluster unless one is there: initdb once per
+// version and options, then copies of it (see proc.Seed).
+func (st *start) initCluster(ctx context.Context) error {
+	dataDir, user, log := st.data, st.user, st.cfg.Log
+	return st.cluster().Init(ctx, func(ctx context.Context) error {
 		// initdb as postgres cannot create a directory in ours (root's):
 		// make it, give it away.
 		if err := os.Mkdir(dataDir, 0o700); err != nil {
@@ -310,24 +338,12 @@ func initCluster(ctx context.Context, log io.Writer, dataDir, logPath, user, ver
 		}
 		proc.Logf(log, "postgres: initdb %s", dataDir)
 		err := proc.Run(ctx, proc.Spec{Name: "initdb", Path: filepath.Join(binDir, "initdb"),
-			Args: append([]string{"-D", dataDir}, initArgs...), Dir: dataDir, Env: env, LogPath: logPath, User: user})
+			Args: append([]string{"-D", dataDir}, initArgs...), Dir: dataDir, Env: st.env, LogPath: st.log, User: user})
 		if err != nil {
 			return fmt.Errorf("postgres: %w", err)
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	if err := proc.SyncFS(dataDir); err != nil {
-		return fmt.Errorf("postgres: %w", err)
-	}
-	how := "initdb"
-	if cached {
-		how = "copied from the cached initdb result"
-	}
-	proc.Logf(log, "postgres: cluster created in %s (%s)", time.Since(t0).Round(time.Millisecond), how)
-	return nil
 }
 
 // ping connects and runs SELECT 1. Authentication and missing-database

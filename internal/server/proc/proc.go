@@ -378,6 +378,18 @@ func WaitReady(ctx context.Context, h *Handle, timeout time.Duration, probe func
 	}
 }
 
+// WaitServing is WaitReady with a probe that first checks that h itself
+// listens on port (Listening): another server already on the port,
+// answering in its place, is not taken for it.
+func WaitServing(ctx context.Context, h *Handle, port int, timeout time.Duration, probe func(ctx context.Context) error) error {
+	return WaitReady(ctx, h, timeout, func(ctx context.Context) error {
+		if err := Listening(h.PID, port); err != nil {
+			return err
+		}
+		return probe(ctx)
+	})
+}
+
 func startupExit(h *Handle) error {
 	return fmt.Errorf("%s exited during start-up: %s%s; log:%s", h.Name, causeOf(h.LogPath), h.Status(), indent(LogTail(h.LogPath, TailLines)))
 }

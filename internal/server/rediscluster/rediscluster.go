@@ -131,6 +131,9 @@ type nodeConfig struct {
 func (c nodeConfig) dataDir() string { return filepath.Join(c.dir, "data") }
 func (c nodeConfig) addr() string    { return net.JoinHostPort(c.host, strconv.Itoa(c.port)) }
 
+// confPath is the node's redis.conf.
+func (c nodeConfig) confPath() string { return filepath.Join(c.dir, "redis.conf") }
+
 // config is a node's whole redis.conf (the password is not in it: it
 // reaches redis-server on standard input).
 func (c nodeConfig) config() string {
@@ -174,123 +177,171 @@ func (Server) Start(ctx context.Context, cfg server.Config) (*server.Instance, e
 }
 
 func start(ctx context.Context, cfg server.Config) (*server.Instance, error) {
-	if err := (Server{}).Check(); err != nil {
-		return nil, err
-	}
-	primaries, replicas, err := Options(cfg.Options)
+	c, err := newClusterStart(ctx, cfg)
 	if err != nil {
-		return nil, err
-	}
-	n := primaries * (1 + replicas)
-	fsync, mapping, err := appendfsync(cfg.Durability)
-	if err != nil {
-		return nil, err
-	}
-	bin, _ := exec.LookPath("redis-server")
-	cli, _ := exec.LookPath("redis-cli")
-	out, err := proc.Output(ctx, bin, "--version")
-	if err != nil {
-		return nil, fmt.Errorf("version: %w", err)
-	}
-	version := parseVersion(out)
-	dir, err := filepath.Abs(cfg.Dir)
-	if err != nil {
-		return nil, err
-	}
-	port, bus, err := freePorts(n)
-	if err != nil {
-		return nil, err
-	}
-	password, err := proc.Password()
-	if err != nil {
-		return nil, err
-	}
-	// requirepass guards every node; masterauth is what a replica
-	// presents to its primary (every node may become either).
-	stdin := "requirepass " + password + "\nmasterauth " + password + "\n"
-
-	var nodes []*server.Node
-	abort := func(err error) (*server.Instance, error) {
-		sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		_ = server.StopNodes(sctx, nodes, 5*time.Second)
 		return nil, err
 	}
 	t0 := time.Now()
-	for i := 1; i <= n; i++ {
-		nc := nodeConfig{host: nodeHost(i), port: port, bus: bus, dir: filepath.Join(dir, "node"+strconv.Itoa(i)),
-			fsync: fsync, memory: cfg.MemoryBytes, nodeTimeoutMS: NodeTimeout.Milliseconds()}
-		if err := os.MkdirAll(nc.dataDir(), 0o755); err != nil {
-			return abort(err)
+	for i := 1; i <= c.n; i++ {
+		if err := c.startNode(ctx, i); err != nil {
+			return c.abort(err)
 		}
-		conf := filepath.Join(nc.dir, "redis.conf")
-		if err := os.WriteFile(conf, []byte(nc.config()), 0o644); err != nil {
-			return abort(err)
-		}
-		name := "node" + strconv.Itoa(i)
-		logPath := filepath.Join(nc.dir, "redis.log")
-		// up starts the process and waits until it answers; joined also
-		// waits until it is back in a healthy cluster (a restart).
-		up := func(ctx context.Context, joined bool) (*proc.Handle, error) {
-			proc.Logf(cfg.Log, "%s: starting %s on %s, log %s", Name, name, nc.addr(), logPath)
-			h, err := proc.Start(ctx, proc.Spec{Name: "redis-server " + name, Path: bin, Args: []string{conf, "-"}, Dir: nc.dir,
-				LogPath: logPath, Stdin: stdin, Detach: cfg.Detach})
-			if err != nil {
-				return nil, err
-			}
-			probe := func(ctx context.Context) error {
-				c := Client(nc.addr(), password)
-				defer c.Close()
-				if err := c.Ping(ctx).Err(); err != nil {
-					return err
-				}
-				if joined {
-					return healthy(ctx, nc.addr(), password, n)
-				}
-				return nil
-			}
-			if err := proc.WaitReady(ctx, h, readyTimeout, probe); err != nil {
-				_ = proc.Stop(context.Background(), h, syscall.SIGTERM, 5*time.Second)
-				return nil, err
-			}
-			return h, nil
-		}
-		h, err := up(ctx, false)
-		if err != nil {
-			return abort(err)
-		}
-		nd := server.NewNode(name, nc.addr(), nc.dataDir(), h, syscall.SIGTERM,
-			func(ctx context.Context) (*proc.Handle, error) { return up(ctx, true) })
-		nd.BeforeStop = func(ctx context.Context) { _ = aofSettled(ctx, nc.addr(), password, true) }
-		nodes = append(nodes, nd)
 	}
+	topo, err := c.form(ctx)
+	if err != nil {
+		return c.abort(err)
+	}
+	settings := c.settings(Describe(topo))
+	proc.Logf(cfg.Log, "%s: %d nodes of Redis %s ready in %v", Name, c.n, c.version, time.Since(t0).Round(time.Millisecond))
+	return c.instance(settings), nil
+}
+
+// clusterStart is one start of a cluster: what every node shares, and
+// the nodes started so far.
+type clusterStart struct {
+	cfg                 server.Config
+	primaries, replicas int
+	n                   int // nodes: each primary with its replicas
+	fsync, mapping      string
+	bin, cli, version   string
+	dir                 string
+	port, bus           int
+	password            string
+	nodes               []*server.Node
+}
+
+// newClusterStart reads the options and the version and picks the ports
+// and the password.
+func newClusterStart(ctx context.Context, cfg server.Config) (*clusterStart, error) {
+	if err := (Server{}).Check(); err != nil {
+		return nil, err
+	}
+	c := &clusterStart{cfg: cfg}
+	var err error
+	if c.primaries, c.replicas, err = Options(cfg.Options); err != nil {
+		return nil, err
+	}
+	c.n = c.primaries * (1 + c.replicas)
+	if c.fsync, c.mapping, err = appendfsync(cfg.Durability); err != nil {
+		return nil, err
+	}
+	c.bin, _ = exec.LookPath("redis-server")
+	c.cli, _ = exec.LookPath("redis-cli")
+	out, err := proc.Output(ctx, c.bin, "--version")
+	if err != nil {
+		return nil, fmt.Errorf("version: %w", err)
+	}
+	c.version = parseVersion(out)
+	if c.dir, err = filepath.Abs(cfg.Dir); err != nil {
+		return nil, err
+	}
+	if c.port, c.bus, err = freePorts(c.n); err != nil {
+		return nil, err
+	}
+	if c.password, err = proc.Password(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// abort stops the nodes started so far and returns err.
+func (c *clusterStart) abort(err error) (*server.Instance, error) {
+	sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_ = server.StopNodes(sctx, c.nodes, 5*time.Second)
+	return nil, err
+}
+
+// startNode writes node i's files, starts it and adds it to the nodes
+// once it answers.
+func (c *clusterStart) startNode(ctx context.Context, i int) error {
+	nc := nodeConfig{host: nodeHost(i), port: c.port, bus: c.bus, dir: filepath.Join(c.dir, "node"+strconv.Itoa(i)),
+		fsync: c.fsync, memory: c.cfg.MemoryBytes, nodeTimeoutMS: NodeTimeout.Milliseconds()}
+	if err := os.MkdirAll(nc.dataDir(), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(nc.confPath(), []byte(nc.config()), 0o644); err != nil {
+		return err
+	}
+	name := "node" + strconv.Itoa(i)
+	h, err := c.up(ctx, name, nc, false)
+	if err != nil {
+		return err
+	}
+	nd := server.NewNode(name, nc.addr(), nc.dataDir(), h, syscall.SIGTERM,
+		func(ctx context.Context) (*proc.Handle, error) { return c.up(ctx, name, nc, true) })
+	nd.BeforeStop = func(ctx context.Context) { _ = aofSettled(ctx, nc.addr(), c.password, true) }
+	c.nodes = append(c.nodes, nd)
+	return nil
+}
+
+// up starts the node's process and waits until it answers; joined also
+// waits until it is back in a healthy cluster (a restart).
+func (c *clusterStart) up(ctx context.Context, name string, nc nodeConfig, joined bool) (*proc.Handle, error) {
+	logPath := filepath.Join(nc.dir, "redis.log")
+	// requirepass guards every node; masterauth is what a replica
+	// presents to its primary (every node may become either).
+	stdin := "requirepass " + c.password + "\nmasterauth " + c.password + "\n"
+	proc.Logf(c.cfg.Log, "%s: starting %s on %s, log %s", Name, name, nc.addr(), logPath)
+	h, err := proc.Start(ctx, proc.Spec{Name: "redis-server " + name, Path: c.bin, Args: []string{nc.confPath(), "-"}, Dir: nc.dir,
+		LogPath: logPath, Stdin: stdin, Detach: c.cfg.Detach})
+	if err != nil {
+		return nil, err
+	}
+	probe := func(ctx context.Context) error {
+		cl := Client(nc.addr(), c.password)
+		defer cl.Close()
+		if err := cl.Ping(ctx).Err(); err != nil {
+			return err
+		}
+		if joined {
+			return healthy(ctx, nc.addr(), c.password, c.n)
+		}
+		return nil
+	}
+	if err := proc.WaitReady(ctx, h, readyTimeout, probe); err != nil {
+		proc.Abandon(h, syscall.SIGTERM, 5*time.Second)
+		return nil, err
+	}
+	return h, nil
+}
+
+// form makes a cluster of the started nodes with redis-cli, waits until
+// it is healthy and returns its shape, checked to cover every slot.
+func (c *clusterStart) form(ctx context.Context) ([]NodeInfo, error) {
 	// redis-cli takes the password from REDISCLI_AUTH: in its environment,
 	// which only we (and root) can read, not on its command line.
 	args := []string{"--cluster", "create"}
-	for _, nd := range nodes {
+	for _, nd := range c.nodes {
 		args = append(args, nd.Addr)
 	}
-	args = append(args, "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
+	args = append(args, "--cluster-replicas", strconv.Itoa(c.replicas), "--cluster-yes")
 	cctx, cancel := context.WithTimeout(ctx, readyTimeout)
-	err = proc.Run(cctx, proc.Spec{Name: "redis-cli --cluster create", Path: cli, Args: args, Dir: dir,
-		LogPath: filepath.Join(dir, "cluster-create.log"), Env: []string{"REDISCLI_AUTH=" + password}})
+	err := proc.Run(cctx, proc.Spec{Name: "redis-cli --cluster create", Path: c.cli, Args: args, Dir: c.dir,
+		LogPath: filepath.Join(c.dir, "cluster-create.log"), Env: []string{"REDISCLI_AUTH=" + c.password}})
 	cancel()
 	if err != nil {
-		return abort(err)
+		return nil, err
 	}
-	if err := waitHealthy(ctx, nodes, password, n); err != nil {
-		return abort(err)
+	if err := waitHealthy(ctx, c.nodes, c.password, c.n); err != nil {
+		return nil, err
 	}
-	topo, err := Nodes(ctx, nodes[0].Addr, password)
+	topo, err := Nodes(ctx, c.nodes[0].Addr, c.password)
 	if err != nil {
-		return abort(err)
+		return nil, err
 	}
 	if err := Covered(topo); err != nil {
-		return abort(fmt.Errorf("after redis-cli --cluster create: %w", err))
+		return nil, fmt.Errorf("after redis-cli --cluster create: %w", err)
 	}
-	desc := Describe(topo)
+	return topo, nil
+}
+
+// settings describe the cluster, each node's role as desc (Describe)
+// gives it; they set each node's Role too.
+func (c *clusterStart) settings(desc map[string]string) map[string]string {
+	primaries, replicas, n, version := c.primaries, c.replicas, c.n, c.version
 	names := map[string]string{}
-	for _, nd := range nodes {
+	for _, nd := range c.nodes {
 		names[nd.Addr] = nd.Name
 	}
 	settings := map[string]string{
@@ -300,33 +351,38 @@ func start(ctx context.Context, cfg server.Config) (*server.Instance, error) {
 		"primaries":            strconv.Itoa(primaries),
 		"replicas":             strconv.Itoa(replicas),
 		"topology":             fmt.Sprintf("%d primaries with %d replica(s) each, %d hash slots, formed by redis-cli --cluster create --cluster-replicas %d", primaries, replicas, Slots, replicas),
-		"ports":                fmt.Sprintf("client %d, cluster bus %d on every node address", port, bus),
+		"ports":                fmt.Sprintf("client %d, cluster bus %d on every node address", c.port, c.bus),
 		"cluster_node_timeout": fmt.Sprintf("%d ms (a primary unreachable this long is failed over to its replica)", NodeTimeout.Milliseconds()),
-		"durability":           string(durabilityOrSync(cfg.Durability)),
-		"appendfsync":          fsync,
-		"durability_mapping":   mapping,
+		"durability":           string(c.cfg.DurabilityOrSync()),
+		"appendfsync":          c.fsync,
+		"durability_mapping":   c.mapping,
 		"replication":          "asynchronous: a primary acknowledges a write before its replica has it, so a failover can lose acknowledged writes (Redis's own caveat; WAIT is not used)",
 		"save":                 `"" (RDB snapshots off)`,
 		"auth":                 "requirepass and masterauth: a random password generated at each start (on each node's standard input and in the URI only, never printed)",
 	}
-	for _, nd := range nodes {
+	for _, nd := range c.nodes {
 		settings[nd.Name] = nd.Addr + " " + nameRefs(desc[nd.Addr], names)
 		// The role as formed: a failover changes it, which the
 		// target's facts after a step with faults record.
 		nd.Role = nameRefs(desc[nd.Addr], names) + " (at start)"
 	}
-	proc.Logf(cfg.Log, "%s: %d nodes of Redis %s ready in %v", Name, n, version, time.Since(t0).Round(time.Millisecond))
+	return settings
+}
+
+// instance describes the ready cluster.
+func (c *clusterStart) instance(settings map[string]string) *server.Instance {
+	nodes := c.nodes
 	hosts := make([]string, len(nodes))
 	for i, nd := range nodes {
 		hosts[i] = nd.Addr
 	}
 	return &server.Instance{
 		Name:     Name,
-		URI:      fmt.Sprintf("redis-cluster://:%s@%s", password, strings.Join(hosts, ",")),
+		URI:      fmt.Sprintf("redis-cluster://:%s@%s", c.password, strings.Join(hosts, ",")),
 		PID:      nodes[0].PID(),
-		DataDir:  dir,
-		LogPath:  filepath.Join(dir, "node1", "redis.log"),
-		Version:  version,
+		DataDir:  c.dir,
+		LogPath:  filepath.Join(c.dir, "node1", "redis.log"),
+		Version:  c.version,
 		Settings: settings,
 		Nodes:    nodes,
 		StopFunc: func(ctx context.Context) error {
@@ -335,7 +391,7 @@ func start(ctx context.Context, cfg server.Config) (*server.Instance, error) {
 			}
 			return nil
 		},
-	}, nil
+	}
 }
 
 // nameRefs turns "replica of 127.0.0.2:P" into "replica of node2".
@@ -416,13 +472,6 @@ func waitHealthy(ctx context.Context, nodes []*server.Node, password string, n i
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-}
-
-func durabilityOrSync(d kv.Durability) kv.Durability {
-	if d == "" {
-		return kv.Sync
-	}
-	return d
 }
 
 // parseVersion finds v=7.0.15 in "Redis server v=7.0.15 sha=... ".

@@ -112,17 +112,15 @@ func Prepare(name string, cfg server.Config) (Layout, error) {
 	if err != nil {
 		return Layout{}, fmt.Errorf("%s: %w", name, err)
 	}
-	l := Layout{Dir: dir, DocRoot: filepath.Join(dir, "data", "htdocs"), DataDir: filepath.Join(dir, "data"), Port: cfg.Port, Page: Page(n)}
+	l := Layout{Dir: dir, DocRoot: filepath.Join(dir, "data", "htdocs"), DataDir: filepath.Join(dir, "data"), Page: Page(n)}
 	if err := os.MkdirAll(l.DocRoot, 0o755); err != nil {
 		return Layout{}, fmt.Errorf("%s: %w", name, err)
 	}
 	if err := os.WriteFile(filepath.Join(l.DocRoot, filepath.Base(PagePath)), l.Page, 0o644); err != nil {
 		return Layout{}, fmt.Errorf("%s: writing the page: %w", name, err)
 	}
-	if l.Port == 0 {
-		if l.Port, err = proc.FreePort(); err != nil {
-			return Layout{}, fmt.Errorf("%s: %w", name, err)
-		}
+	if l.Port, err = cfg.ListenPort(); err != nil {
+		return Layout{}, fmt.Errorf("%s: %w", name, err)
 	}
 	return l, nil
 }
@@ -147,9 +145,43 @@ func Get(ctx context.Context, url string) (int, []byte, error) {
 	return resp.StatusCode, body, err
 }
 
-// Ready waits until the started process serves the page, stopping it
-// (with sig) if it does not; then it logs how long it took.
-func Ready(ctx context.Context, name string, cfg server.Config, h *proc.Handle, l Layout, sig syscall.Signal, t0 time.Time) error {
+// Launch is a web server's process, ready to start once the server has
+// written its configuration.
+type Launch struct {
+	// Name is the server's ("apache"): its messages and its instance.
+	Name string
+	// What the start's line calls it ("nginx 1.22.1").
+	What    string
+	Version string
+	Layout  Layout
+	// Spec is the process; its LogPath is the instance's log.
+	Spec proc.Spec
+	// Signal stops it cleanly.
+	Signal syscall.Signal
+	// Settings are the server's own; Start adds the page's size and hash.
+	Settings map[string]string
+}
+
+// Start starts the process, waits until it serves the page (stopping it
+// if it does not) and describes the ready instance.
+func Start(ctx context.Context, cfg server.Config, ln Launch) (*server.Instance, error) {
+	proc.Logf(cfg.Log, "%s: starting %s on 127.0.0.1:%d in %s", ln.Name, ln.What, ln.Layout.Port, ln.Layout.Dir)
+	t0 := time.Now()
+	h, err := proc.Start(ctx, ln.Spec)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ln.Name, err)
+	}
+	if err := ln.ready(ctx, h); err != nil {
+		return nil, err
+	}
+	proc.Logf(cfg.Log, "%s: ready in %s (pid %d)", ln.Name, time.Since(t0).Round(time.Millisecond), h.PID)
+	return ln.instance(h), nil
+}
+
+// ready waits until the started process h serves the page, stopping it
+// if it does not.
+func (ln Launch) ready(ctx context.Context, h *proc.Handle) error {
+	l := ln.Layout
 	probe := func(ctx context.Context) error {
 		if err := proc.Listening(h.PID, l.Port); err != nil {
 			// A server whose workers hold the socket: the listening
@@ -170,21 +202,22 @@ func Ready(ctx context.Context, name string, cfg server.Config, h *proc.Handle, 
 		return nil
 	}
 	if err := proc.WaitReady(ctx, h, startTimeout, probe); err != nil {
-		_ = proc.Stop(context.Background(), h, sig, 5*time.Second)
+		proc.Abandon(h, ln.Signal, 5*time.Second)
 		return err
 	}
-	proc.Logf(cfg.Log, "%s: ready in %s (pid %d)", name, time.Since(t0).Round(time.Millisecond), h.PID)
 	return nil
 }
 
-// Instance describes a ready server; settings get the page's size and hash.
-func Instance(name, version string, h *proc.Handle, l Layout, logPath string, sig syscall.Signal, settings map[string]string) *server.Instance {
-	settings["version"] = version
+// instance describes the ready server h; its settings get the page's
+// size and hash.
+func (ln Launch) instance(h *proc.Handle) *server.Instance {
+	l, settings, sig := ln.Layout, ln.Settings, ln.Signal
+	settings["version"] = ln.Version
 	settings["port"] = strconv.Itoa(l.Port)
 	settings["page"] = fmt.Sprintf("%s: %d bytes of generated HTML, sha256 %s", PagePath, len(l.Page), Hash(l.Page))
 	settings["durability"] = "not applicable: a static page, nothing is written"
 	return &server.Instance{
-		Name: name, URI: l.URI(), PID: h.PID, DataDir: l.DataDir, LogPath: logPath, Version: version, Settings: settings,
+		Name: ln.Name, URI: l.URI(), PID: h.PID, DataDir: l.DataDir, LogPath: ln.Spec.LogPath, Version: ln.Version, Settings: settings,
 		StopFunc: func(ctx context.Context) error { return proc.Stop(ctx, h, sig, server.DefaultStopTimeout) },
 	}
 }
