@@ -322,104 +322,22 @@ func (r *run) expectCounts(ctx context.Context, want func(c int) int64) (int64, 
 // mode runs one of the tool's modes.
 func (r *run) mode(ctx context.Context, env *workload.Env) (*results.Step, error) {
 	C := len(r.colls)
-	// Like the tool, the _id range is read from the collections before
-	// the run (its min/max query); here each must hold exactly _id
-	// 1..max, which every mode keeps true (inserts append, deletes take
-	// the highest), so that every read can be checked.
-	top := make([]atomic.Int64, C)
-	before := make([]int64, C)
-	for c, name := range r.colls {
-		count, maxID, err := r.store.DocumentStats(ctx, name)
-		if err != nil {
-			return nil, fmt.Errorf("documents: reading the _id range of %s: %w", name, err)
-		}
-		if count != maxID {
-			return nil, fmt.Errorf("documents: %s holds %d documents but its highest _id is %d: not this workload's data (run prepare first)", name, count, maxID)
-		}
-		if maxID == 0 && (r.phase == ModeIterate || r.phase == ModeUpdate) {
-			return nil, fmt.Errorf("documents: %s is empty: %s needs documents (a ladder size of at least 1)", name, r.phase)
-		}
-		before[c] = maxID
-		top[c].Store(maxID)
+	m := &modeRun{r: r, top: make([]atomic.Int64, C), before: make([]int64, C)}
+	if err := m.readRanges(ctx); err != nil {
+		return nil, err
 	}
 	cfg := runner.Config{Workers: r.threads, Ops: int64(r.p.Operations), Duration: time.Duration(r.p.Duration)}
 	total := int64(r.p.Operations)
 	if r.duration > 0 {
 		cfg.Ops, cfg.Duration, total = 0, r.duration, 0
 	}
-	threads := make([]perThread, r.threads)
-	docs := make([]Doc, r.threads)
-	verified := workload.NewTally(r.threads)
-	// drained[w] is 1 + the collection goroutine w found empty.
-	drained := workload.NewTally(r.threads)
-	pick := func(seq int64) (int, int64) {
-		h := gen.Mix(r.seed, uint64(len(r.phase)), uint64(seq))
-		c := int(h % uint64(C))
-		return c, 1 + int64(gen.SplitMix(h)%uint64(before[c]))
-	}
-	var op runner.Op
-	switch r.phase {
-	case ModeInsert:
-		op = func(ctx context.Context, w int, seq int64) error {
-			c := int(seq % int64(C))
-			id := top[c].Add(1)
-			threads[w].n++
-			d := &docs[w]
-			r.doc(d, c, w, threads[w].n, id)
-			return r.store.InsertDocument(ctx, r.colls[c], d)
-		}
-	case ModeIterate:
-		op = func(ctx context.Context, w int, seq int64) error {
-			c, id := pick(seq)
-			n, err := r.store.FindDocuments(ctx, r.colls[c], id, func(d *Doc) error {
-				if what := Check(r.seed, c, id, r.p.TextSize, d); what != "" {
-					return &workload.VerifyError{Phase: r.phase, Key: []byte(r.colls[c] + "/" + strconv.FormatInt(id, 10)), What: what}
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			if n != 1 {
-				return &workload.VerifyError{Phase: r.phase, Key: []byte(r.colls[c] + "/" + strconv.FormatInt(id, 10)), What: fmt.Sprintf("find by _id returned %d documents", n)}
-			}
-			verified.Add(w, 1)
-			return nil
-		}
-	case ModeUpdate:
-		op = func(ctx context.Context, w int, seq int64) error {
-			c, id := pick(seq)
-			n, err := r.store.UpdateDocument(ctx, r.colls[c], id, Updated(r.seed, c, id))
-			if err != nil {
-				return err
-			}
-			if n != 1 {
-				return &workload.VerifyError{Phase: r.phase, Key: []byte(r.colls[c] + "/" + strconv.FormatInt(id, 10)), What: fmt.Sprintf("updateOne modified %d documents", n)}
-			}
-			verified.Add(w, 1)
-			return nil
-		}
-	case ModeDelete:
-		op = func(ctx context.Context, w int, seq int64) error {
-			c := int(seq % int64(C))
-			id := top[c].Add(-1) + 1
-			if id < 1 {
-				top[c].Add(1)
-				drained.Add(w, int64(c+1))
-				return errDrained
-			}
-			n, err := r.store.DeleteDocument(ctx, r.colls[c], id)
-			if err != nil {
-				return err
-			}
-			if n != 1 {
-				return &workload.VerifyError{Phase: r.phase, Key: []byte(r.colls[c] + "/" + strconv.FormatInt(id, 10)), What: fmt.Sprintf("deleteOne deleted %d documents", n)}
-			}
-			verified.Add(w, 1)
-			return nil
-		}
-	default:
-		return nil, fmt.Errorf("documents: unknown mode %q", r.phase)
+	m.threads = make([]perThread, r.threads)
+	m.docs = make([]Doc, r.threads)
+	m.verified = workload.NewTally(r.threads)
+	m.drained = workload.NewTally(r.threads)
+	op, err := m.op()
+	if err != nil {
+		return nil, err
 	}
 	rvs := newReservoirs(r.seed, r.threads)
 	res, err := workload.Measure(ctx, env, cfg, total, func(ctx context.Context, w int, seq int64) error {
@@ -432,7 +350,7 @@ func (r *run) mode(ctx context.Context, env *workload.Env) (*results.Step, error
 		err = nil
 		empty := ""
 		for w := range r.threads {
-			if c := drained.Of(w); c > 0 {
+			if c := m.drained.Of(w); c > 0 {
 				empty = r.colls[c-1]
 			}
 		}
@@ -444,15 +362,150 @@ func (r *run) mode(ctx context.Context, env *workload.Env) (*results.Step, error
 	res.Unit = unit(r.phase)
 	// What the mode changed must be there: inserts appended, deletes
 	// removed the highest _ids, finds and updates left the counts.
-	checked, err := r.expectCounts(ctx, func(c int) int64 { return max(top[c].Load(), 0) })
+	checked, err := r.expectCounts(ctx, func(c int) int64 { return max(m.top[c].Load(), 0) })
 	if err != nil {
 		return res, err
 	}
-	res.Verify = results.Verify{Checked: verified.Sum() + checked}
+	res.Verify = results.Verify{Checked: m.verified.Sum() + checked}
 	res.Metrics = timerMetrics(res, mergeReservoirs(rvs))
 	res.Metrics["threads"] = float64(r.threads)
 	res.Metrics["collections"] = float64(C)
 	return res, nil
+}
+
+// modeRun is one mode's state: each collection's highest _id (top,
+// moved by inserts and deletes) and its highest before the run, each
+// thread's operations and document, the reads checked and the
+// collections found empty (drained[w] is 1 + the collection goroutine w
+// found empty).
+type modeRun struct {
+	r        *run
+	top      []atomic.Int64
+	before   []int64
+	threads  []perThread
+	docs     []Doc
+	verified workload.Tally
+	drained  workload.Tally
+}
+
+// readRanges reads each collection's _id range, like the tool (its
+// min/max query) before the run; here each must hold exactly _id
+// 1..max, which every mode keeps true (inserts append, deletes take the
+// highest), so that every read can be checked.
+func (m *modeRun) readRanges(ctx context.Context) error {
+	r := m.r
+	for c, name := range r.colls {
+		count, maxID, err := r.store.DocumentStats(ctx, name)
+		if err != nil {
+			return fmt.Errorf("documents: reading the _id range of %s: %w", name, err)
+		}
+		if count != maxID {
+			return fmt.Errorf("documents: %s holds %d documents but its highest _id is %d: not this workload's data (run prepare first)", name, count, maxID)
+		}
+		if maxID == 0 && (r.phase == ModeIterate || r.phase == ModeUpdate) {
+			return fmt.Errorf("documents: %s is empty: %s needs documents (a ladder size of at least 1)", name, r.phase)
+		}
+		m.before[c] = maxID
+		m.top[c].Store(maxID)
+	}
+	return nil
+}
+
+// op is the mode's operation.
+func (m *modeRun) op() (runner.Op, error) {
+	switch m.r.phase {
+	case ModeInsert:
+		return m.insertOne, nil
+	case ModeIterate:
+		return m.findOne, nil
+	case ModeUpdate:
+		return m.updateOne, nil
+	case ModeDelete:
+		return m.deleteOne, nil
+	}
+	return nil, fmt.Errorf("documents: unknown mode %q", m.r.phase)
+}
+
+// pick is operation seq's document: a collection, and an _id among
+// those it held before the run.
+func (m *modeRun) pick(seq int64) (int, int64) {
+	r := m.r
+	h := gen.Mix(r.seed, uint64(len(r.phase)), uint64(seq))
+	c := int(h % uint64(len(r.colls)))
+	return c, 1 + int64(gen.SplitMix(h)%uint64(m.before[c]))
+}
+
+// key names document id of collection c in an error.
+func (m *modeRun) key(c int, id int64) []byte {
+	return []byte(m.r.colls[c] + "/" + strconv.FormatInt(id, 10))
+}
+
+// insertOne appends a document to a collection, in turn.
+func (m *modeRun) insertOne(ctx context.Context, w int, seq int64) error {
+	r := m.r
+	c := int(seq % int64(len(r.colls)))
+	id := m.top[c].Add(1)
+	m.threads[w].n++
+	d := &m.docs[w]
+	r.doc(d, c, w, m.threads[w].n, id)
+	return r.store.InsertDocument(ctx, r.colls[c], d)
+}
+
+// findOne finds a document by _id and checks it.
+func (m *modeRun) findOne(ctx context.Context, w int, seq int64) error {
+	r := m.r
+	c, id := m.pick(seq)
+	n, err := r.store.FindDocuments(ctx, r.colls[c], id, func(d *Doc) error {
+		if what := Check(r.seed, c, id, r.p.TextSize, d); what != "" {
+			return &workload.VerifyError{Phase: r.phase, Key: m.key(c, id), What: what}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if n != 1 {
+		return &workload.VerifyError{Phase: r.phase, Key: m.key(c, id), What: fmt.Sprintf("find by _id returned %d documents", n)}
+	}
+	m.verified.Add(w, 1)
+	return nil
+}
+
+// updateOne updates a document by _id.
+func (m *modeRun) updateOne(ctx context.Context, w int, seq int64) error {
+	r := m.r
+	c, id := m.pick(seq)
+	n, err := r.store.UpdateDocument(ctx, r.colls[c], id, Updated(r.seed, c, id))
+	if err != nil {
+		return err
+	}
+	if n != 1 {
+		return &workload.VerifyError{Phase: r.phase, Key: m.key(c, id), What: fmt.Sprintf("updateOne modified %d documents", n)}
+	}
+	m.verified.Add(w, 1)
+	return nil
+}
+
+// deleteOne deletes a collection's highest _id, in turn; a collection
+// with none left ends the mode (errDrained).
+func (m *modeRun) deleteOne(ctx context.Context, w int, seq int64) error {
+	r := m.r
+	c := int(seq % int64(len(r.colls)))
+	id := m.top[c].Add(-1) + 1
+	if id < 1 {
+		m.top[c].Add(1)
+		m.drained.Add(w, int64(c+1))
+		return errDrained
+	}
+	n, err := r.store.DeleteDocument(ctx, r.colls[c], id)
+	if err != nil {
+		return err
+	}
+	if n != 1 {
+		return &workload.VerifyError{Phase: r.phase, Key: m.key(c, id), What: fmt.Sprintf("deleteOne deleted %d documents", n)}
+	}
+	m.verified.Add(w, 1)
+	return nil
 }
 
 // errDrained ends delete_one early: a collection has no document left.

@@ -479,72 +479,160 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 	if err != nil {
 		return nil, fmt.Errorf("geo: preparing the layout: %w", err)
 	}
-	B := int64(r.p.Batch)
-	bufs := make([][]Point, r.threads)
-	var done atomic.Int64 // batches committed
-	var (
-		passMu     sync.Mutex
-		passes     []pass
-		lastCutoff int64
-	)
-	// due, when not nil, says at a pass's end whether the next pass is
-	// already due (the pass took longer than the interval between
-	// passes); nil: the final pass.
-	gcPass := func(ctx context.Context, cutoff int64, due func(took time.Duration) bool) error {
-		passMu.Lock()
-		defer passMu.Unlock()
-		if cutoff <= lastCutoff {
-			return nil
-		}
-		t0 := time.Now()
-		n, err := r.store.DeleteBefore(ctx, cutoff)
-		end := time.Now()
-		if err != nil && ctx.Err() != nil {
-			// The load ended during the pass: it is cut short (the final
-			// pass after the load finishes the work) and still counted.
-			passes = append(passes, pass{start: t0, end: end, cutoff: cutoff, deleted: n, cut: true})
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("geo: GC pass deleting points before %d: %w", cutoff, err)
-		}
-		passes = append(passes, pass{start: t0, end: end, cutoff: cutoff, deleted: n,
-			behind: due != nil && due(end.Sub(t0)), final: due == nil})
-		lastCutoff = cutoff
-		return nil
+	in := &ingestion{r: r, B: int64(r.p.Batch), faulted: len(r.st.Faults) > 0,
+		bufs: make([][]Point, r.threads), logs: make([]faultLog, r.threads)}
+	B := in.B
+	env, crashes := r.env, func() []crashFrontier { return nil }
+	if in.faulted {
+		env, crashes = r.watchCrashes(&in.done)
 	}
+	res, err := workload.Measure(ctx, env, in.config(), 0, in.insertBatch)
+	frontiers := crashes()
+	if err != nil {
+		return res, err
+	}
+	res.Unit = fmt.Sprintf("insert of a batch of %d points", B)
+	P := res.Ops * B
+	if in.done.Load() != res.Ops || in.claimed.Load() != res.Ops {
+		return res, fmt.Errorf("geo: %d batches claimed, %d committed, the runner counted %d", in.claimed.Load(), in.done.Load(), res.Ops)
+	}
+	// What the load measured is kept before the final pass and the
+	// checks, which can take long on a store the GC fell behind on: an
+	// interrupt there returns it (the step partial) rather than nothing.
+	last := (P - 1) / r.sim.Users
+	in.loadMetrics(res, P, last)
+	res.Facts["layout"] = layout
+	res.Facts["gc"] = r.gcMode
+	res.Facts["writes"] = r.writeMode
+	if r.everySim() > 0 {
+		res.Facts["gc_every"] = fmt.Sprintf("every %s of simulated time", time.Duration(r.p.GC.EverySimulated))
+	} else if r.p.GC.Every > 0 {
+		res.Facts["gc_every"] = fmt.Sprintf("every %s of wall-clock time", time.Duration(r.p.GC.Every))
+	}
+	return res, in.finish(ctx, res, P, frontiers)
+}
+
+// ingestion is the ingest phase's shared state: the batches claimed and
+// committed, each goroutine's buffer and fault log, and the GC passes.
+type ingestion struct {
+	r       *run
+	B       int64 // points a batch
+	faulted bool  // faults run during the load
+	// Batches are claimed in order from one counter (the runner's
+	// sequence numbers are partitioned per goroutine, so a duration-bound
+	// run would leave holes): when the load stops, every claimed batch
+	// has been committed and the points ingested are exactly 0..P-1.
+	claimed atomic.Int64
+	done    atomic.Int64 // batches committed
+	bufs    [][]Point
+	logs    []faultLog
+
+	passMu     sync.Mutex
+	passes     []pass
+	lastCutoff int64
 	// While faults run, a pass that fails (the server down, or loading
 	// its data after a crash) is counted and run again by the next tick
 	// of the background task (its cutoff not reached); the final pass
 	// retries as an insert does (retryGC).
-	faulted := len(r.st.Faults) > 0
-	var gcErrs atomic.Int64
-	var gcFirstErr atomic.Value
-	tolerant := func(ctx context.Context, cutoff int64, due func(time.Duration) bool) error {
-		err := gcPass(ctx, cutoff, due)
-		if err == nil || !faulted || ctx.Err() != nil {
-			return err
-		}
-		gcErrs.Add(1)
-		gcFirstErr.CompareAndSwap(nil, err.Error())
-		return errGCFailed
-	}
+	gcErrs     atomic.Int64
+	gcFirstErr atomic.Value
+}
+
+// everySim is the simulated seconds between GC passes (0: passes by the
+// wall clock, or none).
+func (r *run) everySim() int64 { return int64(time.Duration(r.p.GC.EverySimulated) / time.Second) }
+
+// config is the load: the batches to insert or how long, and the GC task.
+func (in *ingestion) config() runner.Config {
+	r := in.r
 	cfg := runner.Config{Workers: r.threads, Duration: time.Duration(r.p.Ingest.Duration)}
 	if n := int64(r.p.Ingest.Points); n > 0 {
-		cfg.Ops = (n + int64(B) - 1) / int64(B)
+		cfg.Ops = (n + in.B - 1) / in.B
 	}
 	if r.st.Duration > 0 {
 		cfg.Duration = r.st.Duration
 	}
-	everySim := int64(time.Duration(r.p.GC.EverySimulated) / time.Second)
+	cfg.Background = in.gcTasks()
+	return cfg
+}
+
+// insertBatch claims the next batch and inserts its points (goroutine w).
+func (in *ingestion) insertBatch(ctx context.Context, w int, _ int64) error {
+	r, B := in.r, in.B
+	batch := in.claimed.Add(1) - 1
+	pts := in.bufs[w][:0]
+	for i := batch * B; i < (batch+1)*B; i++ {
+		pts = append(pts, r.sim.Index(i))
+	}
+	in.bufs[w] = pts
+	insert := r.store.InsertPoints
+	if in.faulted {
+		insert = func(ctx context.Context, pts []Point) error { return r.insertRetrying(ctx, &in.logs[w], pts) }
+	}
+	if err := insert(ctx, pts); err != nil {
+		return err
+	}
+	in.done.Add(1)
+	return nil
+}
+
+// gcPass runs one GC pass up to cutoff, unless a pass already went as
+// far. due, when not nil, says at a pass's end whether the next pass is
+// already due (the pass took longer than the interval between passes);
+// nil: the final pass.
+func (in *ingestion) gcPass(ctx context.Context, cutoff int64, due func(took time.Duration) bool) error {
+	in.passMu.Lock()
+	defer in.passMu.Unlock()
+	if cutoff <= in.lastCutoff {
+		return nil
+	}
+	t0 := time.Now()
+	n, err := in.r.store.DeleteBefore(ctx, cutoff)
+	end := time.Now()
+	if err != nil && ctx.Err() != nil {
+		// The load ended during the pass: it is cut short (the final
+		// pass after the load finishes the work) and still counted.
+		in.passes = append(in.passes, pass{start: t0, end: end, cutoff: cutoff, deleted: n, cut: true})
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("geo: GC pass deleting points before %d: %w", cutoff, err)
+	}
+	in.passes = append(in.passes, pass{start: t0, end: end, cutoff: cutoff, deleted: n,
+		behind: due != nil && due(end.Sub(t0)), final: due == nil})
+	in.lastCutoff = cutoff
+	return nil
+}
+
+// tolerant is gcPass that, while faults run, counts a failed pass and
+// returns errGCFailed.
+func (in *ingestion) tolerant(ctx context.Context, cutoff int64, due func(time.Duration) bool) error {
+	err := in.gcPass(ctx, cutoff, due)
+	if err == nil || !in.faulted || ctx.Err() != nil {
+		return err
+	}
+	in.gcErrs.Add(1)
+	in.gcFirstErr.CompareAndSwap(nil, err.Error())
+	return errGCFailed
+}
+
+// lastMinute is the newest minute whose points are all committed but for
+// the few batches in flight, which are far newer than a cutoff.
+func (in *ingestion) lastMinute() int64 { return (in.done.Load()*in.B)/in.r.sim.Users - 1 }
+
+// gcTasks is the GC as the load's background task: passes on the data's
+// clock or on the wall clock (none: no GC during the load).
+func (in *ingestion) gcTasks() []runner.Task {
+	r := in.r
+	everySim := r.everySim()
 	lastPassSim := Epoch // the simulated time of the last pass (only its task touches it)
 	switch {
 	case everySim > 0:
 		// A pass each time the data's clock has moved on everySim
 		// seconds (geo-backtracer's hourly pass, on the data's clock):
 		// the task looks often and runs a pass when one is due.
-		cfg.Background = []runner.Task{{Name: "gc", Every: 100 * time.Millisecond, Run: func(ctx context.Context, _ int64) error {
-			last := (done.Load()*B)/r.sim.Users - 1
+		return []runner.Task{{Name: "gc", Every: 100 * time.Millisecond, Run: func(ctx context.Context, _ int64) error {
+			last := in.lastMinute()
 			if last < 0 || TS(last+1)-lastPassSim < everySim {
 				return nil
 			}
@@ -552,76 +640,38 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 			lastPassSim = TS(last + 1)
 			// Behind: by the pass's end the data's clock has moved on
 			// another everySim seconds, so the next pass is due at once.
-			due := func(time.Duration) bool {
-				now := (done.Load()*B)/r.sim.Users - 1
-				return TS(now+1)-lastPassSim >= everySim
-			}
-			if err := tolerant(ctx, r.cutoffAt(last), due); err != errGCFailed {
+			due := func(time.Duration) bool { return TS(in.lastMinute()+1)-lastPassSim >= everySim }
+			if err := in.tolerant(ctx, r.cutoffAt(last), due); err != errGCFailed {
 				return err
 			}
 			lastPassSim = prev // due again at the next look
 			return nil
 		}}}
 	case r.p.GC.Every > 0:
-		cfg.Background = []runner.Task{{Name: "gc", Every: time.Duration(r.p.GC.Every), Run: func(ctx context.Context, _ int64) error {
-			// Minutes before the committed batches' are complete but for
-			// the few batches in flight, which are far newer than the cutoff.
-			last := (done.Load()*B)/r.sim.Users - 1
+		return []runner.Task{{Name: "gc", Every: time.Duration(r.p.GC.Every), Run: func(ctx context.Context, _ int64) error {
+			last := in.lastMinute()
 			// Behind: the pass took longer than the interval, so the
 			// next one is due at once.
 			due := func(took time.Duration) bool { return took >= time.Duration(r.p.GC.Every) }
-			if err := tolerant(ctx, r.cutoffAt(last), due); err != errGCFailed {
+			if err := in.tolerant(ctx, r.cutoffAt(last), due); err != errGCFailed {
 				return err
 			}
 			return nil
 		}}}
 	}
-	// Batches are claimed in order from one counter (the runner's
-	// sequence numbers are partitioned per goroutine, so a duration-bound
-	// run would leave holes): when the load stops, every claimed batch
-	// has been committed and the points ingested are exactly 0..P-1.
-	var claimed atomic.Int64
-	logs := make([]faultLog, r.threads)
-	env, crashes := r.env, func() []crashFrontier { return nil }
-	if faulted {
-		env, crashes = r.watchCrashes(&done)
-	}
-	res, err := workload.Measure(ctx, env, cfg, 0, func(ctx context.Context, w int, _ int64) error {
-		batch := claimed.Add(1) - 1
-		pts := bufs[w][:0]
-		for i := batch * B; i < (batch+1)*B; i++ {
-			pts = append(pts, r.sim.Index(i))
-		}
-		bufs[w] = pts
-		insert := r.store.InsertPoints
-		if faulted {
-			insert = func(ctx context.Context, pts []Point) error { return r.insertRetrying(ctx, &logs[w], pts) }
-		}
-		if err := insert(ctx, pts); err != nil {
-			return err
-		}
-		done.Add(1)
-		return nil
-	})
-	frontiers := crashes()
-	if err != nil {
-		return res, err
-	}
-	res.Unit = fmt.Sprintf("insert of a batch of %d points", B)
-	P := res.Ops * B
-	if done.Load() != res.Ops || claimed.Load() != res.Ops {
-		return res, fmt.Errorf("geo: %d batches claimed, %d committed, the runner counted %d", claimed.Load(), done.Load(), res.Ops)
-	}
-	// What the load measured is kept before the final pass and the
-	// checks, which can take long on a store the GC fell behind on: an
-	// interrupt there returns it (the step partial) rather than nothing.
-	last := (P - 1) / r.sim.Users
+	return nil
+}
+
+// loadMetrics adds what the load measured: its size, rates and the GC
+// passes during it (P points ingested, the newest of minute last).
+func (in *ingestion) loadMetrics(res *results.Step, P, last int64) {
+	r := in.r
 	res.Metrics = map[string]float64{}
 	res.Facts = map[string]string{}
 	m := res.Metrics
 	for k, v := range map[string]float64{
 		"users":               float64(r.sim.Users),
-		"batch":               float64(B),
+		"batch":               float64(in.B),
 		"points":              float64(P),
 		"simulated_days":      float64(last+1) / (24 * 60),
 		"retention_hours":     time.Duration(r.p.GC.Retention).Hours(),
@@ -633,46 +683,44 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 		m["qps"] = float64(P) / res.Seconds
 	}
 	if q, ok := lastPartRate(res.Series, r.p.Ingest.Last); ok {
-		m["qps_last"] = q * float64(B)
+		m["qps_last"] = q * float64(in.B)
 		m["moving_users"] = m["qps_last"] * 60
 	}
-	passMu.Lock()
-	during := append([]pass(nil), passes...)
-	passMu.Unlock()
+	in.passMu.Lock()
+	during := append([]pass(nil), in.passes...)
+	in.passMu.Unlock()
 	r.gcMetrics(res, during)
-	res.Facts["layout"] = layout
-	res.Facts["gc"] = r.gcMode
-	res.Facts["writes"] = r.writeMode
-	if everySim > 0 {
-		res.Facts["gc_every"] = fmt.Sprintf("every %s of simulated time", time.Duration(r.p.GC.EverySimulated))
-	} else if r.p.GC.Every > 0 {
-		res.Facts["gc_every"] = fmt.Sprintf("every %s of wall-clock time", time.Duration(r.p.GC.Every))
-	}
+}
 
-	// The final pass: everything older than the retention behind the
-	// newest point goes, so the checks below are exact.
+// finish runs the final GC pass: everything older than the retention
+// behind the newest point goes, so the checks after it are exact. It
+// then checks what the store holds (P points ingested) and keeps it for
+// the phases after the ingest.
+func (in *ingestion) finish(ctx context.Context, res *results.Step, P int64, frontiers []crashFrontier) error {
+	r, m := in.r, res.Metrics
+	last := (P - 1) / r.sim.Users
 	final := r.cutoffAt(last)
 	t0 := time.Now()
-	if err := retryGC(ctx, func() error { return tolerant(ctx, final, nil) }); err != nil {
-		return res, err
+	if err := retryGC(ctx, func() error { return in.tolerant(ctx, final, nil) }); err != nil {
+		return err
 	}
-	if n := gcErrs.Load(); n > 0 {
+	if n := in.gcErrs.Load(); n > 0 {
 		m["gc_errors"] = float64(n)
-		res.Facts["gc_first_error"], _ = gcFirstErr.Load().(string)
+		res.Facts["gc_first_error"], _ = in.gcFirstErr.Load().(string)
 	}
 	if err := ctx.Err(); err != nil {
-		return res, err // the final pass was cut short: nothing to check
+		return err // the final pass was cut short: nothing to check
 	}
 	m["final_gc_seconds"] = time.Since(t0).Seconds()
-	h := Held{Points: P, Cutoff: max(final, lastCutoff)}
-	if faulted {
-		if err := r.afterFaults(ctx, res, logs, h, frontiers); err != nil {
-			return res, err
+	h := Held{Points: P, Cutoff: max(final, in.lastCutoff)}
+	if in.faulted {
+		if err := r.afterFaults(ctx, res, in.logs, h, frontiers); err != nil {
+			return err
 		}
 	}
 	checked, err := r.checkHeld(ctx, h)
 	if err != nil {
-		return res, err
+		return err
 	}
 	heldMu.Lock()
 	heldBy[r.env.Target] = h
@@ -680,8 +728,16 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 
 	res.Verify = results.Verify{Checked: checked}
 	m["points_held"] = float64(r.sim.Count(h))
+	in.passFacts(res)
+	res.Facts["held"] = fmt.Sprintf("points of minutes %d..%d (%d users), cutoff %s", FirstMinute(h), last, r.sim.Users, time.Unix(h.Cutoff, 0).UTC().Format(time.RFC3339))
+	return nil
+}
+
+// passFacts lists every GC pass: when it ran (seconds from the step's
+// start), how it ended, and the points it deleted.
+func (in *ingestion) passFacts(res *results.Step) {
 	var iv, outcomes, deleted []string
-	for _, ps := range passes {
+	for _, ps := range in.passes {
 		iv = append(iv, fmt.Sprintf("%.1f-%.1f", ps.start.Sub(res.Started).Seconds(), ps.end.Sub(res.Started).Seconds()))
 		outcomes = append(outcomes, ps.outcome())
 		d := "-" // not counted (a range or partition delete)
@@ -693,8 +749,6 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 	res.Facts["gc_passes"] = strings.Join(iv, " ")
 	res.Facts["gc_pass_outcomes"] = strings.Join(outcomes, " ")
 	res.Facts["gc_pass_deleted"] = strings.Join(deleted, " ")
-	res.Facts["held"] = fmt.Sprintf("points of minutes %d..%d (%d users), cutoff %s", FirstMinute(h), last, r.sim.Users, time.Unix(h.Cutoff, 0).UTC().Format(time.RFC3339))
-	return res, nil
 }
 
 // gcMetrics adds the GC passes run during the load (passes) to res: how
@@ -926,7 +980,8 @@ func (r *run) correlate(ctx context.Context) (*results.Step, error) {
 	from = max(from, to-int64(time.Duration(r.p.Correlate.Window)/time.Second))
 	users := r.correlationUsers()
 	// The reference answers, by brute force, before the timed part.
-	want := r.sim.CorrelationsAll(r.held, users, from, to, r.rule, runtime.GOMAXPROCS(0), func() bool { return ctx.Err() != nil })
+	want := r.sim.CorrelationsAll(RefQuery{Held: r.held, Users: users, From: from, To: to,
+		Parts: runtime.GOMAXPROCS(0), Stop: func() bool { return ctx.Err() != nil }}, r.rule)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -1013,7 +1068,8 @@ func (r *run) correlateBT(ctx context.Context) (*results.Step, error) {
 	from = max(from, to-int64(time.Duration(r.p.Correlate.Window)/time.Second))
 	users := r.correlationUsers()
 	rule := SeedBTRule()
-	want := r.sim.BTCorrelationsAll(r.held, users, from, to, rule, runtime.GOMAXPROCS(0), func() bool { return ctx.Err() != nil })
+	want := r.sim.BTCorrelationsAll(RefQuery{Held: r.held, Users: users, From: from, To: to,
+		Parts: runtime.GOMAXPROCS(0), Stop: func() bool { return ctx.Err() != nil }}, rule)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

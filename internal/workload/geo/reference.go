@@ -176,15 +176,32 @@ func (t *track) point(m int64) (Point, bool) {
 	return t.at[i], true
 }
 
+// RefQuery is what a batched reference answers: the contacts of each of
+// Users over the minutes [From, To] of the points Held, by brute force
+// split over Parts goroutines. Stop, checked once per user, ends it
+// early (the caller then discards the answer).
+type RefQuery struct {
+	Held     Held
+	Users    []int64
+	From, To int64
+	Parts    int
+	Stop     func() bool
+}
+
+// parts is the goroutines the brute force is split over: Parts, at
+// least one and at most one per user.
+func (q RefQuery) parts(s *Sim) int { return max(1, min(q.Parts, int(s.Users))) }
+
 // eachOtherPoint is the brute force shared by the batched references:
-// every user's point at every minute of [lo, hi] that the store holds,
-// each generated once for all the query users, split by user over
-// parts goroutines. fn(part, v, q) sees user v's points in minute
-// order, users in increasing order within a part, parts covering
-// increasing user ranges. It stops early when ctx-like stop returns
-// true (checked once per user).
-func (s *Sim) eachOtherPoint(h Held, lo, hi int64, parts int, stop func() bool, begin func(part int, v int64), fn func(part int, v int64, q Point)) {
-	parts = max(1, min(parts, int(s.Users)))
+// every user's point at every minute of [lo, hi] that the store holds
+// (rq.Held), each generated once for all the query users, split by user
+// over rq's parts goroutines. begin(part, v) comes before user v's
+// points; fn(part, v, p) sees user v's points in minute order, users in
+// increasing order within a part, parts covering increasing user
+// ranges. It stops early when rq.Stop returns true (checked once per
+// user).
+func (s *Sim) eachOtherPoint(rq RefQuery, lo, hi int64, begin func(part int, v int64), fn func(part int, v int64, p Point)) {
+	h, stop, parts := rq.Held, rq.Stop, rq.parts(s)
 	var wg sync.WaitGroup
 	for part := 0; part < parts; part++ {
 		vlo, vhi := s.Users*int64(part)/int64(parts), s.Users*int64(part+1)/int64(parts)
@@ -207,22 +224,22 @@ func (s *Sim) eachOtherPoint(h Held, lo, hi int64, parts int, stop func() bool, 
 	wg.Wait()
 }
 
-// CorrelationsAll is Correlations for each of users at once, over the
-// same window: the same brute force over every user and minute (each
+// CorrelationsAll is Correlations for each of rq's users at once, over
+// the same window: the same brute force over every user and minute (each
 // other user's point generated once for all of them rather than once
-// per query user), split over parts goroutines. stop, checked once per
-// user, ends it early (the caller then discards the answer).
-func (s *Sim) CorrelationsAll(h Held, users []int64, from, to int64, r Rule, parts int, stop func() bool) [][]Contact {
+// per query user), split over rq's parts goroutines.
+func (s *Sim) CorrelationsAll(rq RefQuery, r Rule) [][]Contact {
+	users := rq.Users
 	tracks := make([]track, len(users))
 	lo, hi := int64(math.MaxInt64), int64(-1)
 	for i, u := range users {
-		t, pts := s.trackOf(h, u, from, to)
+		t, pts := s.trackOf(rq.Held, u, rq.From, rq.To)
 		tracks[i] = t
 		if len(pts) > 0 {
 			lo, hi = min(lo, t.lo), max(hi, t.lo+int64(len(t.has))-1)
 		}
 	}
-	parts = max(1, min(parts, int(s.Users)))
+	parts := rq.parts(s)
 	type state struct{ best, run, prev int }
 	st := make([][]state, parts)
 	found := make([][][]Contact, parts) // part -> query -> contacts
@@ -245,7 +262,7 @@ func (s *Sim) CorrelationsAll(h Held, users []int64, from, to int64, r Rule, par
 			st[part][i] = state{prev: -2}
 		}
 	}
-	s.eachOtherPoint(h, lo, hi, parts, stop, func(part int, v int64) {
+	s.eachOtherPoint(rq, lo, hi, func(part int, v int64) {
 		flush(part, last[part])
 		last[part] = v
 	}, func(part int, v int64, q Point) {
@@ -278,27 +295,28 @@ func (s *Sim) CorrelationsAll(h Held, users []int64, from, to int64, r Rule, par
 	return out
 }
 
-// BTCorrelationsAll is BTCorrelations for each of users at once: the
-// same brute force, each other user's point generated once for all of
-// them, split over parts goroutines; stop as for CorrelationsAll.
-func (s *Sim) BTCorrelationsAll(h Held, users []int64, from, to int64, r BTRule, parts int, stop func() bool) [][]BTContact {
+// BTCorrelationsAll is BTCorrelations for each of rq's users at once:
+// the same brute force, each other user's point generated once for all
+// of them, split over rq's parts goroutines.
+func (s *Sim) BTCorrelationsAll(rq RefQuery, r BTRule) [][]BTContact {
+	users := rq.Users
 	tracks := make([]track, len(users))
 	spans := make([][]Point, len(users))
 	lo, hi := int64(math.MaxInt64), int64(-1)
 	for i, u := range users {
-		t, pts := s.trackOf(h, u, from, to)
+		t, pts := s.trackOf(rq.Held, u, rq.From, rq.To)
 		tracks[i], spans[i] = t, pts
 		if len(pts) > 0 {
 			lo, hi = min(lo, t.lo-1), max(hi, t.lo+int64(len(t.has)))
 		}
 	}
-	parts = max(1, min(parts, int(s.Users)))
+	parts := rq.parts(s)
 	near := make([][][]Point, parts) // part -> query -> points
 	for p := range near {
 		near[p] = make([][]Point, len(users))
 	}
 	const reach = 1e-5
-	s.eachOtherPoint(h, lo, hi, parts, stop, func(int, int64) {}, func(part int, v int64, q Point) {
+	s.eachOtherPoint(rq, lo, hi, func(int, int64) {}, func(part int, v int64, q Point) {
 		m := Minute(q.TS)
 		for i, u := range users {
 			if v == u || len(spans[i]) == 0 {

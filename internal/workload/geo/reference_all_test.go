@@ -20,8 +20,9 @@ func TestReferenceAllMatchesOneByOne(t *testing.T) {
 	bt.Degrees, bt.MinScore = 1e-5, 1
 	contacts, btContacts := 0, 0
 	for _, parts := range []int{1, 3, 64} {
-		all := s.CorrelationsAll(h, users, from, to, rule, parts, func() bool { return false })
-		btAll := s.BTCorrelationsAll(h, users, from, to, bt, parts, func() bool { return false })
+		q := RefQuery{Held: h, Users: users, From: from, To: to, Parts: parts, Stop: func() bool { return false }}
+		all := s.CorrelationsAll(q, rule)
+		btAll := s.BTCorrelationsAll(q, bt)
 		for i, u := range users {
 			want := s.Correlations(h, u, from, to, rule)
 			if !reflect.DeepEqual(all[i], want) {
@@ -40,7 +41,7 @@ func TestReferenceAllMatchesOneByOne(t *testing.T) {
 	}
 	// stop ends it early.
 	calls := 0
-	s.CorrelationsAll(h, users, from, to, rule, 1, func() bool { calls++; return true })
+	s.CorrelationsAll(RefQuery{Held: h, Users: users, From: from, To: to, Parts: 1, Stop: func() bool { calls++; return true }}, rule)
 	if calls != 1 {
 		t.Errorf("stop asked %d times before it ended the reference, want 1", calls)
 	}
@@ -58,16 +59,16 @@ func BenchmarkReferenceAll(b *testing.B) {
 		users[i] = int64(i) * s.Users / int64(len(users))
 	}
 	evals := float64(int64(len(users)) * s.Users * int64(len(s.Timeline(h, 0, from, to))))
-	never := func() bool { return false }
+	q := RefQuery{Held: h, Users: users, From: from, To: to, Parts: 1, Stop: func() bool { return false }}
 	b.Run("storebench", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			s.CorrelationsAll(h, users, from, to, Rule{Meters: 100, MinMinutes: 15}, 1, never)
+			s.CorrelationsAll(q, Rule{Meters: 100, MinMinutes: 15})
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/evals, "ns/eval")
 	})
 	b.Run("backtracer", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			s.BTCorrelationsAll(h, users, from, to, SeedBTRule(), 1, never)
+			s.BTCorrelationsAll(q, SeedBTRule())
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/evals, "ns/eval")
 	})

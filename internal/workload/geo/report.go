@@ -75,109 +75,149 @@ func render(b *strings.Builder, run *results.Run) {
 		return
 	}
 	for _, n := range run.Ladder {
-		fmt.Fprintf(b, "## GPS points (seed 002, geo-backtracer), %s simulated users\n\n", section.Count(n))
-		b.WriteString("Each simulated user emits one point per simulated minute (user, time, latitude, longitude) in a 10 km city; groups of users meet, so correlations exist. Points are inserted in requests of a batch of points (each request one atomic write, or, where the Layout column says point by point, each key a write of its own, as geo-backtracer's server does) for the ingest's duration while a GC pass drops, every few seconds, the time blocks older than the retention (simulated time). After the ingest a final pass runs and the store must hold exactly the points younger than its cutoff: counted, oldest and newest checked. Every timeline is compared point by point with the generator; every correlation with a brute-force reference. QPS is GPS points per second on this one machine (the seed's R=2 doubles its writes; here there is one copy); moving users = QPS × 60, as the seed derives them.\n\n")
+		renderRung(b, ts, n)
+	}
+}
 
-		ins := section.Table{Head: []string{"Target", "Layout", "Ingest", "Simulated", "Points", "QPS (whole)", "QPS (last part)", "Moving users", "Disk after GC (MiB)", "Points held", "Disk per point held"}, Left: 2}
-		gc := section.Table{Head: []string{"Target", "Deletes", "Retention", "GC passes", "Pass (mean)", "Pass (max)", "Deleted during ingest", "QPS during GC", "QPS outside GC", "Final pass"}, Left: 2}
-		tl := section.Table{Head: []string{"Target", "Window", "Existing p50", "p99", "max", "Non-existing p50", "p99", "max", "Points per timeline"}, Left: 1}
-		co := section.Table{Head: []string{"Target", "Rule", "Window", "Correlations solved", "Contacts found", "Users with a nearby pair", "Time per correlation (mean)", "p99", "All correlations", "Threads"}, Left: 2}
-		answers, answersOf := map[string]string{}, map[string]string{}
-		var rules []string
-		for _, t := range ts {
-			s := t.Find(Name, PhaseIngest, n)
-			if s == nil || s.Ops == 0 {
-				miss := section.Missing(t, Name, PhaseIngest, n)
-				ins.Rows = append(ins.Rows, section.NARow(t.Title, strings.TrimPrefix(miss, "n/a: "), len(ins.Head)-1))
-				gc.Rows = append(gc.Rows, []string{t.Title, miss, "", "", "", "", "", "", "", ""})
-			} else {
-				m := s.Metrics
-				disk := s.Footprint().DiskAllocated
-				perPoint := "—"
-				if m["points_held"] > 0 && disk > 0 {
-					perPoint = fmt.Sprintf("%.0f B", float64(disk)/m["points_held"])
-				}
-				layout := s.Facts["layout"]
-				if w := s.Facts["writes"]; w != "" {
-					layout += "; writes: " + w
-				}
-				ins.Rows = append(ins.Rows, []string{t.Title, section.Cell(layout), section.SecondsCell(s),
-					fmt.Sprintf("%.1f days", m["simulated_days"]), section.Count(int64(m["points"])), f0(m["qps"]), f0(m["qps_last"]),
-					f0(m["moving_users"]), section.DiskCell(s), section.Count(int64(m["points_held"])), perPoint})
-				during, outside := "—", "—"
-				if v, ok := m["qps_during_gc"]; ok {
-					during = f0(v)
-				}
-				if v, ok := m["qps_outside_gc"]; ok {
-					outside = f0(v)
-				}
-				mean, mx := "—", "—"
-				if m["gc_passes"] > 0 {
-					mean, mx = section.Seconds(m["gc_pass_mean_s"]), section.Seconds(m["gc_pass_max_s"])
-				}
-				deleted := "not counted (range or partition deletes)"
-				if v, ok := m["gc_deleted"]; ok {
-					deleted = section.Count(int64(v))
-				}
-				mode := s.Facts["gc"]
-				if e := s.Facts["gc_every"]; e != "" {
-					mode += ", " + e
-				}
-				gc.Rows = append(gc.Rows, []string{t.Title, section.Cell(mode), fmt.Sprintf("%.0f h", m["retention_hours"]), f0(m["gc_passes"]), mean, mx,
-					deleted, during, outside, section.Seconds(m["final_gc_seconds"])})
-			}
-			if s := t.Find(Name, PhaseTimeline, n); s != nil && s.Ops > 0 {
-				e, x := s.ByOp["existing"], s.ByOp["missing"]
-				tl.Rows = append(tl.Rows, []string{t.Title, fmt.Sprintf("%.0f h", s.Metrics["window_hours"]),
-					section.Latency(e.P50), section.Latency(e.P99), section.Latency(e.Max),
-					section.Latency(x.P50), section.Latency(x.P99), section.Latency(x.Max), f0(s.Metrics["points_per_timeline"])})
-			} else {
-				tl.Rows = append(tl.Rows, []string{t.Title, section.Missing(t, Name, PhaseTimeline, n), "", "", "", "", "", "", ""})
-			}
-			cos := correlateSteps(t, n)
-			for _, s := range cos {
-				m := s.Metrics
-				nearby := "—"
-				if v, ok := m["users_nearby"]; ok {
-					nearby = f0(v)
-				}
-				co.Rows = append(co.Rows, []string{t.Title, ruleTitle(s), fmt.Sprintf("%.0f h", m["window_hours"]), f0(m["correlations"]), f0(m["contacts"]), nearby,
-					section.Latency(int64(s.Latency.Mean)), section.Latency(s.Latency.P99), section.SecondsCell(s), f0(m["threads"])})
-				rule := ruleOf(s)
-				if answers[rule] == "" {
-					answers[rule], answersOf[rule] = s.Facts["answers"], t.Title
-					rules = append(rules, rule)
-				}
-			}
-			if len(cos) == 0 {
-				co.Rows = append(co.Rows, []string{t.Title, "", section.Missing(t, Name, PhaseCorrelate, n), "", "", "", "", "", "", ""})
-			}
+// renderRung is the section of one rung of the ladder, n simulated users.
+func renderRung(b *strings.Builder, ts []*results.Target, n int64) {
+	fmt.Fprintf(b, "## GPS points (seed 002, geo-backtracer), %s simulated users\n\n", section.Count(n))
+	b.WriteString("Each simulated user emits one point per simulated minute (user, time, latitude, longitude) in a 10 km city; groups of users meet, so correlations exist. Points are inserted in requests of a batch of points (each request one atomic write, or, where the Layout column says point by point, each key a write of its own, as geo-backtracer's server does) for the ingest's duration while a GC pass drops, every few seconds, the time blocks older than the retention (simulated time). After the ingest a final pass runs and the store must hold exactly the points younger than its cutoff: counted, oldest and newest checked. Every timeline is compared point by point with the generator; every correlation with a brute-force reference. QPS is GPS points per second on this one machine (the seed's R=2 doubles its writes; here there is one copy); moving users = QPS × 60, as the seed derives them.\n\n")
+	tb := newRungTables()
+	for _, t := range ts {
+		tb.addIngest(t, n)
+		tb.addTimeline(t, n)
+		tb.addCorrelate(t, n)
+	}
+	b.WriteString("### Insert rate (seed: \"Insert rate over 1 hour: N QPS per machine (M moving users)\")\n\n")
+	tb.ins.Write(b)
+	b.WriteString("### Garbage collector (seed: \"GC pass takes about 2 minutes and does not affect QPS\", \"database size is controlled with GC\")\n\n")
+	tb.gc.Write(b)
+	b.WriteString("QPS during GC counts the 1 s ticks that a pass covered for at least half their length: \"—\" when every pass was shorter than that (the effect of a pass is then below what 1 s sampling can separate).\n\n")
+	b.WriteString("### Timeline of a user (seed: \"getting timeline of a non-existing user takes 2 seconds\")\n\n")
+	tb.tl.Write(b)
+	b.WriteString("### Correlations (seed: \"solving 120 correlations takes about 30 minutes, and is CPU bound\")\n\n")
+	tb.co.Write(b)
+	if len(tb.rules) > 1 {
+		b.WriteString(rulesNote)
+	}
+	for _, rule := range tb.rules {
+		what := "user: contacts, longest run in minutes"
+		if rule == RuleBacktracer {
+			what = "user: contacts, geo-backtracer's score"
 		}
-		b.WriteString("### Insert rate (seed: \"Insert rate over 1 hour: N QPS per machine (M moving users)\")\n\n")
-		ins.Write(b)
-		b.WriteString("### Garbage collector (seed: \"GC pass takes about 2 minutes and does not affect QPS\", \"database size is controlled with GC\")\n\n")
-		gc.Write(b)
-		b.WriteString("QPS during GC counts the 1 s ticks that a pass covered for at least half their length: \"—\" when every pass was shorter than that (the effect of a pass is then below what 1 s sampling can separate).\n\n")
-		b.WriteString("### Timeline of a user (seed: \"getting timeline of a non-existing user takes 2 seconds\")\n\n")
-		tl.Write(b)
-		b.WriteString("### Correlations (seed: \"solving 120 correlations takes about 30 minutes, and is CPU bound\")\n\n")
-		co.Write(b)
-		if len(rules) > 1 {
-			b.WriteString(rulesNote)
+		fmt.Fprintf(b, "Answers under %s on %s (%s), equal to the brute-force reference over the points it holds; every target's answers were checked the same way, over its own window (each ingested as much as it could in the duration): %s\n\n", ruleNames[rule], tb.answersOf[rule], what, section.Cell(firstAnswers(tb.answers[rule], shownAnswers)))
+	}
+	for _, t := range ts {
+		if s := t.Find(Name, PhaseIngest, n); s != nil && len(s.Events) > 0 {
+			faults(b, t, s)
 		}
-		for _, rule := range rules {
-			what := "user: contacts, longest run in minutes"
-			if rule == RuleBacktracer {
-				what = "user: contacts, geo-backtracer's score"
-			}
-			fmt.Fprintf(b, "Answers under %s on %s (%s), equal to the brute-force reference over the points it holds; every target's answers were checked the same way, over its own window (each ingested as much as it could in the duration): %s\n\n", ruleNames[rule], answersOf[rule], what, section.Cell(firstAnswers(answers[rule], shownAnswers)))
+	}
+	scaling(b, ts, n)
+}
+
+// rungTables are the tables of one rung (ingest, GC, timeline,
+// correlations) and, per rule in the order first met, the first
+// target's answers and its title.
+type rungTables struct {
+	ins, gc, tl, co    section.Table
+	answers, answersOf map[string]string
+	rules              []string
+}
+
+func newRungTables() *rungTables {
+	return &rungTables{
+		ins:     section.Table{Head: []string{"Target", "Layout", "Ingest", "Simulated", "Points", "QPS (whole)", "QPS (last part)", "Moving users", "Disk after GC (MiB)", "Points held", "Disk per point held"}, Left: 2},
+		gc:      section.Table{Head: []string{"Target", "Deletes", "Retention", "GC passes", "Pass (mean)", "Pass (max)", "Deleted during ingest", "QPS during GC", "QPS outside GC", "Final pass"}, Left: 2},
+		tl:      section.Table{Head: []string{"Target", "Window", "Existing p50", "p99", "max", "Non-existing p50", "p99", "max", "Points per timeline"}, Left: 1},
+		co:      section.Table{Head: []string{"Target", "Rule", "Window", "Correlations solved", "Contacts found", "Users with a nearby pair", "Time per correlation (mean)", "p99", "All correlations", "Threads"}, Left: 2},
+		answers: map[string]string{}, answersOf: map[string]string{},
+	}
+}
+
+// addIngest adds target t's ingest to the insert rate and GC tables.
+func (tb *rungTables) addIngest(t *results.Target, n int64) {
+	s := t.Find(Name, PhaseIngest, n)
+	if s == nil || s.Ops == 0 {
+		miss := section.Missing(t, Name, PhaseIngest, n)
+		tb.ins.Rows = append(tb.ins.Rows, section.NARow(t.Title, strings.TrimPrefix(miss, "n/a: "), len(tb.ins.Head)-1))
+		tb.gc.Rows = append(tb.gc.Rows, []string{t.Title, miss, "", "", "", "", "", "", "", ""})
+		return
+	}
+	m := s.Metrics
+	disk := s.Footprint().DiskAllocated
+	perPoint := "—"
+	if m["points_held"] > 0 && disk > 0 {
+		perPoint = fmt.Sprintf("%.0f B", float64(disk)/m["points_held"])
+	}
+	layout := s.Facts["layout"]
+	if w := s.Facts["writes"]; w != "" {
+		layout += "; writes: " + w
+	}
+	tb.ins.Rows = append(tb.ins.Rows, []string{t.Title, section.Cell(layout), section.SecondsCell(s),
+		fmt.Sprintf("%.1f days", m["simulated_days"]), section.Count(int64(m["points"])), f0(m["qps"]), f0(m["qps_last"]),
+		f0(m["moving_users"]), section.DiskCell(s), section.Count(int64(m["points_held"])), perPoint})
+	tb.gc.Rows = append(tb.gc.Rows, gcRow(t, s))
+}
+
+// gcRow is the GC's row of target t's ingest step s.
+func gcRow(t *results.Target, s *results.Step) []string {
+	m := s.Metrics
+	during, outside := "—", "—"
+	if v, ok := m["qps_during_gc"]; ok {
+		during = f0(v)
+	}
+	if v, ok := m["qps_outside_gc"]; ok {
+		outside = f0(v)
+	}
+	mean, mx := "—", "—"
+	if m["gc_passes"] > 0 {
+		mean, mx = section.Seconds(m["gc_pass_mean_s"]), section.Seconds(m["gc_pass_max_s"])
+	}
+	deleted := "not counted (range or partition deletes)"
+	if v, ok := m["gc_deleted"]; ok {
+		deleted = section.Count(int64(v))
+	}
+	mode := s.Facts["gc"]
+	if e := s.Facts["gc_every"]; e != "" {
+		mode += ", " + e
+	}
+	return []string{t.Title, section.Cell(mode), fmt.Sprintf("%.0f h", m["retention_hours"]), f0(m["gc_passes"]), mean, mx,
+		deleted, during, outside, section.Seconds(m["final_gc_seconds"])}
+}
+
+// addTimeline adds target t's timelines to their table.
+func (tb *rungTables) addTimeline(t *results.Target, n int64) {
+	if s := t.Find(Name, PhaseTimeline, n); s != nil && s.Ops > 0 {
+		e, x := s.ByOp["existing"], s.ByOp["missing"]
+		tb.tl.Rows = append(tb.tl.Rows, []string{t.Title, fmt.Sprintf("%.0f h", s.Metrics["window_hours"]),
+			section.Latency(e.P50), section.Latency(e.P99), section.Latency(e.Max),
+			section.Latency(x.P50), section.Latency(x.P99), section.Latency(x.Max), f0(s.Metrics["points_per_timeline"])})
+	} else {
+		tb.tl.Rows = append(tb.tl.Rows, []string{t.Title, section.Missing(t, Name, PhaseTimeline, n), "", "", "", "", "", "", ""})
+	}
+}
+
+// addCorrelate adds target t's correlations to their table, and the
+// answers of a rule no target before it ran.
+func (tb *rungTables) addCorrelate(t *results.Target, n int64) {
+	cos := correlateSteps(t, n)
+	for _, s := range cos {
+		m := s.Metrics
+		nearby := "—"
+		if v, ok := m["users_nearby"]; ok {
+			nearby = f0(v)
 		}
-		for _, t := range ts {
-			if s := t.Find(Name, PhaseIngest, n); s != nil && len(s.Events) > 0 {
-				faults(b, t, s)
-			}
+		tb.co.Rows = append(tb.co.Rows, []string{t.Title, ruleTitle(s), fmt.Sprintf("%.0f h", m["window_hours"]), f0(m["correlations"]), f0(m["contacts"]), nearby,
+			section.Latency(int64(s.Latency.Mean)), section.Latency(s.Latency.P99), section.SecondsCell(s), f0(m["threads"])})
+		rule := ruleOf(s)
+		if tb.answers[rule] == "" {
+			tb.answers[rule], tb.answersOf[rule] = s.Facts["answers"], t.Title
+			tb.rules = append(tb.rules, rule)
 		}
-		scaling(b, ts, n)
+	}
+	if len(cos) == 0 {
+		tb.co.Rows = append(tb.co.Rows, []string{t.Title, "", section.Missing(t, Name, PhaseCorrelate, n), "", "", "", "", "", "", ""})
 	}
 }
 

@@ -559,41 +559,15 @@ func (HTTP) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*
 	if !ok {
 		return nil, fmt.Errorf("http: target %T does not serve HTTP", env.Target)
 	}
-	addr, host, path, useTLS := site.HTTPEndpoint()
-	want := site.ExpectedPage()
-	r := &run{addr: addr, host: host, keepAlive: st.Phase == PhaseKeepAlive, timeout: time.Duration(p.Timeout), want: want, wantSum: sha256.Sum256(want), phase: st.Phase}
-	if useTLS {
-		h, _, err := net.SplitHostPort(addr)
-		if err != nil {
-			return nil, err
-		}
-		r.tls = &tls.Config{ServerName: h}
+	r, path, err := newRun(site, st.Phase, time.Duration(p.Timeout))
+	if err != nil {
+		return nil, err
 	}
-	conn := "close"
-	if r.keepAlive {
-		conn = "keep-alive"
-	}
-	r.req = []byte("GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\nUser-Agent: storebench\r\nAccept: */*\r\nConnection: " + conn + "\r\n\r\n")
 	workers := max(st.Concurrency, 1)
-	var requests int64
-	if len(p.Requests) > 0 {
-		requests = int64(p.Requests[0])
-	}
-	if v := st.Labels.Int(LRequests); v > 0 {
-		requests = v
-	}
-	cfg := runner.Config{Ops: requests}
-	total := requests
-	if d := time.Duration(p.Duration); d > 0 || st.Duration > 0 {
-		if st.Duration > 0 {
-			d = st.Duration
-		}
-		cfg.Ops, cfg.Duration, total = 0, d, 0
-	}
+	cfg, total := loadConfig(p, st)
 	var (
 		tallies []*tally
 		res     *results.Step
-		err     error
 		client  string
 	)
 	if ev := newEvents(r, workers, p.Loops); ev != nil {
@@ -609,27 +583,7 @@ func (HTTP) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*
 	if res == nil {
 		return nil, err
 	}
-	var n counts
-	hists := [4]*hdr.Histogram{latency.New(), latency.New(), latency.New(), latency.New()}
-	first := ""
-	for _, c := range tallies {
-		n.ok += c.n.ok
-		n.connect += c.n.connect
-		n.receive += c.n.receive
-		n.length += c.n.length
-		n.exceptions += c.n.exceptions
-		n.content += c.n.content
-		n.non2xx += c.n.non2xx
-		n.total += c.n.total
-		n.html += c.n.html
-		n.dials += c.n.dials
-		for j := range hists {
-			hists[j].Merge(c.hist[j])
-		}
-		if first == "" {
-			first = c.first
-		}
-	}
+	n, hists, first := mergeTallies(tallies)
 	failed := n.connect + n.receive + n.length + n.exceptions + n.content + n.non2xx
 	res.Unit = "GET " + path
 	if r.keepAlive {
@@ -639,7 +593,7 @@ func (HTTP) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*
 		MConcurrency: float64(workers), MRequests: float64(res.Ops), MFailed: float64(failed),
 		MConnect: float64(n.connect), MReceive: float64(n.receive), MLength: float64(n.length), MExceptions: float64(n.exceptions),
 		MContent: float64(n.content), MNon2xx: float64(n.non2xx), MTotalBytes: float64(n.total), MHTMLBytes: float64(n.html),
-		MPageBytes: float64(len(want)), MConns: float64(n.dials),
+		MPageBytes: float64(len(r.want)), MConns: float64(n.dials),
 	}
 	if res.Seconds > 0 {
 		res.Metrics[MRPS] = float64(res.Ops) / res.Seconds
@@ -665,4 +619,72 @@ func (HTTP) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*
 		return res, fmt.Errorf("http %s: %d of %d requests failed (connect %d, receive %d, exceptions %d); first: %s", st.Phase, failed, res.Ops, n.connect, n.receive, n.exceptions, first)
 	}
 	return res, nil
+}
+
+// newRun is the step's client of site: its request for the page (over
+// TLS where the site serves it), kept alive in the keep-alive phase, and
+// the page it must return; path is the page's.
+func newRun(site Site, phase string, timeout time.Duration) (r *run, path string, err error) {
+	addr, host, path, useTLS := site.HTTPEndpoint()
+	want := site.ExpectedPage()
+	r = &run{addr: addr, host: host, keepAlive: phase == PhaseKeepAlive, timeout: timeout, want: want, wantSum: sha256.Sum256(want), phase: phase}
+	if useTLS {
+		h, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, "", err
+		}
+		r.tls = &tls.Config{ServerName: h}
+	}
+	conn := "close"
+	if r.keepAlive {
+		conn = "keep-alive"
+	}
+	r.req = []byte("GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\nUser-Agent: storebench\r\nAccept: */*\r\nConnection: " + conn + "\r\n\r\n")
+	return r, path, nil
+}
+
+// loadConfig is the load: the requests to send, or how long (and the
+// total for progress: 0 when bound by time).
+func loadConfig(p Params, st workload.Step) (runner.Config, int64) {
+	var requests int64
+	if len(p.Requests) > 0 {
+		requests = int64(p.Requests[0])
+	}
+	if v := st.Labels.Int(LRequests); v > 0 {
+		requests = v
+	}
+	cfg := runner.Config{Ops: requests}
+	total := requests
+	if d := time.Duration(p.Duration); d > 0 || st.Duration > 0 {
+		if st.Duration > 0 {
+			d = st.Duration
+		}
+		cfg.Ops, cfg.Duration, total = 0, d, 0
+	}
+	return cfg, total
+}
+
+// mergeTallies merges the load goroutines' tallies: the counts, the four
+// timings' histograms and the first failure seen.
+func mergeTallies(tallies []*tally) (n counts, hists [4]*hdr.Histogram, first string) {
+	hists = [4]*hdr.Histogram{latency.New(), latency.New(), latency.New(), latency.New()}
+	for _, c := range tallies {
+		n.ok += c.n.ok
+		n.connect += c.n.connect
+		n.receive += c.n.receive
+		n.length += c.n.length
+		n.exceptions += c.n.exceptions
+		n.content += c.n.content
+		n.non2xx += c.n.non2xx
+		n.total += c.n.total
+		n.html += c.n.html
+		n.dials += c.n.dials
+		for j := range hists {
+			hists[j].Merge(c.hist[j])
+		}
+		if first == "" {
+			first = c.first
+		}
+	}
+	return n, hists, first
 }

@@ -291,117 +291,163 @@ func (c *counters) get(i int) int64 {
 const maxRetries = 10000
 
 func (r *run) run(ctx context.Context, env *workload.Env, phase string) (*results.Step, error) {
-	write := phase == PhaseWriteOnly
-	conns := make([]Conn, r.threads)
-	defer func() {
-		for _, c := range conns {
-			if c != nil {
-				c.Close()
-			}
-		}
-	}()
-	for i := range conns {
-		c, err := r.store.OpenConn(ctx, r.p.Tables, write)
-		if err != nil {
-			return nil, fmt.Errorf("oltp: opening connection %d of %d: %w", i+1, r.threads, err)
-		}
-		conns[i] = c
-	}
-	cs := make([]counters, r.threads)
-	// Snapshots of the summed counters at each tick (the runner reports
-	// progress once per tick and once at the end).
-	var (
-		mu    sync.Mutex
-		snaps [][5]int64
-	)
-	snap := func() {
-		var s [5]int64
-		for i := range cs {
-			for k := range s {
-				s[k] += cs[i].get(k)
-			}
-		}
-		mu.Lock()
-		snaps = append(snaps, s)
-		mu.Unlock()
+	l := &txLoad{r: r, conns: make([]Conn, r.threads), cs: make([]counters, r.threads)}
+	defer l.close()
+	if err := l.open(ctx, phase == PhaseWriteOnly); err != nil {
+		return nil, err
 	}
 	env2 := *env
 	env2.Progress = func(done, total int64) {
-		snap()
+		l.snap()
 		if env.Progress != nil {
 			env.Progress(done, total)
 		}
 	}
-	dur := time.Duration(r.p.Duration)
-	cfg := runner.Config{Workers: r.threads, Duration: dur}
-	loops := 0
-	sessions, err := r.eventConns(conns, phase, cs)
+	cfg, loops, err := l.config(phase)
 	if err != nil {
 		return nil, err
 	}
-	if sessions != nil {
-		loops = max(min(r.p.Loops, len(sessions)), 1)
-		if r.p.Loops == 0 {
-			// Half the cores: the server shares the machine, and one
-			// loop waiting on a fuller epoll set costs less per
-			// statement (as for pointselect's loops).
-			loops = max(min(runtime.GOMAXPROCS(0)/2, len(sessions)), 1)
-		}
-		cfg = runner.Config{Duration: dur, Loops: loops, Drive: func(ctx context.Context, l *runner.Loop) error {
-			var mine []evloop.Conn
-			for i := l.ID; i < len(sessions); i += loops {
-				mine = append(mine, sessions[i])
-			}
-			return evloop.Drive(ctx, l, mine, evloop.Options{})
-		}}
+	l.txs = make([]*tx, r.threads)
+	for i := range l.txs {
+		l.txs[i] = newTx(r, phase, &l.cs[i])
 	}
-	txs := make([]*tx, r.threads)
-	for i := range txs {
-		txs[i] = newTx(r, phase, &cs[i])
-	}
-	op := func(ctx context.Context, w int, seq int64) error {
-		c, t := &cs[w], txs[w]
-		start := time.Now()
-		for attempt := 0; ; attempt++ {
-			t.plan(seq, attempt)
-			err := t.exec(ctx, conns[w])
-			if err == nil {
-				break
-			}
-			if ctx.Err() != nil {
-				return err
-			}
-			switch {
-			case errors.Is(err, ErrIgnorable) && attempt < maxRetries:
-				c.errors.Add(1)
-				if rerr := conns[w].Rollback(ctx); rerr != nil && !errors.Is(rerr, ErrLost) {
-					return fmt.Errorf("oltp: rollback after an ignored error: %w", rerr)
-				}
-			case errors.Is(err, ErrLost) && attempt < maxRetries:
-				c.reconnects.Add(1)
-				if rerr := conns[w].Reconnect(ctx); rerr != nil {
-					return fmt.Errorf("oltp: reconnecting after %v: %w", err, rerr)
-				}
-			default:
-				return err
-			}
-		}
-		c.events.Add(1)
-		c.busy.Add(int64(time.Since(start)))
-		return nil
-	}
-	if cfg.Drive != nil {
-		op = nil
+	var op runner.Op
+	if cfg.Drive == nil {
+		op = l.op
 	}
 	res, err := workload.Measure(ctx, &env2, cfg, 0, op)
 	res.Unit = "transaction (" + phase + ")"
 	res.Facts = map[string]string{"ids": r.dist.describe()}
 	var verified int64
-	for i := range cs {
-		verified += cs[i].verified
+	for i := range l.cs {
+		verified += l.cs[i].verified
 	}
 	res.Verify = results.Verify{Checked: verified}
-	mu.Lock()
+	l.addCounts(res)
+	addP95(res, max(int(time.Duration(r.p.ReportInterval)/time.Second), 1))
+	l.addMetrics(res, loops)
+	return res, err
+}
+
+// txLoad is one transaction phase's state: per thread a connection, a
+// transaction and counters; and the summed counters' snapshots at each
+// tick (the runner reports progress once per tick and once at the end).
+type txLoad struct {
+	r     *run
+	conns []Conn
+	cs    []counters
+	txs   []*tx
+
+	mu    sync.Mutex
+	snaps [][5]int64
+}
+
+// open opens a connection per thread (write: for the write-only phase).
+func (l *txLoad) open(ctx context.Context, write bool) error {
+	for i := range l.conns {
+		c, err := l.r.store.OpenConn(ctx, l.r.p.Tables, write)
+		if err != nil {
+			return fmt.Errorf("oltp: opening connection %d of %d: %w", i+1, l.r.threads, err)
+		}
+		l.conns[i] = c
+	}
+	return nil
+}
+
+// close closes the connections opened.
+func (l *txLoad) close() {
+	for _, c := range l.conns {
+		if c != nil {
+			c.Close()
+		}
+	}
+}
+
+// snap keeps a snapshot of the counters summed over the threads.
+func (l *txLoad) snap() {
+	var s [5]int64
+	for i := range l.cs {
+		for k := range s {
+			s[k] += l.cs[i].get(k)
+		}
+	}
+	l.mu.Lock()
+	l.snaps = append(l.snaps, s)
+	l.mu.Unlock()
+}
+
+// config is the load: a goroutine per thread for the phase's duration
+// or, where the client is evented, the connections spread over event
+// loops (loops: how many; 0 when none).
+func (l *txLoad) config(phase string) (cfg runner.Config, loops int, err error) {
+	r := l.r
+	dur := time.Duration(r.p.Duration)
+	cfg = runner.Config{Workers: r.threads, Duration: dur}
+	sessions, err := r.eventConns(l.conns, phase, l.cs)
+	if err != nil {
+		return cfg, 0, err
+	}
+	if sessions == nil {
+		return cfg, 0, nil
+	}
+	loops = max(min(r.p.Loops, len(sessions)), 1)
+	if r.p.Loops == 0 {
+		// Half the cores: the server shares the machine, and one
+		// loop waiting on a fuller epoll set costs less per
+		// statement (as for pointselect's loops).
+		loops = max(min(runtime.GOMAXPROCS(0)/2, len(sessions)), 1)
+	}
+	cfg = runner.Config{Duration: dur, Loops: loops, Drive: func(ctx context.Context, lp *runner.Loop) error {
+		var mine []evloop.Conn
+		for i := lp.ID; i < len(sessions); i += loops {
+			mine = append(mine, sessions[i])
+		}
+		return evloop.Drive(ctx, lp, mine, evloop.Options{})
+	}}
+	return cfg, loops, nil
+}
+
+// op runs transaction seq on thread w: an ignorable error rolls it back
+// and a lost connection reconnects, and it starts over (at most
+// maxRetries times).
+func (l *txLoad) op(ctx context.Context, w int, seq int64) error {
+	c, t, conn := &l.cs[w], l.txs[w], l.conns[w]
+	start := time.Now()
+	for attempt := 0; ; attempt++ {
+		t.plan(seq, attempt)
+		err := t.exec(ctx, conn)
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		switch {
+		case errors.Is(err, ErrIgnorable) && attempt < maxRetries:
+			c.errors.Add(1)
+			if rerr := conn.Rollback(ctx); rerr != nil && !errors.Is(rerr, ErrLost) {
+				return fmt.Errorf("oltp: rollback after an ignored error: %w", rerr)
+			}
+		case errors.Is(err, ErrLost) && attempt < maxRetries:
+			c.reconnects.Add(1)
+			if rerr := conn.Reconnect(ctx); rerr != nil {
+				return fmt.Errorf("oltp: reconnecting after %v: %w", err, rerr)
+			}
+		default:
+			return err
+		}
+	}
+	c.events.Add(1)
+	c.busy.Add(int64(time.Since(start)))
+	return nil
+}
+
+// addCounts adds to each tick of the series the counters' increase over
+// it, from the snapshots.
+func (l *txLoad) addCounts(res *results.Step) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	snaps := l.snaps
 	for i := range res.Series {
 		if len(snaps) == 0 {
 			break
@@ -419,11 +465,12 @@ func (r *run) run(ctx context.Context, env *workload.Env, phase string) (*result
 			res.Series[i].Counts[name] = cur[k] - prev[k]
 		}
 	}
-	mu.Unlock()
-	// The 95th percentile of each report interval, at its last tick: the
-	// per-tick histograms leave the results for the .hlog files, and
-	// percentiles of several ticks do not combine.
-	every := max(int(time.Duration(r.p.ReportInterval)/time.Second), 1)
+}
+
+// addP95 adds the 95th percentile of each report interval (every ticks),
+// at its last tick: the per-tick histograms leave the results for the
+// .hlog files, and percentiles of several ticks do not combine.
+func addP95(res *results.Step, every int) {
 	acc := latency.New()
 	for i := range res.Series {
 		if i < len(res.Intervals) {
@@ -439,14 +486,20 @@ func (r *run) run(ctx context.Context, env *workload.Env, phase string) (*result
 			acc.Reset()
 		}
 	}
+}
+
+// addMetrics adds the phase's totals and sysbench's per-thread fairness
+// figures (loops: the event loops, 0 when none).
+func (l *txLoad) addMetrics(res *results.Step, loops int) {
+	r := l.r
 	var tot [5]int64
 	var events, busy []float64
-	for i := range cs {
+	for i := range l.cs {
 		for k := range tot {
-			tot[k] += cs[i].get(k)
+			tot[k] += l.cs[i].get(k)
 		}
-		events = append(events, float64(cs[i].events.Load()))
-		busy = append(busy, float64(cs[i].busy.Load())/1e9)
+		events = append(events, float64(l.cs[i].events.Load()))
+		busy = append(busy, float64(l.cs[i].busy.Load())/1e9)
 	}
 	secs := res.Seconds
 	ea, es := meanStd(events)
@@ -466,7 +519,6 @@ func (r *run) run(ctx context.Context, env *workload.Env, phase string) (*result
 		"report_interval": time.Duration(r.p.ReportInterval).Seconds(),
 		"event_loops":     float64(loops),
 	}
-	return res, err
 }
 
 func meanStd(v []float64) (float64, float64) {

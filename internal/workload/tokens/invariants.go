@@ -60,23 +60,18 @@ func (r *run) invariants(ctx context.Context) (*results.Step, error) {
 	for w := range tallies {
 		tallies[w] = &tally{genesis: make([]uint64, ids), end: make([]uint64, ids)}
 	}
+	c := &checker{ctx: ctx, r: r}
 	fungibleCap, _ := bits.Mul64(m.n, maxGenesisAmount)
-	bound := [2]uint64{m.nativeBase + maxNativeExtra, m.n * maxGenesisAmount}
+	c.bound = [2]uint64{m.nativeBase + maxNativeExtra, m.n * maxGenesisAmount}
 	if fungibleCap != 0 {
-		bound[1] = ^uint64(0)
+		c.bound[1] = ^uint64(0)
 	}
-	var done atomic.Int64
-	stopProgress := r.progress(&done)
+	stopProgress := r.progress(&c.done)
 	start := time.Now()
-	counts := make([]uint32, min(m.n, chunkAccounts))
+	c.counts = make([]uint32, min(m.n, chunkAccounts))
 	for lo := uint64(0); lo < m.n && ctx.Err() == nil; lo += chunkAccounts {
 		hi := min(lo+chunkAccounts, m.n)
-		clear(counts)
-		for t := uint64(0); t < transfers; t++ {
-			if s := m.sender(t); s >= lo && s < hi {
-				counts[s-lo]++
-			}
-		}
+		c.countSent(lo, hi, transfers)
 		var wg sync.WaitGroup
 		per := (hi - lo + uint64(readers) - 1) / uint64(readers)
 		for w := 0; w < readers; w++ {
@@ -87,78 +82,20 @@ func (r *run) invariants(ctx context.Context) (*results.Step, error) {
 			wg.Add(1)
 			go func(t *tally) {
 				defer wg.Done()
-				var got, gen Account
-				var key []byte
-				for i := a; i < b && ctx.Err() == nil; i++ {
-					key = m.address(key, i)
-					if _, err := r.get(&got, key, i); err != nil {
-						t.fail(err)
-						done.Add(1)
-						continue
-					}
-					t.checked++
-					done.Add(1)
-					if got.Seq != uint64(counts[i-lo]) {
-						t.seqWrong++
-						t.fail(&workload.VerifyError{Phase: "invariants", Key: key, What: fmt.Sprintf("account %d has sequence %d but sent %d transfers", i, got.Seq, counts[i-lo])})
-					}
-					if got.Native > bound[0] {
-						t.negative++
-						t.fail(&workload.VerifyError{Phase: "invariants", Key: key, What: fmt.Sprintf("account %d: native balance %d is beyond any possible one (negative, wrapped)", i, got.Native)})
-					}
-					t.overflow = t.overflow || !addTo(t.end, Native, got.Native)
-					for k, id := range got.IDs {
-						if got.Amounts[k] > bound[1] {
-							t.negative++
-							t.fail(&workload.VerifyError{Phase: "invariants", Key: key, What: fmt.Sprintf("account %d: balance %d of token %d is beyond any possible one (negative, wrapped)", i, got.Amounts[k], id)})
-						}
-						t.overflow = t.overflow || !addTo(t.end, int(id), got.Amounts[k])
-					}
-					m.genesis(&gen, i)
-					t.overflow = t.overflow || !addTo(t.genesis, Native, gen.Native)
-					for k, id := range gen.IDs {
-						t.overflow = t.overflow || !addTo(t.genesis, int(id), gen.Amounts[k])
-					}
-				}
+				c.readRange(t, a, b)
 			}(tallies[w])
 		}
 		wg.Wait()
 	}
 	stopProgress()
-	res := &results.Step{Started: start, Seconds: time.Since(start).Seconds(), Ops: done.Load(),
+	res := &results.Step{Started: start, Seconds: time.Since(start).Seconds(), Ops: c.done.Load(),
 		Unit: "account read and checked against the invariants", Partial: ctx.Err() != nil}
 
-	// Merge the readers' tallies.
-	total := &tally{genesis: make([]uint64, ids), end: make([]uint64, ids)}
-	for _, t := range tallies {
-		total.checked += t.checked
-		total.seqWrong += t.seqWrong
-		total.negative += t.negative
-		total.overflow = total.overflow || t.overflow
-		if total.first == nil {
-			total.first = t.first
-		}
-		for id := range ids {
-			total.overflow = total.overflow || !addTo(total.genesis, id, t.genesis[id]) || !addTo(total.end, id, t.end[id])
-		}
-	}
+	total := mergeTallies(tallies, ids)
 	// Gas: every transfer pays it (genesis reserves enough), and it is
 	// burned, so the native supply shrinks by exactly that.
 	burned := transfers * m.gas
-	supplyWrong := 0
-	for id := range ids {
-		want := total.genesis[id]
-		if id == Native {
-			want -= burned
-		}
-		if total.end[id] != want {
-			supplyWrong++
-			total.fail(&workload.VerifyError{Phase: "invariants", Key: []byte{byte(id)}, What: fmt.Sprintf("supply of token %d is %d, want %d", id, total.end[id], want)})
-		}
-	}
-	if total.overflow {
-		total.fail(&workload.VerifyError{Phase: "invariants", What: "a supply overflowed 64 bits"})
-	}
+	supplyWrong := total.checkSupply(burned)
 	res.Verify = results.Verify{Checked: total.checked}
 	res.Metrics = map[string]float64{
 		"accounts":              float64(total.checked),
@@ -181,6 +118,116 @@ func (r *run) invariants(ctx context.Context) (*results.Step, error) {
 	}
 	res.Metrics["invariants_hold"] = ok
 	return res, total.first
+}
+
+// checker is what the readers of the invariant check share: the chunk
+// of accounts being checked (from lo, the transfers each sent in
+// counts), the bounds above which a balance has wrapped below zero
+// (native, fungible) and the accounts done.
+type checker struct {
+	ctx    context.Context
+	r      *run
+	lo     uint64
+	counts []uint32
+	bound  [2]uint64
+	done   atomic.Int64
+}
+
+// countSent starts the chunk of accounts [lo, hi): it counts the
+// transfers each of them sent, replaying the transfer generator.
+func (c *checker) countSent(lo, hi, transfers uint64) {
+	c.lo = lo
+	clear(c.counts)
+	for t := uint64(0); t < transfers; t++ {
+		if s := c.r.m.sender(t); s >= lo && s < hi {
+			c.counts[s-lo]++
+		}
+	}
+}
+
+// readRange reads the accounts [a, b) of the chunk and checks each into
+// tally t.
+func (c *checker) readRange(t *tally, a, b uint64) {
+	m := c.r.m
+	var got, gen Account
+	var key []byte
+	for i := a; i < b && c.ctx.Err() == nil; i++ {
+		key = m.address(key, i)
+		if _, err := c.r.get(&got, key, i); err != nil {
+			t.fail(err)
+			c.done.Add(1)
+			continue
+		}
+		t.checked++
+		c.done.Add(1)
+		c.check(t, i, key, &got)
+		m.genesis(&gen, i)
+		t.overflow = t.overflow || !addTo(t.genesis, Native, gen.Native)
+		for k, id := range gen.IDs {
+			t.overflow = t.overflow || !addTo(t.genesis, int(id), gen.Amounts[k])
+		}
+	}
+}
+
+// check checks account i (at key, read as got) into tally t: its
+// sequence against the transfers it sent, its balances against the
+// bounds, and adds them to the supply at the end.
+func (c *checker) check(t *tally, i uint64, key []byte, got *Account) {
+	if sent := c.counts[i-c.lo]; got.Seq != uint64(sent) {
+		t.seqWrong++
+		t.fail(&workload.VerifyError{Phase: "invariants", Key: key, What: fmt.Sprintf("account %d has sequence %d but sent %d transfers", i, got.Seq, sent)})
+	}
+	if got.Native > c.bound[0] {
+		t.negative++
+		t.fail(&workload.VerifyError{Phase: "invariants", Key: key, What: fmt.Sprintf("account %d: native balance %d is beyond any possible one (negative, wrapped)", i, got.Native)})
+	}
+	t.overflow = t.overflow || !addTo(t.end, Native, got.Native)
+	for k, id := range got.IDs {
+		if got.Amounts[k] > c.bound[1] {
+			t.negative++
+			t.fail(&workload.VerifyError{Phase: "invariants", Key: key, What: fmt.Sprintf("account %d: balance %d of token %d is beyond any possible one (negative, wrapped)", i, got.Amounts[k], id)})
+		}
+		t.overflow = t.overflow || !addTo(t.end, int(id), got.Amounts[k])
+	}
+}
+
+// mergeTallies merges the readers' tallies (ids token ids).
+func mergeTallies(tallies []*tally, ids int) *tally {
+	total := &tally{genesis: make([]uint64, ids), end: make([]uint64, ids)}
+	for _, t := range tallies {
+		total.checked += t.checked
+		total.seqWrong += t.seqWrong
+		total.negative += t.negative
+		total.overflow = total.overflow || t.overflow
+		if total.first == nil {
+			total.first = t.first
+		}
+		for id := range ids {
+			total.overflow = total.overflow || !addTo(total.genesis, id, t.genesis[id]) || !addTo(total.end, id, t.end[id])
+		}
+	}
+	return total
+}
+
+// checkSupply checks every token's supply at the end against its genesis
+// supply (the native one less the gas burned) and that no sum
+// overflowed; it returns how many supplies are wrong.
+func (t *tally) checkSupply(burned uint64) int {
+	wrong := 0
+	for id := range t.genesis {
+		want := t.genesis[id]
+		if id == Native {
+			want -= burned
+		}
+		if t.end[id] != want {
+			wrong++
+			t.fail(&workload.VerifyError{Phase: "invariants", Key: []byte{byte(id)}, What: fmt.Sprintf("supply of token %d is %d, want %d", id, t.end[id], want)})
+		}
+	}
+	if t.overflow {
+		t.fail(&workload.VerifyError{Phase: "invariants", What: "a supply overflowed 64 bits"})
+	}
+	return wrong
 }
 
 // progress reports done out of n every half second until stopped.

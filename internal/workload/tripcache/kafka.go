@@ -238,6 +238,17 @@ func startKafka(ctx context.Context, p Params, st workload.Step, cfg tripgen.Con
 		return fail(err)
 	}
 	s.gen = g
+	startNs, err := awaitStartLine(ctx, g, stdout)
+	if err != nil {
+		return fail(err)
+	}
+	return s, startNs, nil
+}
+
+// awaitStartLine waits for the generator's start line on its stdout
+// ("start <Unix ns>", the stream's start instant) and returns the
+// instant; the rest of its stdout is discarded.
+func awaitStartLine(ctx context.Context, g *generator, stdout io.Reader) (int64, error) {
 	type hello struct {
 		ns  int64
 		err error
@@ -256,15 +267,15 @@ func startKafka(ctx context.Context, p Params, st workload.Step, cfg tripgen.Con
 	select {
 	case h := <-ch:
 		if h.err != nil {
-			return fail(fmt.Errorf("tripcache: the generator's start line: %v: %s", h.err, g.stderr.String()))
+			return 0, fmt.Errorf("tripcache: the generator's start line: %v: %s", h.err, g.stderr.String())
 		}
-		return s, h.ns, nil
+		return h.ns, nil
 	case <-g.exited:
-		return fail(fmt.Errorf("tripcache: the generator exited before starting: %v: %s", g.err, g.stderr.String()))
+		return 0, fmt.Errorf("tripcache: the generator exited before starting: %v: %s", g.err, g.stderr.String())
 	case <-time.After(60 * time.Second):
-		return fail(errors.New("tripcache: the generator did not start producing within 60s"))
+		return 0, errors.New("tripcache: the generator did not start producing within 60s")
 	case <-ctx.Done():
-		return fail(ctx.Err())
+		return 0, ctx.Err()
 	}
 }
 

@@ -161,6 +161,48 @@ func render(b *strings.Builder, run *results.Run) {
 	if len(ts) == 0 {
 		return
 	}
+	phases := tripPhases(ts)
+	fmt.Fprintf(b, "## Trip builder: GPS ticks into a persistent cache (seed 004)\n\n")
+	fmt.Fprintf(b, "A generator process sends GPS ticks; the consumer finds each tick's trip in the cache and creates it (one operation), or updates or completes it (get, then put). The generator, the consumer and the cache share this machine's %d CPUs. A rate is sustained while the consumer achieves it, p99 end-to-end latency (tick due → trip updated) stays under the SLO and late ticks do not keep growing. Every completed trip is read back and compared with the generator's.\n\n", run.Host.LogicalCPUs)
+	tab := sustainableTable(run, ts, phases)
+	fmt.Fprintf(b, "### Highest sustainable tick rate\n\n")
+	tab.Write(b)
+	// The seed's one line per engine, with this machine's.
+	if lines := seedLines(ts, phases); len(lines) > 0 {
+		fmt.Fprintf(b, "The seed's results, RocksDB 70K tps and Aerospike 40K tps, came from an 8-vCPU r3.2xlarge with the generator on the same host; this machine:\n\n%s\n\n", strings.Join(lines, "\n"))
+	}
+
+	st := streamTable(ts, phases)
+	fmt.Fprintf(b, "### The stream at the study's rate\n\n")
+	st.Write(b)
+	if n := streamTrips(run); n > 0 {
+		fmt.Fprintf(b, "The stream keeps %s trips under way; a tick comes back to its trip only after %s others, so a phase or trial of fewer ticks creates a trip with nearly every tick (one cache operation) and reaches the find-and-update path (two) rarely: compare trips created with ticks.\n\n", study.FormatCount(int64(n)), study.FormatCount(int64(n)))
+	}
+
+	// Queue length over time: the seed's indicator, per second, in the
+	// highest sustained trial and the lowest failed one.
+	if qt := queueTable(ts, phases); len(qt.Rows) > 0 {
+		fmt.Fprintf(b, "### Queue length over time\n\n")
+		qt.Write(b)
+	}
+	// The transports as run.
+	facts := map[string]bool{}
+	for _, t := range ts {
+		for _, s := range t.Steps {
+			if s.Workload == "tripcache" && s.Facts["transport"] != "" && !facts[s.Facts["transport"]] {
+				facts[s.Facts["transport"]] = true
+				fmt.Fprintf(b, "- %s: %s\n", s.Phase, s.Facts["transport"])
+			}
+		}
+	}
+	if len(facts) > 0 {
+		b.WriteString("\n")
+	}
+}
+
+// tripPhases are the transports the targets ran tripcache over, in the
+// order they first appear.
+func tripPhases(ts []*results.Target) []string {
 	var phases []string
 	seen := map[string]bool{}
 	for _, t := range ts {
@@ -171,8 +213,12 @@ func render(b *strings.Builder, run *results.Run) {
 			}
 		}
 	}
-	fmt.Fprintf(b, "## Trip builder: GPS ticks into a persistent cache (seed 004)\n\n")
-	fmt.Fprintf(b, "A generator process sends GPS ticks; the consumer finds each tick's trip in the cache and creates it (one operation), or updates or completes it (get, then put). The generator, the consumer and the cache share this machine's %d CPUs. A rate is sustained while the consumer achieves it, p99 end-to-end latency (tick due → trip updated) stays under the SLO and late ticks do not keep growing. Every completed trip is read back and compared with the generator's.\n\n", run.Host.LogicalCPUs)
+	return phases
+}
+
+// sustainableTable is the highest sustainable rate of each target over
+// each transport, what limited it and the seed's figure.
+func sustainableTable(run *results.Run, ts []*results.Target, phases []string) section.Table {
 	tab := section.Table{Head: []string{"Target", "Transport", "Highest sustainable rate (ticks/s)", "Cache ops/s at it", "p99 e2e at it", "Failed above", "Limited by", "Seed (r3.2xlarge, 8 vCPU)"}, Left: 2}
 	for _, t := range ts {
 		for _, ph := range phases {
@@ -183,38 +229,46 @@ func render(b *strings.Builder, run *results.Run) {
 				}
 				continue
 			}
-			good, bad, why := trialSteps(t, rs)
-			r := []string{t.Title, ph, "none held", "—", "—", "—", "—", seedFigures[t.Name]}
-			if rs.Sustainable > 0 {
-				r[2] = fmt.Sprintf("**%s**", kilo(rs.Sustainable))
-				if rs.Done && !rs.Converged {
-					r[2] += " (trials ran out)"
-				}
-			}
-			if !rs.Done {
-				// Stopped (interrupted, a limit, a failed trial) or never
-				// finished: the best found so far, not the search's answer.
-				r[2] += " (search cut short)"
-			}
-			if good != nil {
-				r[3] = kilo(good.Metrics["cache_ops_per_s"])
-				if good.Intended != nil {
-					r[4] = section.Latency(good.Intended.P99)
-				}
-			}
-			if rs.FailedAbove > 0 {
-				r[5] = fmt.Sprintf("%s: %s", kilo(rs.FailedAbove), section.Cell(why))
-				r[6] = section.Cell(limit(run, bad, why, t.Server == nil))
-			}
-			if r[7] == "" {
-				r[7] = "—"
-			}
-			tab.Rows = append(tab.Rows, r)
+			tab.Rows = append(tab.Rows, sustainableRow(run, t, ph, rs))
 		}
 	}
-	fmt.Fprintf(b, "### Highest sustainable tick rate\n\n")
-	tab.Write(b)
-	// The seed's one line per engine, with this machine's.
+	return tab
+}
+
+// sustainableRow is one target's rate search over transport ph.
+func sustainableRow(run *results.Run, t *results.Target, ph string, rs *results.RateSearch) []string {
+	good, bad, why := trialSteps(t, rs)
+	r := []string{t.Title, ph, "none held", "—", "—", "—", "—", seedFigures[t.Name]}
+	if rs.Sustainable > 0 {
+		r[2] = fmt.Sprintf("**%s**", kilo(rs.Sustainable))
+		if rs.Done && !rs.Converged {
+			r[2] += " (trials ran out)"
+		}
+	}
+	if !rs.Done {
+		// Stopped (interrupted, a limit, a failed trial) or never
+		// finished: the best found so far, not the search's answer.
+		r[2] += " (search cut short)"
+	}
+	if good != nil {
+		r[3] = kilo(good.Metrics["cache_ops_per_s"])
+		if good.Intended != nil {
+			r[4] = section.Latency(good.Intended.P99)
+		}
+	}
+	if rs.FailedAbove > 0 {
+		r[5] = fmt.Sprintf("%s: %s", kilo(rs.FailedAbove), section.Cell(why))
+		r[6] = section.Cell(limit(run, bad, why, t.Server == nil))
+	}
+	if r[7] == "" {
+		r[7] = "—"
+	}
+	return r
+}
+
+// seedLines are this machine's sustainable rates, one line per target,
+// beside the seed's figure for its engine.
+func seedLines(ts []*results.Target, phases []string) []string {
 	var lines []string
 	for _, t := range ts {
 		var mine []string
@@ -232,10 +286,12 @@ func render(b *strings.Builder, run *results.Run) {
 		}
 		lines = append(lines, l)
 	}
-	if len(lines) > 0 {
-		fmt.Fprintf(b, "The seed's results, RocksDB 70K tps and Aerospike 40K tps, came from an 8-vCPU r3.2xlarge with the generator on the same host; this machine:\n\n%s\n\n", strings.Join(lines, "\n"))
-	}
+	return lines
+}
 
+// streamTable is each target's step at the study's rate over each
+// transport.
+func streamTable(ts []*results.Target, phases []string) section.Table {
 	st := section.Table{Head: []string{"Target", "Transport", "Offered / achieved (ticks/s)", "p50 / p99 e2e", "get p99", "put p99", "Queue max / mean (of cap)", "Trips created / completed / verified", "CPU consumer / server / generator"}, Left: 2}
 	for _, t := range ts {
 		for _, ph := range phases {
@@ -260,31 +316,17 @@ func render(b *strings.Builder, run *results.Run) {
 				fmt.Sprintf("%.0f / %.0f / %.0f", s.Metrics["trips_created"], s.Metrics["trips_completed"], s.Metrics["trips_verified"]), fmt.Sprintf("%.0f%% / %.0f%% / %.0f%%", c, sv, g)})
 		}
 	}
-	fmt.Fprintf(b, "### The stream at the study's rate\n\n")
-	st.Write(b)
-	if n := streamTrips(run); n > 0 {
-		fmt.Fprintf(b, "The stream keeps %s trips under way; a tick comes back to its trip only after %s others, so a phase or trial of fewer ticks creates a trip with nearly every tick (one cache operation) and reaches the find-and-update path (two) rarely: compare trips created with ticks.\n\n", study.FormatCount(int64(n)), study.FormatCount(int64(n)))
-	}
+	return st
+}
 
-	// Queue length over time: the seed's indicator, per second, in the
-	// highest sustained trial and the lowest failed one.
+// queueTable is the queue length and the backlog each second of the
+// highest sustained trial and the lowest failed one (without a search,
+// of the step at the study's rate).
+func queueTable(ts []*results.Target, phases []string) section.Table {
 	qt := section.Table{Head: []string{"Target", "Transport", "Trial", "Queue length each second", "Backlog each second (due − processed)"}, Left: 3}
 	for _, t := range ts {
 		for _, ph := range phases {
-			rs := searchOf(t, ph)
-			var list []*results.Step
-			var names []string
-			if rs != nil {
-				good, bad, _ := trialSteps(t, rs)
-				if good != nil {
-					list, names = append(list, good), append(names, fmt.Sprintf("held at %s/s", kilo(good.Rate)))
-				}
-				if bad != nil {
-					list, names = append(list, bad), append(names, fmt.Sprintf("failed at %s/s", kilo(bad.Rate)))
-				}
-			} else if s := t.Find("tripcache", ph, -1); s != nil {
-				list, names = append(list, s), append(names, fmt.Sprintf("study rate %s/s", kilo(s.Rate)))
-			}
+			list, names := queueTrials(t, ph)
 			for i, s := range list {
 				var q, bl []string
 				for _, tk := range s.Series {
@@ -298,23 +340,24 @@ func render(b *strings.Builder, run *results.Run) {
 			}
 		}
 	}
-	if len(qt.Rows) > 0 {
-		fmt.Fprintf(b, "### Queue length over time\n\n")
-		qt.Write(b)
-	}
-	// The transports as run.
-	facts := map[string]bool{}
-	for _, t := range ts {
-		for _, s := range t.Steps {
-			if s.Workload == "tripcache" && s.Facts["transport"] != "" && !facts[s.Facts["transport"]] {
-				facts[s.Facts["transport"]] = true
-				fmt.Fprintf(b, "- %s: %s\n", s.Phase, s.Facts["transport"])
-			}
+	return qt
+}
+
+// queueTrials are the steps of target t over transport ph whose queues
+// the report shows, and their names.
+func queueTrials(t *results.Target, ph string) (list []*results.Step, names []string) {
+	if rs := searchOf(t, ph); rs != nil {
+		good, bad, _ := trialSteps(t, rs)
+		if good != nil {
+			list, names = append(list, good), append(names, fmt.Sprintf("held at %s/s", kilo(good.Rate)))
 		}
+		if bad != nil {
+			list, names = append(list, bad), append(names, fmt.Sprintf("failed at %s/s", kilo(bad.Rate)))
+		}
+	} else if s := t.Find("tripcache", ph, -1); s != nil {
+		list, names = append(list, s), append(names, fmt.Sprintf("study rate %s/s", kilo(s.Rate)))
 	}
-	if len(facts) > 0 {
-		b.WriteString("\n")
-	}
+	return list, names
 }
 
 // streamTrips is the most trips under way at once (the sensors metric:

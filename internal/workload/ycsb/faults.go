@@ -50,78 +50,16 @@ func (r *run) loadUnderFaults(ctx context.Context, env *workload.Env, st workloa
 	if err := r.prepareTable(ctx, env, func(f func() error) error { return retry(ctx, ackTimeout, f) }); err != nil {
 		return nil, err
 	}
-	// Each goroutine keeps its own errors (only the error path writes
-	// them); they are merged once the load is over.
-	type faultLog struct {
-		errs, retries int64
-		errTimes      []time.Time
-		unacked       []int64
-		landed        int64
-		firstErr      string
-		_             [64]byte
-	}
-	logs := make([]faultLog, r.workers)
+	logs := make([]insertLog, r.workers)
 	ws := r.states()
 	var watched func(context.Context) (map[string]string, map[string]float64)
 	if fw, ok := r.db.(FaultWatcher); ok {
 		watched = fw.WatchFaults(ctx)
 	}
 	res, err := workload.Measure(ctx, env, runner.Config{Workers: r.workers, Ops: r.n, Rate: r.p.LoadRate}, r.n, func(ctx context.Context, w int, seq int64) error {
-		s := &ws[w]
-		s.key = key(s.key, uint64(seq))
-		rec := r.record(s, s.key, gen.Mix(r.seed, uint64(seq)))
-		t0 := time.Now()
-		pause := 20 * time.Millisecond
-		for try := 0; ; try++ {
-			err := r.db.Insert(ctx, s.key, rec)
-			if err == nil || ctx.Err() != nil {
-				return err
-			}
-			l := &logs[w]
-			// A retry that fails may follow an attempt that landed, its
-			// answer cut by the fault (an SQL INSERT then fails on its
-			// own key forever): the record read back as written is
-			// acknowledged.
-			if try > 0 {
-				if f, rerr := r.db.Read(ctx, s.key); rerr == nil && f != nil && r.checkFields("load", s.key, f, s.scratch) == nil {
-					l.landed++
-					return nil
-				}
-			}
-			l.errs++
-			l.errTimes = append(l.errTimes, time.Now())
-			if l.firstErr == "" {
-				l.firstErr = err.Error()
-			}
-			if time.Since(t0) > ackTimeout {
-				l.unacked = append(l.unacked, seq)
-				return nil
-			}
-			l.retries++
-			if err := workload.Sleep(ctx, pause); err != nil {
-				return err
-			}
-			pause = min(2*pause, time.Second)
-		}
+		return r.insertAcked(ctx, &ws[w], &logs[w], seq)
 	})
-	var (
-		errs, retries, landed int64
-		errTimes              []time.Time
-		unacked               = map[int64]bool{}
-		firstErr              string
-	)
-	for _, l := range logs {
-		errs += l.errs
-		landed += l.landed
-		retries += l.retries
-		errTimes = append(errTimes, l.errTimes...)
-		for _, seq := range l.unacked {
-			unacked[seq] = true
-		}
-		if firstErr == "" {
-			firstErr = l.firstErr
-		}
-	}
+	tot := mergeInsertLogs(logs)
 	res.Unit = fmt.Sprintf("insert a record of %d×%d bytes", r.p.Fields, r.p.FieldLength)
 	if err != nil {
 		if watched != nil {
@@ -129,16 +67,7 @@ func (r *run) loadUnderFaults(ctx context.Context, env *workload.Env, st workloa
 		}
 		return res, err
 	}
-	// Errors and retries per tick, beside the throughput.
-	for _, t := range errTimes {
-		i := int(t.Sub(res.Started) / time.Second)
-		if i >= 0 && i < len(res.Series) {
-			if res.Series[i].Counts == nil {
-				res.Series[i].Counts = map[string]int64{}
-			}
-			res.Series[i].Counts["errors"]++
-		}
-	}
+	addErrorTicks(res, tot.errTimes)
 	// The check waits for the last fault to be over (the node back):
 	// the coordinator times the faults from the timed start.
 	if wait := time.Until(res.Started.Add(fault.Settled(st.Faults))); wait > 0 {
@@ -152,45 +81,25 @@ func (r *run) loadUnderFaults(ctx context.Context, env *workload.Env, st workloa
 	if d, ok := r.db.(DurableReader); ok {
 		read, level = d.ReadDurable, d.DurableRead()
 	}
-	async, isAsync := r.db.(AsyncReplication)
-	// Losses are the measured figure under asynchronous replication, and
-	// after a crash of a server that acknowledges before it fsyncs; a
-	// crash of one that fsyncs every write must lose none. A measured
-	// loss is written again once counted, so that the phases after the
-	// load read every record.
-	measured, lostWrites := isAsync, ""
-	if isAsync {
-		lostWrites = "measured, not a failure: " + async.AsyncReplication()
-	}
-	if crashed, why := workload.CrashLosses(env, st); why != "" {
-		measured, lostWrites = crashed, why
-	}
+	measured, lostWrites := r.lossesMeasured(env, st)
 	t0 := time.Now()
-	checked, lost, rewritten, firstLost, verr := r.readBack(ctx, read, unacked, measured)
+	checked, lost, rewritten, firstLost, verr := r.readBack(ctx, read, tot.unacked, measured)
 	verifySeconds := time.Since(t0).Seconds()
-	acked := r.share() - int64(len(unacked))
+	acked := r.share() - int64(len(tot.unacked))
 	res.Verify = results.Verify{Checked: checked, Failed: lost}
 	if len(firstLost) > 0 {
 		res.Verify.First = fmt.Sprintf("key %s lost", firstLost)
 	}
-	res.Metrics = map[string]float64{"records": float64(r.n), "acknowledged": float64(acked), "errors": float64(errs),
-		"retries": float64(retries), "unacknowledged": float64(len(unacked)), "lost_acknowledged": float64(lost), "verify_seconds": verifySeconds}
-	var fs []string
-	for _, a := range st.Faults {
-		fs = append(fs, a.String())
-	}
-	res.Facts = map[string]string{
-		"faults":      strings.Join(fs, "; "),
-		"verify_read": "every acknowledged record read back after the last fault at " + level,
-		"retry":       fmt.Sprintf("an insert that fails is retried (20 ms pause, doubling to 1 s) until acknowledged or %s after its first attempt", ackTimeout),
-	}
-	if firstErr != "" {
-		res.Facts["first_error"] = firstErr
+	res.Metrics = map[string]float64{"records": float64(r.n), "acknowledged": float64(acked), "errors": float64(tot.errs),
+		"retries": float64(tot.retries), "unacknowledged": float64(len(tot.unacked)), "lost_acknowledged": float64(lost), "verify_seconds": verifySeconds}
+	res.Facts = faultFacts(st, level)
+	if tot.firstErr != "" {
+		res.Facts["first_error"] = tot.firstErr
 	}
 	if lostWrites != "" {
 		res.Facts["lost_writes"] = lostWrites
 	}
-	res.Metrics["landed_unanswered"] = float64(landed)
+	res.Metrics["landed_unanswered"] = float64(tot.landed)
 	if rewritten > 0 {
 		res.Metrics["rewritten"] = float64(rewritten)
 		res.Facts["rewritten"] = fmt.Sprintf("the %d lost records were written again once counted, so that the phases after the load read every record", rewritten)
@@ -208,6 +117,130 @@ func (r *run) loadUnderFaults(ctx context.Context, env *workload.Env, st workloa
 			What: fmt.Sprintf("%d of %d acknowledged writes LOST after the faults (read back at %s)", lost, acked, level)}
 	}
 	return res, nil
+}
+
+// insertLog is one goroutine's errors under the faults (only the error
+// path writes them), its records never acknowledged and those that
+// landed unanswered; the logs are merged once the load is over.
+type insertLog struct {
+	errs, retries int64
+	errTimes      []time.Time
+	unacked       []int64
+	landed        int64
+	firstErr      string
+	_             [64]byte
+}
+
+// insertTotals is the goroutines' insert logs merged.
+type insertTotals struct {
+	errs, retries, landed int64
+	errTimes              []time.Time
+	unacked               map[int64]bool
+	firstErr              string
+}
+
+// insertAcked inserts record seq (goroutine state s, log l), retrying
+// an error with a growing pause until it is acknowledged or ackTimeout
+// has passed since its first attempt (the record is then unacknowledged).
+func (r *run) insertAcked(ctx context.Context, s *wstate, l *insertLog, seq int64) error {
+	s.key = key(s.key, uint64(seq))
+	rec := r.record(s, s.key, gen.Mix(r.seed, uint64(seq)))
+	t0 := time.Now()
+	pause := 20 * time.Millisecond
+	for try := 0; ; try++ {
+		err := r.db.Insert(ctx, s.key, rec)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		// A retry that fails may follow an attempt that landed, its
+		// answer cut by the fault (an SQL INSERT then fails on its
+		// own key forever): the record read back as written is
+		// acknowledged.
+		if try > 0 {
+			if f, rerr := r.db.Read(ctx, s.key); rerr == nil && f != nil && r.checkFields("load", s.key, f, s.scratch) == nil {
+				l.landed++
+				return nil
+			}
+		}
+		l.errs++
+		l.errTimes = append(l.errTimes, time.Now())
+		if l.firstErr == "" {
+			l.firstErr = err.Error()
+		}
+		if time.Since(t0) > ackTimeout {
+			l.unacked = append(l.unacked, seq)
+			return nil
+		}
+		l.retries++
+		if err := workload.Sleep(ctx, pause); err != nil {
+			return err
+		}
+		pause = min(2*pause, time.Second)
+	}
+}
+
+// mergeInsertLogs merges the goroutines' logs.
+func mergeInsertLogs(logs []insertLog) insertTotals {
+	tot := insertTotals{unacked: map[int64]bool{}}
+	for _, l := range logs {
+		tot.errs += l.errs
+		tot.landed += l.landed
+		tot.retries += l.retries
+		tot.errTimes = append(tot.errTimes, l.errTimes...)
+		for _, seq := range l.unacked {
+			tot.unacked[seq] = true
+		}
+		if tot.firstErr == "" {
+			tot.firstErr = l.firstErr
+		}
+	}
+	return tot
+}
+
+// addErrorTicks counts the errors (at errTimes) per tick, beside the
+// throughput.
+func addErrorTicks(res *results.Step, errTimes []time.Time) {
+	for _, t := range errTimes {
+		i := int(t.Sub(res.Started) / time.Second)
+		if i >= 0 && i < len(res.Series) {
+			if res.Series[i].Counts == nil {
+				res.Series[i].Counts = map[string]int64{}
+			}
+			res.Series[i].Counts["errors"]++
+		}
+	}
+}
+
+// lossesMeasured says whether lost writes are the measured figure rather
+// than a failure, and why. Losses are the measured figure under
+// asynchronous replication, and after a crash of a server that
+// acknowledges before it fsyncs; a crash of one that fsyncs every write
+// must lose none. A measured loss is written again once counted, so that
+// the phases after the load read every record.
+func (r *run) lossesMeasured(env *workload.Env, st workload.Step) (measured bool, why string) {
+	async, isAsync := r.db.(AsyncReplication)
+	measured = isAsync
+	if isAsync {
+		why = "measured, not a failure: " + async.AsyncReplication()
+	}
+	if crashed, cwhy := workload.CrashLosses(env, st); cwhy != "" {
+		measured, why = crashed, cwhy
+	}
+	return measured, why
+}
+
+// faultFacts say which faults ran, how the records were read back (at
+// level) and how inserts were retried.
+func faultFacts(st workload.Step, level string) map[string]string {
+	var fs []string
+	for _, a := range st.Faults {
+		fs = append(fs, a.String())
+	}
+	return map[string]string{
+		"faults":      strings.Join(fs, "; "),
+		"verify_read": "every acknowledged record read back after the last fault at " + level,
+		"retry":       fmt.Sprintf("an insert that fails is retried (20 ms pause, doubling to 1 s) until acknowledged or %s after its first attempt", ackTimeout),
+	}
 }
 
 // readBack reads every acknowledged record with read, retrying errors

@@ -477,50 +477,9 @@ func (r *run) prepareTable(ctx context.Context, env *workload.Env, try func(func
 
 func (r *run) workload(ctx context.Context, env *workload.Env, name string) (*results.Step, error) {
 	m0 := core[name]
-	dist := m0.dist
-	if r.p.Distribution != "" {
-		dist = r.p.Distribution
-	}
-	var z *zipfian
-	if dist != "uniform" {
-		z = newZipfian(r.n)
-	}
-	salt := uint64(name[0])
-	cum := []float64{m0.read, m0.read + m0.update, m0.read + m0.update + m0.insert, m0.read + m0.update + m0.insert + m0.scan}
-	classOf := func(seq int64) int {
-		u := uniform01(gen.Mix(r.seed, salt, uint64(seq)))
-		for c, edge := range cum {
-			if u < edge {
-				return c
-			}
-		}
-		return opRMW
-	}
+	x := r.newChoices(name)
 	ws := r.states()
-	verified := workload.NewTally(r.workers)
-	// pick chooses an existing record for goroutine w.
-	pick := func(w int, s *wstate, seq int64) uint64 {
-		u := uniform01(gen.Mix(r.seed, salt, uint64(seq), 1))
-		switch dist {
-		case "uniform":
-			return uint64(float64(r.n) * u)
-		case "latest":
-			// The most recent records first: this goroutine's own inserts
-			// (known to be complete), then the loaded ones from the end.
-			rank := z.rank(u)
-			if rank < s.inserted {
-				return r.inserted(name, w, s.inserted-1-rank)
-			}
-			rank -= s.inserted
-			if rank >= r.n {
-				rank = r.n - 1
-			}
-			return uint64(r.n - 1 - rank)
-		}
-		// Scrambled zipfian: popular ranks scattered over the key space.
-		return fnv64(uint64(z.rank(u))) % uint64(r.n)
-	}
-	cfg := runner.Config{Workers: r.workers, Ops: int64(r.p.Operations), Rate: r.rate, Classes: classNames, ClassOf: classOf}
+	cfg := runner.Config{Workers: r.workers, Ops: int64(r.p.Operations), Rate: r.rate, Classes: classNames, ClassOf: x.classOf}
 	total := int64(r.p.Operations)
 	if r.duration > 0 {
 		// A rate search's trial: bounded by its duration alone.
@@ -528,51 +487,11 @@ func (r *run) workload(ctx context.Context, env *workload.Env, name string) (*re
 		total = int64(r.rate * r.duration.Seconds())
 	}
 	m := &mix{
-		plan: func(w int, s *wstate, seq int64) int {
-			op := classOf(seq)
-			if op == opInsert {
-				i := r.inserted(name, w, s.inserted)
-				s.key = key(s.key, i)
-				s.nonce = gen.Mix(r.seed, i)
-				return op
-			}
-			s.key = key(s.key, pick(w, s, seq))
-			return op
-		},
+		plan:   x.plan,
 		insert: func(s *wstate) [][]byte { return r.record(s, s.key, s.nonce) },
-		update: func(s *wstate, seq int64) [][]byte {
-			// Write one field (YCSB's writeallfields=false).
-			f := int(gen.Mix(r.seed, salt, uint64(seq), 2) % uint64(r.p.Fields))
-			for i := range s.fields {
-				s.fields[i] = nil
-			}
-			v := s.slab[:r.p.FieldLength]
-			fillField(v, s.key, f, gen.Mix(r.seed, salt, uint64(seq), 3))
-			s.fields[f] = v
-			return s.fields
-		},
-		check: func(w int, s *wstate, fields [][]byte) error {
-			if err := r.checkFields(name, s.key, fields, s.scratch); err != nil {
-				return err
-			}
-			verified.Add(w, 1)
-			return nil
-		},
-		scan: func(ctx context.Context, w int, s *wstate, seq int64) error {
-			n := 1 + int(gen.Mix(r.seed, salt, uint64(seq), 4)%uint64(r.p.MaxScanLength))
-			var failure error
-			err := r.db.(Scanner).Scan(ctx, s.key, n, func(k []byte, fields [][]byte) bool {
-				if failure = r.checkFields(name, k, fields, s.scratch); failure != nil {
-					return false
-				}
-				verified.Add(w, 1)
-				return true
-			})
-			if err == nil {
-				err = failure
-			}
-			return err
-		},
+		update: x.update,
+		check:  x.check,
+		scan:   x.scan,
 	}
 	// Scans and open loops stay on the goroutine client.
 	loops, done, err := r.driven(ctx, env, &cfg, ws, m, m0.scan == 0 && cfg.Rate == 0 && cfg.Duration == 0)
@@ -582,9 +501,126 @@ func (r *run) workload(ctx context.Context, env *workload.Env, name string) (*re
 	defer done()
 	res, err := workload.Measure(ctx, env, cfg, total, r.op(cfg, ws, m))
 	res.Unit = "operation"
-	res.Verify = results.Verify{Checked: verified.Sum()}
+	res.Verify = results.Verify{Checked: x.verified.Sum()}
 	res.Metrics = map[string]float64{"records": float64(r.n), "read": m0.read, "update": m0.update, "insert": m0.insert, "scan": m0.scan, "rmw": m0.rmw, "event_loops": float64(loops)}
 	return res, err
+}
+
+// choices are a core workload's choices per operation: its class, from
+// the workload's mix (cum: the cumulative shares of read, update, insert
+// and scan; the rest read-modify-write), and its record, from the
+// request distribution (dist; z its zipfian, nil when uniform); and the
+// records read and checked, per goroutine.
+type choices struct {
+	r        *run
+	name     string
+	salt     uint64
+	cum      []float64
+	dist     string
+	z        *zipfian
+	verified workload.Tally
+}
+
+func (r *run) newChoices(name string) *choices {
+	m0 := core[name]
+	x := &choices{r: r, name: name, salt: uint64(name[0]), dist: m0.dist, verified: workload.NewTally(r.workers)}
+	if r.p.Distribution != "" {
+		x.dist = r.p.Distribution
+	}
+	if x.dist != "uniform" {
+		x.z = newZipfian(r.n)
+	}
+	x.cum = []float64{m0.read, m0.read + m0.update, m0.read + m0.update + m0.insert, m0.read + m0.update + m0.insert + m0.scan}
+	return x
+}
+
+// classOf is operation seq's class.
+func (x *choices) classOf(seq int64) int {
+	u := uniform01(gen.Mix(x.r.seed, x.salt, uint64(seq)))
+	for c, edge := range x.cum {
+		if u < edge {
+			return c
+		}
+	}
+	return opRMW
+}
+
+// pick chooses an existing record for goroutine w.
+func (x *choices) pick(w int, s *wstate, seq int64) uint64 {
+	r := x.r
+	u := uniform01(gen.Mix(r.seed, x.salt, uint64(seq), 1))
+	switch x.dist {
+	case "uniform":
+		return uint64(float64(r.n) * u)
+	case "latest":
+		// The most recent records first: this goroutine's own inserts
+		// (known to be complete), then the loaded ones from the end.
+		rank := x.z.rank(u)
+		if rank < s.inserted {
+			return r.inserted(x.name, w, s.inserted-1-rank)
+		}
+		rank -= s.inserted
+		if rank >= r.n {
+			rank = r.n - 1
+		}
+		return uint64(r.n - 1 - rank)
+	}
+	// Scrambled zipfian: popular ranks scattered over the key space.
+	return fnv64(uint64(x.z.rank(u))) % uint64(r.n)
+}
+
+// plan chooses operation seq's class and its record (its key in s.key).
+func (x *choices) plan(w int, s *wstate, seq int64) int {
+	op := x.classOf(seq)
+	if op == opInsert {
+		i := x.r.inserted(x.name, w, s.inserted)
+		s.key = key(s.key, i)
+		s.nonce = gen.Mix(x.r.seed, i)
+		return op
+	}
+	s.key = key(s.key, x.pick(w, s, seq))
+	return op
+}
+
+// update gives the fields operation seq writes: one field (YCSB's
+// writeallfields=false).
+func (x *choices) update(s *wstate, seq int64) [][]byte {
+	r := x.r
+	f := int(gen.Mix(r.seed, x.salt, uint64(seq), 2) % uint64(r.p.Fields))
+	for i := range s.fields {
+		s.fields[i] = nil
+	}
+	v := s.slab[:r.p.FieldLength]
+	fillField(v, s.key, f, gen.Mix(r.seed, x.salt, uint64(seq), 3))
+	s.fields[f] = v
+	return s.fields
+}
+
+// check verifies the record read at s.key.
+func (x *choices) check(w int, s *wstate, fields [][]byte) error {
+	if err := x.r.checkFields(x.name, s.key, fields, s.scratch); err != nil {
+		return err
+	}
+	x.verified.Add(w, 1)
+	return nil
+}
+
+// scan runs operation seq's scan from s.key and verifies every record.
+func (x *choices) scan(ctx context.Context, w int, s *wstate, seq int64) error {
+	r := x.r
+	n := 1 + int(gen.Mix(r.seed, x.salt, uint64(seq), 4)%uint64(r.p.MaxScanLength))
+	var failure error
+	err := r.db.(Scanner).Scan(ctx, s.key, n, func(k []byte, fields [][]byte) bool {
+		if failure = r.checkFields(x.name, k, fields, s.scratch); failure != nil {
+			return false
+		}
+		x.verified.Add(w, 1)
+		return true
+	})
+	if err == nil {
+		err = failure
+	}
+	return err
 }
 
 // mix is what a step does per operation, shared by the goroutine client
