@@ -2,10 +2,13 @@ package mongodb
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"storebench/internal/target"
 	"storebench/internal/target/conn"
@@ -23,11 +26,51 @@ func (s *Store) Reset(ctx context.Context) error {
 		if !slices.Contains(own, n) {
 			continue
 		}
-		if _, err := s.db.Collection(n).DeleteMany(ctx, bson.D{}); err != nil {
-			return err
+		if err := emptyCollection(ctx, s.db.Collection(n)); err != nil {
+			return fmt.Errorf("emptying collection %s: %w", n, err)
 		}
 	}
 	return nil
+}
+
+// resetBatch is how many documents one delete of Reset names. FerretDB
+// on SQLite deletes what a filter matched as one statement with a
+// variable per document, and SQLite refuses more than 32766 variables:
+// a delete of every document of a collection of 1e5 fails there ("too
+// many SQL variables"), so Reset deletes the documents by their _id, this
+// many at a time.
+const resetBatch = 10000
+
+// emptyCollection deletes every document of c, resetBatch _ids per
+// delete, until a find returns none.
+func emptyCollection(ctx context.Context, c *mongo.Collection) error {
+	find := options.Find().SetProjection(bson.D{{Key: "_id", Value: 1}}).SetLimit(resetBatch)
+	for {
+		cur, err := c.Find(ctx, bson.D{}, find)
+		if err != nil {
+			return err
+		}
+		var docs []struct {
+			ID any `bson:"_id"`
+		}
+		if err := cur.All(ctx, &docs); err != nil {
+			return err
+		}
+		if len(docs) == 0 {
+			return nil
+		}
+		ids := make(bson.A, len(docs))
+		for i, d := range docs {
+			ids[i] = d.ID
+		}
+		res, err := c.DeleteMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}})
+		if err != nil {
+			return err
+		}
+		if res.DeletedCount == 0 {
+			return fmt.Errorf("%d documents found but none deleted", len(docs))
+		}
+	}
 }
 
 // ownCollections are the collections storebench keeps: the workloads'
