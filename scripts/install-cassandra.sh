@@ -6,9 +6,9 @@
 # installing Java 17 and Maven with apt-get first if they are missing.
 # Idempotent: a complete jar set is left alone. The steps live in Go
 # (internal/server/cassandra, Install), shared with
-# `storebench server install cassandra`; this runs them without building
-# storebench first.
+# `storebench server install cassandra`; its manifest
+# (internal/server/cassandra/manifest.txt, install=go) has
+# scripts/install-servers.sh run them with `go run`, without building
+# storebench first. This is that, by its old name.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-echo "install-cassandra: go run ./internal/server/cassandra/cmd/install" >&2
-exec go run ./internal/server/cassandra/cmd/install "$@"
+exec "$(dirname "$0")/install-servers.sh" cassandra

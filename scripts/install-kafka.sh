@@ -6,8 +6,9 @@
 #   ${STOREBENCH_HOME:-~/.cache/storebench}/kafka/<version>/lib
 # installing Java 17 and Maven with apt-get first if they are missing.
 # Idempotent. The steps live in Go (internal/server/kafka, Install), shared
-# with `storebench server install kafka`.
+# with `storebench server install kafka`; its manifest
+# (internal/server/kafka/manifest.txt, install=go) has
+# scripts/install-servers.sh run them with `go run`. This is that, by its
+# old name.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-echo "install-kafka: go run ./internal/server/kafka/cmd/install" >&2
-exec go run ./internal/server/kafka/cmd/install "$@"
+exec "$(dirname "$0")/install-servers.sh" kafka

@@ -8,9 +8,7 @@ cd "$(dirname "$0")/.."
 
 GO=${GO:-go}
 scripts/install-deps.sh --strict
-scripts/install-servers.sh
-scripts/install-cassandra.sh
-scripts/install-kafka.sh # the tripcache study's Kafka transport (internal/workload/tripcache)
+scripts/install-servers.sh tests # every server's install step (its internal/server/*/manifest.txt) and sshd
 scripts/install-browser.sh # chromium: internal/report/browsertest opens report.html
 scripts/install-hdr-readers.sh # HdrHistogram_py and the Java jar read the .hlog files (cmd/storebench)
 tags=$(scripts/build-tags.sh)
@@ -21,7 +19,9 @@ fi
 $GO vet -tags "$tags" ./...
 $GO build -tags "$tags" -o bin/storebench ./cmd/storebench
 
-servers=(redis postgres mariadb memcached ferretdb ferretdb-pg cassandra apache nginx node kafka)
+# The servers whose manifest says test=shared: one each for the whole suite.
+mapfile -t servers < <(scripts/install-servers.sh --shared)
+[ ${#servers[@]} -gt 0 ] || { echo "test.sh: scripts/install-servers.sh --shared named no server"; exit 1; }
 # Aerospike is a target by URI only: no package ships its server, so its
 # tests run only against one named by STOREBENCH_TEST_AEROSPIKE_URI
 # (aerospike://host:port/namespace); without it they skip, and the last

@@ -23,7 +23,7 @@ import (
 
 func init() { server.Register(apacheServer{}) }
 
-var packages = []string{"apache2", "apache2-utils"}
+var packages = server.MustPackages("apache") // its manifest.txt
 
 // modules is where Debian keeps the loadable modules.
 const modules = "/usr/lib/apache2/modules"

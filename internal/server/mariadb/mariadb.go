@@ -32,7 +32,7 @@ import (
 
 func init() { server.Register(mariaServer{}) }
 
-var packages = []string{"mariadb-server", "mariadb-client"}
+var packages = server.MustPackages("mariadb") // its manifest.txt
 
 // osUser owns the data directory and runs the server when we are root.
 const osUser = "mysql"

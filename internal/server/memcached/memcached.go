@@ -24,7 +24,7 @@ import (
 
 func init() { server.Register(mcServer{}) }
 
-var packages = []string{"memcached"}
+var packages = server.MustPackages("memcached") // its manifest.txt
 
 // runUser is who memcached drops to when started as root.
 const runUser = "nobody"

@@ -22,7 +22,7 @@ import (
 
 func init() { server.Register(nginxServer{}) }
 
-var packages = []string{"nginx"}
+var packages = server.MustPackages("nginx") // its manifest.txt
 
 // runUser is who the workers run as when we are root (the master stays
 // root, binds the port and keeps its parent-death signal).

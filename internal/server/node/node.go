@@ -25,7 +25,7 @@ var staticJS []byte
 
 func init() { server.Register(nodeServer{}) }
 
-var packages = []string{"nodejs"}
+var packages = server.MustPackages("node") // its manifest.txt
 
 const stopSignal = syscall.SIGTERM
 

@@ -36,7 +36,7 @@ import (
 
 func init() { server.Register(pgServer{}) }
 
-var packages = []string{"postgresql-15", "postgresql-contrib"}
+var packages = server.MustPackages("postgres") // its manifest.txt
 
 // binDir is where Debian installs the PostgreSQL 15 programs (not on
 // PATH: /usr/bin has only the version-switching wrappers).

@@ -25,7 +25,7 @@ import (
 
 func init() { server.Register(redisServer{}) }
 
-var packages = []string{"redis-server", "redis-tools"}
+var packages = server.MustPackages("redis") // its manifest.txt
 
 // startTimeout bounds start-up; Redis is ready in ~0.1 s, but loading a
 // large AOF left in the directory can take longer.

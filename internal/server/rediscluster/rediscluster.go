@@ -43,7 +43,7 @@ const (
 	readyTimeout = 60 * time.Second
 )
 
-var packages = []string{"redis-server", "redis-tools"}
+var packages = server.MustPackages(Name) // redis's (its manifest.txt: install=like:redis)
 
 func init() { server.Register(Server{}) }
 

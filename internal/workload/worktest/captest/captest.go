@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"storebench/internal/kv"
+	"storebench/internal/redact"
+	"storebench/internal/server"
 	"storebench/internal/server/servertest"
 	"storebench/internal/target"
 	"storebench/internal/target/conn"
@@ -110,14 +113,14 @@ func CheckLayouts(t servers.T, info target.Info, h any) {
 // URI is where a workload's test opens a server target: on the server
 // `make test` shares (or one started for the test; for a target only a
 // URI reaches, Aerospike, the one its variable names, else the test is
-// skipped), in a place of the
-// test's own where the target has one, so that tests of other packages
-// running at the same time keep theirs: database 9 on Redis (other
-// packages' tests use 0), a database named after scope and the time on
-// MongoDB and FerretDB (dropped when the test ends: FerretDB scans
-// collections for most queries, so leftovers would slow every later
-// test), the keyspace storebench_<scope> on Cassandra (the target
-// creates it).
+// skipped), in a place of the test's own where the server's manifest
+// names one (testdb=, internal/server/*/manifest.txt), so that tests of
+// other packages running at the same time keep theirs: database 9 on
+// Redis (other packages' tests use 0), the keyspace storebench_<scope>
+// on Cassandra (the target creates it), a database named after scope and
+// the time on FerretDB ({time}: dropped when the test ends, since
+// FerretDB scans collections for most queries and leftovers would slow
+// every later test).
 func URI(t *testing.T, name, scope string) string {
 	t.Helper()
 	info, err := target.Lookup(name)
@@ -130,28 +133,73 @@ func URI(t *testing.T, name, scope string) string {
 		// saying so).
 		return servertest.ByURI(t, name, info.URIExample())
 	}
-	base := servertest.URI(t, info.Server)
-	switch name {
-	case "redis":
-		return strings.TrimSuffix(base, "/0") + "/9"
-	case "cassandra":
-		return strings.TrimSuffix(base, "/storebench") + "/storebench_" + scope
-	case "mongodb", "ferretdb-pg":
-		db := fmt.Sprintf("%s_%d", scope, time.Now().UnixNano())
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			cl, err := mongo.Connect(options.Client().ApplyURI(base))
-			if err != nil {
-				t.Errorf("dropping %s: %v", db, err)
-				return
-			}
-			defer cl.Disconnect(ctx)
-			if err := cl.Database(db).Drop(ctx); err != nil {
-				t.Errorf("dropping %s: %v", db, err)
-			}
-		})
-		return strings.TrimSuffix(base, "/storebench") + "/" + db
+	m, err := server.ManifestOf(info.Server)
+	if err != nil {
+		t.Fatalf("target %s: %v", name, err)
 	}
-	return base
+	base := servertest.URI(t, info.Server)
+	if m.TestDB == "" {
+		return base
+	}
+	db := strings.ReplaceAll(m.TestDB, "{scope}", scope)
+	fresh := strings.Contains(db, "{time}")
+	db = strings.ReplaceAll(db, "{time}", strconv.FormatInt(time.Now().UnixNano(), 10))
+	uri, err := WithDatabase(base, db)
+	if err != nil {
+		t.Fatalf("target %s: testdb=%s: %v", name, m.TestDB, err)
+	}
+	if fresh {
+		dropWhenDone(t, base, db)
+	}
+	return uri
+}
+
+// WithDatabase returns uri with the last element of its path (the
+// database, keyspace or number a server's URI ends with) replaced by db;
+// a query stays as it was.
+func WithDatabase(uri, db string) (string, error) {
+	rest, query, hasQuery := strings.Cut(uri, "?")
+	_, hostPath, ok := strings.Cut(rest, "://")
+	slash := strings.LastIndex(rest, "/")
+	if !ok || !strings.Contains(hostPath, "/") || db == "" || strings.ContainsAny(db, "/?") {
+		return "", fmt.Errorf("cannot name database %q in a URI of the form %s", db, redact.Text(uri))
+	}
+	out := rest[:slash+1] + db
+	if hasQuery {
+		out += "?" + query
+	}
+	return out, nil
+}
+
+// droppers drop a database made for one test, by the URI scheme of the
+// server it is on.
+var droppers = map[string]func(ctx context.Context, base, db string) error{
+	"mongodb": dropMongo,
+}
+
+// dropWhenDone drops database db of the server at base when the test
+// ends.
+func dropWhenDone(t *testing.T, base, db string) {
+	t.Helper()
+	scheme, _, _ := strings.Cut(base, "://")
+	drop, ok := droppers[scheme]
+	if !ok {
+		t.Fatalf("a fresh database per test ({time}) on a %s:// server, but captest knows no way to drop one there (droppers)", scheme)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := drop(ctx, base, db); err != nil {
+			t.Errorf("dropping %s: %v", db, err)
+		}
+	})
+}
+
+func dropMongo(ctx context.Context, base, db string) error {
+	cl, err := mongo.Connect(options.Client().ApplyURI(base))
+	if err != nil {
+		return err
+	}
+	defer cl.Disconnect(ctx)
+	return cl.Database(db).Drop(ctx)
 }
