@@ -115,16 +115,24 @@ func readAllowed(t *testing.T) map[string]bool {
 }
 
 // TestFunctionsStayShort holds the bounds over internal/, cmd/ and
-// catalogs/, with the list of those that broke them when the rule came.
+// catalogs/, with the list of those that broke them when the rule came,
+// and the methods whose parameters an external interface fixes
+// (interfacebound_test.go).
 func TestFunctionsStayShort(t *testing.T) {
 	sizes, err := funcSizes(repoRoot(t), "internal", "cmd", "catalogs")
 	if err != nil {
 		t.Fatal(err)
 	}
 	over, allowed := overBounds(sizes), readAllowed(t)
+	// Methods an external interface fixes (interface_bound.txt), each
+	// checked to be still so.
+	bound := interfaceBoundOK(t, repoRoot(t), sizes)
 	var news, gone []string
 	for name, s := range over {
-		if !allowed[name] {
+		if allowed[name] && bound[name] {
+			news = append(news, name+": listed in both long_functions.txt and interface_bound.txt")
+		}
+		if !allowed[name] && !bound[name] {
 			news = append(news, fmt.Sprintf("%s: %d lines, %d parameters", name, s.Lines, s.Params))
 		}
 	}

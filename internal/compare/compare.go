@@ -72,16 +72,16 @@ func Compare(a, b Side) []Row {
 			p50 := func(s *results.Step) float64 { return float64(s.Latency.P50) }
 			p99 := func(s *results.Step) float64 { return float64(s.Latency.P99) }
 			rows = append(rows,
-				acrossRuns(name, "throughput (ops/s)", ra, rb, thr, true, func(v float64) string { return fmt.Sprintf("%.0f", v) }),
-				acrossRuns(name, "p50 service time", ra, rb, p50, false, lat),
-				acrossRuns(name, "p99 service time", ra, rb, p99, false, lat))
+				acrossRuns(figureOf{name, "throughput (ops/s)", true, opsPerS}, ra, rb, thr),
+				acrossRuns(figureOf{name, "p50 service time", false, lat}, ra, rb, p50),
+				acrossRuns(figureOf{name, "p99 service time", false, lat}, ra, rb, p99))
 			rows = append(rows, metricRows(name, sa, sb, ra, rb)...)
 			continue
 		}
 		rows = append(rows,
-			row(name, "throughput (ops/s)", thrA, thrB, series(sa, func(t results.Tick) float64 { return t.OpsPerS }), series(sb, func(t results.Tick) float64 { return t.OpsPerS }), true, func(v float64) string { return fmt.Sprintf("%.0f", v) }),
-			withHist(row(name, "p50 service time", float64(sa.Latency.P50), float64(sb.Latency.P50), series(sa, func(t results.Tick) float64 { return float64(t.P50) }), series(sb, func(t results.Tick) float64 { return float64(t.P50) }), false, lat), sa, sb, 50),
-			withHist(row(name, "p99 service time", float64(sa.Latency.P99), float64(sb.Latency.P99), series(sa, func(t results.Tick) float64 { return float64(t.P99) }), series(sb, func(t results.Tick) float64 { return float64(t.P99) }), false, lat), sa, sb, 99),
+			row(figureOf{name, "throughput (ops/s)", true, opsPerS}, thrA, thrB, series(sa, func(t results.Tick) float64 { return t.OpsPerS }), series(sb, func(t results.Tick) float64 { return t.OpsPerS })),
+			withHist(row(figureOf{name, "p50 service time", false, lat}, float64(sa.Latency.P50), float64(sb.Latency.P50), series(sa, func(t results.Tick) float64 { return float64(t.P50) }), series(sb, func(t results.Tick) float64 { return float64(t.P50) })), sa, sb, 50),
+			withHist(row(figureOf{name, "p99 service time", false, lat}, float64(sa.Latency.P99), float64(sb.Latency.P99), series(sa, func(t results.Tick) float64 { return float64(t.P99) }), series(sb, func(t results.Tick) float64 { return float64(t.P99) })), sa, sb, 99),
 		)
 		rows = append(rows, metricRows(name, sa, sb, nil, nil)...)
 	}
@@ -106,7 +106,7 @@ func metricRows(name string, sa, sb *results.Step, ra, rb []*results.Step) []Row
 		}
 		f := func(s *results.Step) float64 { return s.Metrics[m.Name] }
 		if len(ra) >= 2 && len(rb) >= 2 {
-			rows = append(rows, acrossRuns(name, figure, ra, rb, f, m.Better == section.Higher, m.Format))
+			rows = append(rows, acrossRuns(figureOf{name, figure, m.Better == section.Higher, m.Format}, ra, rb, f))
 			continue
 		}
 		r := Row{Step: name, Figure: figure, A: va, B: vb, Format: m.Format,
@@ -180,10 +180,28 @@ func repeats(side Side, s *results.Step) []*results.Step {
 	return out
 }
 
-// acrossRuns judges a figure from its values in repeated runs: Welch's
-// t-test at 95% (Student's t critical value for the Welch degrees of
-// freedom), the figure shown being the mean of the runs.
-func acrossRuns(step, figure string, sa, sb []*results.Step, f func(*results.Step) float64, higherIsBetter bool, format func(float64) string) Row {
+// figureOf names what a row judges: the step, the figure, which way is
+// better (higherIsBetter orients "better"/"worse") and how its values
+// print.
+type figureOf struct {
+	step, figure   string
+	higherIsBetter bool
+	format         func(float64) string
+}
+
+// row is the figure's row, with its values and no verdict yet.
+func (g figureOf) row(a, b float64) Row {
+	r := Row{Step: g.step, Figure: g.figure, A: a, B: b, Format: g.format}
+	if a > 0 {
+		r.Ratio = b / a
+	}
+	return r
+}
+
+// acrossRuns judges a figure from its values in repeated runs (f of
+// each): Welch's t-test at 95% (Student's t critical value for the Welch
+// degrees of freedom), the figure shown being the mean of the runs.
+func acrossRuns(g figureOf, sa, sb []*results.Step, f func(*results.Step) float64) Row {
 	var xa, xb []float64
 	for _, s := range sa {
 		xa = append(xa, f(s))
@@ -193,17 +211,14 @@ func acrossRuns(step, figure string, sa, sb []*results.Step, f func(*results.Ste
 	}
 	ma, da := meanSD(xa)
 	mb, db := meanSD(xb)
-	r := Row{Step: step, Figure: figure, A: ma, B: mb, Format: format}
-	if ma > 0 {
-		r.Ratio = mb / ma
-	}
+	r := g.row(ma, mb)
 	se, df := welch(da, db, len(xa), len(xb))
 	runs := fmt.Sprintf(" (%d and %d runs)", len(xa), len(xb))
 	if math.Abs(mb-ma) <= tCritical(df)*se {
 		r.Verdict = "no significant difference" + runs
 		return r
 	}
-	if (mb > ma) == higherIsBetter {
+	if (mb > ma) == g.higherIsBetter {
 		r.Verdict = "B better" + runs
 	} else {
 		r.Verdict = "B worse" + runs
@@ -246,6 +261,8 @@ var zCritical = distuv.UnitNormal.Quantile(1 - (1-confidence)/2)
 
 func lat(v float64) string { return report.Latency(int64(v)) }
 
+func opsPerS(v float64) string { return fmt.Sprintf("%.0f", v) }
+
 // find is the step of t with s's labels: its identity.
 func find(t *results.Target, s *results.Step) *results.Step {
 	s.Name() // labels derived for steps of older files
@@ -285,12 +302,10 @@ func meanSD(x []float64) (mean, sd float64) {
 // significant when it exceeds its standard error times Student's t for
 // the Welch degrees of freedom: Welch's t-test at 95% (a flat twice the
 // standard error claims more than 95% with the few intervals of a short
-// phase); higherIsBetter orients "better"/"worse".
-func row(step, figure string, a, b float64, sa, sb []float64, higherIsBetter bool, format func(float64) string) Row {
-	r := Row{Step: step, Figure: figure, A: a, B: b, Format: format}
-	if a > 0 {
-		r.Ratio = b / a
-	}
+// phase). a and b are the figure's values, sa and sb its values in
+// each interval.
+func row(g figureOf, a, b float64, sa, sb []float64) Row {
+	r := g.row(a, b)
 	if len(sa) < minIntervals || len(sb) < minIntervals {
 		r.Verdict = fmt.Sprintf("too short to judge (%d and %d one-second intervals; %d needed)", len(sa), len(sb), minIntervals)
 		return r
@@ -302,7 +317,7 @@ func row(step, figure string, a, b float64, sa, sb []float64, higherIsBetter boo
 		r.Verdict = "no significant difference"
 		return r
 	}
-	if (mb > ma) == higherIsBetter {
+	if (mb > ma) == g.higherIsBetter {
 		r.Verdict = "B better"
 	} else {
 		r.Verdict = "B worse"

@@ -184,88 +184,117 @@ func Differences(runs []Run) []Difference {
 	if len(runs) < 2 {
 		return nil
 	}
-	var diffs []Difference
-	add := func(what string, f func(Run) string) {
-		d := Difference{What: what}
-		same := true
-		for i, r := range runs {
-			d.Values = append(d.Values, f(r))
-			same = same && d.Values[i] == d.Values[0]
-		}
-		if !same {
-			diffs = append(diffs, d)
-		}
+	d := &differ{runs: runs}
+	d.runSettings()
+	d.studyKeys()
+	d.machine()
+	d.targets()
+	return d.diffs
+}
+
+// differ gathers the differences between runs, in the order they are
+// found.
+type differ struct {
+	runs  []Run
+	diffs []Difference
+}
+
+// add adds what, with each run's value f gives, when they are not all
+// the same.
+func (d *differ) add(what string, f func(Run) string) {
+	diff := Difference{What: what}
+	same := true
+	for i, r := range d.runs {
+		diff.Values = append(diff.Values, f(r))
+		same = same && diff.Values[i] == diff.Values[0]
 	}
-	orNone := func(s string) string {
-		if s == "" {
-			return "(none)"
-		}
-		return s
+	if !same {
+		d.diffs = append(d.diffs, diff)
 	}
-	add("study", func(r Run) string { return r.Run.Study })
-	add("workloads", func(r Run) string { return strings.Join(workloads(r), ", ") })
-	add("storebench version", func(r Run) string { return orNone(r.Run.Storebench) })
-	add("status", func(r Run) string { return orNone(r.Run.Status) })
-	add("durability", func(r Run) string { return orNone(r.Run.Durability) })
-	add("ladder", func(r Run) string {
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// runSettings are what results.json records of the run itself.
+func (d *differ) runSettings() {
+	d.add("study", func(r Run) string { return r.Run.Study })
+	d.add("workloads", func(r Run) string { return strings.Join(workloads(r), ", ") })
+	d.add("storebench version", func(r Run) string { return orNone(r.Run.Storebench) })
+	d.add("status", func(r Run) string { return orNone(r.Run.Status) })
+	d.add("durability", func(r Run) string { return orNone(r.Run.Durability) })
+	d.add("ladder", func(r Run) string {
 		var s []string
 		for _, n := range r.Run.Ladder {
 			s = append(s, report.Count(n))
 		}
 		return strings.Join(s, ", ")
 	})
-	add("concurrency", func(r Run) string { return fmt.Sprint(r.Run.Concurrency) })
-	add("seed", func(r Run) string { return fmt.Sprint(r.Run.Seed) })
+	d.add("concurrency", func(r Run) string { return fmt.Sprint(r.Run.Concurrency) })
+	d.add("seed", func(r Run) string { return fmt.Sprint(r.Run.Seed) })
+}
 
-	settings := make([]map[string]string, len(runs))
+// studyKeys are what the runs' studies set beyond that
+// (studySettings), "(not set)" where a study does not.
+func (d *differ) studyKeys() {
+	settings := make([]map[string]string, len(d.runs))
 	keys := map[string]bool{}
-	for i, r := range runs {
+	for i, r := range d.runs {
 		settings[i] = studySettings(r.Study)
 		for k := range settings[i] {
 			keys[k] = true
 		}
 	}
 	for _, k := range sortedKeys(keys) {
-		d := Difference{What: k}
+		diff := Difference{What: k}
 		same := true
-		for i := range runs {
+		for i := range d.runs {
 			v, ok := settings[i][k]
 			if !ok {
 				v = "(not set)"
 			}
-			d.Values = append(d.Values, v)
-			same = same && v == d.Values[0]
+			diff.Values = append(diff.Values, v)
+			same = same && v == diff.Values[0]
 		}
 		if !same {
-			diffs = append(diffs, d)
+			d.diffs = append(d.diffs, diff)
 		}
 	}
+}
 
-	add("machine: host name", func(r Run) string { return r.Run.Host.Hostname })
-	add("machine: CPU", func(r Run) string { return r.Run.Host.CPUModel })
-	add("machine: logical CPUs", func(r Run) string { return fmt.Sprint(r.Run.Host.LogicalCPUs) })
-	add("machine: physical cores", func(r Run) string { return fmt.Sprint(r.Run.Host.PhysicalCores) })
-	add("machine: memory", func(r Run) string { return report.Bytes(r.Run.Host.MemTotalBytes) })
-	add("machine: kernel", func(r Run) string { return r.Run.Host.Kernel })
-	add("machine: OS", func(r Run) string { return r.Run.Host.OS })
-	add("machine: Go", func(r Run) string { return r.Run.Host.GoVersion })
-	add("machine: clock source", func(r Run) string { return r.Run.Host.ClockSource })
-	add("storage: filesystem", func(r Run) string { return r.Run.Storage.Filesystem })
-	add("storage: device", func(r Run) string { return r.Run.Storage.Device })
-	add("storage: rotational", func(r Run) string {
+// machine is the host and the storage of the data directory.
+func (d *differ) machine() {
+	d.add("machine: host name", func(r Run) string { return r.Run.Host.Hostname })
+	d.add("machine: CPU", func(r Run) string { return r.Run.Host.CPUModel })
+	d.add("machine: logical CPUs", func(r Run) string { return fmt.Sprint(r.Run.Host.LogicalCPUs) })
+	d.add("machine: physical cores", func(r Run) string { return fmt.Sprint(r.Run.Host.PhysicalCores) })
+	d.add("machine: memory", func(r Run) string { return report.Bytes(r.Run.Host.MemTotalBytes) })
+	d.add("machine: kernel", func(r Run) string { return r.Run.Host.Kernel })
+	d.add("machine: OS", func(r Run) string { return r.Run.Host.OS })
+	d.add("machine: Go", func(r Run) string { return r.Run.Host.GoVersion })
+	d.add("machine: clock source", func(r Run) string { return r.Run.Host.ClockSource })
+	d.add("storage: filesystem", func(r Run) string { return r.Run.Storage.Filesystem })
+	d.add("storage: device", func(r Run) string { return r.Run.Storage.Device })
+	d.add("storage: rotational", func(r Run) string {
 		if r.Run.Storage.Rotational == nil {
 			return "(no single disk)"
 		}
 		return fmt.Sprint(*r.Run.Storage.Rotational)
 	})
-	add("storage: size", func(r Run) string { return report.Bytes(r.Run.Storage.TotalBytes) })
+	d.add("storage: size", func(r Run) string { return report.Bytes(r.Run.Storage.TotalBytes) })
+}
 
-	// The targets present in every run: their engine's version and
-	// settings.
-	for _, t := range runs[0].Run.Targets {
+// targets are the targets present in every run: their engine's version
+// and settings.
+func (d *differ) targets() {
+	for _, t := range d.runs[0].Run.Targets {
 		all := true
 		tk := map[string]bool{}
-		for _, r := range runs {
+		for _, r := range d.runs {
 			o := findTarget(r.Run, t.Name)
 			if o == nil {
 				all = false
@@ -278,9 +307,9 @@ func Differences(runs []Run) []Difference {
 		if !all {
 			continue
 		}
-		add(t.Name+": version", func(r Run) string { return findTarget(r.Run, t.Name).Version })
+		d.add(t.Name+": version", func(r Run) string { return findTarget(r.Run, t.Name).Version })
 		for _, k := range sortedKeys(tk) {
-			add(t.Name+": "+k, func(r Run) string {
+			d.add(t.Name+": "+k, func(r Run) string {
 				if v, ok := findTarget(r.Run, t.Name).Settings[k]; ok {
 					return v
 				}
@@ -288,7 +317,6 @@ func Differences(runs []Run) []Difference {
 			})
 		}
 	}
-	return diffs
 }
 
 func findTarget(r *results.Run, name string) *results.Target {

@@ -55,11 +55,11 @@ func TestWelchDegreesOfFreedom(t *testing.T) {
 // noise.
 func TestFewIntervalsUseStudentsT(t *testing.T) {
 	id := func(v float64) string { return "" }
-	r := row("s", "throughput (ops/s)", 11, 13, []float64{10, 11, 12}, []float64{12, 13, 14}, true, id)
+	r := row(figureOf{"s", "throughput (ops/s)", true, id}, 11, 13, []float64{10, 11, 12}, []float64{12, 13, 14})
 	if !strings.HasPrefix(r.Verdict, "no significant difference") {
 		t.Errorf("a difference of 2.45 standard errors at 4 degrees of freedom judged %q", r.Verdict)
 	}
-	r = row("s", "throughput (ops/s)", 11, 14, []float64{10, 11, 12}, []float64{13, 14, 15}, true, id)
+	r = row(figureOf{"s", "throughput (ops/s)", true, id}, 11, 14, []float64{10, 11, 12}, []float64{13, 14, 15})
 	if r.Verdict != "B better" {
 		t.Errorf("a difference of 3.7 standard errors judged %q", r.Verdict)
 	}

@@ -365,7 +365,7 @@ func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, erro
 		}
 	}
 	for k := range plan.slots(s) {
-		runTargetIn(ctx, runCtx, o, run, k, plan, runDir)
+		runTargetIn(ctx, runCtx, running{o: o, plan: plan, run: run, dir: runDir}, k)
 	}
 	run.Finished = time.Now()
 	run.Status, run.Reason = runStatus(run.Targets, runCtx.Err() != nil, ctx.Err() != nil, stopReason(ctx))
@@ -387,11 +387,20 @@ func Run(ctx context.Context, o Options, plan *Plan) (*results.Run, string, erro
 	return run, runDir, nil
 }
 
+// running is a run under way: its options, plan, results and directory.
+type running struct {
+	o    Options
+	plan *Plan
+	run  *results.Run
+	dir  string
+}
+
 // runTargetIn runs the run's target k (plan.slots: a target, on a
 // machine when the study names machines) within runCtx (ctx is the
 // user's), with its own time limit: an unavailable target is said, one
 // reached once the run was stopped is skipped.
-func runTargetIn(ctx, runCtx context.Context, o Options, run *results.Run, k int, plan *Plan, runDir string) {
+func runTargetIn(ctx, runCtx context.Context, r running, k int) {
+	o, run, plan := r.o, r.run, r.plan
 	slot := plan.slots(o.Study)[k]
 	t, info, tr := o.Study.Targets[slot.Target], plan.Targets[slot.Target], run.Targets[k]
 	t.Name = slot.Name
@@ -411,7 +420,7 @@ func runTargetIn(ctx, runCtx context.Context, o Options, run *results.Run, k int
 	}
 	defer cancelTarget()
 	tr.Status = results.StatusRunning
-	runTarget(targetCtx, o, run, k, plan, runDir)
+	runTarget(targetCtx, o, run, k, plan, r.dir)
 	if tr.Status == results.StatusRunning {
 		tr.Status = "ok"
 	}

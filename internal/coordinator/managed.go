@@ -18,8 +18,6 @@ import (
 	"storebench/internal/results"
 	"storebench/internal/server"
 	"storebench/internal/server/crashable"
-	"storebench/internal/study"
-	"storebench/internal/target"
 	"storebench/internal/workload"
 )
 
@@ -73,9 +71,11 @@ func trimNL(p []byte) []byte {
 }
 
 // startManaged installs the target's server if needed, then starts it
-// under dir with the study's durability and the target's cache (which
-// sizes the server's own cache: see server.Config.MemoryBytes).
-func startManaged(ctx context.Context, o Options, s *study.Study, name string, cache int64, opts map[string]string, info target.Info, dir string, steps []workload.Step) (*managed, error) {
+// under the target's data directory (r.dir) with the study's durability
+// and the target's cache (which sizes the server's own cache: see
+// server.Config.MemoryBytes).
+func (r *targetRun) startManaged() (*managed, error) {
+	ctx, o, info, dir, name := r.ctx, r.o, r.info, r.dir, r.t.Name
 	if info.Server == "" {
 		return nil, info.NeedsURI()
 	}
@@ -114,8 +114,8 @@ func startManaged(ctx context.Context, o Options, s *study.Study, name string, c
 	if !o.KeepData && elsewhere != "" {
 		m.remove = filepath.Dir(elsewhere)
 	}
-	cfg := server.Config{Dir: dir, Durability: durabilityOf(s, info), MemoryBytes: cache, Options: opts, Log: log}
-	if err := m.start(ctx, srv, cfg, steps); err != nil {
+	cfg := server.Config{Dir: dir, Durability: durabilityOf(r.s, info), MemoryBytes: int64(r.t.Cache), Options: r.t.Options, Log: log}
+	if err := m.start(ctx, srv, cfg, r.steps); err != nil {
 		m.stopQuietly()
 		return nil, err
 	}

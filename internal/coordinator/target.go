@@ -239,7 +239,7 @@ func (r *targetRun) stopServer() {
 func (r *targetRun) server() error {
 	t := r.t
 	if r.uri == "" {
-		srv, err := startManaged(r.ctx, r.o, r.s, t.Name, int64(t.Cache), t.Options, r.info, r.dir, r.steps)
+		srv, err := r.startManaged()
 		if err != nil {
 			return err
 		}

@@ -452,6 +452,10 @@ func (n *node) truncate(f gofs.FileHandle, size int64) syscall.Errno {
 	return n.fs.truncate(fileKey{st.Dev, st.Ino}, fd, size)
 }
 
+// node answers copy_file_range itself (testdata/interface_bound.txt of
+// internal/archtest: the interface fixes CopyFileRange's 8 parameters).
+var _ gofs.NodeCopyFileRanger = (*node)(nil)
+
 // CopyFileRange is refused, so that the kernel copies by reads and
 // writes that this file system sees.
 func (n *node) CopyFileRange(context.Context, gofs.FileHandle, uint64, *gofs.Inode, gofs.FileHandle, uint64, uint64, uint64) (uint32, syscall.Errno) {

@@ -77,29 +77,49 @@ func seedFinding(b *strings.Builder, s *seedcmp.Seed, fr seedcmp.FindingResult) 
 	}
 	b.WriteString("\n\n")
 
-	// Rows are sizes, columns the seed's engines; a cell is the seed's
-	// figure (and its line) over ours.
-	var engines []string
+	g := gridOf(fr)
+	if tab := g.table(fr); len(tab.Rows) > 0 {
+		tab.Write(b)
+	}
+	seedNoStandIn(b, s, fr, g.engines)
+	seedOursElsewhere(b, fr, g.bySize)
+	fmt.Fprintf(b, "**Verdict: %s**\n\n", cell(fr.Verdict.Summary(seedSize)))
+}
+
+// seedGrid is a finding's rows by size and by the seed's engine, the
+// engines in the order the rows name them.
+type seedGrid struct {
+	engines []string
+	bySize  map[float64]map[string][]seedcmp.Row
+}
+
+func gridOf(fr seedcmp.FindingResult) seedGrid {
+	g := seedGrid{bySize: map[float64]map[string][]seedcmp.Row{}}
 	seenE := map[string]bool{}
-	bySize := map[float64]map[string][]seedcmp.Row{}
 	for _, r := range fr.Rows {
 		e := r.Figure.Engine
 		if !seenE[e] {
 			seenE[e] = true
-			engines = append(engines, e)
+			g.engines = append(g.engines, e)
 		}
-		if bySize[r.Figure.N] == nil {
-			bySize[r.Figure.N] = map[string][]seedcmp.Row{}
+		if g.bySize[r.Figure.N] == nil {
+			g.bySize[r.Figure.N] = map[string][]seedcmp.Row{}
 		}
-		bySize[r.Figure.N][e] = append(bySize[r.Figure.N][e], r)
+		g.bySize[r.Figure.N][e] = append(g.bySize[r.Figure.N][e], r)
 	}
+	return g
+}
+
+// table has the sizes for rows and the seed's engines for columns; a
+// cell is the seed's figure (and its line) over ours.
+func (g seedGrid) table(fr seedcmp.FindingResult) section.Table {
 	var sizes []float64
-	for n := range bySize {
+	for n := range g.bySize {
 		sizes = append(sizes, n)
 	}
 	sort.Float64s(sizes)
 	head := []string{"size"}
-	for _, e := range engines {
+	for _, e := range g.engines {
 		h := e
 		if t := standIn(fr, e); t != "" {
 			h += " (ours: " + t + ")"
@@ -109,36 +129,10 @@ func seedFinding(b *strings.Builder, s *seedcmp.Seed, fr seedcmp.FindingResult) 
 	tab := section.Table{Head: head}
 	for _, n := range sizes {
 		row := []string{seedSize(n)}
-		for _, e := range engines {
+		for _, e := range g.engines {
 			var parts []string
-			for _, r := range bySize[n][e] {
-				c := fmt.Sprintf("seed %s (l. %s", seedValue(r.Figure.Value, r.Figure.Unit), lines(r.Figure.Source))
-				if len(bySize[n][e]) > 1 || r.Figure.Note != "" {
-					c += ", " + r.Figure.Hardware
-				}
-				c += ")"
-				if r.Figure.Note != "" {
-					c += " " + r.Figure.Note
-				}
-				if r.Have {
-					c += "<br>ours "
-					if r.OurN != 0 {
-						c += "at " + seedSize(r.OurN) + " "
-					}
-					c += seedValue(r.Ours, r.Figure.Unit)
-					if r.Figure.Value > 0 && r.Ours > 0 {
-						c += fmt.Sprintf(" (%s× the seed's)", strconv.FormatFloat(r.Ours/r.Figure.Value, 'g', 3, 64))
-					}
-					if r.Each != "" {
-						c += ", the mean of " + r.Each // one engine on several machine shapes
-					}
-				} else if r.Detail != "" {
-					// No one figure of ours: what the run measured of it.
-					c += "<br>ours: " + r.Detail
-				} else {
-					c += "<br>" + r.Missing
-				}
-				parts = append(parts, cell(c))
+			for _, r := range g.bySize[n][e] {
+				parts = append(parts, cell(seedCell(r, len(g.bySize[n][e]) > 1)))
 			}
 			if len(parts) == 0 {
 				parts = append(parts, "—")
@@ -147,11 +141,46 @@ func seedFinding(b *strings.Builder, s *seedcmp.Seed, fr seedcmp.FindingResult) 
 		}
 		tab.Rows = append(tab.Rows, row)
 	}
-	if len(tab.Rows) > 0 {
-		tab.Write(b)
-	}
+	return tab
+}
 
-	// An engine of the seed's no target stands for: why (its note).
+// seedCell is one row's part of a cell: the seed's figure, its line
+// (and hardware, when the cell has several or a note), then ours or why
+// there is none.
+func seedCell(r seedcmp.Row, several bool) string {
+	c := fmt.Sprintf("seed %s (l. %s", seedValue(r.Figure.Value, r.Figure.Unit), lines(r.Figure.Source))
+	if several || r.Figure.Note != "" {
+		c += ", " + r.Figure.Hardware
+	}
+	c += ")"
+	if r.Figure.Note != "" {
+		c += " " + r.Figure.Note
+	}
+	switch {
+	case r.Have:
+		c += "<br>ours "
+		if r.OurN != 0 {
+			c += "at " + seedSize(r.OurN) + " "
+		}
+		c += seedValue(r.Ours, r.Figure.Unit)
+		if r.Figure.Value > 0 && r.Ours > 0 {
+			c += fmt.Sprintf(" (%s× the seed's)", strconv.FormatFloat(r.Ours/r.Figure.Value, 'g', 3, 64))
+		}
+		if r.Each != "" {
+			c += ", the mean of " + r.Each // one engine on several machine shapes
+		}
+	case r.Detail != "":
+		// No one figure of ours: what the run measured of it.
+		c += "<br>ours: " + r.Detail
+	default:
+		c += "<br>" + r.Missing
+	}
+	return c
+}
+
+// seedNoStandIn says, of an engine of the seed's no target stands for,
+// why (its note).
+func seedNoStandIn(b *strings.Builder, s *seedcmp.Seed, fr seedcmp.FindingResult, engines []string) {
 	var none []string
 	for _, e := range engines {
 		for _, r := range fr.Rows {
@@ -166,19 +195,20 @@ func seedFinding(b *strings.Builder, s *seedcmp.Seed, fr seedcmp.FindingResult) 
 	if len(none) > 0 {
 		fmt.Fprintf(b, "No target of ours stands for %s.\n\n", cell(strings.Join(none, "; ")))
 	}
+}
 
-	// Ours at sizes the seed has no figure for are what the growth is
-	// fitted on too: list them.
+// seedOursElsewhere lists ours at sizes the seed has no figure for: the
+// growth is fitted on them too.
+func seedOursElsewhere(b *strings.Builder, fr seedcmp.FindingResult, bySize map[float64]map[string][]seedcmp.Row) {
 	var extra []string
 	for _, p := range fr.Ours {
 		if _, ok := bySize[p.N][p.Engine]; !ok {
-			extra = append(extra, fmt.Sprintf("%s at %s: %s", p.Engine, seedSize(p.N), seedValue(p.Value, f.Unit)))
+			extra = append(extra, fmt.Sprintf("%s at %s: %s", p.Engine, seedSize(p.N), seedValue(p.Value, fr.Finding.Unit)))
 		}
 	}
 	if len(extra) > 0 {
 		fmt.Fprintf(b, "Ours at sizes the seed did not run: %s.\n\n", cell(strings.Join(extra, "; ")))
 	}
-	fmt.Fprintf(b, "**Verdict: %s**\n\n", cell(fr.Verdict.Summary(seedSize)))
 }
 
 func standIn(fr seedcmp.FindingResult, engine string) string {

@@ -218,105 +218,129 @@ func sweepTables(b *strings.Builder, run *results.Run, w string) {
 func sweepCharts(run *results.Run, w string) []*chart.Chart {
 	var out []*chart.Chart
 	for _, g := range concurrencySweeps(run, w) {
-		c := &chart.Chart{
-			ID: chart.SafeID(g.key, "concurrency", "sweep"), Group: w, Kind: "sweep", Key: true,
-			Title: "Concurrency sweep: " + g.title(),
-			X:     chart.Axis{Label: "concurrency", Unit: chart.Number, Log: true},
-			Notes: []string{"Each point is one step at that concurrency. p99 is from the intended start in open loop (what a client queueing behind the target sees), else the service time."},
-		}
-		thr := chart.Panel{Y: chart.Axis{Label: "throughput", Unit: chart.PerSecond, Log: true}}
-		p99 := chart.Panel{Y: chart.Axis{Label: "p99", Unit: chart.Seconds, Log: true}}
-		for _, t := range run.Targets {
-			col, dash := targetStyle(run, t)
-			a := chart.Series{Legend: t.Title, Color: col, Dashed: dash, Marks: true}
-			l := chart.Series{Color: col, Dashed: dash, Marks: true}
-			for _, s := range g.steps[t] {
-				if s.Partial || s.Error != "" || s.Seconds <= 0 {
-					continue
-				}
-				lv := float64(s.Labels.Int(results.LConcurrency))
-				a.X, a.Y = append(a.X, lv), append(a.Y, float64(s.Ops)/s.Seconds)
-				p := s.Latency.P99
-				if s.Intended != nil {
-					p = s.Intended.P99
-				}
-				l.X, l.Y = append(l.X, lv), append(l.Y, float64(p)/1e9)
-			}
-			if len(a.X) == 0 {
-				if why := t.NotApplicable(w, g.base[results.LPhase], -1); why != "" {
-					thr.Series = append(thr.Series, chart.Series{Color: col, Dashed: dash, Legend: t.Title + ": n/a (" + why + ")"})
-				}
-				continue
-			}
-			thr.Series = append(thr.Series, a)
-			p99.Series = append(p99.Series, l)
-		}
-		c.Panels = []chart.Panel{thr, p99}
-		out = append(out, c)
+		out = append(out, concurrencyChart(run, w, g))
 	}
 	keys, by := rateSearches(run, w)
 	for _, k := range keys {
-		var title string
-		for _, t := range run.Targets {
-			if rs := by[k][t]; rs != nil && title == "" {
-				title = searchTitle(rs)
-			}
-		}
-		curve := &chart.Chart{
-			ID: chart.SafeID(k, "rate", "achieved"), Group: w, Kind: "sweep", Key: true,
-			Title: "Offered vs achieved rate: " + title,
-			X:     chart.Axis{Label: "offered rate", Unit: chart.PerSecond, Log: true},
-			Notes: []string{"Each point is one trial of the search; on the dashed diagonal every offered operation was done. The legend gives the sustainable rate found."},
-		}
-		ach := chart.Panel{Y: chart.Axis{Label: "achieved rate", Unit: chart.PerSecond, Log: true}}
-		lat := &chart.Chart{
-			ID: chart.SafeID(k, "rate", "p99"), Group: w, Kind: "sweep", Key: true,
-			Title: "p99 from intended start vs offered rate: " + title,
-			X:     chart.Axis{Label: "offered rate", Unit: chart.PerSecond, Log: true},
-			Notes: []string{"Latency from each operation's intended start includes the time it queued behind a target that fell behind; above the SLO a rate is not sustained."},
-		}
-		p99 := chart.Panel{Y: chart.Axis{Label: "p99 from intended start", Unit: chart.Seconds, Log: true}}
-		var lo, hi float64
-		var slo int64
-		for _, t := range run.Targets {
-			rs := by[k][t]
-			if rs == nil {
-				continue
-			}
-			slo = rs.SLONs
-			trials := append([]results.RateTrial(nil), rs.Trials...)
-			sort.Slice(trials, func(i, j int) bool { return trials[i].Offered < trials[j].Offered })
-			col, dash := targetStyle(run, t)
-			found := "none held"
-			if rs.Sustainable > 0 {
-				found = "sustains " + perSecond(rs.Sustainable)
-			}
-			if !rs.Done {
-				found += ", search cut short"
-			}
-			a := chart.Series{Legend: t.Title + " (" + found + ")", Color: col, Dashed: dash, Marks: true}
-			l := chart.Series{Legend: t.Title, Color: col, Dashed: dash, Marks: true}
-			for _, tr := range trials {
-				a.X, a.Y = append(a.X, tr.Offered), append(a.Y, tr.Achieved)
-				l.X, l.Y = append(l.X, tr.Offered), append(l.Y, float64(tr.P99IntendedNs)/1e9)
-				if lo == 0 || tr.Offered < lo {
-					lo = tr.Offered
-				}
-				hi = max(hi, tr.Offered)
-			}
-			ach.Series = append(ach.Series, a)
-			p99.Series = append(p99.Series, l)
-		}
-		if hi > lo && lo > 0 {
-			ref := chart.PaletteSize() - 1
-			ach.Series = append(ach.Series, chart.Series{Legend: "achieved = offered", Color: ref, Dashed: true, X: []float64{lo, hi}, Y: []float64{lo, hi}})
-			if slo > 0 {
-				p99.Series = append(p99.Series, chart.Series{Legend: "SLO " + time.Duration(slo).String(), Color: ref, Dashed: true, X: []float64{lo, hi}, Y: []float64{float64(slo) / 1e9, float64(slo) / 1e9}})
-			}
-		}
-		curve.Panels = []chart.Panel{ach}
-		lat.Panels = []chart.Panel{p99}
+		curve, lat := rateCharts(run, w, k, by[k])
 		out = append(out, curve, lat)
 	}
 	return out
+}
+
+// concurrencyChart draws one concurrency sweep: throughput and p99
+// against concurrency, each target a line (or its n/a in the legend).
+func concurrencyChart(run *results.Run, w string, g *sweepGroup) *chart.Chart {
+	c := &chart.Chart{
+		ID: chart.SafeID(g.key, "concurrency", "sweep"), Group: w, Kind: "sweep", Key: true,
+		Title: "Concurrency sweep: " + g.title(),
+		X:     chart.Axis{Label: "concurrency", Unit: chart.Number, Log: true},
+		Notes: []string{"Each point is one step at that concurrency. p99 is from the intended start in open loop (what a client queueing behind the target sees), else the service time."},
+	}
+	thr := chart.Panel{Y: chart.Axis{Label: "throughput", Unit: chart.PerSecond, Log: true}}
+	p99 := chart.Panel{Y: chart.Axis{Label: "p99", Unit: chart.Seconds, Log: true}}
+	for _, t := range run.Targets {
+		col, dash := targetStyle(run, t)
+		a := chart.Series{Legend: t.Title, Color: col, Dashed: dash, Marks: true}
+		l := chart.Series{Color: col, Dashed: dash, Marks: true}
+		for _, s := range g.steps[t] {
+			if s.Partial || s.Error != "" || s.Seconds <= 0 {
+				continue
+			}
+			lv := float64(s.Labels.Int(results.LConcurrency))
+			a.X, a.Y = append(a.X, lv), append(a.Y, float64(s.Ops)/s.Seconds)
+			p := s.Latency.P99
+			if s.Intended != nil {
+				p = s.Intended.P99
+			}
+			l.X, l.Y = append(l.X, lv), append(l.Y, float64(p)/1e9)
+		}
+		if len(a.X) == 0 {
+			if why := t.NotApplicable(w, g.base[results.LPhase], -1); why != "" {
+				thr.Series = append(thr.Series, chart.Series{Color: col, Dashed: dash, Legend: t.Title + ": n/a (" + why + ")"})
+			}
+			continue
+		}
+		thr.Series = append(thr.Series, a)
+		p99.Series = append(p99.Series, l)
+	}
+	c.Panels = []chart.Panel{thr, p99}
+	return c
+}
+
+// rateCharts draws one step's rate searches (by target): achieved
+// against offered rate (curve), and p99 from intended start against
+// offered rate (lat).
+func rateCharts(run *results.Run, w, k string, by map[*results.Target]*results.RateSearch) (curve, lat *chart.Chart) {
+	var title string
+	for _, t := range run.Targets {
+		if rs := by[t]; rs != nil && title == "" {
+			title = searchTitle(rs)
+		}
+	}
+	curve = &chart.Chart{
+		ID: chart.SafeID(k, "rate", "achieved"), Group: w, Kind: "sweep", Key: true,
+		Title: "Offered vs achieved rate: " + title,
+		X:     chart.Axis{Label: "offered rate", Unit: chart.PerSecond, Log: true},
+		Notes: []string{"Each point is one trial of the search; on the dashed diagonal every offered operation was done. The legend gives the sustainable rate found."},
+	}
+	ach := chart.Panel{Y: chart.Axis{Label: "achieved rate", Unit: chart.PerSecond, Log: true}}
+	lat = &chart.Chart{
+		ID: chart.SafeID(k, "rate", "p99"), Group: w, Kind: "sweep", Key: true,
+		Title: "p99 from intended start vs offered rate: " + title,
+		X:     chart.Axis{Label: "offered rate", Unit: chart.PerSecond, Log: true},
+		Notes: []string{"Latency from each operation's intended start includes the time it queued behind a target that fell behind; above the SLO a rate is not sustained."},
+	}
+	p99 := chart.Panel{Y: chart.Axis{Label: "p99 from intended start", Unit: chart.Seconds, Log: true}}
+	var lo, hi float64
+	var slo int64
+	for _, t := range run.Targets {
+		rs := by[t]
+		if rs == nil {
+			continue
+		}
+		slo = rs.SLONs
+		a, l := rateSeries(run, t, rs)
+		for _, x := range a.X {
+			if lo == 0 || x < lo {
+				lo = x
+			}
+			hi = max(hi, x)
+		}
+		ach.Series = append(ach.Series, a)
+		p99.Series = append(p99.Series, l)
+	}
+	if hi > lo && lo > 0 {
+		ref := chart.PaletteSize() - 1
+		ach.Series = append(ach.Series, chart.Series{Legend: "achieved = offered", Color: ref, Dashed: true, X: []float64{lo, hi}, Y: []float64{lo, hi}})
+		if slo > 0 {
+			p99.Series = append(p99.Series, chart.Series{Legend: "SLO " + time.Duration(slo).String(), Color: ref, Dashed: true, X: []float64{lo, hi}, Y: []float64{float64(slo) / 1e9, float64(slo) / 1e9}})
+		}
+	}
+	curve.Panels = []chart.Panel{ach}
+	lat.Panels = []chart.Panel{p99}
+	return curve, lat
+}
+
+// rateSeries is target t's search as two lines over the offered rates
+// of its trials: the rate achieved (its legend the sustainable rate
+// found), and p99 from intended start.
+func rateSeries(run *results.Run, t *results.Target, rs *results.RateSearch) (achieved, p99 chart.Series) {
+	trials := append([]results.RateTrial(nil), rs.Trials...)
+	sort.Slice(trials, func(i, j int) bool { return trials[i].Offered < trials[j].Offered })
+	col, dash := targetStyle(run, t)
+	found := "none held"
+	if rs.Sustainable > 0 {
+		found = "sustains " + perSecond(rs.Sustainable)
+	}
+	if !rs.Done {
+		found += ", search cut short"
+	}
+	a := chart.Series{Legend: t.Title + " (" + found + ")", Color: col, Dashed: dash, Marks: true}
+	l := chart.Series{Legend: t.Title, Color: col, Dashed: dash, Marks: true}
+	for _, tr := range trials {
+		a.X, a.Y = append(a.X, tr.Offered), append(a.Y, tr.Achieved)
+		l.X, l.Y = append(l.X, tr.Offered), append(l.Y, float64(tr.P99IntendedNs)/1e9)
+	}
+	return a, l
 }

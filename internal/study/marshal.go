@@ -19,6 +19,49 @@ func (s *Study) Effective(redact func(string) string) ([]byte, error) {
 	add := func(key string, v *yaml.Node) {
 		m.Content = append(m.Content, scalar(key), v)
 	}
+	s.effectiveRun(add)
+	sn, cliOnly := s.sshNode()
+	if sn != nil {
+		add("ssh", sn)
+	}
+	ladder := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+	for _, n := range s.Ladder {
+		ladder.Content = append(ladder.Content, scalar(FormatCount(int64(n))))
+	}
+	add("ladder", ladder)
+	if limits := s.limitsNode(); len(limits.Content) > 0 {
+		add("limits", limits)
+	}
+	targets, err := s.targetsNode(redact)
+	if err != nil {
+		return nil, err
+	}
+	add("targets", targets)
+	add("workloads", s.workloadsNode())
+	// Constraints and sizing cannot be overridden: the file's own text, as
+	// written.
+	if s.root != nil && len(s.root.Content) > 0 {
+		if c := lineNode(s.root.Content[0], "constraints"); c != nil {
+			add("constraints", plain(c))
+		}
+		if z := lineNode(s.root.Content[0], "sizing"); z != nil {
+			add("sizing", plain(z))
+		}
+	}
+	head := fmt.Sprintf("The study as run: %s with the chosen scale and the command line's overrides\napplied. The text as given is in study.original.yaml.", s.File)
+	if len(cliOnly) > 0 {
+		head += fmt.Sprintf("\nNot written here: the ssh options %s, given with --ssh-option; a study file\nmay not carry them: give them again with --ssh-option (see results.json's command).", strings.Join(cliOnly, ", "))
+	}
+	doc := &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{m}, HeadComment: head}
+	out, err := yaml.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("writing the study as run: %w", err)
+	}
+	return out, nil
+}
+
+// effectiveRun adds the study's top fields, name to machines.
+func (s *Study) effectiveRun(add func(key string, v *yaml.Node)) {
 	add("name", scalar(s.Name))
 	if s.Title != "" {
 		add("title", scalar(s.Title))
@@ -56,11 +99,15 @@ func (s *Study) Effective(redact func(string) string) ([]byte, error) {
 		}
 		add("machines", ms)
 	}
-	// An ssh option the command line gave that a study file may not carry
-	// (ProxyCommand=…) is left out: written here it would be refused when
-	// the study is run again, or run a command for whoever runs it. The
-	// comment says to give it again.
-	var sshOpts, cliOnly []string
+}
+
+// sshNode is the study's ssh section (nil: nothing to write). An ssh
+// option the command line gave that a study file may not carry
+// (ProxyCommand=…) is left out: written here it would be refused when
+// the study is run again, or run a command for whoever runs it. Their
+// keys are cliOnly, for the comment that says to give them again.
+func (s *Study) sshNode() (sn *yaml.Node, cliOnly []string) {
+	var sshOpts []string
 	for _, o := range s.SSH.Options {
 		if FileSafeSSHOption(o) {
 			sshOpts = append(sshOpts, o)
@@ -69,28 +116,28 @@ func (s *Study) Effective(redact func(string) string) ([]byte, error) {
 			cliOnly = append(cliOnly, k)
 		}
 	}
-	if s.SSH.Identity != "" || len(sshOpts) > 0 || s.SSH.CacheDir != "" {
-		sn := &yaml.Node{Kind: yaml.MappingNode}
-		if s.SSH.Identity != "" {
-			sn.Content = append(sn.Content, scalar("identity"), scalar(s.SSH.Identity))
-		}
-		if s.SSH.CacheDir != "" {
-			sn.Content = append(sn.Content, scalar("cache_dir"), scalar(s.SSH.CacheDir))
-		}
-		if len(sshOpts) > 0 {
-			opts := &yaml.Node{Kind: yaml.SequenceNode}
-			for _, o := range sshOpts {
-				opts.Content = append(opts.Content, scalar(o))
-			}
-			sn.Content = append(sn.Content, scalar("options"), opts)
-		}
-		add("ssh", sn)
+	if s.SSH.Identity == "" && len(sshOpts) == 0 && s.SSH.CacheDir == "" {
+		return nil, cliOnly
 	}
-	ladder := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
-	for _, n := range s.Ladder {
-		ladder.Content = append(ladder.Content, scalar(FormatCount(int64(n))))
+	sn = &yaml.Node{Kind: yaml.MappingNode}
+	if s.SSH.Identity != "" {
+		sn.Content = append(sn.Content, scalar("identity"), scalar(s.SSH.Identity))
 	}
-	add("ladder", ladder)
+	if s.SSH.CacheDir != "" {
+		sn.Content = append(sn.Content, scalar("cache_dir"), scalar(s.SSH.CacheDir))
+	}
+	if len(sshOpts) > 0 {
+		opts := &yaml.Node{Kind: yaml.SequenceNode}
+		for _, o := range sshOpts {
+			opts.Content = append(opts.Content, scalar(o))
+		}
+		sn.Content = append(sn.Content, scalar("options"), opts)
+	}
+	return sn, cliOnly
+}
+
+// limitsNode is the study's limits, those set.
+func (s *Study) limitsNode() *yaml.Node {
 	limits := &yaml.Node{Kind: yaml.MappingNode}
 	for _, l := range []struct {
 		key string
@@ -105,9 +152,11 @@ func (s *Study) Effective(redact func(string) string) ([]byte, error) {
 			limits.Content = append(limits.Content, scalar(l.key), scalar(l.val))
 		}
 	}
-	if len(limits.Content) > 0 {
-		add("limits", limits)
-	}
+	return limits
+}
+
+// targetsNode is the study's targets, their URIs through redact.
+func (s *Study) targetsNode(redact func(string) string) (*yaml.Node, error) {
 	targets := &yaml.Node{Kind: yaml.SequenceNode}
 	for _, t := range s.Targets {
 		tn := &yaml.Node{Kind: yaml.MappingNode}
@@ -134,7 +183,11 @@ func (s *Study) Effective(redact func(string) string) ([]byte, error) {
 		}
 		targets.Content = append(targets.Content, tn)
 	}
-	add("targets", targets)
+	return targets, nil
+}
+
+// workloadsNode is the study's workloads.
+func (s *Study) workloadsNode() *yaml.Node {
 	workloads := &yaml.Node{Kind: yaml.SequenceNode}
 	for _, w := range s.Workloads {
 		wn := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{scalar("name"), scalar(w.Name)}}
@@ -149,27 +202,7 @@ func (s *Study) Effective(redact func(string) string) ([]byte, error) {
 		}
 		workloads.Content = append(workloads.Content, wn)
 	}
-	add("workloads", workloads)
-	// Constraints and sizing cannot be overridden: the file's own text, as
-	// written.
-	if s.root != nil && len(s.root.Content) > 0 {
-		if c := lineNode(s.root.Content[0], "constraints"); c != nil {
-			add("constraints", plain(c))
-		}
-		if z := lineNode(s.root.Content[0], "sizing"); z != nil {
-			add("sizing", plain(z))
-		}
-	}
-	head := fmt.Sprintf("The study as run: %s with the chosen scale and the command line's overrides\napplied. The text as given is in study.original.yaml.", s.File)
-	if len(cliOnly) > 0 {
-		head += fmt.Sprintf("\nNot written here: the ssh options %s, given with --ssh-option; a study file\nmay not carry them: give them again with --ssh-option (see results.json's command).", strings.Join(cliOnly, ", "))
-	}
-	doc := &yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{m}, HeadComment: head}
-	out, err := yaml.Marshal(doc)
-	if err != nil {
-		return nil, fmt.Errorf("writing the study as run: %w", err)
-	}
-	return out, nil
+	return workloads
 }
 
 func scalar(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Value: v} }

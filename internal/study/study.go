@@ -757,37 +757,59 @@ const CrashWorkload = "durability"
 // Apply changes s per o. Errors name the flag; errors found later about a
 // field a flag set (by a workload, see Locate) name the flag too.
 func (s *Study) Apply(o Override) error {
-	if o.Scale != "" {
-		if err := s.ApplyScale(o.Scale); err != nil {
+	// In this order: the scale first, so that the other flags win over
+	// it; --set last.
+	for _, apply := range []func(Override) error{
+		s.applyScaleFlag, s.applyLadderFlag, s.applyTargetsFlag, s.applyRunFlags,
+		s.applyPlacementFlags, s.applyMachinesFlag, s.applySSHFlags, s.applyTimeLimitFlag,
+		s.applyCrashFlag, s.applySetFlags,
+	} {
+		if err := apply(o); err != nil {
 			return err
 		}
 	}
-	if o.Ladder != nil {
-		flag := "--ladder " + *o.Ladder
-		if strings.TrimSpace(*o.Ladder) == "" {
-			return fmt.Errorf("--ladder '': empty: give the data sizes, e.g. 10,1e3,1e5")
-		}
-		l, err := ParseLadder(*o.Ladder)
-		if err != nil {
-			return fmt.Errorf("%s: %v", flag, err)
-		}
-		s.Ladder = l
-		s.overrides = append(s.overrides, override{field: "ladder", flag: flag})
-		if err := s.CheckLadder(); err != nil {
-			return err
-		}
+	return nil
+}
+
+func (s *Study) applyScaleFlag(o Override) error {
+	if o.Scale == "" {
+		return nil
 	}
-	if o.Targets != nil {
-		if err := s.applyTargets(*o.Targets); err != nil {
-			if *o.Targets == "" {
-				return fmt.Errorf("--targets '': %v", err)
-			}
-			return fmt.Errorf("--targets %s: %v", Clip(*o.Targets), err)
-		}
-		if err := s.checkTargetForms(); err != nil {
-			return err
-		}
+	return s.ApplyScale(o.Scale)
+}
+
+func (s *Study) applyLadderFlag(o Override) error {
+	if o.Ladder == nil {
+		return nil
 	}
+	flag := "--ladder " + *o.Ladder
+	if strings.TrimSpace(*o.Ladder) == "" {
+		return fmt.Errorf("--ladder '': empty: give the data sizes, e.g. 10,1e3,1e5")
+	}
+	l, err := ParseLadder(*o.Ladder)
+	if err != nil {
+		return fmt.Errorf("%s: %v", flag, err)
+	}
+	s.Ladder = l
+	s.overrides = append(s.overrides, override{field: "ladder", flag: flag})
+	return s.CheckLadder()
+}
+
+func (s *Study) applyTargetsFlag(o Override) error {
+	if o.Targets == nil {
+		return nil
+	}
+	if err := s.applyTargets(*o.Targets); err != nil {
+		if *o.Targets == "" {
+			return fmt.Errorf("--targets '': %v", err)
+		}
+		return fmt.Errorf("--targets %s: %v", Clip(*o.Targets), err)
+	}
+	return s.checkTargetForms()
+}
+
+// applyRunFlags applies --durability, --seed and --concurrency.
+func (s *Study) applyRunFlags(o Override) error {
 	if o.Durability != nil {
 		if !durabilityClass(*o.Durability) {
 			return fmt.Errorf("--durability: %q: want sync, async or default (each engine as it ships)", *o.Durability)
@@ -809,6 +831,11 @@ func (s *Study) Apply(o Override) error {
 		s.Concurrency = *o.Concurrency
 		s.overrides = append(s.overrides, override{field: "concurrency", flag: fmt.Sprintf("--concurrency %d", *o.Concurrency)})
 	}
+	return nil
+}
+
+// applyPlacementFlags applies --hosts, --workers and --client-cpus.
+func (s *Study) applyPlacementFlags(o Override) error {
 	if o.Hosts != nil {
 		s.Hosts = nil
 		for _, h := range strings.Split(*o.Hosts, ",") {
@@ -839,21 +866,31 @@ func (s *Study) Apply(o Override) error {
 		s.ClientCPUs = *o.ClientCPUs
 		s.overrides = append(s.overrides, override{field: "client_cpus", flag: fmt.Sprintf("--client-cpus %d", *o.ClientCPUs)})
 	}
-	if len(o.Machines) > 0 {
-		for _, m := range o.Machines {
-			if strings.TrimSpace(m) == "" {
-				return fmt.Errorf("--machine '': empty: give limits, e.g. cpus=0.5,memory=256MiB")
-			}
-			if m == NoMachine && len(o.Machines) > 1 {
-				return fmt.Errorf("--machine %s runs on this machine as it is: it goes alone, not with other shapes", NoMachine)
-			}
-		}
-		s.Machines = append([]string(nil), o.Machines...)
-		if o.Machines[0] == NoMachine {
-			s.Machines = nil
-		}
-		s.overrides = append(s.overrides, override{field: "machines", flag: "--machine " + strings.Join(o.Machines, " --machine ")})
+	return nil
+}
+
+func (s *Study) applyMachinesFlag(o Override) error {
+	if len(o.Machines) == 0 {
+		return nil
 	}
+	for _, m := range o.Machines {
+		if strings.TrimSpace(m) == "" {
+			return fmt.Errorf("--machine '': empty: give limits, e.g. cpus=0.5,memory=256MiB")
+		}
+		if m == NoMachine && len(o.Machines) > 1 {
+			return fmt.Errorf("--machine %s runs on this machine as it is: it goes alone, not with other shapes", NoMachine)
+		}
+	}
+	s.Machines = append([]string(nil), o.Machines...)
+	if o.Machines[0] == NoMachine {
+		s.Machines = nil
+	}
+	s.overrides = append(s.overrides, override{field: "machines", flag: "--machine " + strings.Join(o.Machines, " --machine ")})
+	return nil
+}
+
+// applySSHFlags applies --ssh-identity and --ssh-option.
+func (s *Study) applySSHFlags(o Override) error {
 	if o.SSHIdentity != nil {
 		if *o.SSHIdentity == "" {
 			return fmt.Errorf("--ssh-identity '': name a private key file")
@@ -879,28 +916,39 @@ func (s *Study) Apply(o Override) error {
 	if len(cliOpts) > 0 {
 		s.SSH.Options = append(cliOpts, s.SSH.Options...)
 	}
-	if o.TimeLimit != nil {
-		// "none" runs without the study's limit; 0 would stop the run
-		// before it began, so it is no way to say that.
-		var d Duration
-		if strings.TrimSpace(*o.TimeLimit) != "none" {
-			v, err := ParseDuration(*o.TimeLimit)
-			if err != nil {
-				return fmt.Errorf("--time-limit: %v", err)
-			}
-			if v <= 0 {
-				return fmt.Errorf("--time-limit %s: want a positive duration (e.g. 30m), or none to run without the study's limit", *o.TimeLimit)
-			}
-			d = Duration(v)
-		}
-		s.Limits.Time = d
-		s.overrides = append(s.overrides, override{field: "limits.time", flag: "--time-limit " + *o.TimeLimit})
+	return nil
+}
+
+func (s *Study) applyTimeLimitFlag(o Override) error {
+	if o.TimeLimit == nil {
+		return nil
 	}
-	if o.Crash != nil {
-		if err := s.addCrash(*o.Crash); err != nil {
-			return err
+	// "none" runs without the study's limit; 0 would stop the run
+	// before it began, so it is no way to say that.
+	var d Duration
+	if strings.TrimSpace(*o.TimeLimit) != "none" {
+		v, err := ParseDuration(*o.TimeLimit)
+		if err != nil {
+			return fmt.Errorf("--time-limit: %v", err)
 		}
+		if v <= 0 {
+			return fmt.Errorf("--time-limit %s: want a positive duration (e.g. 30m), or none to run without the study's limit", *o.TimeLimit)
+		}
+		d = Duration(v)
 	}
+	s.Limits.Time = d
+	s.overrides = append(s.overrides, override{field: "limits.time", flag: "--time-limit " + *o.TimeLimit})
+	return nil
+}
+
+func (s *Study) applyCrashFlag(o Override) error {
+	if o.Crash == nil {
+		return nil
+	}
+	return s.addCrash(*o.Crash)
+}
+
+func (s *Study) applySetFlags(o Override) error {
 	for _, a := range o.Set {
 		if err := s.set(a); err != nil {
 			return fmt.Errorf("--set %s: %v", a, err)

@@ -386,100 +386,11 @@ func (w *server) runStep(id int64, st workload.Step) (*results.Step, error) {
 		w.cancelMu.Unlock()
 		cancel()
 	}()
-	if st.Parts > 1 && w.open.Dir != "" {
-		return nil, fmt.Errorf("%s keeps its data in this worker's own directory: several workers cannot share it (an embedded engine has one process; use --workers with a server target)", w.info.Name)
+	if err := w.readyForStep(ctx, st); err != nil {
+		return nil, err
 	}
-	if st.Fresh || w.h == nil {
-		if _, err := w.openStore(*w.open, st.Fresh); err != nil {
-			return nil, err
-		}
-		// A shared step empties the server once, in its first part; the
-		// barrier the workload crosses before writing keeps the others'
-		// writes after that.
-		if r, ok := w.h.(target.Resetter); ok && st.Fresh && st.Part == 0 {
-			if err := r.Reset(ctx); err != nil {
-				return nil, fmt.Errorf("emptying %s for a fresh step: %w", w.info.Name, err)
-			}
-		}
-	}
-
-	before, _ := procstat.Self()
-	var devBefore procstat.DeviceIO
-	if w.open.Dir != "" {
-		devBefore, _ = procstat.DeviceOf(w.open.Dir)
-	}
-	last := before
-	var lastMu sync.Mutex
-	// The timed part's own window: its bytes and seconds go together, and
-	// neither includes the setup before it nor the sync after it.
-	var (
-		winBefore procstat.Snapshot
-		winDev    procstat.DeviceIO
-		timed     *results.Window
-	)
-	sampleDev := func() procstat.DeviceIO {
-		if w.open.Dir == "" {
-			return procstat.DeviceIO{}
-		}
-		d, _ := procstat.DeviceOf(w.open.Dir)
-		return d
-	}
-	env := &workload.Env{
-		Target: w.h,
-		Opened: &workload.OpenSpec{Target: w.open.Target, Options: target.Options{Dir: w.open.Dir, URI: w.open.URI,
-			Durability: kv.Durability(w.open.Durability), CacheBytes: w.open.CacheBytes, Extra: w.open.Options, Concurrency: w.open.Concurrency, External: w.open.External}},
-		Progress: func(done, total int64) {
-			w.send(wire.Event{ID: id, Type: wire.EvProgress, Progress: &wire.Progress{Done: done, Total: total}})
-		},
-		Sample: func() (int64, float64) {
-			now, err := procstat.Self()
-			if err != nil {
-				return 0, 0
-			}
-			lastMu.Lock()
-			defer lastMu.Unlock()
-			cpu := procstat.CPUPercent(last, now)
-			last = now
-			return now.RSSBytes, cpu
-		},
-		Part:  st.Part,
-		Parts: st.Parts,
-		Window: func(begin bool) {
-			snap, err := procstat.Self()
-			dev := sampleDev()
-			if err != nil {
-				return
-			}
-			if begin {
-				winBefore, winDev = snap, dev
-				return
-			}
-			if !winBefore.At.IsZero() {
-				timed = results.NewWindow(winBefore, snap, winDev, dev)
-			}
-		},
-	}
-	// A step shared by several workers starts behind a barrier; so does
-	// one with fault actions, whose offsets the coordinator counts from
-	// the start it releases.
-	if st.Parts > 1 || len(st.Faults) > 0 {
-		env.Sync = func(ctx context.Context, timed bool) (time.Time, error) {
-			// A start left over from a barrier this step never reached
-			// (the coordinator's fault) must not release this one.
-			select {
-			case <-w.starts:
-			default:
-			}
-			w.send(wire.Event{ID: id, Type: wire.EvReady, Timed: timed})
-			select {
-			case at := <-w.starts:
-				return at, nil
-			case <-ctx.Done():
-				return time.Time{}, ctx.Err()
-			}
-		}
-	}
-	res, runErr := wl.Execute(ctx, env, st)
+	m := newStepMeter(w.open.Dir)
+	res, runErr := wl.Execute(ctx, w.stepEnv(id, st, m), st)
 	if res == nil {
 		res = &results.Step{}
 	}
@@ -494,22 +405,7 @@ func (w *server) runStep(id int64, st workload.Step) (*results.Step, error) {
 	if res.Started.IsZero() {
 		res.Started = time.Now()
 	}
-	after, _ := procstat.Self()
-	// The device is sampled right after the process, as before the step,
-	// so its bytes were counted over the same interval as Seconds (the
-	// disk usage and page cache scans below take time of their own).
-	devAfter := sampleDev()
-	res.Resources.Before, res.Resources.After = before, after
-	res.Resources.CPUPercent = procstat.CPUPercent(before, after)
-	res.Resources.Seconds = after.At.Sub(before.At).Seconds()
-	res.Resources.Timed = timed
-	if w.open.Dir != "" {
-		res.Resources.DiskAllocated, res.Resources.DiskApparent, _ = procstat.DiskUsage(w.open.Dir)
-		res.Resources.CacheResident, res.Resources.CacheTotal, _ = procstat.PageCache(w.open.Dir)
-		if devAfter.Device != "" && devBefore.Device != "" {
-			res.Resources.SetDevice(devBefore, devAfter)
-		}
-	}
+	m.finish(res)
 	if ctx.Err() != nil {
 		res.Partial = true
 	}
@@ -519,4 +415,161 @@ func (w *server) runStep(id int64, st workload.Step) (*results.Step, error) {
 		res.Verify.First = ve.Error()
 	}
 	return res, runErr
+}
+
+// readyForStep refuses a shared step of an embedded engine, and opens
+// the store afresh for a fresh step (or a first one), emptying a server
+// in the first part of a shared fresh step.
+func (w *server) readyForStep(ctx context.Context, st workload.Step) error {
+	if st.Parts > 1 && w.open.Dir != "" {
+		return fmt.Errorf("%s keeps its data in this worker's own directory: several workers cannot share it (an embedded engine has one process; use --workers with a server target)", w.info.Name)
+	}
+	if !st.Fresh && w.h != nil {
+		return nil
+	}
+	if _, err := w.openStore(*w.open, st.Fresh); err != nil {
+		return err
+	}
+	// A shared step empties the server once, in its first part; the
+	// barrier the workload crosses before writing keeps the others'
+	// writes after that.
+	if r, ok := w.h.(target.Resetter); ok && st.Fresh && st.Part == 0 {
+		if err := r.Reset(ctx); err != nil {
+			return fmt.Errorf("emptying %s for a fresh step: %w", w.info.Name, err)
+		}
+	}
+	return nil
+}
+
+// stepEnv is what the workload gets to run step st (request id): the
+// open store, progress and resource samples through m, and a barrier
+// for a step that needs one.
+func (w *server) stepEnv(id int64, st workload.Step, m *stepMeter) *workload.Env {
+	env := &workload.Env{
+		Target: w.h,
+		Opened: &workload.OpenSpec{Target: w.open.Target, Options: target.Options{Dir: w.open.Dir, URI: w.open.URI,
+			Durability: kv.Durability(w.open.Durability), CacheBytes: w.open.CacheBytes, Extra: w.open.Options, Concurrency: w.open.Concurrency, External: w.open.External}},
+		Progress: func(done, total int64) {
+			w.send(wire.Event{ID: id, Type: wire.EvProgress, Progress: &wire.Progress{Done: done, Total: total}})
+		},
+		Sample: m.sample,
+		Part:   st.Part,
+		Parts:  st.Parts,
+		Window: m.window,
+	}
+	// A step shared by several workers starts behind a barrier; so does
+	// one with fault actions, whose offsets the coordinator counts from
+	// the start it releases.
+	if st.Parts > 1 || len(st.Faults) > 0 {
+		env.Sync = func(ctx context.Context, timed bool) (time.Time, error) {
+			return w.barrier(ctx, id, timed)
+		}
+	}
+	return env
+}
+
+// barrier tells the coordinator the step (request id) is ready and waits
+// for the start it releases.
+func (w *server) barrier(ctx context.Context, id int64, timed bool) (time.Time, error) {
+	// A start left over from a barrier this step never reached (the
+	// coordinator's fault) must not release this one.
+	select {
+	case <-w.starts:
+	default:
+	}
+	w.send(wire.Event{ID: id, Type: wire.EvReady, Timed: timed})
+	select {
+	case at := <-w.starts:
+		return at, nil
+	case <-ctx.Done():
+		return time.Time{}, ctx.Err()
+	}
+}
+
+// stepMeter measures a step's resources: the process and the data
+// directory's device (dir; none when empty) before and after the step,
+// and over the timed part's own window.
+type stepMeter struct {
+	dir       string
+	before    procstat.Snapshot
+	devBefore procstat.DeviceIO
+
+	lastMu sync.Mutex
+	last   procstat.Snapshot
+
+	// The timed part's own window: its bytes and seconds go together, and
+	// neither includes the setup before it nor the sync after it.
+	winBefore procstat.Snapshot
+	winDev    procstat.DeviceIO
+	timed     *results.Window
+}
+
+// newStepMeter takes the snapshots before the step.
+func newStepMeter(dir string) *stepMeter {
+	m := &stepMeter{dir: dir}
+	m.before, _ = procstat.Self()
+	if dir != "" {
+		m.devBefore, _ = procstat.DeviceOf(dir)
+	}
+	m.last = m.before
+	return m
+}
+
+func (m *stepMeter) device() procstat.DeviceIO {
+	if m.dir == "" {
+		return procstat.DeviceIO{}
+	}
+	d, _ := procstat.DeviceOf(m.dir)
+	return d
+}
+
+// sample is the process's resident memory and its CPU since the last
+// sample (workload.Env.Sample).
+func (m *stepMeter) sample() (int64, float64) {
+	now, err := procstat.Self()
+	if err != nil {
+		return 0, 0
+	}
+	m.lastMu.Lock()
+	defer m.lastMu.Unlock()
+	cpu := procstat.CPUPercent(m.last, now)
+	m.last = now
+	return now.RSSBytes, cpu
+}
+
+// window marks the timed part's beginning or end (workload.Env.Window).
+func (m *stepMeter) window(begin bool) {
+	snap, err := procstat.Self()
+	dev := m.device()
+	if err != nil {
+		return
+	}
+	if begin {
+		m.winBefore, m.winDev = snap, dev
+		return
+	}
+	if !m.winBefore.At.IsZero() {
+		m.timed = results.NewWindow(m.winBefore, snap, m.winDev, dev)
+	}
+}
+
+// finish takes the snapshots after the step into res's resources, with
+// the data directory's disk usage and page cache.
+func (m *stepMeter) finish(res *results.Step) {
+	after, _ := procstat.Self()
+	// The device is sampled right after the process, as before the step,
+	// so its bytes were counted over the same interval as Seconds (the
+	// disk usage and page cache scans below take time of their own).
+	devAfter := m.device()
+	res.Resources.Before, res.Resources.After = m.before, after
+	res.Resources.CPUPercent = procstat.CPUPercent(m.before, after)
+	res.Resources.Seconds = after.At.Sub(m.before.At).Seconds()
+	res.Resources.Timed = m.timed
+	if m.dir != "" {
+		res.Resources.DiskAllocated, res.Resources.DiskApparent, _ = procstat.DiskUsage(m.dir)
+		res.Resources.CacheResident, res.Resources.CacheTotal, _ = procstat.PageCache(m.dir)
+		if devAfter.Device != "" && m.devBefore.Device != "" {
+			res.Resources.SetDevice(m.devBefore, devAfter)
+		}
+	}
 }

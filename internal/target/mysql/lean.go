@@ -252,15 +252,35 @@ func (l *leanConn) sent() error {
 // HandshakeResponse41 (mysql_native_password) and follows an
 // AuthSwitchRequest to the same method.
 func (l *leanConn) handshake(cfg *mysql.Config) error {
-	p, err := l.packet()
+	h, err := l.readHello()
 	if err != nil {
 		return err
 	}
+	l.answerHello(cfg, h)
+	return l.authenticated(cfg, h.plugin)
+}
+
+// serverHello is what the lean client takes of a Handshake V10.
+type serverHello struct {
+	scramble []byte
+	// caps are the server's capabilities, ext MariaDB's extended ones.
+	caps, ext uint32
+	// plugin is the server's default authentication plugin.
+	plugin string
+}
+
+// readHello reads the server's Handshake V10 (and the connection's id).
+func (l *leanConn) readHello() (serverHello, error) {
+	var h serverHello
+	p, err := l.packet()
+	if err != nil {
+		return h, err
+	}
 	if len(p) > 0 && p[0] == 0xff {
-		return errPacket(p)
+		return h, errPacket(p)
 	}
 	if len(p) < 1 || p[0] != 10 {
-		return malformed("a handshake of protocol version %d, want 10", first(p))
+		return h, malformed("a handshake of protocol version %d, want 10", first(p))
 	}
 	i := 1
 	for i < len(p) && p[i] != 0 { // the server's version
@@ -268,47 +288,49 @@ func (l *leanConn) handshake(cfg *mysql.Config) error {
 	}
 	i++
 	if len(p) < i+4+8+1+2 {
-		return malformed("a handshake of %d bytes", len(p))
+		return h, malformed("a handshake of %d bytes", len(p))
 	}
 	l.id = binary.LittleEndian.Uint32(p[i:])
 	i += 4
-	scramble := append([]byte(nil), p[i:i+8]...)
+	h.scramble = append([]byte(nil), p[i:i+8]...)
 	i += 8 + 1
-	caps := uint32(binary.LittleEndian.Uint16(p[i:]))
+	h.caps = uint32(binary.LittleEndian.Uint16(p[i:]))
 	i += 2
-	plugin := ""
-	var ext uint32
 	if len(p) >= i+1+2+2+1+10 {
 		i += 1 + 2 // character set, status
-		caps |= uint32(binary.LittleEndian.Uint16(p[i:])) << 16
+		h.caps |= uint32(binary.LittleEndian.Uint16(p[i:])) << 16
 		i += 2
 		authLen := int(p[i])
-		if caps&capLongPassword == 0 { // a MariaDB server
-			ext = binary.LittleEndian.Uint32(p[i+1+6:])
+		if h.caps&capLongPassword == 0 { // a MariaDB server
+			h.ext = binary.LittleEndian.Uint32(p[i+1+6:])
 		}
 		i += 1 + 10
-		if caps&capSecureConn != 0 {
+		if h.caps&capSecureConn != 0 {
 			n := max(13, authLen-8)
 			if len(p) < i+n {
-				return malformed("a handshake's scramble cut short")
+				return h, malformed("a handshake's scramble cut short")
 			}
-			scramble = append(scramble, p[i:i+n-1]...) // without its NUL
+			h.scramble = append(h.scramble, p[i:i+n-1]...) // without its NUL
 			i += n
 		}
-		if caps&capPluginAuth != 0 && i < len(p) {
+		if h.caps&capPluginAuth != 0 && i < len(p) {
 			end := i
 			for end < len(p) && p[end] != 0 {
 				end++
 			}
-			plugin = string(p[i:end])
+			h.plugin = string(p[i:end])
 		}
 	}
-	if caps&capProtocol41 == 0 || caps&capSecureConn == 0 {
-		return fmt.Errorf("mysql: the server speaks neither protocol 4.1 nor secure authentication (capabilities %#x)", caps)
+	if h.caps&capProtocol41 == 0 || h.caps&capSecureConn == 0 {
+		return h, fmt.Errorf("mysql: the server speaks neither protocol 4.1 nor secure authentication (capabilities %#x)", h.caps)
 	}
-	// Whatever the server's default plugin, the answer is
-	// mysql_native_password's: the server asks to switch when the user's
-	// method differs.
+	return h, nil
+}
+
+// answerHello puts the HandshakeResponse41 in W. Whatever the server's
+// default plugin, the answer is mysql_native_password's: the server asks
+// to switch when the user's method differs.
+func (l *leanConn) answerHello(cfg *mysql.Config, h serverHello) {
 	want := uint32(capLongPassword | capLongFlag | capProtocol41 | capTransactions | capSecureConn | capPluginAuth)
 	if cfg.ClientFoundRows {
 		want |= capFoundRows
@@ -317,12 +339,12 @@ func (l *leanConn) handshake(cfg *mysql.Config) error {
 		want |= capConnectWithDB
 	}
 	var wantExt uint32
-	if ext&extCacheMetadata != 0 {
+	if h.ext&extCacheMetadata != 0 {
 		want &^= capLongPassword // a MariaDB client: extended capabilities follow
 		wantExt = extCacheMetadata
 		l.cacheMeta = true
 	}
-	auth := nativeAuth(scramble, cfg.Passwd)
+	auth := nativeAuth(h.scramble, cfg.Passwd)
 	at := l.start(32 + len(cfg.User) + 1 + 1 + len(auth) + len(cfg.DBName) + 1 + len(nativePassword) + 1)
 	w := binary.LittleEndian.AppendUint32(l.c.W, want)
 	w = binary.LittleEndian.AppendUint32(w, 1<<24) // max packet size
@@ -339,6 +361,12 @@ func (l *leanConn) handshake(cfg *mysql.Config) error {
 	w = append(w, nativePassword...)
 	l.c.W = append(w, 0)
 	l.end(at)
+}
+
+// authenticated sends what W holds and reads the server's verdict,
+// answering one AuthSwitchRequest to mysql_native_password; plugin is
+// the server's default, named when it asks for more of another method.
+func (l *leanConn) authenticated(cfg *mysql.Config, plugin string) error {
 	for switched := false; ; switched = true {
 		if err := l.sent(); err != nil {
 			return err

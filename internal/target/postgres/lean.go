@@ -64,17 +64,28 @@ func takeOver(pc *pgconn.PgConn) (*leanConn, bool, error) {
 // row's values, valid during the call. It returns the rows the command
 // tag counts.
 func (l *leanConn) exec(ctx context.Context, name string, params [][]byte, formats []int16, result int16, row func([][]byte)) (int64, error) {
-	return l.execResults(ctx, name, params, formats, nil, result, row)
+	return l.execResults(ctx, bindMsg{name: name, params: params, formats: formats, result: result}, row)
 }
 
-// execResults is exec with a result format per column (results, when
-// not nil; else result for all).
-func (l *leanConn) execResults(ctx context.Context, name string, params [][]byte, formats, results []int16, result int16, row func([][]byte)) (int64, error) {
+// bindMsg is what a Bind message carries: prepared statement name, its
+// params and their formats (as exec takes them), and the results'
+// formats: one per column (results, when not nil), else result for all.
+type bindMsg struct {
+	name    string
+	params  [][]byte
+	formats []int16
+	results []int16
+	result  int16
+}
+
+// execResults is exec with a result format per column (b.results, when
+// not nil; else b.result for all).
+func (l *leanConn) execResults(ctx context.Context, b bindMsg, row func([][]byte)) (int64, error) {
 	if err := l.watch.Check(ctx); err != nil {
 		return 0, err
 	}
-	l.c.Room(execSize(name, params, formats))
-	l.c.W = appendBind(l.c.W, name, params, formats, results, result)
+	l.c.Room(execSize(b.name, b.params, b.formats))
+	l.c.W = appendBind(l.c.W, b.name, b.params, b.formats, b.results, b.result)
 	return l.replies(ctx, row)
 }
 

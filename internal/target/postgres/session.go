@@ -221,7 +221,7 @@ func (c *session) deliver(vals [][]byte) {
 func (c *session) run(ctx context.Context, name string, formats, results []int16, row func([][]byte)) (int64, error) {
 	switch {
 	case c.lean != nil:
-		n, err := c.lean.execResults(ctx, name, c.params, formats, results, textResults, row)
+		n, err := c.lean.execResults(ctx, bindMsg{name: name, params: c.params, formats: formats, results: results, result: textResults}, row)
 		if err != nil {
 			return 0, interruptedOr(ctx, err)
 		}
