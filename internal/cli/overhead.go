@@ -233,7 +233,7 @@ func (m *overheadRun) bareGets(n int) (cost, error) {
 func (m *overheadRun) runnerGets(n int) (cost, error) {
 	ks := keyBufs(n)
 	t0 := begin()
-	_, err := runner.Run(m.ctx, runner.Config{Workers: n, Ops: int64(m.gets)}, func(ctx context.Context, w int, seq int64) error {
+	_, err := runner.Run(m.ctx, runner.Closed(n, int64(m.gets)), func(ctx context.Context, w int, seq int64) error {
 		return m.get(ks[w], uint64(seq))
 	})
 	return t0.done(), err

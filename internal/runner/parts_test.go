@@ -24,7 +24,7 @@ func TestPartsSplitOperationsAcrossProcesses(t *testing.T) {
 		wg.Add(1)
 		go func(p int) {
 			defer wg.Done()
-			res, err := Run(context.Background(), Config{Workers: G, Ops: ops, Part: p, Parts: parts, Start: start},
+			res, err := Run(context.Background(), Config{Goroutines: G, Ops: ops, Part: p, Parts: parts, Start: start},
 				func(_ context.Context, w int, seq int64) error {
 					mu.Lock()
 					defer mu.Unlock()
@@ -72,7 +72,7 @@ func TestPartsKeepTheTotalRate(t *testing.T) {
 		go func(p int) {
 			defer wg.Done()
 			var err error
-			res[p], err = Run(context.Background(), Config{Workers: 2, Ops: ops, Rate: rate, Part: p, Parts: parts, Start: start},
+			res[p], err = Run(context.Background(), Config{Goroutines: 2, Ops: ops, Rate: rate, Part: p, Parts: parts, Start: start},
 				func(_ context.Context, w int, seq int64) error {
 					mu.Lock()
 					starts = append(starts, time.Since(start))

@@ -25,11 +25,11 @@ import (
 )
 
 // Op performs operation number seq (0-based, unique within its stream) on
-// load goroutine worker of its stream, under the run's context: a cancel
+// load goroutine g of its stream, under the run's context: a cancel
 // of the run reaches an operation waiting on a server. Returning an error
 // stops the run: storebench treats an engine error or a failed
 // verification as a failed phase, never as a number to average away.
-type Op func(ctx context.Context, worker int, seq int64) error
+type Op func(ctx context.Context, g int, seq int64) error
 
 // Drive is the other way to run a closed-loop stream: instead of the
 // runner calling an Op per operation on each of its goroutines, the
@@ -85,8 +85,10 @@ func (l *Loop) Done(seq int64, service time.Duration) {
 
 // Config says how long and how hard to drive the operations.
 type Config struct {
-	// Workers is the number of load goroutines (default 1).
-	Workers int
+	// Goroutines is the number of load goroutines of this process
+	// (default 1). "Worker" is a process (package worker), never a
+	// goroutine.
+	Goroutines int
 	// Ops stops the run after this many operations in total (0: no bound).
 	Ops int64
 	// Duration stops the run after this long (0: no bound).
@@ -109,13 +111,13 @@ type Config struct {
 	// resource sampling. It must return quickly.
 	OnTick func(elapsed time.Duration, opsSoFar int64)
 	// Drive, with Run's op nil, drives the run's one stream with Loops
-	// goroutines instead (closed loop only: Rate must be zero); Workers
-	// is then unused.
+	// goroutines instead (closed loop only: Rate must be zero);
+	// Goroutines is then unused.
 	Drive Drive
 	Loops int
 
 	// Streams, when set, are run concurrently instead of one operation:
-	// Run is then called with a nil Op, and Workers, Ops, Rate, Classes
+	// Run is then called with a nil Op, and Goroutines, Ops, Rate, Classes
 	// and ClassOf above must be left zero (each stream has its own).
 	// Duration, Tick, LateAfter and OnTick apply to the whole run.
 	Streams []Stream
@@ -138,18 +140,26 @@ type Config struct {
 	Start time.Time
 }
 
+// Closed is the configuration of a closed loop of goroutines bounded by
+// ops operations, for a caller that drives the runner itself (storebench
+// overhead, which measures the runner's own cost); a workload's phases
+// are shaped by a workload.Load and run by workload.Measure.
+func Closed(goroutines int, ops int64) Config {
+	return Config{Goroutines: goroutines, Ops: ops}
+}
+
 // Stream is one concurrent load of a run: its own operation, goroutines,
 // rate (open loop) or closed loop, bound, and histograms.
 type Stream struct {
-	Name    string
-	Op      Op
-	Workers int     // default 1
-	Rate    float64 // > 0: open loop at this many operations per second
-	Ops     int64   // 0: bounded by Config.Duration alone
-	Classes []string
-	ClassOf func(seq int64) int
+	Name       string
+	Op         Op
+	Goroutines int     // default 1
+	Rate       float64 // > 0: open loop at this many operations per second
+	Ops        int64   // 0: bounded by Config.Duration alone
+	Classes    []string
+	ClassOf    func(seq int64) int
 	// Drive replaces Op (see Drive): Loops goroutines (default 1) each
-	// call it once; Workers and Rate must then be zero.
+	// call it once; Goroutines and Rate must then be zero.
 	Drive Drive
 	Loops int
 }
@@ -188,11 +198,11 @@ type Result struct {
 
 // StreamResult is what one stream did.
 type StreamResult struct {
-	Name    string
-	Workers int
-	Rate    float64 // offered (0: closed loop)
-	Ops     int64
-	Late    int64
+	Name       string
+	Goroutines int
+	Rate       float64 // offered (0: closed loop)
+	Ops        int64
+	Late       int64
 	// Elapsed runs until the stream's last goroutine ended (a stream
 	// bounded by Ops may end before the run).
 	Elapsed   time.Duration
@@ -236,10 +246,78 @@ type stream struct {
 	elapsed time.Duration
 }
 
+// run is what a run's load goroutines and background tasks share: the
+// process's part of the load, the clock, the stop flag, the start and
+// the first error.
+type run struct {
+	part, parts int
+	lateAfter   time.Duration
+	clock       *latency.Clock
+	// Every load goroutine reads the stop flag before each operation:
+	// it gets a cache line of its own (see stopFlag).
+	stop     *atomic.Bool
+	start    time.Time
+	errOnce  sync.Once
+	firstErr error
+}
+
+// fail records the run's first error and stops it.
+func (r *run) fail(err error) {
+	r.errOnce.Do(func() { r.firstErr = err })
+	r.stop.Store(true)
+}
+
 // Run drives op (or cfg.Streams) until every bound is reached, ctx ends,
 // or an operation or background task fails. On failure it returns the
 // partial Result together with the first error.
 func Run(ctx context.Context, cfg Config, op Op) (Result, error) {
+	cfg.defaults()
+	if cfg.Part < 0 || cfg.Part >= cfg.Parts {
+		return Result{}, fmt.Errorf("runner: part %d of %d", cfg.Part, cfg.Parts)
+	}
+	specs, err := cfg.specs(op)
+	if err != nil {
+		return Result{}, err
+	}
+	streams, err := cfg.newStreams(specs)
+	if err != nil {
+		return Result{}, err
+	}
+	for _, t := range cfg.Background {
+		if t.Run == nil || t.Name == "" || t.Every < 0 {
+			return Result{}, fmt.Errorf("runner: background task %q: needs a name, a function and an interval >= 0", t.Name)
+		}
+	}
+	r := &run{part: cfg.Part, parts: cfg.Parts, lateAfter: cfg.LateAfter, clock: new(latency.Clock), stop: &new(stopFlag).Bool}
+	start, ok := waitStart(ctx, cfg.Start)
+	if !ok {
+		return Result{Cancelled: true}, ctx.Err()
+	}
+	r.start = start
+	loadDone := make(chan struct{})
+	tickDone := r.tick(ctx, &cfg, streams, loadDone)
+
+	// Background tasks stop when the load does: taskCtx ends then.
+	taskCtx, endTasks := context.WithCancel(ctx)
+	defer endTasks()
+	tasks, taskWG := r.startTasks(taskCtx, cfg.Background)
+	r.drive(ctx, streams)
+	elapsed := time.Since(start)
+	endTasks()
+	taskWG.Wait()
+	close(loadDone)
+	<-tickDone
+
+	res := Result{Elapsed: elapsed, Cancelled: ctx.Err() != nil, Background: tasks}
+	if len(cfg.Background) == 0 {
+		res.Background = nil
+	}
+	collect(&res, streams, r.clock.Epoch(), len(cfg.Streams) == 0)
+	return res, r.firstErr
+}
+
+// defaults fills in the defaults of the run-wide settings.
+func (cfg *Config) defaults() {
 	if cfg.Tick <= 0 {
 		cfg.Tick = time.Second
 	}
@@ -249,175 +327,175 @@ func Run(ctx context.Context, cfg Config, op Op) (Result, error) {
 	if cfg.Parts <= 0 {
 		cfg.Parts = 1
 	}
-	if cfg.Part < 0 || cfg.Part >= cfg.Parts {
-		return Result{}, fmt.Errorf("runner: part %d of %d", cfg.Part, cfg.Parts)
-	}
-	specs := cfg.Streams
+}
+
+// specs are the run's streams: cfg.Streams, or the one stream of op (or
+// of cfg.Drive).
+func (cfg *Config) specs(op Op) ([]Stream, error) {
 	switch {
-	case (op != nil || cfg.Drive != nil) && len(specs) > 0:
-		return Result{}, fmt.Errorf("runner: both an operation and streams given")
+	case (op != nil || cfg.Drive != nil) && len(cfg.Streams) > 0:
+		return nil, fmt.Errorf("runner: both an operation and streams given")
 	case op != nil && cfg.Drive != nil:
-		return Result{}, fmt.Errorf("runner: both an operation and a driver given")
-	case op == nil && cfg.Drive == nil && len(specs) == 0:
-		return Result{}, fmt.Errorf("runner: no operation and no stream")
+		return nil, fmt.Errorf("runner: both an operation and a driver given")
+	case op == nil && cfg.Drive == nil && len(cfg.Streams) == 0:
+		return nil, fmt.Errorf("runner: no operation and no stream")
 	case op != nil:
-		specs = []Stream{{Op: op, Workers: cfg.Workers, Rate: cfg.Rate, Ops: cfg.Ops, Classes: cfg.Classes, ClassOf: cfg.ClassOf}}
+		return []Stream{{Op: op, Goroutines: cfg.Goroutines, Rate: cfg.Rate, Ops: cfg.Ops, Classes: cfg.Classes, ClassOf: cfg.ClassOf}}, nil
 	case cfg.Drive != nil:
-		specs = []Stream{{Drive: cfg.Drive, Loops: cfg.Loops, Rate: cfg.Rate, Ops: cfg.Ops, Classes: cfg.Classes, ClassOf: cfg.ClassOf}}
-	case cfg.Workers != 0 || cfg.Ops != 0 || cfg.Rate != 0 || cfg.Classes != nil || cfg.ClassOf != nil || cfg.Loops != 0:
-		return Result{}, fmt.Errorf("runner: with streams, workers, operations, rate and classes are each stream's")
+		return []Stream{{Drive: cfg.Drive, Loops: cfg.Loops, Rate: cfg.Rate, Ops: cfg.Ops, Classes: cfg.Classes, ClassOf: cfg.ClassOf}}, nil
+	case cfg.Goroutines != 0 || cfg.Ops != 0 || cfg.Rate != 0 || cfg.Classes != nil || cfg.ClassOf != nil || cfg.Loops != 0:
+		return nil, fmt.Errorf("runner: with streams, goroutines, operations, rate and classes are each stream's")
 	}
+	return cfg.Streams, nil
+}
+
+// newStreams checks the streams and makes their run-time state.
+func (cfg *Config) newStreams(specs []Stream) ([]*stream, error) {
 	streams := make([]*stream, len(specs))
 	names := map[string]bool{}
 	for i, sp := range specs {
 		if sp.Drive != nil {
-			if sp.Op != nil || sp.Workers != 0 || sp.Rate != 0 {
-				return Result{}, fmt.Errorf("runner: stream %q: a driven stream has no operation, workers or rate (it is closed loop)", sp.Name)
+			if sp.Op != nil || sp.Goroutines != 0 || sp.Rate != 0 {
+				return nil, fmt.Errorf("runner: stream %q: a driven stream has no operation, goroutines or rate (it is closed loop)", sp.Name)
 			}
-			sp.Workers = max(sp.Loops, 1)
+			sp.Goroutines = max(sp.Loops, 1)
 		}
-		if sp.Workers <= 0 {
-			sp.Workers = 1
+		if sp.Goroutines <= 0 {
+			sp.Goroutines = 1
 		}
 		switch {
 		case sp.Op == nil && sp.Drive == nil:
-			return Result{}, fmt.Errorf("runner: stream %q has no operation", sp.Name)
+			return nil, fmt.Errorf("runner: stream %q has no operation", sp.Name)
 		case sp.Ops <= 0 && cfg.Duration <= 0:
 			if len(cfg.Streams) == 0 {
-				return Result{}, fmt.Errorf("runner: neither an operation count nor a duration bounds the run")
+				return nil, fmt.Errorf("runner: neither an operation count nor a duration bounds the run")
 			}
-			return Result{}, fmt.Errorf("runner: neither an operation count nor a duration bounds stream %q", sp.Name)
+			return nil, fmt.Errorf("runner: neither an operation count nor a duration bounds stream %q", sp.Name)
 		case sp.Rate < 0:
-			return Result{}, fmt.Errorf("runner: stream %q: negative rate", sp.Name)
+			return nil, fmt.Errorf("runner: stream %q: negative rate", sp.Name)
 		case len(sp.Classes) > 0 && sp.ClassOf == nil:
-			return Result{}, fmt.Errorf("runner: classes without ClassOf")
+			return nil, fmt.Errorf("runner: classes without ClassOf")
 		case len(cfg.Streams) > 0 && (sp.Name == "" || names[sp.Name]):
-			return Result{}, fmt.Errorf("runner: stream name %q empty or given twice", sp.Name)
+			return nil, fmt.Errorf("runner: stream name %q empty or given twice", sp.Name)
 		}
 		names[sp.Name] = true
 		streams[i] = &stream{Stream: sp, coll: latency.NewCollector(sp.Rate > 0, len(sp.Classes))}
 	}
-	for _, t := range cfg.Background {
-		if t.Run == nil || t.Name == "" || t.Every < 0 {
-			return Result{}, fmt.Errorf("runner: background task %q: needs a name, a function and an interval >= 0", t.Name)
-		}
-	}
-	clock := new(latency.Clock)
+	return streams, nil
+}
 
-	// Every load goroutine reads the stop flag before each operation:
-	// it gets a cache line of its own (see stopFlag).
-	sf := new(stopFlag)
-	stop := &sf.Bool
-	var (
-		errOnce  sync.Once
-		firstErr error
-	)
-	fail := func(err error) {
-		errOnce.Do(func() { firstErr = err })
-		stop.Store(true)
+// waitStart waits for the run's start, when one is set (false: ctx
+// ended first), and returns it (now when none is set).
+func waitStart(ctx context.Context, at time.Time) (time.Time, bool) {
+	if at.IsZero() {
+		return time.Now(), true
 	}
-	opsSoFar := func() int64 {
-		var n int64
-		for _, s := range streams {
-			n += s.coll.Ops()
+	if d := time.Until(at); d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return at, false
+		case <-t.C:
 		}
-		return n
 	}
+	return at, true
+}
 
-	start := time.Now()
-	if !cfg.Start.IsZero() {
-		if d := time.Until(cfg.Start); d > 0 {
-			t := time.NewTimer(d)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return Result{Cancelled: true}, ctx.Err()
-			case <-t.C:
-			}
-		}
-		start = cfg.Start
-	}
-	// The ticker drives the time series and the stop conditions that are
-	// not per-operation (deadline, cancellation).
+// tick starts the ticker goroutine: it drives the time series and the
+// stop conditions that are not per-operation (deadline, cancellation),
+// until loadDone is closed. The channel it returns is closed when it
+// has ended.
+func (r *run) tick(ctx context.Context, cfg *Config, streams []*stream, loadDone <-chan struct{}) <-chan struct{} {
 	tickDone := make(chan struct{})
-	workersDone := make(chan struct{})
+	tick, duration, onTick := cfg.Tick, cfg.Duration, cfg.OnTick
 	go func() {
 		defer close(tickDone)
-		t := time.NewTicker(cfg.Tick)
+		t := time.NewTicker(tick)
 		defer t.Stop()
 		var deadline <-chan time.Time
-		if cfg.Duration > 0 {
-			dt := time.NewTimer(cfg.Duration)
+		if duration > 0 {
+			dt := time.NewTimer(duration)
 			defer dt.Stop()
 			deadline = dt.C
 		}
 		for {
 			select {
-			case <-workersDone:
+			case <-loadDone:
 				return
 			case <-ctx.Done():
-				stop.Store(true)
-				<-workersDone
+				r.stop.Store(true)
+				<-loadDone
 				return
 			case <-deadline:
-				stop.Store(true)
+				r.stop.Store(true)
 				deadline = nil
 			case <-t.C:
-				clock.Tick()
-				if cfg.OnTick != nil {
-					cfg.OnTick(time.Since(start), opsSoFar())
+				r.clock.Tick()
+				if onTick != nil {
+					onTick(time.Since(r.start), opsSoFar(streams))
 				}
 			}
 		}
 	}()
+	return tickDone
+}
 
-	// Background tasks stop when the load does: taskCtx ends then.
-	taskCtx, endTasks := context.WithCancel(ctx)
-	defer endTasks()
-	tasks := make([]TaskResult, len(cfg.Background))
-	var taskWG sync.WaitGroup
-	for i, t := range cfg.Background {
+// opsSoFar is the operations the streams have completed.
+func opsSoFar(streams []*stream) int64 {
+	var n int64
+	for _, s := range streams {
+		n += s.coll.Ops()
+	}
+	return n
+}
+
+// startTasks starts the background tasks, each until ctx ends.
+func (r *run) startTasks(ctx context.Context, background []Task) ([]TaskResult, *sync.WaitGroup) {
+	tasks := make([]TaskResult, len(background))
+	taskWG := new(sync.WaitGroup)
+	for i, t := range background {
 		tasks[i] = TaskResult{Name: t.Name, Every: t.Every, Durations: latency.New()}
 		taskWG.Add(1)
 		go func(t Task, tr *TaskResult) {
 			defer taskWG.Done()
-			runTask(taskCtx, stop, t, tr, fail)
+			runTask(ctx, r.stop, t, tr, r.fail)
 		}(t, &tasks[i])
 	}
+	return tasks, taskWG
+}
 
+// drive runs the streams' load goroutines and returns when every one
+// has ended, each stream's elapsed time set.
+func (r *run) drive(ctx context.Context, streams []*stream) {
 	var all sync.WaitGroup
 	for _, s := range streams {
-		for w := 0; w < s.Workers; w++ {
+		for g := 0; g < s.Goroutines; g++ {
 			s.wg.Add(1)
-			go func(s *stream, w int) {
+			go func(s *stream, g int) {
 				defer s.wg.Done()
-				s.work(ctx, w, cfg.Part, cfg.Parts, clock, stop, start, cfg.LateAfter, fail)
-			}(s, w)
+				s.work(ctx, r, g)
+			}(s, g)
 		}
 		all.Add(1)
 		go func(s *stream) {
 			defer all.Done()
 			s.wg.Wait()
-			s.elapsed = time.Since(start)
+			s.elapsed = time.Since(r.start)
 		}(s)
 	}
 	all.Wait()
-	elapsed := time.Since(start)
-	endTasks()
-	taskWG.Wait()
-	close(workersDone)
-	<-tickDone
-	last := clock.Epoch()
+}
 
-	res := Result{Elapsed: elapsed, Cancelled: ctx.Err() != nil, Background: tasks}
-	if len(cfg.Background) == 0 {
-		res.Background = nil
-	}
+// collect sets res's streams from the streams' collectors (up to epoch
+// last), and the whole run's figures: the one stream's when the run was
+// of one operation (one), else their sum.
+func collect(res *Result, streams []*stream, last uint64, one bool) {
 	for _, s := range streams {
 		s.coll.Close()
 		total := s.coll.Total()
 		sr := StreamResult{
-			Name: s.Name, Workers: s.Workers, Rate: s.Rate, Elapsed: s.elapsed,
+			Name: s.Name, Goroutines: s.Goroutines, Rate: s.Rate, Elapsed: s.elapsed,
 			Ops: total.Ops, Late: total.Late, Service: total.Service, Intended: total.Intended,
 			Intervals: s.coll.Epochs(last),
 		}
@@ -429,15 +507,14 @@ func Run(ctx context.Context, cfg Config, op Op) (Result, error) {
 		}
 		res.Streams = append(res.Streams, sr)
 	}
-	if len(res.Streams) == 1 && len(cfg.Streams) == 0 {
+	if len(res.Streams) == 1 && one {
 		// One operation: the whole is the stream.
 		sr := res.Streams[0]
 		res.Ops, res.Late, res.Service, res.Intended = sr.Ops, sr.Late, sr.Service, sr.Intended
 		res.Intervals, res.ByClass, res.Streams = sr.Intervals, sr.ByClass, nil
-		return res, firstErr
+		return
 	}
-	mergeStreams(&res)
-	return res, firstErr
+	mergeStreams(res)
 }
 
 // mergeStreams sets the whole run's figures from its streams: exact
@@ -485,50 +562,61 @@ func mergeStreams(res *Result) {
 	}
 }
 
-// work is load goroutine w of stream s.
-func (s *stream) work(ctx context.Context, w, part, parts int, clock *latency.Clock, stop *atomic.Bool, start time.Time, lateAfter time.Duration, fail func(error)) {
-	rec := s.coll.NewRecorder(clock)
+// work is load goroutine g of stream s in run r.
+func (s *stream) work(ctx context.Context, r *run, g int) {
+	rec := s.coll.NewRecorder(r.clock)
 	defer rec.Flush()
 	// This goroutine's first sequence number and stride: its global
 	// index among all processes' goroutines, and their number.
-	first, W := int64(part*s.Workers+w), int64(parts*s.Workers)
-	if s.Drive != nil {
-		l := &Loop{ID: w, next: first, step: W, bound: s.Ops, stop: stop, rec: rec, classOf: s.ClassOf}
+	first, G := int64(r.part*s.Goroutines+g), int64(r.parts*s.Goroutines)
+	switch {
+	case s.Drive != nil:
+		l := &Loop{ID: g, next: first, step: G, bound: s.Ops, stop: r.stop, rec: rec, classOf: s.ClassOf}
 		if err := s.Drive(ctx, l); err != nil {
-			fail(err)
+			r.fail(err)
 		}
-		return
+	case s.Rate <= 0:
+		s.closed(ctx, r, rec, g, first, G)
+	default:
+		s.open(ctx, r, rec, g, first, G)
 	}
-	op, classOf, ops := s.Op, s.ClassOf, s.Ops // nil classOf: no call on the hot path
-	// Operations are partitioned statically (w, w+W, w+2W, ...) so the
-	// goroutines share no counter on the hot path.
-	if s.Rate <= 0 {
-		// Closed loop: one clock read per operation, since each operation
-		// starts when the previous one ends. The few nanoseconds of loop
-		// bookkeeping between them are counted in the service time rather
-		// than paying a second read.
-		last := mono()
-		for seq := first; ops <= 0 || seq < ops; seq += W {
-			if stop.Load() {
-				return
-			}
-			if err := op(ctx, w, seq); err != nil {
-				fail(err)
-				return
-			}
-			now := mono()
-			c := -1
-			if classOf != nil {
-				c = classOf(seq)
-			}
-			rec.RecordClass(c, now-last, 0, false)
-			last = now
+}
+
+// closed is the closed loop of load goroutine g: sequence numbers first,
+// first+G, first+2G, ... Operations are partitioned statically so the
+// goroutines share no counter on the hot path.
+func (s *stream) closed(ctx context.Context, r *run, rec *latency.Recorder, g int, first, G int64) {
+	op, classOf, ops, stop := s.Op, s.ClassOf, s.Ops, r.stop // nil classOf: no call on the hot path
+	// One clock read per operation, since each operation starts when the
+	// previous one ends. The few nanoseconds of loop bookkeeping between
+	// them are counted in the service time rather than paying a second
+	// read.
+	last := mono()
+	for seq := first; ops <= 0 || seq < ops; seq += G {
+		if stop.Load() {
+			return
 		}
-		return
+		if err := op(ctx, g, seq); err != nil {
+			r.fail(err)
+			return
+		}
+		now := mono()
+		c := -1
+		if classOf != nil {
+			c = classOf(seq)
+		}
+		rec.RecordClass(c, now-last, 0, false)
+		last = now
 	}
+}
+
+// open is the open loop of load goroutine g (see closed): each operation
+// has an intended start, the run's start plus seq/Rate.
+func (s *stream) open(ctx context.Context, r *run, rec *latency.Recorder, g int, first, G int64) {
+	op, classOf, ops, stop, lateAfter := s.Op, s.ClassOf, s.Ops, r.stop, r.lateAfter
 	rate := s.Rate
-	startMono := mono() - time.Since(start)
-	for seq := first; ops <= 0 || seq < ops; seq += W {
+	startMono := mono() - time.Since(r.start)
+	for seq := first; ops <= 0 || seq < ops; seq += G {
 		if stop.Load() {
 			return
 		}
@@ -539,8 +627,8 @@ func (s *stream) work(ctx context.Context, w, part, parts int, clock *latency.Cl
 			}
 		}
 		t0 := mono()
-		if err := op(ctx, w, seq); err != nil {
-			fail(err)
+		if err := op(ctx, g, seq); err != nil {
+			r.fail(err)
 			return
 		}
 		t1 := mono()

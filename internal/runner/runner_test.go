@@ -13,7 +13,7 @@ import (
 func TestClosedLoopRunsEveryOperationOnce(t *testing.T) {
 	const n = 100000
 	seen := make([]atomic.Int32, n)
-	res, err := Run(context.Background(), Config{Workers: 4, Ops: n}, func(_ context.Context, w int, seq int64) error {
+	res, err := Run(context.Background(), Config{Goroutines: 4, Ops: n}, func(_ context.Context, w int, seq int64) error {
 		seen[seq].Add(1)
 		return nil
 	})
@@ -40,7 +40,7 @@ func TestClosedLoopRunsEveryOperationOnce(t *testing.T) {
 func TestIntervalsMergeExactly(t *testing.T) {
 	// Every operation takes ~1ms; a 50ms tick gives several intervals whose
 	// histograms must add up to the total, count for count.
-	res, err := Run(context.Background(), Config{Workers: 3, Duration: 300 * time.Millisecond, Tick: 50 * time.Millisecond},
+	res, err := Run(context.Background(), Config{Goroutines: 3, Duration: 300 * time.Millisecond, Tick: 50 * time.Millisecond},
 		func(context.Context, int, int64) error { time.Sleep(time.Millisecond); return nil })
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +64,7 @@ func TestOpenLoopHoldsRateAndMeasuresFromIntendedStart(t *testing.T) {
 	// 1000 ops/s for 1s with one worker; operation 100 stalls 200ms. A closed
 	// loop would record one slow operation; the open loop must show that the
 	// ~200 operations scheduled during the stall were all late.
-	res, err := Run(context.Background(), Config{Workers: 1, Duration: time.Second, Rate: 1000}, func(_ context.Context, w int, seq int64) error {
+	res, err := Run(context.Background(), Config{Goroutines: 1, Duration: time.Second, Rate: 1000}, func(_ context.Context, w int, seq int64) error {
 		if seq == 100 {
 			time.Sleep(200 * time.Millisecond)
 		}
@@ -92,7 +92,7 @@ func TestOpenLoopHoldsRateAndMeasuresFromIntendedStart(t *testing.T) {
 func TestErrorStopsRunAndIsReturned(t *testing.T) {
 	boom := errors.New("boom")
 	var after atomic.Int64
-	res, err := Run(context.Background(), Config{Workers: 2, Ops: 1 << 30}, func(_ context.Context, w int, seq int64) error {
+	res, err := Run(context.Background(), Config{Goroutines: 2, Ops: 1 << 30}, func(_ context.Context, w int, seq int64) error {
 		if seq == 1000 {
 			return boom
 		}
@@ -113,7 +113,7 @@ func TestCancelStopsQuickly(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
 	t0 := time.Now()
-	res, err := Run(ctx, Config{Workers: 2, Duration: time.Hour, Rate: 10}, func(context.Context, int, int64) error { return nil })
+	res, err := Run(ctx, Config{Goroutines: 2, Duration: time.Hour, Rate: 10}, func(context.Context, int, int64) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestRejectsUnboundedRun(t *testing.T) {
 //	go test -run '^$' -bench OpenLoopFloor ./internal/runner
 func BenchmarkOpenLoopFloor(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		res, err := Run(context.Background(), Config{Workers: 8, Duration: time.Second, Rate: 2000}, func(context.Context, int, int64) error { return nil })
+		res, err := Run(context.Background(), Config{Goroutines: 8, Duration: time.Second, Rate: 2000}, func(context.Context, int, int64) error { return nil })
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -149,7 +149,7 @@ func BenchmarkOpenLoopFloor(b *testing.B) {
 // no-op (one clock read, one histogram record, one epoch check).
 func BenchmarkClosedLoopPerOp(b *testing.B) {
 	b.ReportAllocs()
-	_, _ = Run(context.Background(), Config{Workers: 1, Ops: int64(b.N)}, func(context.Context, int, int64) error { return nil })
+	_, _ = Run(context.Background(), Config{Goroutines: 1, Ops: int64(b.N)}, func(context.Context, int, int64) error { return nil })
 }
 
 func TestStreamsHoldTheirOwnRatesAndHistograms(t *testing.T) {
@@ -158,8 +158,8 @@ func TestStreamsHoldTheirOwnRatesAndHistograms(t *testing.T) {
 	// their sum, tick by tick.
 	var fast, slow atomic.Int64
 	res, err := Run(context.Background(), Config{Duration: time.Second, Tick: 100 * time.Millisecond, Streams: []Stream{
-		{Name: "fast", Workers: 2, Rate: 400, Op: func(context.Context, int, int64) error { fast.Add(1); return nil }},
-		{Name: "slow", Workers: 1, Rate: 100, Op: func(context.Context, int, int64) error { slow.Add(1); return nil }},
+		{Name: "fast", Goroutines: 2, Rate: 400, Op: func(context.Context, int, int64) error { fast.Add(1); return nil }},
+		{Name: "slow", Goroutines: 1, Rate: 100, Op: func(context.Context, int, int64) error { slow.Add(1); return nil }},
 	}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +200,7 @@ func TestStreamsHoldTheirOwnRatesAndHistograms(t *testing.T) {
 
 func TestStreamsAreBoundedEachByItsOwnCount(t *testing.T) {
 	res, err := Run(context.Background(), Config{Streams: []Stream{
-		{Name: "a", Workers: 3, Ops: 1000, Op: func(context.Context, int, int64) error { return nil }},
+		{Name: "a", Goroutines: 3, Ops: 1000, Op: func(context.Context, int, int64) error { return nil }},
 		{Name: "b", Ops: 10, Rate: 1000, Op: func(context.Context, int, int64) error { return nil }},
 	}}, nil)
 	if err != nil {
@@ -214,7 +214,7 @@ func TestStreamsAreBoundedEachByItsOwnCount(t *testing.T) {
 func TestBackgroundTaskRunsPeriodicallyAndStopsWithTheLoad(t *testing.T) {
 	var runs atomic.Int64
 	var running atomic.Bool
-	res, err := Run(context.Background(), Config{Workers: 1, Duration: 500 * time.Millisecond, Rate: 1000,
+	res, err := Run(context.Background(), Config{Goroutines: 1, Duration: 500 * time.Millisecond, Rate: 1000,
 		Background: []Task{{Name: "gc", Every: 50 * time.Millisecond, Run: func(ctx context.Context, run int64) error {
 			running.Store(true)
 			defer running.Store(false)
@@ -252,7 +252,7 @@ func TestBackgroundTaskRunsPeriodicallyAndStopsWithTheLoad(t *testing.T) {
 func TestBackgroundBackToBackAndErrorFailsTheRun(t *testing.T) {
 	boom := errors.New("compaction broke")
 	t0 := time.Now()
-	res, err := Run(context.Background(), Config{Workers: 1, Duration: time.Hour,
+	res, err := Run(context.Background(), Config{Goroutines: 1, Duration: time.Hour,
 		Background: []Task{{Name: "compact", Run: func(ctx context.Context, run int64) error {
 			if run == 20 {
 				return boom
@@ -279,7 +279,7 @@ func TestCancelReachesOperations(t *testing.T) {
 	var saw, taskSaw atomic.Int64
 	t0 := time.Now()
 	res, _ := Run(ctx, Config{Duration: time.Hour, Streams: []Stream{
-		{Name: "wait", Workers: 2, Op: func(ctx context.Context, _ int, _ int64) error {
+		{Name: "wait", Goroutines: 2, Op: func(ctx context.Context, _ int, _ int64) error {
 			<-ctx.Done()
 			saw.Add(1)
 			return ctx.Err()
@@ -410,7 +410,7 @@ func TestDriveDurationAndIntervals(t *testing.T) {
 }
 
 // A driver's error fails the run; a cancel reaches the driver; a driver
-// with an operation, workers or a rate is rejected.
+// with an operation, goroutines or a rate is rejected.
 func TestDriveErrorsCancelAndRejects(t *testing.T) {
 	boom := errors.New("boom")
 	_, err := Run(context.Background(), Config{Loops: 2, Duration: time.Hour, Drive: func(ctx context.Context, l *Loop) error {
@@ -434,11 +434,11 @@ func TestDriveErrorsCancelAndRejects(t *testing.T) {
 	d := inflight(1, 0, nil, nil)
 	op := func(context.Context, int, int64) error { return nil }
 	for name, cfg := range map[string]Config{
-		"rate":            {Drive: d, Rate: 10, Duration: time.Second},
-		"stream workers":  {Duration: time.Second, Streams: []Stream{{Name: "a", Drive: d, Workers: 2}}},
-		"stream op":       {Duration: time.Second, Streams: []Stream{{Name: "a", Drive: d, Op: op}}},
-		"loops beside":    {Duration: time.Second, Loops: 2, Streams: []Stream{{Name: "a", Drive: d}}},
-		"unbounded drive": {Drive: d},
+		"rate":              {Drive: d, Rate: 10, Duration: time.Second},
+		"stream goroutines": {Duration: time.Second, Streams: []Stream{{Name: "a", Drive: d, Goroutines: 2}}},
+		"stream op":         {Duration: time.Second, Streams: []Stream{{Name: "a", Drive: d, Op: op}}},
+		"loops beside":      {Duration: time.Second, Loops: 2, Streams: []Stream{{Name: "a", Drive: d}}},
+		"unbounded drive":   {Drive: d},
 	} {
 		if _, err := Run(context.Background(), cfg, nil); err == nil {
 			t.Errorf("%s: accepted", name)

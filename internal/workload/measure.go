@@ -13,21 +13,22 @@ import (
 	"storebench/internal/runner"
 )
 
-// Measure drives op (or cfg.Streams, op nil) with the runner, with
-// cfg.Background beside it, and turns the run into a result step: latency
-// summaries, whole-phase and per-tick histograms, and a time series with
-// the worker's RSS and CPU sampled on every tick; for several streams the
-// same per stream, and each background task's runs and histogram.
-// Workloads use it for every timed phase so that all phases are measured
-// the same way.
-func Measure(ctx context.Context, env *Env, cfg runner.Config, total int64, op runner.Op) (*results.Step, error) {
+// Measure drives op (or load.Streams, op nil) with the runner as load
+// says, with load.Background beside it, and turns the run into a result
+// step: latency summaries, whole-phase and per-tick histograms, and a
+// time series with the worker's RSS and CPU sampled on every tick; for
+// several streams the same per stream, and each background task's runs
+// and histogram. Workloads use it for every timed phase so that all
+// phases are measured the same way.
+func Measure(ctx context.Context, env *Env, load Load, op runner.Op) (*results.Step, error) {
+	cfg := load.config()
 	var (
 		mu      sync.Mutex
 		samples []sample
 	)
 	cfg.OnTick = func(elapsed time.Duration, ops int64) {
 		if env.Progress != nil {
-			env.Progress(ops, total)
+			env.Progress(ops, load.Total)
 		}
 		if env.Sample != nil {
 			rss, cpu := env.Sample()
@@ -36,35 +37,8 @@ func Measure(ctx context.Context, env *Env, cfg runner.Config, total int64, op r
 			mu.Unlock()
 		}
 	}
-	if env.Parts > 1 {
-		// A step shared by several processes: each takes its share of
-		// the operations, and all begin at one instant, so their
-		// intervals line up and the intended start times of an open loop
-		// are one schedule.
-		cfg.Part, cfg.Parts = env.Part, env.Parts
-		if env.Sync == nil {
-			return &results.Step{}, fmt.Errorf("a step split in %d parts has no barrier", env.Parts)
-		}
-	}
-	if env.Sync != nil {
-		// Behind a barrier (several processes, or fault actions timed
-		// from the start) the timed part begins at the released instant.
-		at, err := env.Sync(ctx, true)
-		if err != nil {
-			return &results.Step{Partial: ctx.Err() != nil}, err
-		}
-		// Wait here rather than in the runner, so that the timed
-		// window below does not count the wait.
-		if d := time.Until(at); d > 0 {
-			t := time.NewTimer(d)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return &results.Step{Partial: true}, ctx.Err()
-			case <-t.C:
-			}
-		}
-		cfg.Start = at
+	if st, err := begin(ctx, env, &cfg); err != nil {
+		return st, err
 	}
 	if env.Window != nil {
 		env.Window(true)
@@ -78,8 +52,69 @@ func Measure(ctx context.Context, env *Env, cfg runner.Config, total int64, op r
 		env.Window(false)
 	}
 	if env.Progress != nil {
-		env.Progress(res.Ops, total)
+		env.Progress(res.Ops, load.Total)
 	}
+	st := stepOf(res, &cfg, start)
+	tick := cfg.Tick
+	if tick <= 0 {
+		tick = time.Second
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	st.Series, st.Intervals = series(res.Intervals, res.Elapsed, tick, start, samples)
+	for _, sr := range res.Streams {
+		st.Streams = append(st.Streams, streamOf(sr, res.Elapsed, tick, start))
+	}
+	for _, tr := range res.Background {
+		b := results.Background{Name: tr.Name, EverySeconds: tr.Every.Seconds(), Runs: tr.Runs,
+			BusySeconds: tr.Busy.Seconds(), Latency: latency.Summarize(tr.Durations)}
+		b.Hist, _ = latency.Encode(tr.Durations)
+		st.Background = append(st.Background, b)
+	}
+	return st, err
+}
+
+// begin sets cfg's part of a step split across processes, and its start
+// behind the barrier when there is one (several processes, or fault
+// actions timed from the start), waiting for it; on an error it returns
+// the step to return with it.
+func begin(ctx context.Context, env *Env, cfg *runner.Config) (*results.Step, error) {
+	if env.Parts > 1 {
+		// A step shared by several processes: each takes its share of
+		// the operations, and all begin at one instant, so their
+		// intervals line up and the intended start times of an open loop
+		// are one schedule.
+		cfg.Part, cfg.Parts = env.Part, env.Parts
+		if env.Sync == nil {
+			return &results.Step{}, fmt.Errorf("a step split in %d parts has no barrier", env.Parts)
+		}
+	}
+	if env.Sync == nil {
+		return nil, nil
+	}
+	// Behind a barrier the timed part begins at the released instant.
+	at, err := env.Sync(ctx, true)
+	if err != nil {
+		return &results.Step{Partial: ctx.Err() != nil}, err
+	}
+	// Wait here rather than in the runner, so that the timed window
+	// does not count the wait.
+	if d := time.Until(at); d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return &results.Step{Partial: true}, ctx.Err()
+		case <-t.C:
+		}
+	}
+	cfg.Start = at
+	return nil, nil
+}
+
+// stepOf is the step of run res (of cfg, started at start): its whole
+// figures, without the time series, streams and background tasks.
+func stepOf(res runner.Result, cfg *runner.Config, start time.Time) *results.Step {
 	st := &results.Step{
 		Started: start,
 		Seconds: res.Elapsed.Seconds(),
@@ -108,35 +143,24 @@ func Measure(ctx context.Context, env *Env, cfg runner.Config, total int64, op r
 		st.Late = res.Late
 		st.HistIntended, _ = latency.Encode(res.Intended)
 	}
-	tick := cfg.Tick
-	if tick <= 0 {
-		tick = time.Second
+	return st
+}
+
+// streamOf is the result of one stream of a run.
+func streamOf(sr runner.StreamResult, elapsed, tick time.Duration, start time.Time) results.Stream {
+	rs := results.Stream{
+		Name: sr.Name, Workers: sr.Goroutines, Rate: sr.Rate, Ops: sr.Ops,
+		Seconds: sr.Elapsed.Seconds(), Latency: latency.Summarize(sr.Service), Late: sr.Late,
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	st.Series, st.Intervals = series(res.Intervals, res.Elapsed, tick, start, samples)
-	for _, sr := range res.Streams {
-		rs := results.Stream{
-			Name: sr.Name, Workers: sr.Workers, Rate: sr.Rate, Ops: sr.Ops,
-			Seconds: sr.Elapsed.Seconds(), Latency: latency.Summarize(sr.Service), Late: sr.Late,
-		}
-		rs.Hist, _ = latency.Encode(sr.Service)
-		rs.ByOp = byOp(sr.ByClass)
-		if sr.Intended != nil {
-			s := latency.Summarize(sr.Intended)
-			rs.Intended = &s
-			rs.HistIntended, _ = latency.Encode(sr.Intended)
-		}
-		rs.Series, _ = series(sr.Intervals, res.Elapsed, tick, start, nil)
-		st.Streams = append(st.Streams, rs)
+	rs.Hist, _ = latency.Encode(sr.Service)
+	rs.ByOp = byOp(sr.ByClass)
+	if sr.Intended != nil {
+		s := latency.Summarize(sr.Intended)
+		rs.Intended = &s
+		rs.HistIntended, _ = latency.Encode(sr.Intended)
 	}
-	for _, tr := range res.Background {
-		b := results.Background{Name: tr.Name, EverySeconds: tr.Every.Seconds(), Runs: tr.Runs,
-			BusySeconds: tr.Busy.Seconds(), Latency: latency.Summarize(tr.Durations)}
-		b.Hist, _ = latency.Encode(tr.Durations)
-		st.Background = append(st.Background, b)
-	}
-	return st, err
+	rs.Series, _ = series(sr.Intervals, elapsed, tick, start, nil)
+	return rs
 }
 
 func byOpHist(classes map[string]*hdr.Histogram) map[string]string {

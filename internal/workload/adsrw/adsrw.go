@@ -17,7 +17,6 @@ import (
 	"storebench/internal/ads"
 	"storebench/internal/kv"
 	"storebench/internal/results"
-	"storebench/internal/runner"
 	"storebench/internal/study"
 	"storebench/internal/target"
 	"storebench/internal/workload"
@@ -181,7 +180,7 @@ func (r *run) create(ctx context.Context, keep bool) (*results.Step, [][]byte, e
 	blocks := int64((n + k - 1) / k)
 	chain := roots.Chain{Keep: keep}
 	var commit time.Duration
-	res, err := workload.Measure(ctx, r.env, runner.Config{Workers: 1, Ops: blocks}, blocks, func(ctx context.Context, _ int, b int64) error {
+	res, err := workload.Measure(ctx, r.env, workload.Closed(1, blocks), func(ctx context.Context, _ int, b int64) error {
 		lo, hi := uint64(b)*k, min(uint64(b+1)*k, n)
 		// A fresh slab per block: a store may keep the slices it was
 		// given until the block is committed.
@@ -217,7 +216,7 @@ func (r *run) read(ctx context.Context, readers int, tag uint64) (*results.Step,
 	type buf struct{ key, want []byte }
 	bufs := make([]buf, readers)
 	phase := r.st.Phase
-	res, err := workload.Measure(ctx, r.env, runner.Config{Workers: readers, Ops: reads}, reads, func(ctx context.Context, w int, seq int64) error {
+	res, err := workload.Measure(ctx, r.env, workload.Closed(readers, reads), func(ctx context.Context, w int, seq int64) error {
 		b := &bufs[w]
 		i := gen.Mix(r.d.seed, tag, uint64(seq)) % n
 		b.key = r.d.key(b.key, i)

@@ -274,7 +274,7 @@ func (r *run) prepare(ctx context.Context, env *workload.Env) (*results.Step, er
 	C := int64(len(r.colls))
 	threads := make([]perThread, r.threads)
 	bufs := make([][]Doc, r.threads)
-	res, err := workload.Measure(ctx, env, runner.Config{Workers: r.threads, Ops: batches * C}, batches*C, func(ctx context.Context, w int, seq int64) error {
+	res, err := workload.Measure(ctx, env, workload.Closed(r.threads, batches*C), func(ctx context.Context, w int, seq int64) error {
 		c, b := int(seq%C), seq/C
 		lo := b*int64(r.p.Batch) + 1
 		hi := min(lo+int64(r.p.Batch)-1, r.n)
@@ -326,10 +326,9 @@ func (r *run) mode(ctx context.Context, env *workload.Env) (*results.Step, error
 	if err := m.readRanges(ctx); err != nil {
 		return nil, err
 	}
-	cfg := runner.Config{Workers: r.threads, Ops: int64(r.p.Operations), Duration: time.Duration(r.p.Duration)}
-	total := int64(r.p.Operations)
+	load := workload.Closed(r.threads, int64(r.p.Operations)).For(time.Duration(r.p.Duration))
 	if r.duration > 0 {
-		cfg.Ops, cfg.Duration, total = 0, r.duration, 0
+		load = workload.Closed(r.threads, 0).For(r.duration)
 	}
 	m.threads = make([]perThread, r.threads)
 	m.docs = make([]Doc, r.threads)
@@ -340,7 +339,7 @@ func (r *run) mode(ctx context.Context, env *workload.Env) (*results.Step, error
 		return nil, err
 	}
 	rvs := newReservoirs(r.seed, r.threads)
-	res, err := workload.Measure(ctx, env, cfg, total, func(ctx context.Context, w int, seq int64) error {
+	res, err := workload.Measure(ctx, env, load, func(ctx context.Context, w int, seq int64) error {
 		t := time.Now()
 		err := op(ctx, w, seq)
 		rvs[w].update(time.Since(t), t)

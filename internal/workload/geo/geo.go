@@ -486,7 +486,7 @@ func (r *run) ingest(ctx context.Context) (*results.Step, error) {
 	if in.faulted {
 		env, crashes = r.watchCrashes(&in.done)
 	}
-	res, err := workload.Measure(ctx, env, in.config(), 0, in.insertBatch)
+	res, err := workload.Measure(ctx, env, in.load(), in.insertBatch)
 	frontiers := crashes()
 	if err != nil {
 		return res, err
@@ -542,18 +542,19 @@ type ingestion struct {
 // wall clock, or none).
 func (r *run) everySim() int64 { return int64(time.Duration(r.p.GC.EverySimulated) / time.Second) }
 
-// config is the load: the batches to insert or how long, and the GC task.
-func (in *ingestion) config() runner.Config {
+// load is the ingest's load: the batches to insert or how long, and the
+// GC task (progress counts no total: batches are claimed in order).
+func (in *ingestion) load() workload.Load {
 	r := in.r
-	cfg := runner.Config{Workers: r.threads, Duration: time.Duration(r.p.Ingest.Duration)}
+	var batches int64
 	if n := int64(r.p.Ingest.Points); n > 0 {
-		cfg.Ops = (n + in.B - 1) / in.B
+		batches = (n + in.B - 1) / in.B
 	}
+	d := time.Duration(r.p.Ingest.Duration)
 	if r.st.Duration > 0 {
-		cfg.Duration = r.st.Duration
+		d = r.st.Duration
 	}
-	cfg.Background = in.gcTasks()
-	return cfg
+	return workload.Closed(r.threads, batches).For(d).Beside(in.gcTasks()...).Expecting(0)
 }
 
 // insertBatch claims the next batch and inserts its points (goroutine w).
@@ -903,9 +904,9 @@ func (r *run) window() (from, to int64) {
 func (r *run) timeline(ctx context.Context) (*results.Step, error) {
 	from, to := r.window()
 	verified, points := workload.NewTally(r.threads), workload.NewTally(r.threads)
-	cfg := runner.Config{Workers: r.threads, Ops: int64(r.p.Timeline.Queries),
-		Classes: []string{"existing", "missing"}, ClassOf: func(seq int64) int { return int(seq % 2) }}
-	res, err := workload.Measure(ctx, r.env, cfg, int64(r.p.Timeline.Queries), func(ctx context.Context, w int, seq int64) error {
+	load := workload.Closed(r.threads, int64(r.p.Timeline.Queries)).
+		Classed([]string{"existing", "missing"}, func(seq int64) int { return int(seq % 2) })
+	res, err := workload.Measure(ctx, r.env, load, func(ctx context.Context, w int, seq int64) error {
 		pick := int64(gen.Mix(uint64(r.st.Seed), 0x746c, uint64(seq)) % uint64(r.sim.Users))
 		user := pick
 		if seq%2 == 1 {
@@ -986,9 +987,9 @@ func (r *run) correlate(ctx context.Context) (*results.Step, error) {
 		return nil, err
 	}
 	got := make([][]Contact, len(users))
-	cfg := runner.Config{Workers: min(r.threads, len(users)), Ops: int64(len(users))}
-	nearPoints := workload.NewTally(cfg.Workers)
-	res, err := workload.Measure(ctx, r.env, cfg, int64(len(users)), func(ctx context.Context, w int, seq int64) error {
+	load := workload.Closed(min(r.threads, len(users)), int64(len(users)))
+	nearPoints := workload.NewTally(load.Goroutines)
+	res, err := workload.Measure(ctx, r.env, load, func(ctx context.Context, w int, seq int64) error {
 		u := users[seq]
 		key := []byte("user/" + strconv.FormatInt(u, 10))
 		var track, near []Point
@@ -1026,7 +1027,7 @@ func (r *run) correlate(ctx context.Context) (*results.Step, error) {
 		"contacts":         float64(contacts),
 		"window_hours":     float64(to-from) / 3600,
 		"near_points":      float64(nearPoints.Sum()),
-		"threads":          float64(cfg.Workers),
+		"threads":          float64(load.Goroutines),
 		"meters":           r.rule.Meters,
 		"minutes":          float64(r.rule.MinMinutes),
 		"seconds_per_corr": res.Latency.Mean / 1e9,
@@ -1074,9 +1075,9 @@ func (r *run) correlateBT(ctx context.Context) (*results.Step, error) {
 		return nil, err
 	}
 	got := make([][]BTContact, len(users))
-	cfg := runner.Config{Workers: min(r.threads, len(users)), Ops: int64(len(users))}
-	nearPoints, scored := workload.NewTally(cfg.Workers), workload.NewTally(cfg.Workers)
-	res, err := workload.Measure(ctx, r.env, cfg, int64(len(users)), func(ctx context.Context, w int, seq int64) error {
+	load := workload.Closed(min(r.threads, len(users)), int64(len(users)))
+	nearPoints, scored := workload.NewTally(load.Goroutines), workload.NewTally(load.Goroutines)
+	res, err := workload.Measure(ctx, r.env, load, func(ctx context.Context, w int, seq int64) error {
 		u := users[seq]
 		key := []byte("user/" + strconv.FormatInt(u, 10))
 		var track, near []Point
@@ -1128,7 +1129,7 @@ func (r *run) correlateBT(ctx context.Context) (*results.Step, error) {
 		"users_nearby":     float64(scored.Sum()),
 		"window_hours":     float64(to-from) / 3600,
 		"near_points":      float64(nearPoints.Sum()),
-		"threads":          float64(cfg.Workers),
+		"threads":          float64(load.Goroutines),
 		"nearby_seconds":   float64(rule.Seconds),
 		"nearby_degrees":   float64(rule.Degrees),
 		"min_score":        float64(rule.MinScore),

@@ -29,7 +29,6 @@ import (
 
 	"storebench/internal/measure/latency"
 	"storebench/internal/results"
-	"storebench/internal/runner"
 	"storebench/internal/study"
 	"storebench/internal/target"
 	"storebench/internal/workload"
@@ -520,7 +519,7 @@ func digits(b []byte) (int64, bool) {
 // measureGoroutines runs the step with one goroutine per connection on
 // blocking net.Conns: the path for TLS and for platforms without the
 // event loops.
-func (r *run) measureGoroutines(ctx context.Context, env *workload.Env, cfg runner.Config, total int64, workers int) ([]*tally, *results.Step, error) {
+func (r *run) measureGoroutines(ctx context.Context, env *workload.Env, load workload.Load, workers int) ([]*tally, *results.Step, error) {
 	cs := make([]*client, workers)
 	tallies := make([]*tally, workers)
 	for i := range cs {
@@ -543,8 +542,7 @@ func (r *run) measureGoroutines(ctx context.Context, env *workload.Env, cfg runn
 			c.drop()
 		}
 	}()
-	cfg.Workers = workers
-	res, err := workload.Measure(ctx, env, cfg, total, func(ctx context.Context, w int, _ int64) error {
+	res, err := workload.Measure(ctx, env, load.On(workers), func(ctx context.Context, w int, _ int64) error {
 		return r.do(ctx, cs[w])
 	})
 	return tallies, res, err
@@ -564,7 +562,7 @@ func (HTTP) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*
 		return nil, err
 	}
 	workers := max(st.Concurrency, 1)
-	cfg, total := loadConfig(p, st)
+	load := loadOf(p, st)
 	var (
 		tallies []*tally
 		res     *results.Step
@@ -574,11 +572,10 @@ func (HTTP) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*
 		// The event-loop client (Linux, plain HTTP): a few loops own
 		// the connections and read only readable sockets.
 		tallies, client = ev.tallies, fmt.Sprintf("epoll, %d loops", ev.loops)
-		cfg.Drive, cfg.Loops = ev.drive, ev.loops
-		res, err = workload.Measure(ctx, env, cfg, total, nil)
+		res, err = workload.Measure(ctx, env, load.Driven(ev.loops, ev.drive), nil)
 	} else {
 		client = "goroutines"
-		tallies, res, err = r.measureGoroutines(ctx, env, cfg, total, workers)
+		tallies, res, err = r.measureGoroutines(ctx, env, load, workers)
 	}
 	if res == nil {
 		return nil, err
@@ -643,9 +640,10 @@ func newRun(site Site, phase string, timeout time.Duration) (r *run, path string
 	return r, path, nil
 }
 
-// loadConfig is the load: the requests to send, or how long (and the
-// total for progress: 0 when bound by time).
-func loadConfig(p Params, st workload.Step) (runner.Config, int64) {
+// loadOf is the step's load: the requests to send, or how long (the
+// total for progress then 0); its goroutines or event loops are set
+// where it runs.
+func loadOf(p Params, st workload.Step) workload.Load {
 	var requests int64
 	if len(p.Requests) > 0 {
 		requests = int64(p.Requests[0])
@@ -653,15 +651,13 @@ func loadConfig(p Params, st workload.Step) (runner.Config, int64) {
 	if v := st.Labels.Int(LRequests); v > 0 {
 		requests = v
 	}
-	cfg := runner.Config{Ops: requests}
-	total := requests
 	if d := time.Duration(p.Duration); d > 0 || st.Duration > 0 {
 		if st.Duration > 0 {
 			d = st.Duration
 		}
-		cfg.Ops, cfg.Duration, total = 0, d, 0
+		return workload.Closed(0, 0).For(d)
 	}
-	return cfg, total
+	return workload.Closed(0, requests)
 }
 
 // mergeTallies merges the load goroutines' tallies: the counts, the four

@@ -409,7 +409,7 @@ func batches(n int64, batch int) int64 { return (n + int64(batch) - 1) / int64(b
 // written, and the later phases at this size read only those.
 func (r *run) insert(ctx context.Context) (*results.Step, error) {
 	nb := batches(r.st.N, r.p.Batch)
-	res, err := workload.Measure(ctx, r.env, r.budgeted(runner.Config{Workers: 1, Ops: nb}), nb, r.insertOp(mainChain, r.st.N, int64(r.p.Batch)))
+	res, err := workload.Measure(ctx, r.env, r.budgeted(workload.Closed(1, nb)), r.insertOp(mainChain, r.st.N, int64(r.p.Batch)))
 	written := min(res.Ops*int64(r.p.Batch), r.st.N)
 	res.Unit = fmt.Sprintf("write batch of %d txns", r.p.Batch)
 	if !r.p.Chains.Index {
@@ -432,11 +432,11 @@ func (r *run) insert(ctx context.Context) (*results.Step, error) {
 const unitNoIndex = ", by address only (no chain index)"
 
 // budgeted bounds a closed-loop phase by the study's phase budget.
-func (r *run) budgeted(cfg runner.Config) runner.Config {
+func (r *run) budgeted(load workload.Load) workload.Load {
 	if r.p.Budget > 0 {
-		cfg.Duration = time.Duration(r.p.Budget)
+		load = load.For(time.Duration(r.p.Budget))
 	}
-	return cfg
+	return load
 }
 
 // cut records that the phase budget stopped a step: how far it got, and
@@ -544,7 +544,7 @@ func (r *run) selectOne(ctx context.Context) (*results.Step, error) {
 	}
 	genesis := r.g.address(nil, mainChain, 0)
 	var key, want []byte
-	res, err := workload.Measure(ctx, r.env, r.budgeted(runner.Config{Workers: 1, Ops: k}), k, func(ctx context.Context, _ int, seq int64) error {
+	res, err := workload.Measure(ctx, r.env, r.budgeted(workload.Closed(1, k)), func(ctx context.Context, _ int, seq int64) error {
 		i := gen.Mix(uint64(r.st.Seed), 1, uint64(seq)) % n
 		return r.checkTx(ctx, "select", mainChain, i, genesis, &key, &want)
 	})
@@ -593,7 +593,7 @@ func (r *run) chain(ctx context.Context, length int64) (*results.Step, error) {
 	var read, whole, stoppedAt int64
 	stoppedAt = -1
 	var want, got, key []byte
-	res, err := workload.Measure(ctx, r.env, r.budgeted(runner.Config{Workers: 1, Ops: int64(samples)}), int64(samples), func(ctx context.Context, _ int, seq int64) error {
+	res, err := workload.Measure(ctx, r.env, r.budgeted(workload.Closed(1, int64(samples))), func(ctx context.Context, _ int, seq int64) error {
 		if stoppedAt >= 0 {
 			return nil // past the budget: the runner stops at its next check
 		}
@@ -727,8 +727,7 @@ func (r *run) stress(ctx context.Context) (*results.Step, error) {
 	if r.st.Duration > 0 {
 		dur = r.st.Duration
 	}
-	cfg := runner.Config{Duration: dur}
-	total := int64(rate * dur.Seconds())
+	load := workload.Load{Duration: dur, Total: int64(rate * dur.Seconds())}
 	var op runner.Op
 	// One goroutine cannot be two streams: at concurrency 1 the reads and
 	// writes share one mixed stream (at the whole rate, when there is
@@ -736,15 +735,12 @@ func (r *run) stress(ctx context.Context) (*results.Step, error) {
 	mixed := rate <= 0 || (frac > 0 && frac < 1 && workers < 2)
 	if mixed {
 		ws := newStates(workers)
-		cfg.Workers = workers
-		cfg.Rate = max(rate, 0)
-		cfg.Classes = []string{"READ", "WRITE"}
-		cfg.ClassOf = func(seq int64) int {
+		load = load.On(workers).At(max(rate, 0)).Classed([]string{"READ", "WRITE"}, func(seq int64) int {
 			if isRead(seq) {
 				return 0
 			}
 			return 1
-		}
+		})
 		op = func(ctx context.Context, w int, seq int64) error {
 			if isRead(seq) {
 				return read(ctx, &ws[w], seq)
@@ -770,12 +766,12 @@ func (r *run) stress(ctx context.Context) (*results.Step, error) {
 		}
 		if frac > 0 {
 			rs := newStates(readW)
-			cfg.Streams = append(cfg.Streams, runner.Stream{Name: "read", Workers: readW, Rate: rate * frac,
+			load.Streams = append(load.Streams, runner.Stream{Name: "read", Goroutines: readW, Rate: rate * frac,
 				Op: func(ctx context.Context, w int, seq int64) error { return read(ctx, &rs[w], seq) }})
 		}
 		if frac < 1 {
 			wrs := newStates(writeW)
-			cfg.Streams = append(cfg.Streams, runner.Stream{Name: "write", Workers: writeW, Rate: rate * (1 - frac),
+			load.Streams = append(load.Streams, runner.Stream{Name: "write", Goroutines: writeW, Rate: rate * (1 - frac),
 				Op: func(ctx context.Context, w int, seq int64) error { return write(ctx, &wrs[w], w) }})
 		}
 	}
@@ -784,9 +780,9 @@ func (r *run) stress(ctx context.Context) (*results.Step, error) {
 		if err != nil {
 			return nil, err
 		}
-		cfg.Background = []runner.Task{task}
+		load = load.Beside(task)
 	}
-	res, err := workload.Measure(ctx, r.env, cfg, total, op)
+	res, err := workload.Measure(ctx, r.env, load, op)
 	var reads, writes int64
 	if mixed {
 		reads, writes = res.ByOp["READ"].Count, res.ByOp["WRITE"].Count
@@ -848,7 +844,7 @@ func (r *run) balance(ctx context.Context) (*results.Step, error) {
 	build := time.Since(buildStart).Seconds()
 	k := int64(r.p.Balance.Reads)
 	var addr []byte
-	res, err := workload.Measure(ctx, r.env, r.budgeted(runner.Config{Workers: 1, Ops: k}), k, func(ctx context.Context, _ int, seq int64) error {
+	res, err := workload.Measure(ctx, r.env, r.budgeted(workload.Closed(1, k)), func(ctx context.Context, _ int, seq int64) error {
 		i := gen.Mix(seed, 3, uint64(seq)) % uint64(m)
 		addr = r.g.address(addr, balanceChain, i)
 		got, err := r.store.GetBalance(ctx, addr)

@@ -230,7 +230,7 @@ func (r *run) prepare(ctx context.Context, env *workload.Env) (*results.Step, er
 		bufs[i].slab = make([]byte, r.p.BatchRows*(CLen+PadLen))
 	}
 	total := batches * int64(r.p.Tables)
-	res, err := workload.Measure(ctx, env, runner.Config{Workers: workers, Ops: total}, total, func(ctx context.Context, w int, seq int64) error {
+	res, err := workload.Measure(ctx, env, workload.Closed(workers, total), func(ctx context.Context, w int, seq int64) error {
 		table := 1 + int(seq%int64(r.p.Tables))
 		first := 1 + (seq/int64(r.p.Tables))*int64(r.p.BatchRows)
 		last := min(first+int64(r.p.BatchRows)-1, r.rows)
@@ -303,7 +303,7 @@ func (r *run) run(ctx context.Context, env *workload.Env, phase string) (*result
 			env.Progress(done, total)
 		}
 	}
-	cfg, loops, err := l.config(phase)
+	load, loops, err := l.load(phase)
 	if err != nil {
 		return nil, err
 	}
@@ -312,10 +312,10 @@ func (r *run) run(ctx context.Context, env *workload.Env, phase string) (*result
 		l.txs[i] = newTx(r, phase, &l.cs[i])
 	}
 	var op runner.Op
-	if cfg.Drive == nil {
+	if load.Drive == nil {
 		op = l.op
 	}
-	res, err := workload.Measure(ctx, &env2, cfg, 0, op)
+	res, err := workload.Measure(ctx, &env2, load, op)
 	res.Unit = "transaction (" + phase + ")"
 	res.Facts = map[string]string{"ids": r.dist.describe()}
 	var verified int64
@@ -376,19 +376,18 @@ func (l *txLoad) snap() {
 	l.mu.Unlock()
 }
 
-// config is the load: a goroutine per thread for the phase's duration
-// or, where the client is evented, the connections spread over event
-// loops (loops: how many; 0 when none).
-func (l *txLoad) config(phase string) (cfg runner.Config, loops int, err error) {
+// load is the phase's load: a goroutine per thread for the phase's
+// duration or, where the client is evented, the connections spread over
+// event loops (loops: how many; 0 when none).
+func (l *txLoad) load(phase string) (load workload.Load, loops int, err error) {
 	r := l.r
-	dur := time.Duration(r.p.Duration)
-	cfg = runner.Config{Workers: r.threads, Duration: dur}
+	load = workload.Closed(r.threads, 0).For(time.Duration(r.p.Duration))
 	sessions, err := r.eventConns(l.conns, phase, l.cs)
 	if err != nil {
-		return cfg, 0, err
+		return load, 0, err
 	}
 	if sessions == nil {
-		return cfg, 0, nil
+		return load, 0, nil
 	}
 	loops = max(min(r.p.Loops, len(sessions)), 1)
 	if r.p.Loops == 0 {
@@ -397,14 +396,14 @@ func (l *txLoad) config(phase string) (cfg runner.Config, loops int, err error) 
 		// statement (as for pointselect's loops).
 		loops = max(min(runtime.GOMAXPROCS(0)/2, len(sessions)), 1)
 	}
-	cfg = runner.Config{Duration: dur, Loops: loops, Drive: func(ctx context.Context, lp *runner.Loop) error {
+	load = load.Driven(loops, func(ctx context.Context, lp *runner.Loop) error {
 		var mine []evloop.Conn
 		for i := lp.ID; i < len(sessions); i += loops {
 			mine = append(mine, sessions[i])
 		}
 		return evloop.Drive(ctx, lp, mine, evloop.Options{})
-	}}
-	return cfg, loops, nil
+	})
+	return load, loops, nil
 }
 
 // op runs transaction seq on thread w: an ignorable error rolls it back

@@ -156,7 +156,7 @@ func (PointSelect) Execute(ctx context.Context, env *workload.Env, st workload.S
 		_ [56]byte // one cache line per goroutine
 	}, len(conns))
 	keyOf := func(seq int64) int64 { return 1 + int64(gen.SplitMix(uint64(st.Seed)^uint64(seq))%uint64(p.Rows)) }
-	cfg := runner.Config{Workers: st.Concurrency, Duration: time.Duration(p.Duration)}
+	load := workload.Closed(st.Concurrency, 0).For(time.Duration(p.Duration))
 	loops := 0
 	if sessions, err := eventSessions(conns, p, keyOf, func(i int) *int64 { return &found[i].n }); err != nil {
 		return nil, err
@@ -168,13 +168,13 @@ func (PointSelect) Execute(ctx context.Context, env *workload.Env, st workload.S
 			// (as for the http workload's loops).
 			loops = max(min(runtime.GOMAXPROCS(0)/2, len(sessions)), 1)
 		}
-		cfg = runner.Config{Duration: time.Duration(p.Duration), Loops: loops, Drive: func(ctx context.Context, l *runner.Loop) error {
+		load = load.Driven(loops, func(ctx context.Context, l *runner.Loop) error {
 			var mine []evloop.Conn
 			for i := l.ID; i < len(sessions); i += loops {
 				mine = append(mine, sessions[i])
 			}
 			return evloop.Drive(ctx, l, mine, evloop.Options{})
-		}}
+		})
 	}
 	op := func(ctx context.Context, w int, seq int64) error {
 		key := keyOf(seq)
@@ -188,10 +188,10 @@ func (PointSelect) Execute(ctx context.Context, env *workload.Env, st workload.S
 		found[w].n++
 		return nil
 	}
-	if cfg.Drive != nil {
+	if load.Drive != nil {
 		op = nil
 	}
-	res, err := workload.Measure(ctx, env, cfg, 0, op)
+	res, err := workload.Measure(ctx, env, load, op)
 	res.Unit = fmt.Sprintf("SELECT %s FROM %s WHERE %s = $1", p.Value, p.Table, p.Key)
 	var checked int64
 	for _, f := range found {

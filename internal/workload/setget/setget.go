@@ -175,7 +175,7 @@ func (SetGet) Execute(ctx context.Context, env *workload.Env, st workload.Step) 
 		verified.Add(w, 1)
 		return nil
 	}
-	cfg := runner.Config{Workers: conns, Ops: pipelines}
+	load := workload.Closed(conns, pipelines)
 	op := func(ctx context.Context, w int, seq int64) error {
 		c := &cs[w]
 		keys := c.keysOf(seq)
@@ -195,16 +195,16 @@ func (SetGet) Execute(ctx context.Context, env *workload.Env, st workload.Step) 
 			// pipeline (as for the http and pointselect workloads).
 			loops = max(min(runtime.GOMAXPROCS(0)/2, len(sessions)), 1)
 		}
-		cfg = runner.Config{Ops: pipelines, Loops: loops, Drive: func(ctx context.Context, l *runner.Loop) error {
+		load = load.Driven(loops, func(ctx context.Context, l *runner.Loop) error {
 			var mine []evloop.Conn
 			for i := l.ID; i < len(sessions); i += loops {
 				mine = append(mine, sessions[i])
 			}
 			return evloop.Drive(ctx, l, mine, evloop.Options{})
-		}}
+		})
 		op = nil
 	}
-	res, err := workload.Measure(ctx, env, cfg, pipelines, op)
+	res, err := workload.Measure(ctx, env, load, op)
 	n := verified.Sum()
 	res.Unit = fmt.Sprintf("pipeline of %d %s requests", p.Pipeline, st.Phase)
 	res.Verify = results.Verify{Checked: n}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"storebench/internal/results"
-	"storebench/internal/runner"
 	"storebench/internal/workload"
 	"storebench/internal/workload/roots"
 )
@@ -127,7 +126,7 @@ func (r *run) runtx(ctx context.Context, keep bool) (*results.Step, [][]byte, er
 	x := &executor{r: r}
 	chain := roots.Chain{Keep: keep}
 	var commit time.Duration
-	res, err := workload.Measure(ctx, r.env, runner.Config{Workers: 1, Ops: total}, total, func(ctx context.Context, _ int, seq int64) error {
+	res, err := workload.Measure(ctx, r.env, workload.Closed(1, total), func(ctx context.Context, _ int, seq int64) error {
 		t := uint64(seq)
 		if err := x.apply(t); err != nil {
 			return err

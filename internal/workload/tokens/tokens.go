@@ -20,7 +20,6 @@ import (
 	"storebench/internal/ads"
 	"storebench/internal/kv"
 	"storebench/internal/results"
-	"storebench/internal/runner"
 	"storebench/internal/study"
 	"storebench/internal/target"
 	"storebench/internal/workload"
@@ -187,7 +186,7 @@ func (r *run) genacc(ctx context.Context, keep bool) (*results.Step, [][]byte, e
 	chain := roots.Chain{Keep: keep}
 	var acct Account
 	var commit time.Duration
-	res, err := workload.Measure(ctx, r.env, runner.Config{Workers: 1, Ops: blocks}, blocks, func(ctx context.Context, _ int, b int64) error {
+	res, err := workload.Measure(ctx, r.env, workload.Closed(1, blocks), func(ctx context.Context, _ int, b int64) error {
 		lo, hi := uint64(b)*k, min(uint64(b+1)*k, n)
 		for i := lo; i < hi; i++ {
 			r.m.genesis(&acct, i)
@@ -241,7 +240,7 @@ func (r *run) checkacc(ctx context.Context) (*results.Step, error) {
 	}
 	bufs := make([]buf, readers)
 	n := int64(r.m.n)
-	res, err := workload.Measure(ctx, r.env, runner.Config{Workers: readers, Ops: n}, n, func(ctx context.Context, w int, seq int64) error {
+	res, err := workload.Measure(ctx, r.env, workload.Closed(readers, n), func(ctx context.Context, w int, seq int64) error {
 		b := &bufs[w]
 		i := ord.at(uint64(seq))
 		b.key = r.m.address(b.key, i)

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"storebench/internal/kv"
-	"storebench/internal/runner"
 	"storebench/internal/workload"
 )
 
@@ -65,7 +64,7 @@ func TestEmbeddedReadPathAllocatesNothing(t *testing.T) {
 			return nil
 		},
 	}
-	op := r.op(runnerConfig(), ws, m)
+	op := r.op(goroutineLoad(), ws, m)
 	seq := int64(0)
 	baseline := testing.AllocsPerRun(200, func() {
 		if err := kv.View(st, key(nil, 5), func([]byte) error { return nil }); err != nil {
@@ -110,4 +109,4 @@ func BenchmarkKey(b *testing.B) {
 	}
 }
 
-func runnerConfig() runner.Config { return runner.Config{} }
+func goroutineLoad() workload.Load { return workload.Load{} }

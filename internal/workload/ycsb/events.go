@@ -46,11 +46,11 @@ type recConn interface {
 	close() error
 }
 
-// driven makes cfg drive the step from event loops when the client is
+// driven makes load drive the step from event loops when the client is
 // "events", ok allows it (no scan, closed loop) and the target can; it
 // returns the number of loops (0: the goroutine client runs) and what
 // closes the connections.
-func (r *run) driven(ctx context.Context, env *workload.Env, cfg *runner.Config, ws []wstate, m *mix, ok bool) (int, func(), error) {
+func (r *run) driven(ctx context.Context, env *workload.Env, load *workload.Load, ws []wstate, m *mix, ok bool) (int, func(), error) {
 	none := func() {}
 	if !ok || r.p.Client != "events" || !evloop.Supported {
 		return 0, none, nil
@@ -80,14 +80,13 @@ func (r *run) driven(ctx context.Context, env *workload.Env, cfg *runner.Config,
 		loops = runtime.GOMAXPROCS(0) / 2
 	}
 	loops = max(min(loops, len(out)), 1)
-	cfg.Workers, cfg.Loops = 0, loops
-	cfg.Drive = func(ctx context.Context, l *runner.Loop) error {
+	*load = load.Driven(loops, func(ctx context.Context, l *runner.Loop) error {
 		var mine []evloop.Conn
 		for i := l.ID; i < len(out); i += loops {
 			mine = append(mine, out[i])
 		}
 		return evloop.Drive(ctx, l, mine, evloop.Options{})
-	}
+	})
 	return loops, closeAll, nil
 }
 

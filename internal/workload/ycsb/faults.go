@@ -15,7 +15,6 @@ import (
 	"storebench/internal/fault"
 	"storebench/internal/kv"
 	"storebench/internal/results"
-	"storebench/internal/runner"
 	"storebench/internal/workload"
 	"storebench/internal/workload/gen"
 )
@@ -56,7 +55,7 @@ func (r *run) loadUnderFaults(ctx context.Context, env *workload.Env, st workloa
 	if fw, ok := r.db.(FaultWatcher); ok {
 		watched = fw.WatchFaults(ctx)
 	}
-	res, err := workload.Measure(ctx, env, runner.Config{Workers: r.workers, Ops: r.n, Rate: r.p.LoadRate}, r.n, func(ctx context.Context, w int, seq int64) error {
+	res, err := workload.Measure(ctx, env, workload.Closed(r.workers, r.n).At(r.p.LoadRate), func(ctx context.Context, w int, seq int64) error {
 		return r.insertAcked(ctx, &ws[w], &logs[w], seq)
 	})
 	tot := mergeInsertLogs(logs)

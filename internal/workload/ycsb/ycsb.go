@@ -436,13 +436,13 @@ func (r *run) load(ctx context.Context, env *workload.Env) (*results.Step, error
 		},
 		insert: func(s *wstate) [][]byte { return r.record(s, s.key, s.nonce) },
 	}
-	cfg := runner.Config{Workers: r.workers, Ops: r.n, Rate: r.p.LoadRate}
-	loops, done, err := r.driven(ctx, env, &cfg, ws, m, r.p.LoadRate == 0)
+	load := workload.Closed(r.workers, r.n).At(r.p.LoadRate)
+	loops, done, err := r.driven(ctx, env, &load, ws, m, r.p.LoadRate == 0)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	res, err := workload.Measure(ctx, env, cfg, r.n, r.op(cfg, ws, m))
+	res, err := workload.Measure(ctx, env, load, r.op(load, ws, m))
 	res.Unit = fmt.Sprintf("insert a record of %d×%d bytes", r.p.Fields, r.p.FieldLength)
 	res.Metrics = map[string]float64{"records": float64(r.n), "event_loops": float64(loops)}
 	return res, err
@@ -479,13 +479,12 @@ func (r *run) workload(ctx context.Context, env *workload.Env, name string) (*re
 	m0 := core[name]
 	x := r.newChoices(name)
 	ws := r.states()
-	cfg := runner.Config{Workers: r.workers, Ops: int64(r.p.Operations), Rate: r.rate, Classes: classNames, ClassOf: x.classOf}
-	total := int64(r.p.Operations)
+	load := workload.Closed(r.workers, int64(r.p.Operations)).At(r.rate)
 	if r.duration > 0 {
 		// A rate search's trial: bounded by its duration alone.
-		cfg.Ops, cfg.Duration = 0, r.duration
-		total = int64(r.rate * r.duration.Seconds())
+		load = workload.Open(r.rate, r.duration).On(r.workers)
 	}
+	load = load.Classed(classNames, x.classOf)
 	m := &mix{
 		plan:   x.plan,
 		insert: func(s *wstate) [][]byte { return r.record(s, s.key, s.nonce) },
@@ -494,12 +493,12 @@ func (r *run) workload(ctx context.Context, env *workload.Env, name string) (*re
 		scan:   x.scan,
 	}
 	// Scans and open loops stay on the goroutine client.
-	loops, done, err := r.driven(ctx, env, &cfg, ws, m, m0.scan == 0 && cfg.Rate == 0 && cfg.Duration == 0)
+	loops, done, err := r.driven(ctx, env, &load, ws, m, m0.scan == 0 && load.Rate == 0 && load.Duration == 0)
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	res, err := workload.Measure(ctx, env, cfg, total, r.op(cfg, ws, m))
+	res, err := workload.Measure(ctx, env, load, r.op(load, ws, m))
 	res.Unit = "operation"
 	res.Verify = results.Verify{Checked: x.verified.Sum()}
 	res.Metrics = map[string]float64{"records": float64(r.n), "read": m0.read, "update": m0.update, "insert": m0.insert, "scan": m0.scan, "rmw": m0.rmw, "event_loops": float64(loops)}
@@ -637,9 +636,9 @@ type mix struct {
 
 // op is the goroutine client's operation: load goroutine w runs
 // operation seq through the DB; nil when the step is driven by event
-// loops (cfg.Drive set by driven).
-func (r *run) op(cfg runner.Config, ws []wstate, m *mix) runner.Op {
-	if cfg.Drive != nil {
+// loops (load.Drive set by driven).
+func (r *run) op(load workload.Load, ws []wstate, m *mix) runner.Op {
+	if load.Drive != nil {
 		return nil
 	}
 	return func(ctx context.Context, w int, seq int64) error {
