@@ -562,25 +562,27 @@ func (r *run) selectOne(ctx context.Context) (*results.Step, error) {
 // written first, untimed and reported apart, in batches of at least
 // setupBatch: how they are written is not what this phase measures.
 func (r *run) chain(ctx context.Context, length int64) (*results.Step, error) {
-	samples := r.p.Chains.Samples
 	setupStart := time.Now()
 	// Sample chains live in their own id space: 1<<32 | length<<8 | sample.
 	base := uint64(1)<<32 | uint64(length)<<8
-	batch := max(int64(r.p.Batch), setupBatch)
-	for s := 0; s < samples; s++ {
-		chain := base + uint64(s)
-		nb := batches(length, int(batch))
-		op := r.insertOp(chain, length, batch)
-		for b := int64(0); b < nb; b++ {
-			if ctx.Err() != nil {
-				return &results.Step{Partial: true}, nil
-			}
-			if err := op(ctx, 0, b); err != nil {
-				return nil, fmt.Errorf("writing sample chain of %d: %w", length, err)
-			}
-		}
+	held, setupCut, err := r.writeSamples(ctx, base, length)
+	if err != nil {
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		return &results.Step{Partial: true}, nil
 	}
 	setup := time.Since(setupStart).Seconds()
+	// The chains read are those the setup wrote, each as far as it got.
+	samples := 0
+	for samples < len(held) && held[samples] > 0 {
+		samples++
+	}
+	if samples == 0 {
+		return &results.Step{Unit: fmt.Sprintf("walk a chain of %d txns", length), Facts: map[string]string{
+			"cut": fmt.Sprintf("not run: the phase budget (%s) ran out before a sample chain was written", time.Duration(r.p.Budget)),
+		}}, nil
+	}
 	// The budget stops the phase between chains (the runner) and inside
 	// one (a chain of 1e5 point selects on an engine that scans per select
 	// would take hours): the deadline is checked before each transaction.
@@ -604,9 +606,9 @@ func (r *run) chain(ctx context.Context, length int64) (*results.Step, error) {
 			// it, and so on to the genesis: each read is checked whole
 			// against what was written, its prev address included, so
 			// reading (chain, i-1) next is following that address.
-			for i := length - 1; i >= 0; i-- {
+			for i := held[seq] - 1; i >= 0; i-- {
 				if !deadline.IsZero() && time.Now().After(deadline) {
-					stoppedAt = length - 1 - i
+					stoppedAt = held[seq] - 1 - i
 					return nil
 				}
 				if err := r.checkTx(ctx, "chain", chain, uint64(i), genesis, &key, &want); err != nil {
@@ -641,8 +643,8 @@ func (r *run) chain(ctx context.Context, length int64) (*results.Step, error) {
 		if err == nil {
 			err = failure
 		}
-		if err == nil && stoppedAt < 0 && int64(next) != length {
-			err = &workload.VerifyError{Phase: "chain", Key: genesis, What: fmt.Sprintf("chain has %d transactions, %d were written", next, length)}
+		if err == nil && stoppedAt < 0 && int64(next) != held[seq] {
+			err = &workload.VerifyError{Phase: "chain", Key: genesis, What: fmt.Sprintf("chain has %d transactions, %d were written", next, held[seq])}
 		}
 		if err == nil && stoppedAt < 0 {
 			whole++
@@ -663,7 +665,55 @@ func (r *run) chain(ctx context.Context, length int64) (*results.Step, error) {
 		}
 		r.cut(res, got, float64(read)/res.Seconds, "txns read/s", stoppedAt >= 0)
 	}
+	if setupCut {
+		r.cutSamples(res, held, length)
+	}
 	return res, err
+}
+
+// writeSamples writes a chain phase's sample chains of length, untimed,
+// and returns how many transactions each holds. The phase budget bounds
+// it too (cut): five chains of 1e6 on an engine that inserts 1,500 txns/s
+// would take most of an hour before a read. Interrupted (ctx), it returns
+// what it wrote.
+func (r *run) writeSamples(ctx context.Context, base uint64, length int64) (held []int64, cut bool, err error) {
+	batch := max(int64(r.p.Batch), setupBatch)
+	var deadline time.Time
+	if r.p.Budget > 0 {
+		deadline = time.Now().Add(time.Duration(r.p.Budget))
+	}
+	held = make([]int64, r.p.Chains.Samples)
+	for s := range held {
+		op := r.insertOp(base+uint64(s), length, batch)
+		for b := int64(0); b < batches(length, int(batch)); b++ {
+			if ctx.Err() != nil {
+				return held, false, nil
+			}
+			if !deadline.IsZero() && time.Now().After(deadline) {
+				return held, true, nil
+			}
+			if err := op(ctx, 0, b); err != nil {
+				return held, false, fmt.Errorf("writing sample chain of %d: %w", length, err)
+			}
+			held[s] = min(length, (b+1)*batch)
+		}
+	}
+	return held, false, nil
+}
+
+// cutSamples records that the phase budget stopped the writing of the
+// sample chains: the chains read are shorter, or fewer, than the phase's
+// (cut_db: the step stands for no chain of its length).
+func (r *run) cutSamples(res *results.Step, held []int64, length int64) {
+	var got int64
+	for _, h := range held {
+		got += h
+	}
+	if res.Facts == nil {
+		res.Facts = map[string]string{}
+	}
+	res.Facts["cut_db"] = fmt.Sprintf("the sample chains hold %s of their %d × %s txns: writing them stopped at the phase budget of %s",
+		study.FormatCount(got), len(held), study.FormatCount(length), time.Duration(r.p.Budget))
 }
 
 // setupBatch is the least batch a chain phase writes its sample chains in.

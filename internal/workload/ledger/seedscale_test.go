@@ -172,3 +172,50 @@ func TestBudgetStopsAPhaseNotTheTarget(t *testing.T) {
 		t.Fatalf("cut phases %v, want insert, chain and balance", cuts)
 	}
 }
+
+// The phase budget bounds the writing of a chain phase's sample chains
+// too: a chain of 20,000 txns written 1,000 a batch at 5 ms a batch, three
+// times, does not fit in 100 ms. The phase reads what was written, checks
+// it, and says its chains are shorter than its length (cut_db).
+func TestBudgetBoundsTheSampleChains(t *testing.T) {
+	src := `
+name: t
+ladder: [10]
+targets: [pebble]
+workloads:
+  - name: ledger
+    params:
+      payload: 100
+      batch: 1
+      selects: 5
+      budget: 100ms
+      chains: {lengths: [20000], samples: 3, select: walk}
+      stress: {duration: 0s}
+      balance: {addresses: 100, reads: 5}
+`
+	var store kv.Store
+	seen := false
+	for _, st := range plan(t, src) {
+		if st.Fresh {
+			store = slow{openPebble(t)}
+		}
+		res, err := Ledger{}.Execute(context.Background(), &workload.Env{Target: store}, st)
+		if err != nil {
+			t.Fatalf("%s N=%d: %v", st.Phase, st.N, err)
+		}
+		if st.Phase != "chain" {
+			continue
+		}
+		seen = true
+		d := res.Facts["cut_db"]
+		if !strings.Contains(d, "the sample chains hold") || !strings.Contains(d, "of their 3 × 2e4 txns") || !strings.Contains(d, "phase budget of 100ms") {
+			t.Fatalf("chain of 2e4: cut_db %q, want the sample chains cut at the budget", d)
+		}
+		if res.Verify.Checked == 0 || res.Verify.Checked >= 60000 {
+			t.Fatalf("chain of 2e4: %d txns checked, want some of what was written", res.Verify.Checked)
+		}
+	}
+	if !seen {
+		t.Fatal("no chain step planned")
+	}
+}
