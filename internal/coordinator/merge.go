@@ -34,7 +34,7 @@ func mergeParts(parts []*results.Step, hosts []string, pids []int) (*results.Ste
 		}
 	}
 	m := *parts[0]
-	m.Ops, m.Late, m.Seconds = 0, 0, 0
+	m.Ops, m.Late, m.Seconds, m.Retried = 0, 0, 0, 0
 	m.Verify = results.Verify{}
 	m.Workers = nil
 	m.Partial = false
@@ -50,6 +50,7 @@ func mergeParts(parts []*results.Step, hosts []string, pids []int) (*results.Ste
 	for i, p := range parts {
 		m.Ops += p.Ops
 		m.Late += p.Late
+		m.Retried += p.Retried
 		m.Seconds = max(m.Seconds, p.Seconds)
 		if p.Started.Before(m.Started) {
 			m.Started = p.Started

@@ -115,9 +115,13 @@ func discussedSteps(t *results.Target, w string) []*results.Step {
 
 // counted are the figures of a step its workload registered as counts of
 // things that went wrong (a count, lower is better: failed requests,
-// retried deadlocks, reconnects), the non-zero ones, and the traffic of
+// retried deadlocks, reconnects), the non-zero ones, the requests the
+// client retried after a server timeout (Retried), and the traffic of
 // byte counts as a rate over the step.
 func counted(s *results.Step) (errs, traffic []string) {
+	if s.Retried > 0 {
+		errs = append(errs, fmt.Sprintf("%s requests retried after a server timeout", number(float64(s.Retried))))
+	}
 	for _, m := range section.Metrics(s.Workload, s.Phase) {
 		v, ok := s.Metrics[m.Name]
 		if !ok {

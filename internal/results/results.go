@@ -182,6 +182,10 @@ type Step struct {
 	Events  []Event `json:"events,omitempty"`
 	Partial bool    `json:"partial,omitempty"`
 	Error   string  `json:"error,omitempty"`
+	// Retried counts the requests the target's client retried after
+	// the server answered them with a timeout (target.Retrier): the
+	// operations' latencies include the retries.
+	Retried int64 `json:"retried,omitempty"`
 	// ByOpHist are ByOp's histograms, encoded as Hist: what lets the
 	// steps of several workers merge exactly per operation type.
 	ByOpHist map[string]string `json:"by_op_hist,omitempty"`

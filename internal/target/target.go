@@ -448,6 +448,14 @@ type Occupancy struct {
 	OwnNames []string
 }
 
+// Retrier is an optional capability of server targets whose client
+// retries a request the server answered with a timeout (an idempotent
+// write: Cassandra's): Retried counts those retries since Open, so that a
+// step can say how many it took (results.Step.Retried).
+type Retrier interface {
+	Retried() int64
+}
+
 // Cleaner is an optional capability of server targets: remove what
 // storebench wrote on a server named by URI, at the end of a run (also
 // an interrupted one). A target without it is cleaned by its Reset.

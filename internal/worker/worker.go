@@ -390,9 +390,17 @@ func (w *server) runStep(id int64, st workload.Step) (*results.Step, error) {
 		return nil, err
 	}
 	m := newStepMeter(w.open.Dir)
+	retrier, _ := w.h.(target.Retrier)
+	var retriedBefore int64
+	if retrier != nil {
+		retriedBefore = retrier.Retried()
+	}
 	res, runErr := wl.Execute(ctx, w.stepEnv(id, st, m), st)
 	if res == nil {
 		res = &results.Step{}
+	}
+	if retrier != nil {
+		res.Retried = retrier.Retried() - retriedBefore
 	}
 	// Make what was written durable before disk is measured, so the disk
 	// figure counts data and not only a write-ahead log in flight.

@@ -39,6 +39,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
@@ -150,6 +151,9 @@ type Store struct {
 	hosts int
 	// readCons is the geo layout's read consistency (read_consistency).
 	readCons gocql.Consistency
+	// retried counts the idempotent requests' server timeouts, each
+	// retried (retry.go).
+	retried *atomic.Int64
 }
 
 // Open connects to o.URI (cassandra://[user:password@]host:port/keyspace),
@@ -228,6 +232,8 @@ func open(o target.Options, known []string) (*Store, error) {
 	// with 0).
 	c.ReconnectionPolicy = &gocql.ConstantReconnectionPolicy{MaxRetries: 1, Interval: time.Second}
 	c.PageSize = chainPage
+	retried := new(atomic.Int64)
+	c.RetryPolicy = timeoutRetry{retried: retried}
 	if u.User != nil {
 		pw, _ := u.User.Password()
 		c.Authenticator = gocql.PasswordAuthenticator{Username: u.User.Username(), Password: pw}
@@ -236,7 +242,7 @@ func open(o target.Options, known []string) (*Store, error) {
 	if err != nil {
 		return nil, target.NoAnswer(err, connectTimeout)
 	}
-	s := &Store{s: sess, ks: ks, cons: cons, readCons: readCons, hosts: len(hosts)}
+	s := &Store{s: sess, ks: ks, cons: cons, readCons: readCons, hosts: len(hosts), retried: retried}
 	if err := s.init(isSync, pool, o.URI); err != nil {
 		sess.Close()
 		return nil, err
@@ -279,6 +285,7 @@ func (s *Store) init(isSync bool, pool int, uri string) error {
 		"layout.ycsb":    "usertable (y_id text PK, field0..fieldN-1 blob); no scan (token order)",
 		"batch": "PutTxs: txs_by_chain rows of a chain in one UNLOGGED single-partition batch (atomic and isolated within the partition, no batchlog, exempt from batch size thresholds); " +
 			"txs_by_addr rows as concurrent single-row INSERTs (a multi-partition batch would exceed batch_size_fail_threshold, a LOGGED one doubles the writes through the batchlog); all idempotent upserts",
+		"retries":    fmt.Sprintf("a request its workload marks idempotent (the ledger's upserts and reads) is retried on the server's write or read timeout or overload, at most %d times; a step counts them (retried) and its latencies include them", maxRetries),
 		"chain_read": fmt.Sprintf("one partition of txs_by_chain in clustering order, pages of %d rows", chainPage),
 	}
 	return nil

@@ -14,7 +14,10 @@ import (
 
 // The ledger layout on a CQL target (conn.CQL: Cassandra), in the
 // target's keyspace: tables txs_by_addr, txs_by_chain (one partition per
-// chain) and balances, created if missing, and the Store methods.
+// chain) and balances, created if missing, and the Store methods. Every
+// write is an upsert, so every request is marked idempotent: the target's
+// client retries one the server answered with a timeout, and counts it
+// (results.Step.Retried).
 
 const (
 	// maxBatchBytes bounds one single-partition batch, well under the
@@ -166,12 +169,13 @@ func (s *cqlStore) PutTxs(ctx context.Context, txs []Tx) error {
 			b := s.s.Batch(gocql.UnloggedBatch).WithContext(ctx)
 			for j := runs[i].from; j < runs[i].to; j++ {
 				t := &txs[j]
-				b.Query(s.putChain, t.Genesis, int64(t.Index), t.Address, nonNil(t.Prev), t.Timestamp, int(t.Type), nonNil(t.Payload))
+				b.Entries = append(b.Entries, gocql.BatchEntry{Stmt: s.putChain, Idempotent: true,
+					Args: []any{t.Genesis, int64(t.Index), t.Address, nonNil(t.Prev), t.Timestamp, int(t.Type), nonNil(t.Payload)}})
 			}
 			return b.ExecContext(ctx)
 		}
 		t := &txs[i-len(runs)]
-		return s.s.Query(s.putAddr, t.Address, nonNil(t.Prev), t.Genesis, int64(t.Index), t.Timestamp, int(t.Type), nonNil(t.Payload)).ExecContext(ctx)
+		return s.s.Query(s.putAddr, t.Address, nonNil(t.Prev), t.Genesis, int64(t.Index), t.Timestamp, int(t.Type), nonNil(t.Payload)).Idempotent(true).ExecContext(ctx)
 	})
 }
 
@@ -186,7 +190,7 @@ func (s *cqlStore) withoutChainIndex() Store { return cqlUnindexed{s} }
 func (s cqlUnindexed) PutTxs(ctx context.Context, txs []Tx) error {
 	return parallel(len(txs), func(i int) error {
 		t := &txs[i]
-		return s.s.Query(s.putAddr, t.Address, nonNil(t.Prev), t.Genesis, int64(t.Index), t.Timestamp, int(t.Type), nonNil(t.Payload)).ExecContext(ctx)
+		return s.s.Query(s.putAddr, t.Address, nonNil(t.Prev), t.Genesis, int64(t.Index), t.Timestamp, int(t.Type), nonNil(t.Payload)).Idempotent(true).ExecContext(ctx)
 	})
 }
 
@@ -198,7 +202,7 @@ func (s *cqlStore) GetTx(ctx context.Context, address []byte) (Tx, error) {
 	var tx Tx
 	var idx int64
 	var typ int
-	err := s.s.Query(s.getTx, address).ScanContext(ctx, &tx.Prev, &tx.Genesis, &idx, &tx.Timestamp, &typ, &tx.Payload)
+	err := s.s.Query(s.getTx, address).Idempotent(true).ScanContext(ctx, &tx.Prev, &tx.Genesis, &idx, &tx.Timestamp, &typ, &tx.Payload)
 	if errors.Is(err, gocql.ErrNotFound) {
 		return Tx{}, fmt.Errorf("transaction %x: %w", address, kv.ErrNotFound)
 	}
@@ -215,7 +219,7 @@ func (s *cqlStore) GetTx(ctx context.Context, address []byte) (Tx, error) {
 
 // Chain implements Store: one partition, in clustering order.
 func (s *cqlStore) Chain(ctx context.Context, genesis []byte, fn func(Tx) bool) error {
-	iter := s.s.Query(s.chain, genesis).PageSize(cqlChainPage).IterContext(ctx)
+	iter := s.s.Query(s.chain, genesis).PageSize(cqlChainPage).Idempotent(true).IterContext(ctx)
 	scanner := iter.Scanner()
 	for scanner.Next() {
 		var tx Tx
@@ -241,14 +245,14 @@ func (s *cqlStore) PutBalances(ctx context.Context, addrs [][]byte, amounts []ui
 		return fmt.Errorf("%d addresses but %d amounts", len(addrs), len(amounts))
 	}
 	return parallel(len(addrs), func(i int) error {
-		return s.s.Query(s.putBalance, addrs[i], int64(amounts[i])).ExecContext(ctx)
+		return s.s.Query(s.putBalance, addrs[i], int64(amounts[i])).Idempotent(true).ExecContext(ctx)
 	})
 }
 
 // GetBalance implements Store.
 func (s *cqlStore) GetBalance(ctx context.Context, address []byte) (uint64, error) {
 	var v int64
-	err := s.s.Query(s.getBalance, address).ScanContext(ctx, &v)
+	err := s.s.Query(s.getBalance, address).Idempotent(true).ScanContext(ctx, &v)
 	if errors.Is(err, gocql.ErrNotFound) {
 		return 0, fmt.Errorf("balance of %x: %w", address, kv.ErrNotFound)
 	}
