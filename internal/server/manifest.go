@@ -33,7 +33,9 @@ import (
 //	testdb=NAME        the database a workload's test uses on the shared
 //	                   server (captest.URI): the last element of the
 //	                   server's URI path, {scope} the test's own word,
-//	                   {time} a fresh one per test, dropped when it ends
+//	                   {time} a fresh one per test, created first where
+//	                   the server needs it (PostgreSQL, MariaDB) and
+//	                   dropped when it ends
 //
 //go:embed */manifest.txt
 var manifestFiles embed.FS

@@ -302,13 +302,19 @@ func (st *start) instance(name string, h *proc.Handle, pool string) *server.Inst
 }
 
 // initSQL creates the account and database, and (re)sets the password of
-// a reused data directory, by its mysql_native_password hash.
+// a reused data directory, by its mysql_native_password hash. The account
+// may also create, use and drop the databases storebench_* (the pattern's
+// \_ a literal underscore): a workload's test runs in one of its own there
+// (testdb= in manifest.txt), so that other packages' tests, which empty
+// the tables of storebench, leave its tables alone. Nothing else of the
+// server is the account's.
 func initSQL(password string) string {
 	h := nativeHash(password)
 	return `CREATE DATABASE IF NOT EXISTS ` + dbName + `;
 CREATE USER IF NOT EXISTS '` + dbUser + `'@'127.0.0.1' IDENTIFIED BY PASSWORD '` + h + `';
 ALTER USER '` + dbUser + `'@'127.0.0.1' IDENTIFIED BY PASSWORD '` + h + `';
 GRANT ALL PRIVILEGES ON ` + dbName + `.* TO '` + dbUser + `'@'127.0.0.1';
+GRANT ALL PRIVILEGES ON ` + "`" + dbName + `\_%` + "`" + `.* TO '` + dbUser + `'@'127.0.0.1';
 `
 }
 

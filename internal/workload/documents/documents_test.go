@@ -23,6 +23,7 @@ import (
 	"storebench/internal/workload"
 	"storebench/internal/workload/documents"
 	"storebench/internal/workload/worktest"
+	"storebench/internal/workload/worktest/captest"
 )
 
 // TestMain lets the test binary stand in for storebench: the FerretDB
@@ -51,8 +52,11 @@ func plan(t *testing.T, ops int, dur string) []workload.Step {
 }
 
 // open opens a target the documents workload runs on: SQLite in a
-// temporary directory, or a server's target at the shared server's URI
-// (a database of the test's own on FerretDB).
+// temporary directory, or a server's target on the shared server, in a
+// database of the test's own (captest.URI on PostgreSQL: another
+// package's fresh step empties the workload tables, perf1..perf3 among
+// them, of the database it runs in, which on the server's own would be
+// this test's mid-run).
 func open(t *testing.T, name string) io.Closer {
 	t.Helper()
 	info, err := target.Lookup(name)
@@ -70,7 +74,7 @@ func open(t *testing.T, name string) io.Closer {
 		base := servertest.URI(t, info.Server)
 		o.URI = strings.TrimSuffix(base, "/storebench") + fmt.Sprintf("/sbdocs_%d", time.Now().UnixNano())
 	default:
-		o.URI = servertest.URI(t, info.Server)
+		o.URI = captest.URI(t, name, "documents_test")
 	}
 	h, err := info.Open(o)
 	if err != nil {

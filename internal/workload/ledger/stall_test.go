@@ -13,6 +13,7 @@ import (
 	_ "storebench/internal/target/redis"
 	"storebench/internal/workload/ledger"
 	"storebench/internal/workload/worktest"
+	"storebench/internal/workload/worktest/captest"
 	"storebench/internal/workload/worktest/stalltest"
 )
 
@@ -30,19 +31,21 @@ workloads:
 `
 	for _, c := range []struct {
 		target string
-		o      func() target.Options
+		o      func(t *testing.T) target.Options
 	}{
-		{"redis", func() target.Options {
+		{"redis", func(t *testing.T) target.Options {
 			// Database 9 of the shared server: other packages' tests use 0.
 			uri := strings.TrimSuffix(servertest.URI(t, "redis"), "/0") + "/9"
 			return target.Options{URI: uri, Durability: kv.Async, Extra: map[string]string{"pool": "8"}}
 		}},
-		{"postgres", func() target.Options {
-			return target.Options{URI: servertest.URI(t, "postgres"), Durability: kv.Async}
+		{"postgres", func(t *testing.T) target.Options {
+			// A database of the test's own: another package's fresh step
+			// empties the ledger's tables of the server's own.
+			return target.Options{URI: captest.URI(t, "postgres", "ledger_test"), Durability: kv.Async}
 		}},
 	} {
 		t.Run(c.target, func(t *testing.T) {
-			o := c.o()
+			o := c.o(t)
 			src := strings.ReplaceAll(study, "%T%", c.target)
 			t.Run("LedgerInsert", func(t *testing.T) {
 				steps := worktest.Plan(t, ledger.Ledger{}, strings.ReplaceAll(src, "%N%", "1e9"))

@@ -21,7 +21,6 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"storebench/internal/kv"
-	"storebench/internal/server/servertest"
 	stdy "storebench/internal/study"
 	"storebench/internal/target"
 	_ "storebench/internal/target/all"
@@ -29,6 +28,7 @@ import (
 	"storebench/internal/workload"
 	"storebench/internal/workload/oltp"
 	"storebench/internal/workload/worktest"
+	"storebench/internal/workload/worktest/captest"
 )
 
 const study = `
@@ -219,7 +219,7 @@ func TestSchemaFormatsAndCountsMatchSysbench(t *testing.T) {
 	}
 	for _, c := range []struct{ server, target, driver string }{{"mariadb", "mysql", "mysql"}, {"postgres", "postgres", "pgsql"}} {
 		t.Run(c.server, func(t *testing.T) {
-			uri := servertest.URI(t, c.server)
+			uri := captest.URI(t, c.target, "oltp_test")
 			args := append(sysbenchArgs(t, c.driver, uri), "--tables=1", "--table-size=100", "--rand-type=uniform")
 			sysbench(t, append([]string{"oltp_read_only", "cleanup"}, args...)...)
 			sysbench(t, append([]string{"oltp_read_only", "prepare"}, args...)...)
@@ -415,7 +415,7 @@ func TestWellFormedEveryByteEveryPosition(t *testing.T) {
 func TestServerConnStopsWhenTheContextEnds(t *testing.T) {
 	for _, c := range []struct{ server, target, driver string }{{"mariadb", "mysql", "mysql"}, {"postgres", "postgres", "pgx"}} {
 		t.Run(c.server, func(t *testing.T) {
-			uri := servertest.URI(t, c.server)
+			uri := captest.URI(t, c.target, "oltp_test")
 			h := open(t, c.target, uri)
 			st := steps(t, 50, 1)
 			if _, err := (oltp.OLTP{}).Execute(context.Background(), &workload.Env{Target: h}, st["prepare"]); err != nil {
@@ -488,7 +488,7 @@ func dsn(t *testing.T, driver, uri string) string {
 func TestServerRunsCatchAMisplacedValue(t *testing.T) {
 	for _, c := range []struct{ server, target, client string }{{"mariadb", "mysql", "events"}, {"mariadb", "mysql", "goroutines"}, {"postgres", "postgres", "events"}, {"postgres", "postgres", "goroutines"}} {
 		t.Run(c.server+"/"+c.client, func(t *testing.T) {
-			h := open(t, c.target, servertest.URI(t, c.server))
+			h := open(t, c.target, captest.URI(t, c.target, "oltp_test"))
 			st := clientSteps(t, 300, 2, c.client, "1s")
 			ctx := context.Background()
 			for _, ph := range []string{"prepare", "read_only", "write_only", "read_only"} {
@@ -555,7 +555,7 @@ func TestServerRunsCatchAMisplacedValue(t *testing.T) {
 // not reconnect). Only this test's sessions are killed (their own
 // application_name).
 func TestPostgresEventsTerminatedBackendFailsTheRun(t *testing.T) {
-	uri := servertest.URI(t, "postgres")
+	uri := captest.URI(t, "postgres", "oltp_test")
 	db, err := sql.Open("pgx", uri)
 	if err != nil {
 		t.Fatal(err)
@@ -618,7 +618,7 @@ func TestPostgresEventsTerminatedBackendFailsTheRun(t *testing.T) {
 // user): the run connects through a relay of the test's, whose sockets
 // to the server name the sessions in the process list (their ports).
 func TestMariaDBEventsKilledSessionFailsTheRun(t *testing.T) {
-	uri := servertest.URI(t, "mariadb")
+	uri := captest.URI(t, "mysql", "oltp_test")
 	u, err := url.Parse(uri)
 	if err != nil {
 		t.Fatal(err)
@@ -738,7 +738,7 @@ func TestMariaDBEventsKilledSessionFailsTheRun(t *testing.T) {
 // test's sessions are killed (its own application_name): other packages
 // share the server.
 func TestPostgresKilledSessionIsALostConnection(t *testing.T) {
-	uri := servertest.URI(t, "postgres")
+	uri := captest.URI(t, "postgres", "oltp_test")
 	db, err := sql.Open("pgx", uri)
 	if err != nil {
 		t.Fatal(err)
@@ -796,7 +796,7 @@ func TestIgnorableErrorsAreRetried(t *testing.T) {
 	for _, c := range []struct{ server, target, client string }{{"postgres", "postgres", "events"}, {"postgres", "postgres", "goroutines"}, {"mariadb", "mysql", "events"}, {"mariadb", "mysql", "goroutines"}} {
 		client := c.client
 		t.Run(c.server+"/"+client, func(t *testing.T) {
-			h := open(t, c.target, servertest.URI(t, c.server))
+			h := open(t, c.target, captest.URI(t, c.target, "oltp_test"))
 			st := map[string]workload.Step{}
 			for _, s := range worktest.Plan(t, oltp.OLTP{}, fmt.Sprintf(`
 name: t

@@ -13,12 +13,12 @@ import (
 	"storebench/internal/kv"
 	"storebench/internal/measure/latency"
 	_ "storebench/internal/server/postgres"
-	"storebench/internal/server/servertest"
 	"storebench/internal/target"
 	_ "storebench/internal/target/postgres"
 	"storebench/internal/workload"
 	"storebench/internal/workload/pointselect"
 	"storebench/internal/workload/worktest"
+	"storebench/internal/workload/worktest/captest"
 )
 
 const study = `
@@ -87,7 +87,7 @@ func run(t *testing.T, uri string, rows int, dur, client string) (*workload.Env,
 // loop on this machine's cores), every select answered and checked and
 // timed into the histogram: the same accounting as the goroutine client.
 func TestEventLoopSelectsAreCheckedAndTimed(t *testing.T) {
-	uri := servertest.URI(t, "postgres")
+	uri := captest.URI(t, "postgres", "pointselect_test")
 	table(t, uri, 1000)
 	for _, client := range []string{"events", "goroutines"} {
 		_, err, got := run(t, uri, 1000, "1s", client)
@@ -108,7 +108,7 @@ func TestEventLoopSelectsAreCheckedAndTimed(t *testing.T) {
 // A key with no row fails the run on the event loop as on the
 // goroutine client, naming the key.
 func TestEventLoopMissingRowFails(t *testing.T) {
-	uri := servertest.URI(t, "postgres")
+	uri := captest.URI(t, "postgres", "pointselect_test")
 	table(t, uri, 10)
 	// Keys 1..100000 on a table of 10 rows: the first miss fails.
 	_, err, _ := run(t, uri, 100000, "5s", "events")
@@ -122,7 +122,7 @@ func TestEventLoopMissingRowFails(t *testing.T) {
 // within the run's time with one error naming the connection, never a
 // hang.
 func TestEventLoopTerminatedSessionFails(t *testing.T) {
-	uri := servertest.URI(t, "postgres")
+	uri := captest.URI(t, "postgres", "pointselect_test")
 	table(t, uri, 1000)
 	ctx := context.Background()
 	admin, err := pgx.Connect(ctx, uri)
@@ -140,7 +140,8 @@ func TestEventLoopTerminatedSessionFails(t *testing.T) {
 	go func() {
 		defer close(killed)
 		time.Sleep(700 * time.Millisecond)
-		_, _ = admin.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'SELECT \"abalance\" FROM \"ps_events\"%' AND pid <> pg_backend_pid()")
+		// Only this test's sessions: its database is its own.
+		_, _ = admin.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'SELECT \"abalance\" FROM \"ps_events\"%' AND pid <> pg_backend_pid()")
 	}()
 	t0 := time.Now()
 	_, err, _ = run(t, uri, 1000, "20s", "events")
@@ -155,7 +156,7 @@ func TestEventLoopTerminatedSessionFails(t *testing.T) {
 // the native-pgbench study runs on a fresh server; with create: no the
 // step fails naming the table, and a table that exists is left as it is.
 func TestAbsentTableIsMade(t *testing.T) {
-	uri := servertest.URI(t, "postgres")
+	uri := captest.URI(t, "postgres", "pointselect_test")
 	ctx := context.Background()
 	c, err := pgx.Connect(ctx, uri)
 	if err != nil {

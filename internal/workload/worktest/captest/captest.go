@@ -11,13 +11,18 @@ package captest
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
@@ -120,7 +125,11 @@ func CheckLayouts(t servers.T, info target.Info, h any) {
 // on Cassandra (the target creates it), a database named after scope and
 // the time on FerretDB ({time}: dropped when the test ends, since
 // FerretDB scans collections for most queries and leftovers would slow
-// every later test).
+// every later test), and on PostgreSQL and MariaDB, created here and
+// dropped when the test ends (a fresh step of another package's test
+// empties every workload table of the database it runs in, which on the
+// server's own database would be this test's). scope must make a
+// database name with lower-case letters, digits and underscores only.
 func URI(t *testing.T, name, scope string) string {
 	t.Helper()
 	info, err := target.Lookup(name)
@@ -144,14 +153,36 @@ func URI(t *testing.T, name, scope string) string {
 	db := strings.ReplaceAll(m.TestDB, "{scope}", scope)
 	fresh := strings.Contains(db, "{time}")
 	db = strings.ReplaceAll(db, "{time}", strconv.FormatInt(time.Now().UnixNano(), 10))
+	if err := checkName(db); err != nil {
+		t.Fatalf("target %s: testdb=%s, scope %q: %v", name, m.TestDB, scope, err)
+	}
 	uri, err := WithDatabase(base, db)
 	if err != nil {
 		t.Fatalf("target %s: testdb=%s: %v", name, m.TestDB, err)
 	}
 	if fresh {
-		dropWhenDone(t, base, db)
+		createForTest(t, base, db)
 	}
 	return uri
+}
+
+// maxNameLen is the longest database name PostgreSQL keeps (NAMEDATALEN
+// - 1; it would cut a longer one short); MariaDB allows 64.
+const maxNameLen = 63
+
+// checkName checks that db is a database name every server takes as it
+// is, unquoted: lower-case letters, digits and underscores, at most
+// maxNameLen of them.
+func checkName(db string) error {
+	if db == "" || len(db) > maxNameLen {
+		return fmt.Errorf("database name %q: want 1 to %d characters", db, maxNameLen)
+	}
+	for i := 0; i < len(db); i++ {
+		if c := db[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return fmt.Errorf("database name %q: want lower-case letters, digits and underscores only", db)
+		}
+	}
+	return nil
 }
 
 // WithDatabase returns uri with the last element of its path (the
@@ -171,28 +202,53 @@ func WithDatabase(uri, db string) (string, error) {
 	return out, nil
 }
 
+// creators create a database for one test before its target connects,
+// by the URI scheme of the server: PostgreSQL refuses a connection to a
+// database that does not exist; MariaDB's target would create its own,
+// but made here a database the user may not create (a server started
+// before the user storebench could make storebench_*) fails the test at
+// once, naming it. A server missing here makes its database on first
+// use (FerretDB).
+var creators = map[string]func(ctx context.Context, base, db string) error{
+	"postgres": createPostgres,
+	"mysql":    createMySQL,
+}
+
 // droppers drop a database made for one test, by the URI scheme of the
 // server it is on.
 var droppers = map[string]func(ctx context.Context, base, db string) error{
-	"mongodb": dropMongo,
+	"mongodb":  dropMongo,
+	"postgres": dropPostgres,
+	"mysql":    dropMySQL,
 }
 
-// dropWhenDone drops database db of the server at base when the test
-// ends.
-func dropWhenDone(t *testing.T, base, db string) {
+// createForTest creates database db of the server at base where the
+// server needs it made (creators), and drops it when the test ends.
+func createForTest(t *testing.T, base, db string) {
 	t.Helper()
 	scheme, _, _ := strings.Cut(base, "://")
 	drop, ok := droppers[scheme]
 	if !ok {
 		t.Fatalf("a fresh database per test ({time}) on a %s:// server, but captest knows no way to drop one there (droppers)", scheme)
 	}
+	// Registered before the database is made: a create that fails
+	// half-way (a timeout after the server made it) leaves nothing.
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if err := drop(ctx, base, db); err != nil {
-			t.Errorf("dropping %s: %v", db, err)
+			t.Errorf("dropping database %s: %s", db, redact.Scrub(base, err.Error()))
 		}
 	})
+	create, ok := creators[scheme]
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := create(ctx, base, db); err != nil {
+		t.Fatalf("creating database %s: %s", db, redact.Scrub(base, err.Error()))
+	}
 }
 
 func dropMongo(ctx context.Context, base, db string) error {
@@ -202,4 +258,61 @@ func dropMongo(ctx context.Context, base, db string) error {
 	}
 	defer cl.Disconnect(ctx)
 	return cl.Database(db).Drop(ctx)
+}
+
+// pgExec runs one statement on the database of the URI base, as its
+// user (on the shared server, storebench, the cluster's superuser).
+func pgExec(ctx context.Context, base, stmt string) error {
+	c, err := pgx.Connect(ctx, base)
+	if err != nil {
+		return err
+	}
+	defer c.Close(context.Background())
+	_, err = c.Exec(ctx, stmt)
+	return err
+}
+
+func createPostgres(ctx context.Context, base, db string) error {
+	return pgExec(ctx, base, "CREATE DATABASE "+pgx.Identifier{db}.Sanitize())
+}
+
+// dropPostgres drops db even if a connection of the test's target is
+// still open (FORCE ends it): a handle a failed test left unclosed must
+// not leave the database behind.
+func dropPostgres(ctx context.Context, base, db string) error {
+	return pgExec(ctx, base, "DROP DATABASE IF EXISTS "+pgx.Identifier{db}.Sanitize()+" WITH (FORCE)")
+}
+
+// myExec runs one statement on the MariaDB server of the URI base
+// (mysql://user:password@host:port/db), as its user, in no database.
+func myExec(ctx context.Context, base, stmt string) error {
+	u, err := url.Parse(base)
+	if err != nil {
+		return errors.New("unparsable mysql:// URI")
+	}
+	cfg := mysql.NewConfig()
+	cfg.Net, cfg.Addr = "tcp", u.Host
+	if u.User != nil {
+		cfg.User = u.User.Username()
+		cfg.Passwd, _ = u.User.Password()
+	}
+	cn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return err
+	}
+	db := sql.OpenDB(cn)
+	defer db.Close()
+	_, err = db.ExecContext(ctx, stmt)
+	return err
+}
+
+// myIdent quotes a MariaDB identifier.
+func myIdent(name string) string { return "`" + strings.ReplaceAll(name, "`", "``") + "`" }
+
+func createMySQL(ctx context.Context, base, db string) error {
+	return myExec(ctx, base, "CREATE DATABASE "+myIdent(db))
+}
+
+func dropMySQL(ctx context.Context, base, db string) error {
+	return myExec(ctx, base, "DROP DATABASE IF EXISTS "+myIdent(db))
 }

@@ -18,6 +18,8 @@ func TestTestDatabasesFromManifests(t *testing.T) {
 		{"cassandra", "cassandra://127.0.0.1:9042/storebench", "ledger_test", "cassandra://127.0.0.1:9042/storebench_ledger_test"},
 		{"ferretdb", "mongodb://127.0.0.1:27017/storebench", "ycsb_test", "mongodb://127.0.0.1:27017/ycsb_test_{time}"},
 		{"ferretdb-pg", "mongodb://127.0.0.1:27018/storebench", "external", "mongodb://127.0.0.1:27018/external_{time}"},
+		{"postgres", "postgres://storebench:pw@127.0.0.1:5432/storebench?sslmode=disable", "oltp_test", "postgres://storebench:pw@127.0.0.1:5432/oltp_test_{time}?sslmode=disable"},
+		{"mariadb", "mysql://storebench:pw@127.0.0.1:3306/storebench", "oltp_test", "mysql://storebench:pw@127.0.0.1:3306/storebench_oltp_test_{time}"},
 	} {
 		m, err := server.ManifestOf(c.server)
 		if err != nil {
@@ -29,7 +31,7 @@ func TestTestDatabasesFromManifests(t *testing.T) {
 			t.Errorf("%s: %q, %v; want %q", c.server, got, err, c.want)
 		}
 	}
-	for _, name := range []string{"postgres", "mariadb", "memcached", "kafka", "redis-cluster", "cassandra-cluster", "apache"} {
+	for _, name := range []string{"memcached", "kafka", "redis-cluster", "cassandra-cluster", "apache"} {
 		if m, err := server.ManifestOf(name); err != nil || m.TestDB != "" {
 			t.Errorf("%s: testdb %q, %v: its tests share the server's own database", name, m.TestDB, err)
 		}
