@@ -3,7 +3,8 @@
 // (MongoDB itself cannot be installed here); an external mongod works the
 // same through a URI.
 //
-// Layouts, in the URI's database (storebench by default):
+// The workloads' layouts on it (their packages' layout_mongo.go), in
+// the URI's database (storebench by default):
 //
 //	ledger  txs       {_id: address, prev, genesis (binary), idx, ts (int64),
 //	                   type (int32), payload (binary)}, index {genesis: 1, idx: 1}
@@ -36,7 +37,6 @@ import (
 	"io"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -114,19 +114,14 @@ func register(targetName, title, srv string, schemes []string, b backend) {
 	})
 }
 
-// Store is an open client. It implements ycsb.DB, ycsb.Scanner and
-// conn.Mongo (the ledger and documents workloads' own layouts run on its
-// database) and is safe for concurrent use.
+// Store is an open client. It implements conn.Mongo (the ycsb, ledger
+// and documents workloads' own layouts run on its database) and is safe
+// for concurrent use.
 type Store struct {
 	binaryIDs bool // addresses as binary _id rather than hex strings
 	client    *mongo.Client
 	db        *mongo.Database
-	ycs       *mongo.Collection
 	settings  map[string]string
-
-	// ycsb layout (ycsb.go): the field names Init set
-	fieldsMu sync.RWMutex
-	fields   []string
 }
 
 // Open connects to o.URI (mongodb://[user:password@]host:port/db).
@@ -225,7 +220,7 @@ func openBy(o target.Options, b backend, deadline time.Time, answered chan<- str
 		return nil, fmt.Errorf("no answer to a ping within %s", openTimeout)
 	}
 	db := client.Database(dbName)
-	s := &Store{binaryIDs: idType == "binary", client: client, db: db, ycs: db.Collection("usertable")}
+	s := &Store{binaryIDs: idType == "binary", client: client, db: db}
 	version, ferret, note := "unknown", false, ""
 	var info struct {
 		Version         string `bson:"version"`

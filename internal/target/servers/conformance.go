@@ -69,27 +69,33 @@ func Open(t T, name string, o target.Options) io.Closer {
 // internal/workload/worktest/captest.
 func CheckCaps(t T, info target.Info, h any) {
 	t.Helper()
+	engine := EngineCaps(h)
+	for _, c := range target.AllCaps {
+		has, ok := engine[c]
+		if ok && info.Provides.Has(c) != has {
+			t.Errorf("%s declares %s: %v, but its handle %T implements it: %v", info.Name, c, info.Provides.Has(c), h, has)
+		}
+	}
+}
+
+// EngineCaps are the capabilities that stand for an engine interface of
+// package target, kv or ads, each with whether h implements it: what
+// CheckCaps compares with a declaration. The layouts' check (captest)
+// leaves these to CheckCaps.
+func EngineCaps(h any) map[target.Cap]bool {
 	_, isKV := h.(kv.Store)
 	adsStore, isADS := h.(ads.Store)
 	_, isPipeliner := h.(target.Pipeliner)
 	_, isSelecter := h.(target.IntSelecter)
 	_, isSQLDB := h.(target.SQLDB)
 	_, isSQLDriver := h.(target.SQLDriver)
-	isSQL := isSelecter && (isSQLDB || isSQLDriver)
 	_, isCompacter := h.(kv.Compacter)
-	for _, c := range []struct {
-		cap target.Cap
-		has bool
-	}{
-		{target.Pipeline, isKV || isPipeliner},
-		{target.SQL, isSQL},
-		{target.Batch, isKV || isADS},
-		{target.AuthRoots, isADS && ads.Authenticated(adsStore)},
-		{target.Compaction, isCompacter},
-	} {
-		if info.Provides.Has(c.cap) != c.has {
-			t.Errorf("%s declares %s: %v, but its handle %T implements it: %v", info.Name, c.cap, info.Provides.Has(c.cap), h, c.has)
-		}
+	return map[target.Cap]bool{
+		target.Pipeline:   isKV || isPipeliner,
+		target.SQL:        isSelecter && (isSQLDB || isSQLDriver),
+		target.Batch:      isKV || isADS,
+		target.AuthRoots:  isADS && ads.Authenticated(adsStore),
+		target.Compaction: isCompacter,
 	}
 }
 

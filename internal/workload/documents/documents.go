@@ -17,6 +17,7 @@ import (
 	"storebench/internal/target/conn"
 	"storebench/internal/workload"
 	"storebench/internal/workload/gen"
+	"storebench/internal/workload/layout"
 )
 
 func init() { workload.Register(Documents{}) }
@@ -182,28 +183,61 @@ func Check(seed uint64, coll int, id int64, textSize int, d *Doc) string {
 	return ""
 }
 
-// StoreOf finds the documents layout on a target's handle: its own (a
-// Store), or this package's on what the target offers (layout_mongo.go:
-// a MongoDB database; layout_sql.go: PostgreSQL's jsonb;
-// layout_sqlite.go: SQLite's JSON functions, whose connections the caller
-// closes: the Store is then an io.Closer); false when there is none.
+// Layouts are the documents layouts, in order of preference: the
+// target's own (a Store), or this package's on what the target offers
+// (layout_mongo.go: a MongoDB database; layout_sql.go: PostgreSQL's
+// jsonb; layout_sqlite.go: SQLite's JSON functions, whose connections
+// the caller closes: the Store is then an io.Closer). Each provides a
+// document store.
+var Layouts = layout.NewTable("documents",
+	layout.Layout[Store]{Name: "own", On: "the target's own document store (documents.Store)", Provides: providesDocs,
+		Open: func(h any) (Store, bool) { s, ok := h.(Store); return s, ok }},
+	layout.Layout[Store]{Name: "mongo", On: "a MongoDB database (conn.Mongo)", Provides: providesDocs,
+		Open: func(h any) (Store, bool) {
+			m, ok := h.(conn.Mongo)
+			if !ok {
+				return nil, false
+			}
+			return mongoStore{m.MongoDatabase()}, true
+		}},
+	layout.Layout[Store]{Name: "postgres", On: "PostgreSQL's jsonb (target.SQLDB in the postgres dialect)", Provides: providesDocs,
+		Open: func(h any) (Store, bool) {
+			db, ok := h.(target.SQLDB)
+			if !ok {
+				return nil, false
+			}
+			if d := db.SQLDialect(); d.Name == "postgres" {
+				return pgStore{db: db, d: d}, true
+			}
+			return nil, false
+		}},
+	layout.Layout[Store]{Name: "sqlite", On: "SQLite's JSON functions (target.SQLDriver in the sqlite dialect, target.SQLWriteLocker)",
+		Closes: true, Provides: providesDocs, Open: openSQLite},
+)
+
+// providesDocs is what every documents layout gives.
+func providesDocs(Store) target.Caps { return Requires }
+
+// openSQLite is the layout on SQLite's driver and its write lock: a
+// store with connections of its own, which the caller closes.
+func openSQLite(h any) (Store, bool) {
+	drv, ok := h.(target.SQLDriver)
+	if !ok || drv.SQLDialect().Name != "sqlite" {
+		return nil, false
+	}
+	wl, ok := h.(target.SQLWriteLocker)
+	if !ok {
+		return nil, false
+	}
+	return newSQLiteStore(drv, wl), true
+}
+
+// StoreOf finds the documents layout on a target's handle (Layouts);
+// false when there is none. A Store that is an io.Closer (SQLite's) is
+// the caller's to close.
 func StoreOf(h any) (Store, bool) {
-	switch h := h.(type) {
-	case Store:
-		return h, true
-	case conn.Mongo:
-		return mongoStore{h.MongoDatabase()}, true
-	case target.SQLDB:
-		if d := h.SQLDialect(); d.Name == "postgres" {
-			return pgStore{db: h, d: d}, true
-		}
-	}
-	if drv, ok := h.(target.SQLDriver); ok && drv.SQLDialect().Name == "sqlite" {
-		if wl, ok := h.(target.SQLWriteLocker); ok {
-			return newSQLiteStore(drv, wl), true
-		}
-	}
-	return nil, false
+	s, _, ok := Layouts.Of(h)
+	return s, ok
 }
 
 func (Documents) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*results.Step, error) {

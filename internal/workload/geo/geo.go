@@ -37,6 +37,7 @@ import (
 	"storebench/internal/target/conn"
 	"storebench/internal/workload"
 	"storebench/internal/workload/gen"
+	"storebench/internal/workload/layout"
 )
 
 // Name of the workload.
@@ -266,37 +267,85 @@ func (Workload) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, erro
 	return steps, nil
 }
 
-// StoreOf finds the geo layout of a target's handle: its own, this
-// package's on what the target offers (layout_*.go: RESP, CQL,
-// PostgreSQL with or without PostGIS), or storebench's layout on an
-// ordered key-value store (Execute swaps in geo-backtracer's for
-// layout: backtracer).
+// Layouts are the geo layouts, in order of preference: the target's
+// own, this package's on what the target offers (layout_*.go: RESP, CQL,
+// PostgreSQL with PostGIS before PostgreSQL without), or storebench's
+// layout on an ordered key-value store (Execute swaps in
+// geo-backtracer's for layout: backtracer). Each provides the engine
+// feature of RequiresAny it stands on.
+var Layouts = layout.NewTable("geo",
+	layout.Layout[Store]{Name: "own", On: "the target's own geo store (geo.Store)",
+		Open: func(h any) (Store, bool) { s, ok := h.(Store); return s, ok }},
+	layout.Layout[Store]{Name: "resp", On: "a RESP client's sorted sets (conn.RESP)",
+		Open: func(h any) (Store, bool) {
+			c, ok := h.(conn.RESP)
+			if !ok {
+				return nil, false
+			}
+			return respStore{c.RESPClient()}, true
+		},
+		Provides: caps(target.SortedSets)},
+	layout.Layout[Store]{Name: "cql", On: "a CQL session's clustered rows (conn.CQL)", Open: openCQL,
+		Provides: caps(target.ClusteredRanges)},
+	layout.Layout[Store]{Name: "postgis", On: "PostgreSQL with PostGIS's GiST (conn.PostGIS)",
+		Open: func(h any) (Store, bool) {
+			p, ok := h.(conn.PostGIS)
+			if !ok {
+				return nil, false
+			}
+			return pgStore{pool: p.PostgresPool(), q: gisSQL, gis: p.PostGIS}, true
+		},
+		Provides: caps(target.SQLArrays)},
+	layout.Layout[Store]{Name: "postgres", On: "PostgreSQL's B-trees (conn.Postgres)",
+		Open: func(h any) (Store, bool) {
+			p, ok := h.(conn.Postgres)
+			if !ok {
+				return nil, false
+			}
+			return pgStore{pool: p.PostgresPool(), q: btreeSQL}, true
+		},
+		Provides: caps(target.SQLArrays)},
+	layout.Layout[Store]{Name: "kv", On: "an ordered key-value store (kv.Store)",
+		Open: func(h any) (Store, bool) {
+			s, ok := h.(kv.Store)
+			if !ok {
+				return nil, false
+			}
+			return KVLayout{S: s}, true
+		},
+		Provides: caps(target.OrderedScan, target.Batch)},
+)
+
+// caps is a layout's Provides that gives the same capabilities whatever
+// it opened.
+func caps(cs ...target.Cap) func(Store) target.Caps {
+	return func(Store) target.Caps { return cs }
+}
+
+// openCQL is the CQL layout on h, with the consistency levels the
+// target asks for (conn.CQLConsistencies), else its session's default
+// for writes and reads alike.
+func openCQL(h any) (Store, bool) {
+	c, ok := h.(conn.CQL)
+	if !ok {
+		return nil, false
+	}
+	s := &cqlStore{s: c.CQLSession(), ks: c.CQLKeyspace()}
+	s.cons = s.s.Query("").GetConsistency()
+	s.readCons = s.cons
+	if cc, ok := h.(conn.CQLConsistencies); ok {
+		s.cons, s.readCons = cc.CQLConsistency()
+	}
+	return s, true
+}
+
+// StoreOf finds the geo layout of a target's handle (Layouts).
 func StoreOf(h io.Closer) (Store, error) {
-	if s, ok := h.(Store); ok {
-		return s, nil
+	s, _, ok := Layouts.Of(h)
+	if !ok {
+		return nil, fmt.Errorf("geo: this target has no layout for GPS points")
 	}
-	if c, ok := h.(conn.RESP); ok {
-		return respStore{c.RESPClient()}, nil
-	}
-	if c, ok := h.(conn.CQL); ok {
-		s := &cqlStore{s: c.CQLSession(), ks: c.CQLKeyspace()}
-		s.cons = s.s.Query("").GetConsistency()
-		s.readCons = s.cons
-		if cc, ok := h.(conn.CQLConsistencies); ok {
-			s.cons, s.readCons = cc.CQLConsistency()
-		}
-		return s, nil
-	}
-	if p, ok := h.(conn.PostGIS); ok {
-		return pgStore{pool: p.PostgresPool(), q: gisSQL, gis: p.PostGIS}, nil
-	}
-	if p, ok := h.(conn.Postgres); ok {
-		return pgStore{pool: p.PostgresPool(), q: btreeSQL}, nil
-	}
-	if s, ok := h.(kv.Store); ok {
-		return KVLayout{S: s}, nil
-	}
-	return nil, fmt.Errorf("geo: this target has no layout for GPS points")
+	return s, nil
 }
 
 // held is what the ingest left in a target's store, for the phases after

@@ -27,6 +27,7 @@ import (
 	"storebench/internal/target"
 	"storebench/internal/target/conn"
 	"storebench/internal/workload"
+	"storebench/internal/workload/layout"
 )
 
 func init() { workload.Register(Ledger{}) }
@@ -299,32 +300,71 @@ func (Ledger) Execute(ctx context.Context, env *workload.Env, st workload.Step) 
 // entry a layout writes beside it is not counted.
 func txBytes(p Params) int64 { return txKeyLen + headerLen + int64(p.Payload) }
 
-// StoreOf finds the ledger layout on a target's handle: its own (a Store),
-// this package's on what the target offers (layout_*.go: RESP, CQL, MongoDB, Aerospike, SQL), or the
-// layout on an ordered key-value store (then kvs is the store, for
-// zero-copy verified reads); false when there is none.
-func StoreOf(h any) (s Store, kvs kv.Store, ok bool) {
-	switch h := h.(type) {
-	case Store:
-		return h, nil, true
-	case conn.RESP:
-		return respStore{c: h.RESPClient()}, nil, true
-	case conn.CQL:
-		return cqlStoreOf(h), nil, true
-	case conn.Mongo:
-		return mongoStoreOf(h), nil, true
-	case conn.Aerospike:
-		return aerospikeStoreOf(h), nil, true
-	case target.SQLDB:
-		if sqlLedger(h.SQLDialect()) {
-			return sqlStoreOf(h), nil, true
+// Layouts are the ledger layouts, in order of preference: the target's
+// own (a Store), this package's on what the target offers (layout_*.go:
+// RESP, CQL, MongoDB, Aerospike, SQL in the dialects it has statements
+// for), or the layout on an ordered key-value store. Each provides what
+// the ledger's steps require: records one by one and chains in order.
+var Layouts = layout.NewTable("ledger",
+	layout.Layout[Store]{Name: "own", On: "the target's own ledger store (ledger.Store)",
+		Open: func(h any) (Store, bool) { s, ok := h.(Store); return s, ok }, Provides: provides},
+	layout.Layout[Store]{Name: "resp", On: "a RESP client (conn.RESP)", Provides: provides,
+		Open: func(h any) (Store, bool) {
+			c, ok := h.(conn.RESP)
+			if !ok {
+				return nil, false
+			}
+			return respStore{c: c.RESPClient()}, true
+		}},
+	layout.Layout[Store]{Name: "cql", On: "a CQL session (conn.CQL)", Open: opener(cqlStoreOf), Provides: provides},
+	layout.Layout[Store]{Name: "mongo", On: "a MongoDB database (conn.Mongo)", Open: opener(mongoStoreOf), Provides: provides},
+	layout.Layout[Store]{Name: "aerospike", On: "an Aerospike client (conn.Aerospike)", Open: opener(aerospikeStoreOf), Provides: provides},
+	layout.Layout[Store]{Name: "sql", On: "MariaDB/MySQL or PostgreSQL (target.SQLDB)", Provides: provides,
+		Open: func(h any) (Store, bool) {
+			db, ok := h.(target.SQLDB)
+			if !ok || !sqlLedger(db.SQLDialect()) {
+				return nil, false
+			}
+			return sqlStoreOf(db), true
+		}},
+	layout.Layout[Store]{Name: "kv", On: "an ordered key-value store (kv.Store)", Provides: provides,
+		Open: func(h any) (Store, bool) {
+			s, ok := h.(kv.Store)
+			if !ok {
+				return nil, false
+			}
+			return KVStore{KV: s}, true
+		}},
+)
+
+// provides is what every ledger layout gives: the capabilities its
+// steps require.
+func provides(Store) target.Caps { return requires }
+
+// opener is a layout's Open from the function that makes this package's
+// store on primitive P.
+func opener[P any, S Store](of func(P) S) func(h any) (Store, bool) {
+	return func(h any) (Store, bool) {
+		p, ok := h.(P)
+		if !ok {
+			return nil, false
 		}
+		return of(p), true
 	}
-	switch h := h.(type) {
-	case kv.Store:
-		return KVStore{KV: h}, h, true
+}
+
+// StoreOf finds the ledger layout on a target's handle (Layouts); when it
+// is the layout on an ordered key-value store, kvs is the store, for
+// zero-copy verified reads. False when there is none.
+func StoreOf(h any) (s Store, kvs kv.Store, ok bool) {
+	s, l, ok := Layouts.Of(h)
+	if !ok {
+		return nil, nil, false
 	}
-	return nil, nil, false
+	if k, isKV := s.(KVStore); isKV && l.Name == "kv" {
+		return s, k.KV, true
+	}
+	return s, nil, true
 }
 
 // unindexer is a layout that can write transactions by address only,

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"storebench/internal/target"
+	"storebench/internal/workload/layout"
 )
 
 // The oltp layout on SQLite (target.SQLDriver with its write lock, in the
@@ -23,24 +24,47 @@ import (
 // instead of sleeping in SQLite's busy handler, and SQLite's one writer at
 // a time is what is measured.
 
-// StoreOf finds the oltp layout on a target's handle: its own (a Store),
-// or else this package's on what the target offers (MariaDB/MySQL's and
-// PostgreSQL's pools and sessions: layout_sql.go; SQLite's driver
-// connections and write lock); false when there is none.
-func StoreOf(h any) (Store, bool) {
-	if s, ok := h.(Store); ok {
-		return s, true
+// Layouts are the oltp layouts, in order of preference: the target's
+// own (a Store), or this package's on what the target offers
+// (MariaDB/MySQL's and PostgreSQL's pools and sessions: layout_sql.go;
+// SQLite's driver connections and write lock). Each provides SQL, what
+// every oltp step requires.
+var Layouts = layout.NewTable("oltp",
+	layout.Layout[Store]{Name: "own", On: "the target's own oltp store (oltp.Store)", Provides: providesSQL,
+		Open: func(h any) (Store, bool) { s, ok := h.(Store); return s, ok }},
+	layout.Layout[Store]{Name: "sql", On: "MariaDB/MySQL or PostgreSQL with sessions (target.SQLDB, target.SQLSessioner)", Provides: providesSQL,
+		Open: func(h any) (Store, bool) {
+			s, ok := sqlLayout(h)
+			if !ok {
+				return nil, false
+			}
+			return s, true
+		}},
+	layout.Layout[Store]{Name: "sqlite", On: "SQLite's connections and write lock (target.SQLDriver, target.SQLWriteLocker)", Provides: providesSQL,
+		Open: openSQLite},
+)
+
+// providesSQL is what every oltp layout gives: SQL statements on tables.
+func providesSQL(Store) target.Caps { return target.Caps{target.SQL} }
+
+// openSQLite is the layout on SQLite's driver, with the write lock its
+// kv writes take.
+func openSQLite(h any) (Store, bool) {
+	drv, ok := h.(target.SQLDriver)
+	if !ok {
+		return nil, false
 	}
-	if s, ok := sqlLayout(h); ok {
-		return s, true
-	}
-	switch h := h.(type) {
-	case target.SQLDriver:
-		if wl, ok := h.(target.SQLWriteLocker); ok && h.SQLDialect().Name == "sqlite" {
-			return &sqliteStore{drv: h, mu: wl.SQLWriteLock()}, true
-		}
+	if wl, ok := h.(target.SQLWriteLocker); ok && drv.SQLDialect().Name == "sqlite" {
+		return &sqliteStore{drv: drv, mu: wl.SQLWriteLock()}, true
 	}
 	return nil, false
+}
+
+// StoreOf finds the oltp layout on a target's handle (Layouts); false
+// when there is none.
+func StoreOf(h any) (Store, bool) {
+	s, _, ok := Layouts.Of(h)
+	return s, ok
 }
 
 type sqliteStore struct {

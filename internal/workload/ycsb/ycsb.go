@@ -17,6 +17,7 @@ import (
 	"storebench/internal/target"
 	"storebench/internal/target/conn"
 	"storebench/internal/workload"
+	"storebench/internal/workload/layout"
 )
 
 func init() { workload.Register(YCSB{}) }
@@ -161,22 +162,68 @@ func Requires(w string) target.Caps {
 	return target.Caps{target.KeyValue}
 }
 
-// Of is the YCSB table on a target handle: the target's own layout (a
-// DB), this package's on its SQL (target.SQLDB, layout_sql.go), on its
-// CQL session (conn.CQL, layout_cql.go) or on its ordered keys
-// (kv.Store); false when it offers none.
-func Of(h any) (DB, bool) {
-	switch t := h.(type) {
-	case DB:
-		return t, true
-	case target.SQLDB:
-		return sqlDBOf(t), true
-	case conn.CQL:
-		return cqlDBOf(t), true
-	case kv.Store:
-		return KVDB{KV: t}, true
+// Layouts are the YCSB tables, in order of preference: the target's own
+// (a DB), this package's on its SQL (target.SQLDB, layout_sql.go), on
+// its CQL session (conn.CQL, layout_cql.go), on its MongoDB database
+// (conn.Mongo, layout_mongo.go) or on its ordered keys (kv.Store). Each
+// provides what its table offers (dbCaps).
+var Layouts = layout.NewTable("ycsb",
+	layout.Layout[DB]{Name: "own", On: "the target's own YCSB table (ycsb.DB)", Provides: dbCaps,
+		Open: func(h any) (DB, bool) { db, ok := h.(DB); return db, ok }},
+	layout.Layout[DB]{Name: "sql", On: "an SQL database (target.SQLDB)", Provides: dbCaps,
+		Open: func(h any) (DB, bool) {
+			db, ok := h.(target.SQLDB)
+			if !ok {
+				return nil, false
+			}
+			return sqlDBOf(db), true
+		}},
+	layout.Layout[DB]{Name: "cql", On: "a CQL session (conn.CQL)", Provides: dbCaps,
+		Open: func(h any) (DB, bool) {
+			c, ok := h.(conn.CQL)
+			if !ok {
+				return nil, false
+			}
+			return cqlDBOf(c), true
+		}},
+	layout.Layout[DB]{Name: "mongo", On: "a MongoDB database (conn.Mongo)", Provides: dbCaps,
+		Open: func(h any) (DB, bool) {
+			m, ok := h.(conn.Mongo)
+			if !ok {
+				return nil, false
+			}
+			return mongoDBOf(m), true
+		}},
+	layout.Layout[DB]{Name: "kv", On: "an ordered key-value store (kv.Store)", Provides: dbCaps,
+		Open: func(h any) (DB, bool) {
+			s, ok := h.(kv.Store)
+			if !ok {
+				return nil, false
+			}
+			return KVDB{KV: s}, true
+		}},
+)
+
+// dbCaps is what a YCSB table offers: records one by one, ordered scans
+// where it is a Scanner, and one dataset driven by several worker
+// processes where it is an Attacher (captest leaves that out on an
+// embedded engine, which is one process's whatever its table says).
+func dbCaps(db DB) target.Caps {
+	cs := target.Caps{target.KeyValue}
+	if _, ok := db.(Scanner); ok {
+		cs = append(cs, target.OrderedScan)
 	}
-	return nil, false
+	if _, ok := db.(Attacher); ok {
+		cs = append(cs, target.Shared)
+	}
+	return cs
+}
+
+// Of is the YCSB table on a target handle (Layouts); false when it
+// offers none.
+func Of(h any) (DB, bool) {
+	db, _, ok := Layouts.Of(h)
+	return db, ok
 }
 
 // CanRun says whether a target handle can run YCSB workload w ("" for

@@ -1,12 +1,14 @@
 // Package captest checks, on an opened target, that the capabilities a
-// workload finds through its own layouts are the ones the target
-// declares: key-value records and ordered scans (a ycsb.DB, a
-// ycsb.Scanner), secondary lookups (a ledger layout), a document store
-// (a documents layout), an HTTP endpoint (an http.Site), the geo layout, and data shared across worker
-// processes (a ycsb.Attacher). The capabilities that stand for an
-// engine interface of package target, kv or ads are checked by
-// servers.CheckCaps, which servers.Open runs; this package's Open runs
-// both. URI says where a workload's test opens a server target.
+// workload finds through its layouts are the ones the target declares:
+// what each registered table of layouts (package workload/layout: ycsb's
+// records and scans, ledger's secondary lookups, documents, oltp's SQL,
+// geo's) provides on the handle, what the primitives the workloads use
+// give (an HTTP site, RESP, CQL, PostgreSQL, Kafka), the geo layout, and
+// data shared across worker processes (a ycsb.Attacher). The
+// capabilities that stand for an engine interface of package target, kv
+// or ads are checked by servers.CheckCaps, which servers.Open runs; this
+// package's Open runs both. URI says where a workload's test opens a
+// server target.
 package captest
 
 import (
@@ -34,11 +36,13 @@ import (
 	"storebench/internal/target/conn"
 	"storebench/internal/target/servers"
 	"storebench/internal/workload"
-	"storebench/internal/workload/documents"
+	_ "storebench/internal/workload/documents" // its layouts
 	"storebench/internal/workload/geo"
 	"storebench/internal/workload/http"
-	"storebench/internal/workload/ledger"
-	"storebench/internal/workload/ycsb"
+	"storebench/internal/workload/layout"
+	_ "storebench/internal/workload/ledger" // its layouts
+	_ "storebench/internal/workload/oltp"   // its layouts
+	_ "storebench/internal/workload/ycsb"   // its layouts
 )
 
 // Open opens a registered target as servers.Open does (which checks the
@@ -67,52 +71,99 @@ func CheckCaps(t servers.T, info target.Info, h any) {
 // finds a layout for on its handle, and no other of them: the
 // coordinator matches steps against the declaration, so a wrong one
 // would fail a step that was expected to run, or call n/a a step the
-// target can run.
+// target can run. What the layouts give is read from every registered
+// table (layout.Tables) and the primitives (primitives); the
+// capabilities of the engine interfaces are servers.CheckCaps's to
+// compare with the declaration, and here a layout only may not give one
+// of them undeclared.
 func CheckLayouts(t servers.T, info target.Info, h any) {
 	t.Helper()
-	_, isKV := h.(kv.Store)
-	db, isDB := ycsb.Of(h)
-	_, isScanner := db.(ycsb.Scanner)
-	_, isAttacher := db.(ycsb.Attacher)
-	isAttacher = isAttacher && !isKV // an embedded engine is one process's
-	_, _, isLedger := ledger.StoreOf(h)
-	_, isHTTP := h.(http.Site)
-	docs, isDocs := documents.StoreOf(h)
-	if c, ok := docs.(io.Closer); ok {
-		c.Close()
-	}
-	closer, _ := h.(io.Closer)
-	_, geoErr := geo.StoreOf(closer)
-	isGeo := geoErr == nil
-	_, isRESP := h.(conn.RESP)
-	_, isCQL := h.(conn.CQL)
-	_, isPG := h.(conn.Postgres)
-	_, isLog := h.(conn.Kafka)
-	for _, c := range []struct {
-		cap target.Cap
-		has bool
-	}{
-		{target.KeyValue, isKV || isDB},
-		{target.OrderedScan, isKV || isDB && isScanner},
-		{target.Secondary, isKV || isLedger},
-		{target.DocumentStore, isDocs},
-		{target.HTTPEndpoint, isHTTP},
-		{target.SortedSets, isRESP},
-		{target.ClusteredRanges, isCQL},
-		{target.SQLArrays, isPG},
-		{target.Shared, isAttacher},
-		{target.Log, isLog},
-	} {
-		if info.Provides.Has(c.cap) != c.has {
-			t.Errorf("%s declares %s: %v, but its handle %T offers it: %v", info.Name, c.cap, info.Provides.Has(c.cap), h, c.has)
+	found, given := layouts(h)
+	engine := servers.EngineCaps(h)
+	for _, c := range target.AllCaps {
+		declared, by := info.Provides.Has(c), given[c]
+		if eng, ok := engine[c]; ok {
+			if by != "" && !declared && !eng {
+				t.Errorf("%s declares %s: false, but its handle %T offers it: true (%s)", info.Name, c, h, by)
+			}
+			continue
+		}
+		if declared != (by != "") {
+			t.Errorf("%s declares %s: %v, but its handle %T offers it: %v%s", info.Name, c, declared, h, by != "", paren(by))
 		}
 	}
 	// The geo steps are planned runnable exactly where a geo layout is
 	// found (one per engine feature of geo.RequiresAny).
+	_, isGeo := found[geo.Layouts.Workload()]
 	why := workload.Step{RequiresAny: geo.RequiresAny}.CannotRunOn(info.Provides)
 	if (why == "") != isGeo {
 		t.Errorf("%s: geo steps planned runnable: %v (%s), but a geo layout on its handle %T: %v", info.Name, why == "", why, h, isGeo)
 	}
+}
+
+// layouts is what the registered tables find on h: each workload's
+// layout there by name, and each capability given with what gives it
+// ("ycsb layout own", "conn.RESP"). An embedded engine (a kv.Store) is
+// one process's, so whatever its tables say it does not give Shared.
+func layouts(h any) (found map[string]string, given map[target.Cap]string) {
+	found, given = map[string]string{}, map[target.Cap]string{}
+	for _, e := range layout.Tables() {
+		name, caps, ok := e.Find(h)
+		if !ok {
+			continue
+		}
+		found[e.Workload] = name
+		for _, c := range caps {
+			if given[c] == "" {
+				given[c] = e.Workload + " layout " + name
+			}
+		}
+	}
+	for _, p := range primitives {
+		if p.on(h) {
+			for _, c := range p.caps {
+				if given[c] == "" {
+					given[c] = p.name
+				}
+			}
+		}
+	}
+	if _, isKV := h.(kv.Store); isKV {
+		delete(given, target.Shared)
+	}
+	return found, given
+}
+
+// primitives are the engine primitives that give capabilities whichever
+// layout a table prefers on the handle (a target's own YCSB table comes
+// before this package's on its RESP client, yet the RESP client's sorted
+// sets are there for the geo and tripcache workloads), and those that
+// workloads use without a table (an HTTP site, a Kafka log).
+var primitives = []struct {
+	name string
+	on   func(h any) bool
+	caps target.Caps
+}{
+	{"kv.Store", is[kv.Store], target.Caps{target.KeyValue, target.OrderedScan, target.Secondary}},
+	{"http.Site", is[http.Site], target.Caps{target.HTTPEndpoint}},
+	{"conn.RESP", is[conn.RESP], target.Caps{target.SortedSets}},
+	{"conn.CQL", is[conn.CQL], target.Caps{target.ClusteredRanges}},
+	{"conn.Postgres", is[conn.Postgres], target.Caps{target.SQLArrays}},
+	{"conn.Kafka", is[conn.Kafka], target.Caps{target.Log}},
+}
+
+// is says whether h implements P.
+func is[P any](h any) bool {
+	_, ok := h.(P)
+	return ok
+}
+
+// paren is " (s)", or "" for an empty s.
+func paren(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
 }
 
 // URI is where a workload's test opens a server target: on the server

@@ -9,6 +9,7 @@ import (
 	"storebench/internal/kv"
 	"storebench/internal/target"
 	_ "storebench/internal/target/all"
+	"storebench/internal/workload/layout"
 	"storebench/internal/workload/worktest/captest"
 )
 
@@ -79,5 +80,66 @@ func TestCheckLayoutsCatchesAWrongDeclaration(t *testing.T) {
 	captest.CheckLayouts(&r, pebble, h)
 	if !r.has("pebble: geo steps planned runnable: false") || !r.has("declares "+target.KeyValue.String()+": false") {
 		t.Errorf("layouts offered but not declared: %q", r.errs)
+	}
+}
+
+// gadget is a fake engine primitive, and gadgetHandle a fake target's
+// handle that offers it.
+type gadget interface{ Gadget() }
+
+type gadgetHandle struct{ closer }
+
+func (gadgetHandle) Gadget() {}
+
+// gadgetLayouts is a fake workload's table: its one layout, on a
+// gadget, gives documents and SQL.
+var gadgetLayouts = layout.NewTable("captest-gadget", layout.Layout[gadget]{
+	Name: "gadget", On: "a gadget",
+	Open:     func(h any) (gadget, bool) { g, ok := h.(gadget); return g, ok },
+	Provides: func(gadget) target.Caps { return target.Caps{target.DocumentStore, target.SQL} },
+})
+
+// The generic check reads every registered table: it fails on a target
+// that declares a capability no layout of its handle gives, and on one
+// whose layouts give a capability it does not declare, an engine
+// interface's (SQL) included when the handle does not implement it.
+func TestCheckLayoutsReadsEveryTable(t *testing.T) {
+	if _, _, ok := gadgetLayouts.Of(gadgetHandle{}); !ok {
+		t.Fatal("the gadget layout does not open on its handle")
+	}
+	var r recorder
+	captest.CheckLayouts(&r, target.Info{Name: "fake", Provides: target.Caps{target.DocumentStore, target.SQL, target.Log}}, gadgetHandle{})
+	if len(r.errs) != 1 || !r.has("fake declares "+target.Log.String()+": true, but its handle captest_test.gadgetHandle offers it: false") {
+		t.Errorf("a declared capability no layout gives: %q", r.errs)
+	}
+
+	r = recorder{}
+	captest.CheckLayouts(&r, target.Info{Name: "fake", Provides: target.Caps{target.Log}}, gadgetHandle{})
+	want := []string{
+		"fake declares " + target.SQL.String() + ": false, but its handle captest_test.gadgetHandle offers it: true (captest-gadget layout gadget)",
+		"fake declares " + target.DocumentStore.String() + ": false, but its handle captest_test.gadgetHandle offers it: true (captest-gadget layout gadget)",
+		"fake declares " + target.Log.String() + ": true",
+	}
+	for _, w := range want {
+		if !r.has(w) {
+			t.Errorf("no error %q in %q", w, r.errs)
+		}
+	}
+	if len(r.errs) != len(want) {
+		t.Errorf("%d errors, want %d: %q", len(r.errs), len(want), r.errs)
+	}
+}
+
+// The workloads whose layouts the check reads have registered their
+// tables (captest imports them).
+func TestTheWorkloadsTablesAreRegistered(t *testing.T) {
+	got := map[string]bool{}
+	for _, e := range layout.Tables() {
+		got[e.Workload] = true
+	}
+	for _, w := range []string{"documents", "geo", "ledger", "oltp", "ycsb"} {
+		if !got[w] {
+			t.Errorf("no layout table registered for %s", w)
+		}
 	}
 }

@@ -1,10 +1,11 @@
-package mongodb
+package ycsb
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -12,13 +13,40 @@ import (
 	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
 
 	"storebench/internal/kv"
+	"storebench/internal/target/conn"
 )
 
-// The YCSB layout: collection usertable, one document per record with a
-// string _id, and the ycsb.DB and ycsb.Scanner methods.
+// The YCSB layout on a MongoDB database (conn.Mongo: MongoDB, FerretDB):
+// collection usertable, one document per record with a string _id and a
+// binary field per YCSB field, and the DB and Scanner methods. It was
+// the mongodb target's own; it needs nothing but the target's database,
+// so it lives with the workload.
+//
+//	usertable {_id: key (string), field0 … (binary)}
 
-// stringIDFilter is {_id: id} with a string _id, as raw BSON.
-func stringIDFilter(id []byte) bson.Raw {
+// MongoDB runs YCSB on a MongoDB database.
+type MongoDB struct {
+	c *mongo.Collection // usertable
+
+	fieldsMu sync.RWMutex
+	fields   []string // the field names Init set
+}
+
+// mongoDBs holds each Mongo handle's layout, so that the steps of a run
+// on one handle share the field names Init set (conn.Mongo -> *MongoDB).
+var mongoDBs sync.Map
+
+// mongoDBOf is the YCSB layout on m, the same for every step on it.
+func mongoDBOf(m conn.Mongo) *MongoDB {
+	if s, ok := mongoDBs.Load(m); ok {
+		return s.(*MongoDB)
+	}
+	s, _ := mongoDBs.LoadOrStore(m, &MongoDB{c: m.MongoDatabase().Collection("usertable")})
+	return s.(*MongoDB)
+}
+
+// mongoIDFilter is {_id: id} with a string _id, as raw BSON.
+func mongoIDFilter(id []byte) bson.Raw {
 	b := make([]byte, 0, 4+1+4+4+len(id)+2)
 	i, b := bsoncore.AppendDocumentStart(b)
 	b = bsoncore.AppendStringElement(b, "_id", string(id))
@@ -26,12 +54,12 @@ func stringIDFilter(id []byte) bson.Raw {
 	return b
 }
 
-// Init implements ycsb.DB: it drops usertable.
-func (s *Store) Init(ctx context.Context, fieldCount int) error {
+// Init implements DB: it drops usertable.
+func (s *MongoDB) Init(ctx context.Context, fieldCount int) error {
 	if fieldCount < 1 || fieldCount > 1000 {
 		return fmt.Errorf("ycsb: %d fields: want 1..1000", fieldCount)
 	}
-	if err := s.ycs.Drop(ctx); err != nil {
+	if err := s.c.Drop(ctx); err != nil {
 		return err
 	}
 	names := make([]string, fieldCount)
@@ -44,7 +72,7 @@ func (s *Store) Init(ctx context.Context, fieldCount int) error {
 	return nil
 }
 
-func (s *Store) fieldNames() ([]string, error) {
+func (s *MongoDB) fieldNames() ([]string, error) {
 	s.fieldsMu.RLock()
 	f := s.fields
 	s.fieldsMu.RUnlock()
@@ -54,8 +82,8 @@ func (s *Store) fieldNames() ([]string, error) {
 	return f, nil
 }
 
-// Insert implements ycsb.DB: one raw document.
-func (s *Store) Insert(ctx context.Context, key []byte, fields [][]byte) error {
+// Insert implements DB: one raw document.
+func (s *MongoDB) Insert(ctx context.Context, key []byte, fields [][]byte) error {
 	names, err := s.fieldNames()
 	if err != nil {
 		return err
@@ -74,12 +102,12 @@ func (s *Store) Insert(ctx context.Context, key []byte, fields [][]byte) error {
 		b = bsoncore.AppendBinaryElement(b, names[j], 0, f)
 	}
 	b, _ = bsoncore.AppendDocumentEnd(b, i)
-	_, err = s.ycs.InsertOne(ctx, bson.Raw(b))
+	_, err = s.c.InsertOne(ctx, bson.Raw(b))
 	return err
 }
 
-// Update implements ycsb.DB: one $set of the non-nil fields.
-func (s *Store) Update(ctx context.Context, key []byte, fields [][]byte) error {
+// Update implements DB: one $set of the non-nil fields.
+func (s *MongoDB) Update(ctx context.Context, key []byte, fields [][]byte) error {
 	names, err := s.fieldNames()
 	if err != nil {
 		return err
@@ -109,7 +137,7 @@ func (s *Store) Update(ctx context.Context, key []byte, fields [][]byte) error {
 	}
 	b, _ = bsoncore.AppendDocumentEnd(b, j)
 	b, _ = bsoncore.AppendDocumentEnd(b, i)
-	res, err := s.ycs.UpdateOne(ctx, stringIDFilter(key), bson.Raw(b))
+	res, err := s.c.UpdateOne(ctx, mongoIDFilter(key), bson.Raw(b))
 	if err != nil {
 		return err
 	}
@@ -141,13 +169,13 @@ func fieldsFromDoc(doc bsoncore.Document, names []string) ([][]byte, error) {
 	return vals, nil
 }
 
-// Read implements ycsb.DB.
-func (s *Store) Read(ctx context.Context, key []byte) ([][]byte, error) {
+// Read implements DB.
+func (s *MongoDB) Read(ctx context.Context, key []byte) ([][]byte, error) {
 	names, err := s.fieldNames()
 	if err != nil {
 		return nil, err
 	}
-	raw, err := s.ycs.FindOne(ctx, stringIDFilter(key)).Raw()
+	raw, err := s.c.FindOne(ctx, mongoIDFilter(key)).Raw()
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		return nil, fmt.Errorf("record %q: %w", key, kv.ErrNotFound)
 	}
@@ -157,10 +185,10 @@ func (s *Store) Read(ctx context.Context, key []byte) ([][]byte, error) {
 	return fieldsFromDoc(bsoncore.Document(raw), names)
 }
 
-var idSort = bson.D{{Key: "_id", Value: 1}}
+var mongoIDSort = bson.D{{Key: "_id", Value: 1}}
 
-// Scan implements ycsb.Scanner: count records from start in _id order.
-func (s *Store) Scan(ctx context.Context, start []byte, count int, fn func(key []byte, fields [][]byte) bool) error {
+// Scan implements Scanner: count records from start in _id order.
+func (s *MongoDB) Scan(ctx context.Context, start []byte, count int, fn func(key []byte, fields [][]byte) bool) error {
 	names, err := s.fieldNames()
 	if err != nil {
 		return err
@@ -172,7 +200,7 @@ func (s *Store) Scan(ctx context.Context, start []byte, count int, fn func(key [
 	b = bsoncore.AppendStringElement(b, "$gte", string(start))
 	b, _ = bsoncore.AppendDocumentEnd(b, j)
 	b, _ = bsoncore.AppendDocumentEnd(b, i)
-	cur, err := s.ycs.Find(ctx, bson.Raw(b), options.Find().SetSort(idSort).SetLimit(int64(count)).SetBatchSize(int32(min(count, 1000))))
+	cur, err := s.c.Find(ctx, bson.Raw(b), options.Find().SetSort(mongoIDSort).SetLimit(int64(count)).SetBatchSize(int32(min(count, 1000))))
 	if err != nil {
 		return err
 	}
