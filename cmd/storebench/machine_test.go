@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -147,6 +148,12 @@ func TestMachineShapesServer(t *testing.T) {
 				m["machine_memory_peak_bytes"]/(1<<20), m["machine_rss_bytes"]/(1<<20))
 			if m["machine_memory_peak_bytes"] <= 0 || m["machine_rss_bytes"] <= 0 {
 				t.Fatalf("%s %s: the server is not charged to its machine: %v", tr.Name, s.Phase, m)
+			}
+			// Cores are over the time the group's counters span: never
+			// more than the CPUs there are (a 5-select step once showed
+			// 17.83 on 2, its CPU read long after the step ended).
+			if c := m["machine_cpu_cores"]; c > float64(runtime.NumCPU())*1.05 {
+				t.Errorf("%s %s: %.2f cores on a machine of %d CPUs", tr.Name, s.Phase, c, runtime.NumCPU())
 			}
 			if s.Seconds >= 1 && cli > 0.2 && m["machine_cpu_seconds"] > srv+cli/2 {
 				t.Errorf("%s %s: the machine used %.2f s of CPU, the server %.2f s and the client %.2f s: the client is in the group",

@@ -299,6 +299,7 @@ func (r *targetRun) machineBefore(fresh bool) *machine.Stats {
 		r.o.notice(r.t.Name, "warning: "+err.Error())
 		return nil
 	}
+	r.machineAt = time.Now()
 	if r.srv != nil {
 		r.srv.nodeBefore = per
 	}
@@ -375,12 +376,17 @@ func (r *targetRun) endHold() {
 
 // machineMetrics adds what the machine group used over the step (from
 // before) to the step's metrics, prefixed machine_: on a cluster, the
-// nodes' groups together, and each node's as machine_node<i>_*.
-func (r *targetRun) machineMetrics(res *results.Step, before *machine.Stats, wall time.Duration) {
+// nodes' groups together, and each node's as machine_node<i>_*. Its CPU
+// in cores is over the time between the two readings of the counters
+// (machineBefore's and this one's, right after the step), not the
+// step's wall time: a step of a few milliseconds beside a server's
+// background work would otherwise show more cores than the machine has.
+func (r *targetRun) machineMetrics(res *results.Step, before *machine.Stats) {
 	if r.mg == nil || before == nil || res == nil {
 		return
 	}
 	after, per, err := r.nodeStats()
+	wall := time.Since(r.machineAt)
 	r.endHold()
 	if err != nil {
 		r.o.notice(r.t.Name, "warning: "+err.Error())

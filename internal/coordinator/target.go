@@ -45,6 +45,9 @@ type targetRun struct {
 	// once made.
 	shape *machine.Shape
 	mg    *machine.Group
+	// machineAt is when the group's counters were read as the step
+	// started (machineBefore).
+	machineAt time.Time
 	// cpus is where the target's sides run on the machine's CPUs, set as
 	// its group is made (placement.go).
 	cpus *cpuPlacement
@@ -440,8 +443,11 @@ func (r *targetRun) measure(st workload.Step) (*results.Step, error) {
 		done.Store(n)
 		_ = r.o.emit(event.Tick{Target: r.t.Name, Step: ev, Done: n, Total: total, Elapsed: time.Since(t0)})
 	}, faults.begin)
+	// The group's counters are read again at once: the scans of the
+	// server's files below take time the step did not, and a server's
+	// background work (a fork saving its data) would be charged to it.
+	r.machineMetrics(res, machineBefore)
 	stopWatch()
-	wall := time.Since(t0)
 	events := faults.finish()
 	err = r.diskError(stepCtx, err)
 	cancelStep(nil)
@@ -454,7 +460,6 @@ func (r *targetRun) measure(st workload.Step) (*results.Step, error) {
 			r.diskUsed = res.ServerResources.DiskAllocated
 		}
 	}
-	r.machineMetrics(res, machineBefore, wall)
 	r.endHold()
 	err = r.machineError(res, err, machineBefore)
 	if res != nil {
