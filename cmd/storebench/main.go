@@ -7,18 +7,20 @@ import (
 	"os"
 
 	"storebench/internal/cli"
+	"storebench/internal/reexec"
 	_ "storebench/internal/server/all"
 	_ "storebench/internal/target/all"
 	_ "storebench/internal/target/servers"
 	_ "storebench/internal/workload/all"
-	"storebench/internal/workload/durability"
 )
 
 func main() {
-	// The durability workload's engine process (the one its crashes
-	// kill) is this binary too.
-	if durability.IsEngine() {
-		os.Exit(durability.EngineMain())
+	// A helper process a package starts of this same binary (the
+	// durability workload's engine, the process its crashes kill) runs
+	// the entry point that package registered, not the CLI: the packages
+	// register themselves, so this file names none of them.
+	if code, ran := reexec.Main(); ran {
+		os.Exit(code)
 	}
 	os.Exit(cli.Main(os.Args[1:]))
 }

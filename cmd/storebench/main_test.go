@@ -13,16 +13,17 @@ import (
 	"time"
 
 	"storebench/internal/cli"
+	"storebench/internal/reexec"
 	"storebench/internal/results"
-	"storebench/internal/workload/durability"
 )
 
 // The test binary doubles as storebench: with STOREBENCH_AS_MAIN=1 it runs
 // the CLI, so `run` starts real worker processes (of this same binary).
 func TestMain(m *testing.M) {
-	// The durability workload's engine process is this binary too.
-	if durability.IsEngine() {
-		os.Exit(durability.EngineMain())
+	// The helper processes packages start of this binary (the durability
+	// workload's engine) are this test binary too.
+	if code, ran := reexec.Main(); ran {
+		os.Exit(code)
 	}
 	// Servers that run inside storebench (FerretDB) are started as
 	// `<binary> server-main NAME`: here the binary is this test binary.

@@ -94,6 +94,10 @@ var rules = []rule{
 		Why: "a result's shapes are read from results alone; the cost model and the report use them"},
 	{From: "catalogs", To: []string{"internal", "cmd", "studies"}, Tests: true,
 		Why: "the machine catalogs are embedded data; the cost model reads them"},
+	{From: "cmd/storebench", To: []string{"internal/workload"}, Except: []string{"internal/workload/all"},
+		Why: "the binary links its workloads through internal/workload/all and runs their helper processes through internal/reexec; a new workload needs no edit to main"},
+	{From: "internal/reexec", To: []string{"internal", "cmd", "catalogs"}, Except: []string{"internal/reexec"}, Tests: true,
+		Why: "the helper-process registry sits below every package that starts a helper (workloads among them), so it imports none of storebench"},
 }
 
 // knownWrong lists the imports that break a rule today, each by file
@@ -263,6 +267,34 @@ func TestNewRulesCatchAWrongArrow(t *testing.T) {
 		"internal/results/unfinished.go":  {"internal/server/proc"},
 		"internal/study/study.go":         {"internal/sysinfo"},
 		"internal/seedcmp/against.go":     {"internal/workload"},
+	}
+	if len(wrong) != len(want) {
+		t.Errorf("wrong arrows %v, want %v", wrong, want)
+	}
+	for f, imps := range want {
+		if !slices.Equal(wrong[f], imps) {
+			t.Errorf("%s: wrong arrows %v, want %v", f, wrong[f], imps)
+		}
+	}
+}
+
+// TestHelperRulesCatchAWrongArrow checks the rules of issue 37's helper
+// registry: cmd/storebench naming a workload (as it named durability to
+// start its engine) and internal/reexec importing storebench are caught;
+// the binary's registries (workload/all, reexec) and the test files' own
+// workloads are not.
+func TestHelperRulesCatchAWrongArrow(t *testing.T) {
+	wrong, _ := wrongArrows(map[string][]string{
+		"cmd/storebench/main.go":                 {"internal/cli", "internal/reexec", "internal/workload/all", "internal/workload/durability"},
+		"cmd/storebench/results_test.go":         {"internal/workload/roots"},
+		"internal/reexec/reexec.go":              {"internal/kv"},
+		"internal/reexec/reexec_test.go":         {"internal/workload"},
+		"internal/workload/durability/engine.go": {"internal/reexec", "internal/target"},
+	})
+	want := map[string][]string{
+		"cmd/storebench/main.go":         {"internal/workload/durability"},
+		"internal/reexec/reexec.go":      {"internal/kv"},
+		"internal/reexec/reexec_test.go": {"internal/workload"},
 	}
 	if len(wrong) != len(want) {
 		t.Errorf("wrong arrows %v, want %v", wrong, want)

@@ -12,6 +12,7 @@ import (
 	"storebench/internal/fault"
 	"storebench/internal/kv"
 	"storebench/internal/powerfs/powerfstest"
+	"storebench/internal/reexec"
 	"storebench/internal/report"
 	"storebench/internal/results"
 	_ "storebench/internal/server/all"
@@ -26,8 +27,8 @@ import (
 // The test binary is also the engine process the crashes kill, and the
 // in-process servers' (FerretDB: `<this executable> server-main ...`).
 func TestMain(m *testing.M) {
-	if IsEngine() {
-		os.Exit(EngineMain())
+	if code, ran := reexec.Main(); ran {
+		os.Exit(code)
 	}
 	servertest.Main(m)
 }

@@ -17,26 +17,30 @@ import (
 	"storebench/internal/fault"
 	"storebench/internal/kv"
 	"storebench/internal/powerfs"
+	"storebench/internal/reexec"
 	"storebench/internal/server/proc"
 	"storebench/internal/target"
 )
 
 // The engine runs in a process of its own, the one a crash kills: the
-// same storebench binary, started with EngineEnv set, opens the target and
-// applies what the writers send it. Each writer has its own pair of pipes
-// (no lock between writers); stdin and stdout carry the open and the
-// reads of the check. Acknowledgements are logged by the writers in the
-// process that started the engine, which the crash does not touch.
-const EngineEnv = "STOREBENCH_DURABILITY_ENGINE"
+// same storebench binary, started as the helper process engineName
+// (package reexec), opens the target and applies what the writers send
+// it. Each writer has its own pair of pipes (no lock between writers);
+// stdin and stdout carry the open and the reads of the check.
+// Acknowledgements are logged by the writers in the process that started
+// the engine, which the crash does not touch.
+const engineName = "durability-engine"
+
+// The engine registers itself, as the workload does, so that the
+// binary's main (and this package's TestMain) start it through
+// reexec.Main without naming this package.
+func init() { reexec.Register(engineName, engineMain) }
 
 // TestNoSyncEnv, set in the engine's environment, opens the engine with
 // durability async whatever the step's class: the test-only setting that
 // proves the check fails on an engine that acknowledges writes it did
 // not fsync while it declares sync.
 const TestNoSyncEnv = "STOREBENCH_DURABILITY_TEST_NOSYNC"
-
-// IsEngine says whether this process was started as a durability engine.
-func IsEngine() bool { return os.Getenv(EngineEnv) == "1" }
 
 // spec is what the engine opens.
 type spec struct {
@@ -45,10 +49,10 @@ type spec struct {
 	Writers int            `json:"writers"`
 }
 
-// EngineMain is the engine process: it opens the target named on stdin
+// engineMain is the engine process: it opens the target named on stdin
 // and serves the writers until stdin closes or says "close". It returns
 // the exit status.
-func EngineMain() int {
+func engineMain() int {
 	// Its worker stops it, and it dies with the worker (Pdeathsig): a
 	// closed terminal must not kill it first.
 	signal.Ignore(syscall.SIGHUP)
@@ -280,7 +284,7 @@ func startEngine(ctx context.Context, sp spec, env []string, logPath string, m *
 	e.ctl, e.out, e.rd = inW, outR, bufio.NewReader(outR)
 	cmd := exec.Command(exe)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, logf
-	cmd.Env = append(append(os.Environ(), EngineEnv+"=1"), env...)
+	cmd.Env = append(append(os.Environ(), reexec.Setting(engineName)), env...)
 	for w := 0; w < sp.Writers; w++ {
 		reqR, reqW, err := os.Pipe()
 		if err != nil {
