@@ -110,7 +110,9 @@ def ours(uri, threads, workloads):
     """Runs storebench's ycsb; returns {workload: (rate/s, worker CPU seconds, ops, event loops)}."""
     _run[0] += 1
     d = os.path.join(OUT, f"ycsb-{_run[0]}")
-    args = ["run", "ycsb", "--targets", uri, "--out", d, "--quiet", "--ladder", str(RECORDS), "--concurrency", str(threads),
+    # go-ycsb's own records sit on the same server (its table goycsb, or
+    # its keys on Redis): storebench runs beside them, under its own names.
+    args = ["run", "ycsb", "--targets", uri, "--allow-nonempty", uri, "--out", d, "--quiet", "--ladder", str(RECORDS), "--concurrency", str(threads),
             "--set", f"ycsb.workloads=[{','.join(workloads)}]", "--set", f"ycsb.operations={OPS}", "--set", "ycsb.distribution=uniform"]
     for s in SB_SETS:
         args += ["--set", s]
