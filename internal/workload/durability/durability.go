@@ -202,189 +202,240 @@ type Trial struct {
 }
 
 func (Durability) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*results.Step, error) {
-	var p Params
-	if err := json.Unmarshal(st.Params, &p); err != nil {
+	p, class, base, err := prepare(env, st)
+	if err != nil {
 		return nil, err
 	}
+	defer os.RemoveAll(base)
+	res := &results.Step{Workload: st.Workload, Phase: st.Phase, N: st.N, Unit: "write (single put or batch record)", Started: time.Now()}
+	var t tally
+	for k := 0; k < p.Trials; k++ {
+		if err := ctx.Err(); err != nil {
+			res.Partial = true
+			break
+		}
+		tr, err := runTrial(ctx, &trialSpec{p: p, st: st, opened: env.Opened, class: class, base: filepath.Join(base, fmt.Sprint(k)), k: k})
+		if err != nil {
+			return nil, fmt.Errorf("durability: %s trial %d: %w", st.Phase, k+1, err)
+		}
+		t.add(tr)
+		if env.Progress != nil {
+			env.Progress(int64(k+1), int64(p.Trials))
+		}
+	}
+	res.Seconds = time.Since(res.Started).Seconds()
+	t.verify(res, st.Phase, class)
+	t.metrics(res)
+	t.facts(res, st.Phase, p.Model, class)
+	return res, nil
+}
+
+// prepare reads a step's params and the durability class it runs under,
+// checks that the target and the crash kind can be run here, and makes
+// the directory its trials' data go under (base: the caller removes it).
+func prepare(env *workload.Env, st workload.Step) (p Params, class kv.Durability, base string, err error) {
+	if err := json.Unmarshal(st.Params, &p); err != nil {
+		return p, "", "", err
+	}
 	if env.Opened == nil {
-		return nil, errors.New("durability: the worker did not say how it opened the target")
+		return p, "", "", errors.New("durability: the worker did not say how it opened the target")
 	}
 	if p.Model == "" {
 		p.Model = powerfs.ModelData
 	}
 	info, err := target.Lookup(env.Opened.Target)
 	if err != nil {
-		return nil, err
+		return p, "", "", err
 	}
 	if why := CanCrash(info); why != "" {
-		return nil, errors.New("durability: " + why)
+		return p, "", "", errors.New("durability: " + why)
 	}
-	class := kv.Durability(st.Labels[LClass])
+	class = kv.Durability(st.Labels[LClass])
 	if class == "" {
 		class = env.Opened.Options.Durability
 	}
 	if st.Phase == fault.PowerLoss {
 		if why := powerfs.Unavailable(); why != "" {
-			return nil, fmt.Errorf("durability: power-loss needs the power-loss file system: %s", why)
+			return p, "", "", fmt.Errorf("durability: power-loss needs the power-loss file system: %s", why)
 		}
 	}
 	// The engine's directories sit beside the worker's own (which holds
 	// the target open), never on a mount of their own making.
-	base := env.Opened.Options.Dir + "-durability"
+	base = env.Opened.Options.Dir + "-durability"
 	if env.Opened.Options.Dir != "" {
 		if err := os.RemoveAll(base); err != nil {
-			return nil, err
+			return p, "", "", err
 		}
-	} else {
-		// A server target: its trials' data lives beside the worker's
-		// temporary files.
-		if base, err = os.MkdirTemp("", "storebench-durability-"); err != nil {
-			return nil, err
-		}
-		// A server may run as its own user (postgres): it must reach
-		// its directory.
-		if err := os.Chmod(base, 0o755); err != nil {
-			return nil, err
+		return p, class, base, nil
+	}
+	// A server target: its trials' data lives beside the worker's
+	// temporary files.
+	if base, err = os.MkdirTemp("", "storebench-durability-"); err != nil {
+		return p, "", "", err
+	}
+	// A server may run as its own user (postgres): it must reach its
+	// directory.
+	if err := os.Chmod(base, 0o755); err != nil {
+		return p, "", "", err
+	}
+	return p, class, base, nil
+}
+
+// tally sums a step's trials: their counts, recovery times, loss windows
+// and what the engine said of itself, the first error of each kind kept
+// as its example.
+type tally struct {
+	total                 Counts
+	recov, spans, windows []float64
+	promised              time.Duration
+	oldestLost            float64
+	lostTrials, trials    int
+	closeErrs, unrec      int
+	closeErr, unrecErr    string
+	dropped               powerfs.Failure
+	noPersistence         bool
+	declared, mapping     string
+}
+
+// add counts trial tr in.
+func (t *tally) add(tr Trial) {
+	t.total = t.total.Add(tr.Counts)
+	t.dropped.DroppedBytes += tr.Dropped.DroppedBytes
+	t.dropped.DroppedFiles += tr.Dropped.DroppedFiles
+	t.dropped.RestoredBytes += tr.Dropped.RestoredBytes
+	t.noPersistence = t.noPersistence || tr.NoPersistence
+	if tr.Declared != "" {
+		t.declared = tr.Declared
+	}
+	if tr.Mapping != "" {
+		t.mapping = tr.Mapping
+	}
+	if tr.Unrecoverable == "" {
+		// A trial whose engine never reopened its data has no
+		// recovery time (not one of 0 s).
+		t.recov = append(t.recov, tr.Recovery.Seconds())
+	}
+	t.spans = append(t.spans, tr.Span.Seconds())
+	t.windows = append(t.windows, tr.OldestLost.Seconds())
+	t.promised = max(t.promised, tr.Promised)
+	t.oldestLost = max(t.oldestLost, tr.OldestLost.Seconds())
+	if tr.Lost > 0 {
+		t.lostTrials++
+	}
+	if tr.Unrecoverable != "" {
+		t.unrec++
+		if t.unrecErr == "" {
+			t.unrecErr = tr.Unrecoverable
 		}
 	}
-	defer os.RemoveAll(base)
-	res := &results.Step{Workload: st.Workload, Phase: st.Phase, N: st.N, Unit: "write (single put or batch record)", Started: time.Now()}
-	var total Counts
-	var recov, spans, windows []float64
-	var promised time.Duration
-	oldestLost := 0.0
-	lostTrials, trials, closeErrs, closeErr, unrec, unrecErr := 0, 0, 0, "", 0, ""
-	var dropped powerfs.Failure
-	noPersistence, declared, mapping := false, "", ""
-	for k := 0; k < p.Trials; k++ {
-		if err := ctx.Err(); err != nil {
-			res.Partial = true
-			break
-		}
-		tr, err := runTrial(ctx, p, st, env.Opened, class, filepath.Join(base, fmt.Sprint(k)), k)
-		if err != nil {
-			return nil, fmt.Errorf("durability: %s trial %d: %w", st.Phase, k+1, err)
-		}
-		total = total.Add(tr.Counts)
-		dropped.DroppedBytes += tr.Dropped.DroppedBytes
-		dropped.DroppedFiles += tr.Dropped.DroppedFiles
-		dropped.RestoredBytes += tr.Dropped.RestoredBytes
-		noPersistence = noPersistence || tr.NoPersistence
-		if tr.Declared != "" {
-			declared = tr.Declared
-		}
-		if tr.Mapping != "" {
-			mapping = tr.Mapping
-		}
-		if tr.Unrecoverable == "" {
-			// A trial whose engine never reopened its data has no
-			// recovery time (not one of 0 s).
-			recov = append(recov, tr.Recovery.Seconds())
-		}
-		spans = append(spans, tr.Span.Seconds())
-		windows = append(windows, tr.OldestLost.Seconds())
-		promised = max(promised, tr.Promised)
-		oldestLost = max(oldestLost, tr.OldestLost.Seconds())
-		if tr.Lost > 0 {
-			lostTrials++
-		}
-		if tr.Unrecoverable != "" {
-			unrec++
-			if unrecErr == "" {
-				unrecErr = tr.Unrecoverable
-			}
-		}
-		if tr.CloseError != "" {
-			closeErrs++
-			if closeErr == "" {
-				closeErr = tr.CloseError
-			}
-		}
-		trials++
-		if env.Progress != nil {
-			env.Progress(int64(k+1), int64(p.Trials))
+	if tr.CloseError != "" {
+		t.closeErrs++
+		if t.closeErr == "" {
+			t.closeErr = tr.CloseError
 		}
 	}
-	res.Seconds = time.Since(res.Started).Seconds()
+	t.trials++
+}
+
+// weaker is whether the server declared its writes async where the
+// class asked was sync: it is judged as async.
+func (t *tally) weaker(class kv.Durability) bool {
+	return strings.HasPrefix(t.declared, string(kv.Async)) && class == kv.Sync
+}
+
+// verify sets what res checked and what failed: what no class allows (a
+// corrupted record, a torn batch) and, under sync, a lost acknowledged
+// write.
+func (t *tally) verify(res *results.Step, phase string, class kv.Durability) {
 	// Operations are the records written; every one was read back.
-	// Failures are what no class allows (a corrupted record, a torn
-	// batch) and, under sync, a lost acknowledged write.
-	res.Ops = total.Acked + total.Unacked
+	res.Ops = t.total.Acked + t.total.Unacked
 	res.Verify.Checked = res.Ops
-	res.Verify.Failed = total.Corrupted + total.Torn
+	res.Verify.Failed = t.total.Corrupted + t.total.Torn
 	// A server that keeps nothing across a restart (memcached) loses
 	// everything by design: the report says so, it is no failure.
 	// A server that says its writes are async whatever the study asked
 	// (Aerospike Community Edition) is judged as async: its loss is what
 	// it declared.
-	weaker := strings.HasPrefix(declared, string(kv.Async)) && class == kv.Sync
-	if class == kv.Sync && !noPersistence && !weaker {
-		res.Verify.Failed += total.Lost
+	if class == kv.Sync && !t.noPersistence && !t.weaker(class) {
+		res.Verify.Failed += t.total.Lost
 	}
 	if res.Verify.Failed > 0 {
-		res.Verify.First = fmt.Sprintf("%s under %s: %d acknowledged writes lost, %d corrupted, %d batches torn", st.Phase, class, total.Lost, total.Corrupted, total.Torn)
+		res.Verify.First = fmt.Sprintf("%s under %s: %d acknowledged writes lost, %d corrupted, %d batches torn", phase, class, t.total.Lost, t.total.Corrupted, t.total.Torn)
 	}
-	sort.Float64s(recov)
+}
+
+// metrics sets res's metrics: the counts, the recovery times and the
+// loss windows.
+func (t *tally) metrics(res *results.Step) {
+	total := t.total
+	sort.Float64s(t.recov)
 	res.Metrics = map[string]float64{
-		"trials": float64(trials), "acked": float64(total.Acked), "unacked": float64(total.Unacked), "write_timeouts": float64(total.TimedOut),
-		"lost": float64(total.Lost), "lost_trials": float64(lostTrials), "corrupted": float64(total.Corrupted),
+		"trials": float64(t.trials), "acked": float64(total.Acked), "unacked": float64(total.Unacked), "write_timeouts": float64(total.TimedOut),
+		"lost": float64(total.Lost), "lost_trials": float64(t.lostTrials), "corrupted": float64(total.Corrupted),
 		"torn": float64(total.Torn), "phantom": float64(total.Phantom),
 	}
-	if len(recov) > 0 {
-		res.Metrics["recovery_s_median"] = recov[len(recov)/2]
-		res.Metrics["recovery_s_max"] = recov[len(recov)-1]
+	if len(t.recov) > 0 {
+		res.Metrics["recovery_s_median"] = t.recov[len(t.recov)/2]
+		res.Metrics["recovery_s_max"] = t.recov[len(t.recov)-1]
 	}
-	if len(spans) > 0 {
+	if len(t.spans) > 0 {
 		// How long the acknowledged writes ran before the crash, and how
 		// far back the losses reached: a loss under a once-a-second
 		// fsync is everything when the writes span less than a second.
-		sort.Float64s(spans)
-		res.Metrics["acked_span_s_min"] = spans[0]
-		res.Metrics["acked_span_s_median"] = spans[len(spans)/2]
-		res.Metrics["lost_age_s_max"] = oldestLost
+		sort.Float64s(t.spans)
+		res.Metrics["acked_span_s_min"] = t.spans[0]
+		res.Metrics["acked_span_s_median"] = t.spans[len(t.spans)/2]
+		res.Metrics["lost_age_s_max"] = t.oldestLost
 		// The loss window: how long before the crash the oldest lost
 		// acknowledged write was made, per trial (0: none lost).
-		sort.Float64s(windows)
-		res.Metrics["lost_age_s_median"] = windows[len(windows)/2]
+		sort.Float64s(t.windows)
+		res.Metrics["lost_age_s_median"] = t.windows[len(t.windows)/2]
 	}
-	if promised > 0 {
-		res.Metrics[MetricPromised] = promised.Seconds()
+}
+
+// facts sets the rest of res, after its metrics: a loss window that broke
+// the server's promise (a failure too), and the facts of the step: the
+// class and crash, what the server said of itself, the engines that
+// could not reopen or close their data, and the file system's counters
+// of a power failure under model.
+func (t *tally) facts(res *results.Step, phase, model string, class kv.Durability) {
+	if t.promised > 0 {
+		res.Metrics[MetricPromised] = t.promised.Seconds()
 		if WindowExceeded(res.Metrics) {
 			res.Verify.Failed++
 			if res.Verify.First == "" {
-				res.Verify.First = fmt.Sprintf("%s under %s: acknowledged writes lost %.3g s before the crash, where the server promises at most %s", st.Phase, class, oldestLost, promised)
+				res.Verify.First = fmt.Sprintf("%s under %s: acknowledged writes lost %.3g s before the crash, where the server promises at most %s", phase, class, t.oldestLost, t.promised)
 			}
 		}
 	}
-	res.Facts = map[string]string{"durability": string(class), "crash": st.Phase}
-	if noPersistence {
+	res.Facts = map[string]string{"durability": string(class), "crash": phase}
+	if t.noPersistence {
 		res.Facts[FactPersistence] = NoPersistence
 	}
-	if weaker {
-		res.Facts[FactDeclared] = declared
+	if t.weaker(class) {
+		res.Facts[FactDeclared] = t.declared
 	}
-	if mapping != "" {
-		res.Facts[FactMapping] = mapping
+	if t.mapping != "" {
+		res.Facts[FactMapping] = t.mapping
 	}
-	if unrec > 0 {
-		res.Metrics["unrecoverable"] = float64(unrec)
-		res.Facts["unrecoverable"] = unrecErr
+	if t.unrec > 0 {
+		res.Metrics["unrecoverable"] = float64(t.unrec)
+		res.Facts["unrecoverable"] = t.unrecErr
 	}
-	if st.Phase == fault.PowerLoss {
+	if phase == fault.PowerLoss {
 		// The file system's own counters: what the failures dropped.
-		res.Facts[FactModel] = p.Model
-		res.Metrics["fs_dropped_bytes"] = float64(dropped.DroppedBytes)
-		res.Metrics["fs_dropped_files"] = float64(dropped.DroppedFiles)
-		res.Metrics["fs_restored_bytes"] = float64(dropped.RestoredBytes)
+		res.Facts[FactModel] = model
+		res.Metrics["fs_dropped_bytes"] = float64(t.dropped.DroppedBytes)
+		res.Metrics["fs_dropped_files"] = float64(t.dropped.DroppedFiles)
+		res.Metrics["fs_restored_bytes"] = float64(t.dropped.RestoredBytes)
 	}
-	if closeErrs > 0 {
-		res.Metrics["close_errors"] = float64(closeErrs)
-		res.Facts["close_error"] = closeErr
+	if t.closeErrs > 0 {
+		res.Metrics["close_errors"] = float64(t.closeErrs)
+		res.Facts["close_error"] = t.closeErr
 	}
 	if os.Getenv(TestNoSyncEnv) == "1" {
 		res.Facts["test_nosync"] = "engine opened async under a declared " + string(class)
 	}
-	return res, nil
 }
 
 // crashPoint is trial k's: acknowledged writes (ops > 0) or an offset.
@@ -409,11 +460,24 @@ func windowCrash(promised time.Duration, seed int64, k int) time.Duration {
 	return time.Duration(float64(3*promised) * (1 + r.Float64()/2))
 }
 
+// trialSpec is one trial of a step: the step's params and identity, how
+// the worker opened the target, the durability class the engine runs
+// under, the directory of the trial's files and its number k (which,
+// with the study's seed, draws its crash point).
+type trialSpec struct {
+	p      Params
+	st     workload.Step
+	opened *workload.OpenSpec
+	class  kv.Durability
+	base   string
+	k      int
+}
+
 // runTrial writes until the crash point, crashes the engine, restarts it
 // and reads every record back.
-func runTrial(ctx context.Context, p Params, st workload.Step, opened *workload.OpenSpec, class kv.Durability, base string, k int) (Trial, error) {
+func runTrial(ctx context.Context, ts *trialSpec) (Trial, error) {
 	var m *powerfs.Mount
-	tr, err := trial(ctx, p, st, opened, class, base, k, &m)
+	tr, err := trial(ctx, ts, &m)
 	if m != nil {
 		// Asked before the unmount, which would end the server anyway:
 		// the file system failing is the harness's fault, and says so.
@@ -427,60 +491,93 @@ func runTrial(ctx context.Context, p Params, st workload.Step, opened *workload.
 	return tr, err
 }
 
-func trial(ctx context.Context, p Params, st workload.Step, opened *workload.OpenSpec, class kv.Durability, base string, k int, mp **powerfs.Mount) (Trial, error) {
+// trial is runTrial's trial, the power-loss mount it made (if any) left
+// in *mp for runTrial to close, whatever the outcome.
+func trial(ctx context.Context, ts *trialSpec, mp **powerfs.Mount) (Trial, error) {
 	var tr Trial
-	var dataDir string
-	var m *powerfs.Mount
-	if err := os.MkdirAll(base, 0o755); err != nil {
-		return tr, err
-	}
-	if st.Phase == fault.PowerLoss {
-		var err error
-		if m, err = powerfs.New(ctx, filepath.Join(base, "powerfs"), p.Model); err != nil {
-			return tr, err
-		}
-		*mp = m // closed by runTrial
-		dataDir = filepath.Join(m.Dir, "db")
-	} else {
-		// kill -9 keeps the page cache: the data needs no mount.
-		dataDir = filepath.Join(base, "db")
-	}
-	logPath := filepath.Join(base, "engine.log")
-	var e holder
-	var err error
-	if opened.Options.Dir == "" {
-		e, err = startServer(ctx, opened, filepath.Join(base, "server"), m, class, p.Writers, logPath)
-	} else {
-		opts := opened.Options
-		opts.Dir, opts.Durability = dataDir, class
-		e, err = startEngine(ctx, spec{Target: opened.Target, Options: opts, Writers: p.Writers}, nil, logPath, m)
-	}
+	e, logPath, err := ts.start(ctx, mp)
 	if err != nil {
 		return tr, err
 	}
+	p := ts.p
 	if !e.atomicBatches() {
 		p.BatchEvery = 0
 	}
 	tr.NoPersistence = !e.persistent()
 	tr.Declared, tr.Mapping = e.declared(), e.mapping()
-	if class == kv.Async {
+	if ts.class == kv.Async {
 		tr.Promised = e.promised()
 	}
 
-	ops, at := crashPoint(p, st.Seed, k)
-	if st.Phase == fault.PowerLoss && tr.Promised > 0 {
+	ops, at := crashPoint(p, ts.st.Seed, ts.k)
+	if ts.st.Phase == fault.PowerLoss && tr.Promised > 0 {
 		// A server that fsyncs on a timer loses at most its interval:
 		// the writers write for three intervals or more, so that what
 		// it kept shows beside what it lost, and the crash comes at a
 		// seeded instant within the next half of that.
-		ops, at = 0, windowCrash(tr.Promised, st.Seed, k)
+		ops, at = 0, windowCrash(tr.Promised, ts.st.Seed, ts.k)
 	}
 	if ops > 0 {
 		tr.CrashAfter = fmt.Sprintf("%d acked writes", ops)
 	} else {
 		tr.CrashAfter = at.String()
 	}
+	r := &trialRun{p: p, phase: ts.st.Phase, e: e, logPath: logPath, tr: &tr}
+	all, crashAt, err := r.writeAndCrash(ctx, ops, at)
+	if err != nil {
+		return tr, err
+	}
+	err = r.readBack(ctx, all, crashAt)
+	return tr, err
+}
 
+// start makes the trial's directories, its data on a power-loss mount of
+// its own for a power failure (left in *mp), and starts the engine, or
+// the target's server, on them, its output to the log at logPath.
+func (ts *trialSpec) start(ctx context.Context, mp **powerfs.Mount) (e holder, logPath string, err error) {
+	var dataDir string
+	var m *powerfs.Mount
+	if err := os.MkdirAll(ts.base, 0o755); err != nil {
+		return nil, "", err
+	}
+	if ts.st.Phase == fault.PowerLoss {
+		if m, err = powerfs.New(ctx, filepath.Join(ts.base, "powerfs"), ts.p.Model); err != nil {
+			return nil, "", err
+		}
+		*mp = m // closed by runTrial
+		dataDir = filepath.Join(m.Dir, "db")
+	} else {
+		// kill -9 keeps the page cache: the data needs no mount.
+		dataDir = filepath.Join(ts.base, "db")
+	}
+	logPath = filepath.Join(ts.base, "engine.log")
+	if ts.opened.Options.Dir == "" {
+		e, err = startServer(ctx, ts, m, logPath)
+	} else {
+		opts := ts.opened.Options
+		opts.Dir, opts.Durability = dataDir, ts.class
+		e, err = startEngine(ctx, spec{Target: ts.opened.Target, Options: opts, Writers: ts.p.Writers}, nil, logPath, m)
+	}
+	return e, logPath, err
+}
+
+// trialRun is a trial once its engine runs: the params it writes by
+// (no batches where the engine has no atomic ones), the crash kind, the
+// engine and its log, and the trial's findings, filled in as it goes.
+type trialRun struct {
+	p       Params
+	phase   string
+	e       holder
+	logPath string
+	tr      *Trial
+}
+
+// writeAndCrash runs the writers until the crash point (ops acknowledged
+// writes, or the offset at), crashes the engine under them, and returns
+// every attempt, writer by writer, with the crash's time since the
+// writing started.
+func (r *trialRun) writeAndCrash(ctx context.Context, ops int64, at time.Duration) (all []Attempt, crashAt time.Duration, err error) {
+	p, e := r.p, r.e
 	// Writers: each its own records, attempts and quota; a quota met is
 	// said by closing the writer's own channel, and it goes on writing
 	// so that the crash finds writes in flight.
@@ -496,9 +593,41 @@ func trial(ctx context.Context, p Params, st workload.Step, opened *workload.Ope
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			attempts[w], errs[w] = write(e.writer(w), w, p, quota, start, reached[w], stop, crashing)
+			attempts[w], errs[w] = write(e.writer(w), w, p, quota, reached[w], trialClock{start: start, stop: stop, crashing: crashing})
 		}()
 	}
+	cut := r.awaitCrashPoint(ctx, ops, at, reached)
+	// The crash: the process holding the data takes it (fault.Crasher).
+	crashAt = time.Since(start)
+	close(crashing)
+	crashErr := e.Crash(ctx, r.phase)
+	close(stop)
+	wg.Wait()
+	if lf, ok := e.(interface{ LastFailure() powerfs.Failure }); ok && r.phase == fault.PowerLoss {
+		r.tr.Dropped = lf.LastFailure()
+	}
+	e.release() // the writers are done with its connections
+	if cut == nil {
+		cut = crashErr
+	}
+	if cut != nil {
+		return nil, crashAt, cut
+	}
+	for w, err := range errs {
+		if err != nil {
+			return nil, crashAt, fmt.Errorf("writer %d, before the crash: %w (%s)", w, err, proc.LogTail(r.logPath, 5))
+		}
+	}
+	for _, a := range attempts {
+		all = append(all, a...)
+	}
+	return all, crashAt, nil
+}
+
+// awaitCrashPoint waits for the crash point: every writer's quota met
+// (reached) when ops > 0, else the offset at. Non-nil, it is why the
+// trial stops there instead: the engine exited, or ctx ended.
+func (r *trialRun) awaitCrashPoint(ctx context.Context, ops int64, at time.Duration, reached []chan struct{}) error {
 	// The crash point is the writers' quotas or the offset, never both:
 	// with an offset every quota is 0, met at once, and would crash the
 	// engine before the first write.
@@ -517,44 +646,27 @@ func trial(ctx context.Context, p Params, st workload.Step, opened *workload.Ope
 		defer t.Stop()
 		timer = t.C
 	}
-	var cut error
 	select {
 	case <-allReached:
 	case <-timer:
-	case <-e.exited():
-		cut = fmt.Errorf("the engine process exited before the crash point: %s", proc.LogTail(logPath, 5))
+	case <-r.e.exited():
+		return fmt.Errorf("the engine process exited before the crash point: %s", proc.LogTail(r.logPath, 5))
 	case <-ctx.Done():
-		cut = ctx.Err()
+		return ctx.Err()
 	}
-	// The crash: the process holding the data takes it (fault.Crasher).
-	crashAt := time.Since(start)
-	close(crashing)
-	crashErr := e.Crash(ctx, st.Phase)
-	close(stop)
-	wg.Wait()
-	if lf, ok := e.(interface{ LastFailure() powerfs.Failure }); ok && st.Phase == fault.PowerLoss {
-		tr.Dropped = lf.LastFailure()
-	}
-	e.release() // the writers are done with its connections
-	if cut == nil {
-		cut = crashErr
-	}
-	if cut != nil {
-		return tr, cut
-	}
-	for w, err := range errs {
-		if err != nil {
-			return tr, fmt.Errorf("writer %d, before the crash: %w (%s)", w, err, proc.LogTail(logPath, 5))
-		}
-	}
-	var all []Attempt
-	for _, a := range attempts {
-		all = append(all, a...)
-	}
+	return nil
+}
+
+// readBack restarts the crashed engine and reads every attempt back
+// (Check), timing the recovery; an engine that cannot reopen its data
+// is the finding, every acknowledged write lost. The engine is closed
+// after, or killed where the read-back fails.
+func (r *trialRun) readBack(ctx context.Context, all []Attempt, crashAt time.Duration) error {
+	e, tr := r.e, r.tr
 	t0 := time.Now()
-	if err = e.Restart(ctx); err != nil {
+	if err := e.Restart(ctx); err != nil {
 		if ctx.Err() != nil {
-			return tr, ctx.Err()
+			return ctx.Err()
 		}
 		// An engine that cannot open its data after the crash has lost
 		// every acknowledged write: that is the finding, not a failure
@@ -571,7 +683,7 @@ func trial(ctx context.Context, p Params, st workload.Step, opened *workload.Ope
 			}
 		}
 		tr.Window = LossWindow(all, lost, crashAt)
-		return tr, nil
+		return nil
 	}
 	live := true
 	defer func() {
@@ -585,13 +697,13 @@ func trial(ctx context.Context, p Params, st workload.Step, opened *workload.Ope
 		first = Key(all[0].Writer, all[0].Seq)
 	}
 	if _, err := e.get(ctx, first); err != nil && !errors.Is(err, kv.ErrNotFound) {
-		return tr, fmt.Errorf("first read after the restart: %w", err)
+		return fmt.Errorf("first read after the restart: %w", err)
 	}
 	tr.Recovery = time.Since(t0)
-	var lost []Attempt
-	tr.Counts, lost, err = Check(all, p.ValueSize, func(k []byte) ([]byte, error) { return e.get(ctx, k) })
+	counts, lost, err := Check(all, r.p.ValueSize, func(k []byte) ([]byte, error) { return e.get(ctx, k) })
+	tr.Counts = counts
 	if err != nil {
-		return tr, err
+		return err
 	}
 	tr.Window = LossWindow(all, lost, crashAt)
 	// A close that fails after the read-back is the engine's own fault
@@ -600,15 +712,26 @@ func trial(ctx context.Context, p Params, st workload.Step, opened *workload.Ope
 		tr.CloseError = err.Error()
 	}
 	live = false
-	return tr, nil
+	return nil
+}
+
+// trialClock is what a trial's writers share with its crash: when the
+// writing started (each acknowledgement's time is since then), and the
+// channels closed when the crash begins (crashing) and once it is done
+// (stop).
+type trialClock struct {
+	start          time.Time
+	stop, crashing <-chan struct{}
 }
 
 // write is one writer: single puts, every BatchEvery-th an atomic batch,
 // each attempt logged before it is sent and marked acknowledged once the
-// engine answers ok, at its time since start. It ends at stop or when the
-// engine's pipe breaks. An error after crashing is closed is the crash's,
-// not the writer's.
-func write(c writerConn, w int, p Params, quota int64, start time.Time, reached chan struct{}, stop, crashing <-chan struct{}) ([]Attempt, error) {
+// engine answers ok, at its time since clk.start. It closes reached once
+// quota writes are acknowledged, and ends at clk.stop or when the
+// engine's pipe breaks. An error after clk.crashing is closed is the
+// crash's, not the writer's.
+func write(c writerConn, w int, p Params, quota int64, reached chan struct{}, clk trialClock) ([]Attempt, error) {
+	start, stop, crashing := clk.start, clk.stop, clk.crashing
 	var out []Attempt
 	var seq uint64
 	var acked int64

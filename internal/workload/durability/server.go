@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -76,9 +77,12 @@ type reader interface {
 
 var _ fault.Crasher = (*srvEngine)(nil)
 
-// startServer starts the target's server in dir (its data on m when set:
-// a power-loss trial) under class, the target's options passed on to it.
-func startServer(ctx context.Context, opened *workload.OpenSpec, dir string, m *powerfs.Mount, class kv.Durability, writers int, logPath string) (holder, error) {
+// startServer starts the target's server of trial ts in its directory
+// "server" (its data on m when set: a power-loss trial) under the
+// trial's class, the target's options passed on to it, its output to
+// the log at logPath, and opens a connection for each of its writers.
+func startServer(ctx context.Context, ts *trialSpec, m *powerfs.Mount, logPath string) (holder, error) {
+	opened, dir, class, writers := ts.opened, filepath.Join(ts.base, "server"), ts.class, ts.p.Writers
 	info, err := target.Lookup(opened.Target)
 	if err != nil {
 		return nil, err

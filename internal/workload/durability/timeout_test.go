@@ -42,7 +42,7 @@ func TestWriteTimeoutIsUnacknowledged(t *testing.T) {
 			}
 			close(stop)
 		}()
-		return write(c, 0, p, quota, time.Now(), reached, stop, crashing)
+		return write(c, 0, p, quota, reached, trialClock{start: time.Now(), stop: stop, crashing: crashing})
 	}
 	out, err := run(&flaky{timeout: map[int]bool{2: true, 3: true}}, 5)
 	if err != nil {

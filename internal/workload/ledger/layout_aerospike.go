@@ -112,7 +112,7 @@ func asTxFromBins(address []byte, bins as.BinMap) (Tx, error) {
 	if typ < 0 || typ > 255 {
 		return Tx{}, fmt.Errorf("transaction %x: type %d out of range", address, typ)
 	}
-	return txOf(address, prev, gen, payload, idx, ts, typ), nil
+	return copyTx(Tx{Address: address, Prev: prev, Genesis: gen, Payload: payload, Index: uint64(idx), Timestamp: ts, Type: uint8(typ)}), nil
 }
 
 // PutTxs implements Store: one batch write of every transaction's

@@ -234,12 +234,12 @@ func txFromDoc(doc bsoncore.Document) (Tx, error) {
 	if err := errors.Join(err2, err3, err4, err5, err6, err7); err != nil {
 		return Tx{}, err
 	}
-	var buf [32]byte // the address, decoded on the stack: txOf copies it
+	var buf [32]byte // the address, decoded on the stack: copyTx copies it
 	addr, err := addressFromID(buf[:0], doc.Lookup("_id"))
 	if err != nil {
 		return Tx{}, err
 	}
-	return txOf(addr, prev, gen, payload, idx, ts, typ), nil
+	return copyTx(Tx{Address: addr, Prev: prev, Genesis: gen, Payload: payload, Index: uint64(idx), Timestamp: ts, Type: uint8(typ)}), nil
 }
 
 var chainSort = bson.D{{Key: "idx", Value: 1}}

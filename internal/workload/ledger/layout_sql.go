@@ -188,10 +188,12 @@ func (s *sqlStore) sqlInt(b []byte, col string) (int64, error) {
 	return v, nil
 }
 
-// txOf copies a row's columns (prev, genesis, payload: the driver's,
-// valid only during the call) into one transaction, one allocation. The
+// copyTx is borrowed with its bytes (address, prev, genesis, payload:
+// the driver's, valid only during the call) copied into one allocation,
+// so that the transaction outlives the row it was read from. The
 // Aerospike and MongoDB layouts build their transactions with it too.
-func txOf(addr, prev, genesis, payload []byte, idx, ts, typ int64) Tx {
+func copyTx(borrowed Tx) Tx {
+	addr, prev, genesis, payload := borrowed.Address, borrowed.Prev, borrowed.Genesis, borrowed.Payload
 	n := len(addr) + len(prev) + len(genesis) + len(payload)
 	b := make([]byte, 0, n)
 	b = append(b, addr...)
@@ -203,9 +205,9 @@ func txOf(addr, prev, genesis, payload []byte, idx, ts, typ int64) Tx {
 		Address:   b[:a:a],
 		Prev:      b[a : a+p : a+p],
 		Genesis:   b[a+p : a+p+g : a+p+g],
-		Index:     uint64(idx),
-		Timestamp: ts,
-		Type:      uint8(typ),
+		Index:     borrowed.Index,
+		Timestamp: borrowed.Timestamp,
+		Type:      borrowed.Type,
 		Payload:   b[a+p+g : n : n],
 	}
 }
@@ -232,7 +234,7 @@ func (s *sqlStore) GetTx(ctx context.Context, address []byte) (Tx, error) {
 		found = true
 		var idx, ts, typ int64
 		if idx, ts, typ, derr = s.ints(c[2], c[3], c[4]); derr == nil {
-			tx = txOf(address, c[0], c[1], c[5], idx, ts, typ)
+			tx = copyTx(Tx{Address: address, Prev: c[0], Genesis: c[1], Payload: c[5], Index: uint64(idx), Timestamp: ts, Type: uint8(typ)})
 		}
 		return false
 	})
@@ -256,7 +258,7 @@ func (s *sqlStore) Chain(ctx context.Context, genesis []byte, fn func(Tx) bool) 
 		if idx, ts, typ, derr = s.ints(c[2], c[3], c[4]); derr != nil {
 			return false
 		}
-		return fn(txOf(c[0], c[1], genesis, c[5], idx, ts, typ))
+		return fn(copyTx(Tx{Address: c[0], Prev: c[1], Genesis: genesis, Payload: c[5], Index: uint64(idx), Timestamp: ts, Type: uint8(typ)}))
 	})
 	if err == nil {
 		err = derr

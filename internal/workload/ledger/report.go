@@ -30,28 +30,51 @@ func init() {
 
 // ledger renders the seed 000 tables: rows are actions, columns engines.
 func ledger(b *strings.Builder, run *results.Run) {
-	var ts []*results.Target
-	head := []string{"Action"}
+	lt := &ledgerTables{b: b, head: []string{"Action"}}
 	for _, t := range run.Targets {
 		if section.TakesPart(t, "ledger") {
-			ts = append(ts, t)
-			head = append(head, t.Title)
+			lt.ts = append(lt.ts, t)
+			lt.head = append(lt.head, t.Title)
 		}
 	}
-	if len(ts) == 0 {
+	if len(lt.ts) == 0 {
 		return
 	}
-	row := func(label string, f func(t *results.Target) string) []string {
-		r := []string{label}
-		for _, t := range ts {
-			r = append(r, f(t))
-		}
-		return r
-	}
-	step := func(t *results.Target, phase string, n int64) *results.Step { return t.Find("ledger", phase, n) }
+	lt.insert(run.Ladder)
+	lt.selectOne(run.Ladder)
+	largest := largestN(run, lt.ts)
+	lt.chains(largest)
+	lt.ram(run.Ladder)
+	lt.stress(largest)
+	lt.balance()
+	budgetCuts(b, lt.ts)
+}
 
+// ledgerTables writes the ledger's tables, one a phase, each with a row
+// an action and a column a target taking part (ts, titled in head).
+type ledgerTables struct {
+	b    *strings.Builder
+	ts   []*results.Target
+	head []string
+}
+
+// row is the row label, with f of each target in its column.
+func (lt *ledgerTables) row(label string, f func(t *results.Target) string) []string {
+	r := []string{label}
+	for _, t := range lt.ts {
+		r = append(r, f(t))
+	}
+	return r
+}
+
+func step(t *results.Target, phase string, n int64) *results.Step { return t.Find("ledger", phase, n) }
+
+// insert writes the insert table: seconds and disk at each ladder size,
+// after what one operation wrote.
+func (lt *ledgerTables) insert(ladder []int64) {
+	b := lt.b
 	b.WriteString("## Insert a txn chain\n\nSeconds to insert a chain of N transactions into a fresh database, and the disk space it then takes (blocks allocated, like `du`).")
-	if st := firstStep(ts, "insert"); st != nil && st.Unit != "" {
+	if st := firstStep(lt.ts, "insert"); st != nil && st.Unit != "" {
 		// Which method: the seed's one transaction per write, or batches.
 		unit, noIndex := strings.CutSuffix(st.Unit, unitNoIndex)
 		fmt.Fprintf(b, " One operation: a %s (`ledger.batch`).", unit)
@@ -64,9 +87,9 @@ func ledger(b *strings.Builder, run *results.Run) {
 		}
 	}
 	b.WriteString("\n\n")
-	tab := section.Table{Head: head}
-	for _, n := range run.Ladder {
-		tab.Rows = append(tab.Rows, row(fmt.Sprintf("Insert of a txn chain of %s txns", section.Count(n)), func(t *results.Target) string {
+	tab := section.Table{Head: lt.head}
+	for _, n := range ladder {
+		tab.Rows = append(tab.Rows, lt.row(fmt.Sprintf("Insert of a txn chain of %s txns", section.Count(n)), func(t *results.Target) string {
 			s := step(t, "insert", n)
 			if s == nil {
 				return section.Missing(t, "ledger", "insert", n)
@@ -75,11 +98,14 @@ func ledger(b *strings.Builder, run *results.Run) {
 		}))
 	}
 	tab.Write(b)
+}
 
-	b.WriteString("## Select one txn from a DB\n\nRandom selects by address from the database of N, one at a time. The seed reported the max of 5; here the max of all of them, with the median and p99.\n\n")
-	tab = section.Table{Head: head}
-	for _, n := range run.Ladder {
-		tab.Rows = append(tab.Rows, row(fmt.Sprintf("Select one txn from a DB of %s txns", section.Count(n)), func(t *results.Target) string {
+// selectOne writes the table of single selects at each ladder size.
+func (lt *ledgerTables) selectOne(ladder []int64) {
+	lt.b.WriteString("## Select one txn from a DB\n\nRandom selects by address from the database of N, one at a time. The seed reported the max of 5; here the max of all of them, with the median and p99.\n\n")
+	tab := section.Table{Head: lt.head}
+	for _, n := range ladder {
+		tab.Rows = append(tab.Rows, lt.row(fmt.Sprintf("Select one txn from a DB of %s txns", section.Count(n)), func(t *results.Target) string {
 			s := step(t, "select", n)
 			if s == nil || s.Latency.Count == 0 {
 				return section.Missing(t, "ledger", "select", n)
@@ -87,10 +113,13 @@ func ledger(b *strings.Builder, run *results.Run) {
 			return fmt.Sprintf("max %s<br>p50 %s, p99 %s", section.Latency(s.Latency.Max), section.Latency(s.Latency.P50), section.Latency(s.Latency.P99))
 		}))
 	}
-	tab.Write(b)
+	tab.Write(lt.b)
+}
 
-	// A results file read back may carry no ladder (hand-edited, or cut
-	// short): the largest size is then the largest a step reached.
+// largestN is the largest ladder size of run. A results file read back
+// may carry no ladder (hand-edited, or cut short): the largest size is
+// then the largest a step of ts reached.
+func largestN(run *results.Run, ts []*results.Target) int64 {
 	var largest int64
 	if len(run.Ladder) > 0 {
 		largest = run.Ladder[len(run.Ladder)-1]
@@ -102,8 +131,15 @@ func ledger(b *strings.Builder, run *results.Run) {
 			}
 		}
 	}
+	return largest
+}
+
+// chains writes the table of whole-chain selects from the database of
+// largest, a row a chain length some target selected; nothing when none
+// did.
+func (lt *ledgerTables) chains(largest int64) {
 	var lengths []float64
-	for _, t := range ts {
+	for _, t := range lt.ts {
 		for _, s := range t.Steps {
 			if s.Phase == "chain" {
 				l := s.Metrics["length"]
@@ -113,30 +149,34 @@ func ledger(b *strings.Builder, run *results.Run) {
 			}
 		}
 	}
-	if len(lengths) > 0 {
-		how := "A whole chain by its genesis address, in order, through the chain index every layout keeps (`ledger.chains.select: index`)"
-		if st := firstStep(ts, "chain"); st != nil && strings.HasPrefix(st.Unit, "walk") {
-			how = "A whole chain walked as the seed did: from its last transaction back to its genesis, one select per transaction by its prev address (`ledger.chains.select: walk`)"
-		}
-		fmt.Fprintf(b, "## Select a txn chain from a DB of %s txns\n\n%s, every transaction fetched and checked. Max over the sample chains (the seed: max of 5), and the mean.\n\n", section.Count(largest), how)
-		tab = section.Table{Head: head}
-		for _, l := range lengths {
-			tab.Rows = append(tab.Rows, row(fmt.Sprintf("Select one txn chain of %s txns", section.Count(int64(l))), func(t *results.Target) string {
-				for _, s := range t.Steps {
-					if s.Phase == "chain" && s.Metrics["length"] == l && s.Latency.Count > 0 {
-						return fmt.Sprintf("max %s<br>mean %s", section.Seconds(float64(s.Latency.Max)/1e9), section.Seconds(s.Latency.Mean/1e9))
-					}
-				}
-				return section.Missing(t, "ledger", "chain", -1)
-			}))
-		}
-		tab.Write(b)
+	if len(lengths) == 0 {
+		return
 	}
+	how := "A whole chain by its genesis address, in order, through the chain index every layout keeps (`ledger.chains.select: index`)"
+	if st := firstStep(lt.ts, "chain"); st != nil && strings.HasPrefix(st.Unit, "walk") {
+		how = "A whole chain walked as the seed did: from its last transaction back to its genesis, one select per transaction by its prev address (`ledger.chains.select: walk`)"
+	}
+	fmt.Fprintf(lt.b, "## Select a txn chain from a DB of %s txns\n\n%s, every transaction fetched and checked. Max over the sample chains (the seed: max of 5), and the mean.\n\n", section.Count(largest), how)
+	tab := section.Table{Head: lt.head}
+	for _, l := range lengths {
+		tab.Rows = append(tab.Rows, lt.row(fmt.Sprintf("Select one txn chain of %s txns", section.Count(int64(l))), func(t *results.Target) string {
+			for _, s := range t.Steps {
+				if s.Phase == "chain" && s.Metrics["length"] == l && s.Latency.Count > 0 {
+					return fmt.Sprintf("max %s<br>mean %s", section.Seconds(float64(s.Latency.Max)/1e9), section.Seconds(s.Latency.Mean/1e9))
+				}
+			}
+			return section.Missing(t, "ledger", "chain", -1)
+		}))
+	}
+	tab.Write(lt.b)
+}
 
-	b.WriteString("## RAM usage depending on the size of stored data\n\n`me` is the resident memory of the target's process (RSS; for a server, the proportional set size summed over its process tree, so memory its processes share counts once), `ca` the bytes of its files held in the OS page cache (mincore), measured after the selects at each size.\n\n")
-	tab = section.Table{Head: head}
-	for _, n := range run.Ladder {
-		tab.Rows = append(tab.Rows, row(fmt.Sprintf("%s txns stored", section.Count(n)), func(t *results.Target) string {
+// ram writes the table of memory and page cache at each ladder size.
+func (lt *ledgerTables) ram(ladder []int64) {
+	lt.b.WriteString("## RAM usage depending on the size of stored data\n\n`me` is the resident memory of the target's process (RSS; for a server, the proportional set size summed over its process tree, so memory its processes share counts once), `ca` the bytes of its files held in the OS page cache (mincore), measured after the selects at each size.\n\n")
+	tab := section.Table{Head: lt.head}
+	for _, n := range ladder {
+		tab.Rows = append(tab.Rows, lt.row(fmt.Sprintf("%s txns stored", section.Count(n)), func(t *results.Target) string {
 			s := step(t, "select", n)
 			if s == nil {
 				s = step(t, "insert", n)
@@ -148,68 +188,73 @@ func ledger(b *strings.Builder, run *results.Run) {
 			return fmt.Sprintf("%s me / %s ca", section.Bytes(section.Mem(f.After)), section.Bytes(f.CacheResident))
 		}))
 	}
-	tab.Write(b)
+	tab.Write(lt.b)
+}
 
-	if st := firstStep(ts, "stress"); st != nil {
-		fmt.Fprintf(b, "## Stress: random selects and random writes (DB of %s txns)\n\nOpen loop at %.0f operations/s in total for %.0f s, %.0f%% selects. Latency is shown twice: service time (the operation alone) and from the intended start time (what a client queueing behind a stall would see, corrected for coordinated omission). An operation is late when it started more than 1 ms behind schedule.\n\n",
-			section.Count(largest), st.Rate, st.Seconds, 100*st.Metrics["reads"]/max(1, st.Metrics["reads"]+st.Metrics["writes"]))
-		tab = section.Table{Head: head}
-		get := func(f func(s *results.Step) string) func(t *results.Target) string {
-			return func(t *results.Target) string {
-				s := step(t, "stress", -1)
-				if s == nil {
-					return section.Missing(t, "ledger", "stress", -1)
-				}
-				return f(s)
-			}
+// ofPhase is a cell of the step of phase (its only one) of a target: f
+// of the step, or why the target has none.
+func ofPhase(phase string, f func(s *results.Step) string) func(t *results.Target) string {
+	return func(t *results.Target) string {
+		s := step(t, phase, -1)
+		if s == nil {
+			return section.Missing(t, "ledger", phase, -1)
 		}
-		tab.Rows = append(tab.Rows,
-			row("Throughput achieved", get(func(s *results.Step) string { return fmt.Sprintf("%.0f ops/s", float64(s.Ops)/s.Seconds) })),
-			row("Service time p50 / p99 / max", get(func(s *results.Step) string {
-				return fmt.Sprintf("%s / %s / %s", section.Latency(s.Latency.P50), section.Latency(s.Latency.P99), section.Latency(s.Latency.Max))
-			})),
-			row("From intended start p50 / p99 / max", get(func(s *results.Step) string {
-				if s.Intended == nil {
-					return "—"
-				}
-				return fmt.Sprintf("%s / %s / %s", section.Latency(s.Intended.P50), section.Latency(s.Intended.P99), section.Latency(s.Intended.Max))
-			})),
-			row("Late operations", get(func(s *results.Step) string { return fmt.Sprintf("%d of %d", s.Late, s.Ops) })),
-			row("RAM usage (RSS growth)", get(func(s *results.Step) string {
-				f := s.Footprint()
-				return fmt.Sprintf("%s (%+.1f MiB)", section.Bytes(section.Mem(f.After)), float64(section.Mem(f.After)-section.Mem(f.Before))/(1<<20))
-			})),
-			row("CPU usage (100% = one core)", get(func(s *results.Step) string {
-				if s.ServerResources != nil {
-					return fmt.Sprintf("server %.0f%%, client %.0f%%", s.ServerResources.CPUPercent, s.Resources.CPUPercent)
-				}
-				return fmt.Sprintf("%.0f%%", s.Resources.CPUPercent)
-			})),
-		)
-		tab.Write(b)
+		return f(s)
 	}
+}
 
-	if st := firstStep(ts, "balance"); st != nil {
-		fmt.Fprintf(b, "## Get balance of one address from a view of %s addresses\n\n", section.Count(int64(st.Metrics["view_addresses"])))
-		tab = section.Table{Head: head}
-		get := func(f func(s *results.Step) string) func(t *results.Target) string {
-			return func(t *results.Target) string {
-				s := step(t, "balance", -1)
-				if s == nil {
-					return section.Missing(t, "ledger", "balance", -1)
-				}
-				return f(s)
-			}
-		}
-		tab.Rows = append(tab.Rows,
-			row("Build the view", get(func(s *results.Step) string { return section.Seconds(s.Metrics["build_seconds"]) })),
-			row("Get balance p50 / p99 / max", get(func(s *results.Step) string {
-				return fmt.Sprintf("%s / %s / %s", section.Latency(s.Latency.P50), section.Latency(s.Latency.P99), section.Latency(s.Latency.Max))
-			})),
-		)
-		tab.Write(b)
+// stress writes the stress table, on the database of largest; nothing
+// when no target ran the stress.
+func (lt *ledgerTables) stress(largest int64) {
+	st := firstStep(lt.ts, "stress")
+	if st == nil {
+		return
 	}
-	budgetCuts(b, ts)
+	fmt.Fprintf(lt.b, "## Stress: random selects and random writes (DB of %s txns)\n\nOpen loop at %.0f operations/s in total for %.0f s, %.0f%% selects. Latency is shown twice: service time (the operation alone) and from the intended start time (what a client queueing behind a stall would see, corrected for coordinated omission). An operation is late when it started more than 1 ms behind schedule.\n\n",
+		section.Count(largest), st.Rate, st.Seconds, 100*st.Metrics["reads"]/max(1, st.Metrics["reads"]+st.Metrics["writes"]))
+	tab := section.Table{Head: lt.head}
+	tab.Rows = append(tab.Rows,
+		lt.row("Throughput achieved", ofPhase("stress", func(s *results.Step) string { return fmt.Sprintf("%.0f ops/s", float64(s.Ops)/s.Seconds) })),
+		lt.row("Service time p50 / p99 / max", ofPhase("stress", func(s *results.Step) string {
+			return fmt.Sprintf("%s / %s / %s", section.Latency(s.Latency.P50), section.Latency(s.Latency.P99), section.Latency(s.Latency.Max))
+		})),
+		lt.row("From intended start p50 / p99 / max", ofPhase("stress", func(s *results.Step) string {
+			if s.Intended == nil {
+				return "—"
+			}
+			return fmt.Sprintf("%s / %s / %s", section.Latency(s.Intended.P50), section.Latency(s.Intended.P99), section.Latency(s.Intended.Max))
+		})),
+		lt.row("Late operations", ofPhase("stress", func(s *results.Step) string { return fmt.Sprintf("%d of %d", s.Late, s.Ops) })),
+		lt.row("RAM usage (RSS growth)", ofPhase("stress", func(s *results.Step) string {
+			f := s.Footprint()
+			return fmt.Sprintf("%s (%+.1f MiB)", section.Bytes(section.Mem(f.After)), float64(section.Mem(f.After)-section.Mem(f.Before))/(1<<20))
+		})),
+		lt.row("CPU usage (100% = one core)", ofPhase("stress", func(s *results.Step) string {
+			if s.ServerResources != nil {
+				return fmt.Sprintf("server %.0f%%, client %.0f%%", s.ServerResources.CPUPercent, s.Resources.CPUPercent)
+			}
+			return fmt.Sprintf("%.0f%%", s.Resources.CPUPercent)
+		})),
+	)
+	tab.Write(lt.b)
+}
+
+// balance writes the balance view's table; nothing when no target read
+// balances.
+func (lt *ledgerTables) balance() {
+	st := firstStep(lt.ts, "balance")
+	if st == nil {
+		return
+	}
+	fmt.Fprintf(lt.b, "## Get balance of one address from a view of %s addresses\n\n", section.Count(int64(st.Metrics["view_addresses"])))
+	tab := section.Table{Head: lt.head}
+	tab.Rows = append(tab.Rows,
+		lt.row("Build the view", ofPhase("balance", func(s *results.Step) string { return section.Seconds(s.Metrics["build_seconds"]) })),
+		lt.row("Get balance p50 / p99 / max", ofPhase("balance", func(s *results.Step) string {
+			return fmt.Sprintf("%s / %s / %s", section.Latency(s.Latency.P50), section.Latency(s.Latency.P99), section.Latency(s.Latency.Max))
+		})),
+	)
+	tab.Write(lt.b)
 }
 
 // budgetCuts lists the steps the phase budget stopped (params.budget):
