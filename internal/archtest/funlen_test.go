@@ -13,13 +13,14 @@ import (
 	"testing"
 )
 
-// Issue 37: no function above MaxFuncLines lines or MaxParams parameters.
+// Issue 37: no function above MaxFuncLines lines (k6 caps funlen at 80) or
+// MaxParams parameters.
 // The ones that were longer or wider when the rule came are listed in
 // testdata/long_functions.txt; the list may only shrink: a function not
 // in it that breaks a bound fails, and so does a listed one that no
 // longer does (take it off the list).
 const (
-	MaxFuncLines = 100
+	MaxFuncLines = 80
 	MaxParams    = 6
 )
 
