@@ -200,33 +200,8 @@ func prepare(s *study.Study) (*Plan, error) {
 			}
 		}
 		names[info.Name]++
-		if t.URI == "" && info.ByURIOnly() {
-			// No server storebench can start (Aerospike: no package
-			// ships one): refused here, before any target runs.
-			field := fmt.Sprintf("targets[%d]", i)
-			return nil, &study.Error{File: s.File, Line: s.Line(field), Field: field, Msg: info.NeedsURI().Error()}
-		}
-		if s.Workers > 1 && info.Embedded() {
-			// An embedded engine's files are opened by one process: a
-			// second worker would open a store of its own.
-			return nil, &study.Error{File: s.File, Line: s.Line("workers"), Field: "workers",
-				Msg: fmt.Sprintf("%d: %s is an embedded engine, opened by one process; several workers need a server target", s.Workers, t.Name)}
-		}
-		if s.Workers > 1 {
-			// A step split across the workers needs a target whose data
-			// they can share (a server that lets the others attach to
-			// the table the first made): refused here, not mid-run.
-			if err := splitOn(s, t.Name, info, p.Steps); err != nil {
-				return nil, err
-			}
-		}
-		if err := clientsFit(s, t, info, p.Steps); err != nil {
+		if err := refuseTarget(s, i, t, info, p.Steps); err != nil {
 			return nil, err
-		}
-		if err := checkCrashTargets(info, t.URI, t.Options, faultsOn(p.Steps, t.Name)); err != nil {
-			// The study's to fix (exit 2), refused before anything starts.
-			field := fmt.Sprintf("targets[%d]", i)
-			return nil, &study.Error{File: s.File, Line: s.Line(field), Field: field, Msg: fmt.Sprintf("target %s: %v", t.Name, err)}
 		}
 		// Each step's requirements are matched against what the target
 		// provides: a step it cannot run is n/a for it (its other steps
@@ -254,6 +229,43 @@ func prepare(s *study.Study) (*Plan, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// refuseTarget says why the study's i-th target t (looked up as info)
+// cannot run the steps at all, before any target starts: a target only
+// reached by URI without one, an embedded engine or a store the workers
+// cannot share under several workers, clients that do not fit, or a crash
+// fault it cannot take; nil when none holds.
+func refuseTarget(s *study.Study, i int, t *study.Target, info target.Info, steps []workload.Step) error {
+	if t.URI == "" && info.ByURIOnly() {
+		// No server storebench can start (Aerospike: no package
+		// ships one): refused here, before any target runs.
+		field := fmt.Sprintf("targets[%d]", i)
+		return &study.Error{File: s.File, Line: s.Line(field), Field: field, Msg: info.NeedsURI().Error()}
+	}
+	if s.Workers > 1 && info.Embedded() {
+		// An embedded engine's files are opened by one process: a
+		// second worker would open a store of its own.
+		return &study.Error{File: s.File, Line: s.Line("workers"), Field: "workers",
+			Msg: fmt.Sprintf("%d: %s is an embedded engine, opened by one process; several workers need a server target", s.Workers, t.Name)}
+	}
+	if s.Workers > 1 {
+		// A step split across the workers needs a target whose data
+		// they can share (a server that lets the others attach to
+		// the table the first made): refused here, not mid-run.
+		if err := splitOn(s, t.Name, info, steps); err != nil {
+			return err
+		}
+	}
+	if err := clientsFit(s, t, info, steps); err != nil {
+		return err
+	}
+	if err := checkCrashTargets(info, t.URI, t.Options, faultsOn(steps, t.Name)); err != nil {
+		// The study's to fix (exit 2), refused before anything starts.
+		field := fmt.Sprintf("targets[%d]", i)
+		return &study.Error{File: s.File, Line: s.Line(field), Field: field, Msg: fmt.Sprintf("target %s: %v", t.Name, err)}
+	}
+	return nil
 }
 
 // durabilityOf is the class target info writes in: the study's, or under

@@ -20,18 +20,8 @@ import (
 // every worker), resources summed, and what each worker did kept in
 // Workers. hosts[i] and pids[i] say where part i ran.
 func mergeParts(parts []*results.Step, hosts []string, pids []int) (*results.Step, error) {
-	if len(parts) == 0 {
-		return nil, fmt.Errorf("no part to merge")
-	}
-	for i, p := range parts {
-		if p == nil {
-			return nil, fmt.Errorf("worker %d sent no result", i)
-		}
-		if len(p.Streams) > 0 || len(p.Background) > 0 {
-			// No splitting workload has them yet; merging them would need
-			// the same care as below, per stream.
-			return nil, fmt.Errorf("a step with streams or background tasks cannot be merged across workers")
-		}
+	if err := checkParts(parts); err != nil {
+		return nil, err
 	}
 	m := *parts[0]
 	m.Ops, m.Late, m.Seconds, m.Retried = 0, 0, 0, 0
@@ -94,6 +84,39 @@ func mergeParts(parts []*results.Step, hosts []string, pids []int) (*results.Ste
 		m.Workers = append(m.Workers, wp)
 		rs = append(rs, p.Resources)
 	}
+	setMergedLatency(&m, service, intended, byOp)
+	if m.Series, m.Intervals, err = mergeIntervals(parts); err != nil {
+		return nil, err
+	}
+	m.Resources = sumResources(rs)
+	return &m, nil
+}
+
+// checkParts refuses parts that cannot be merged: none at all, a worker
+// that sent no result, or a step with streams or background tasks, so
+// mergeParts only ever sums parts of one shape.
+func checkParts(parts []*results.Step) error {
+	if len(parts) == 0 {
+		return fmt.Errorf("no part to merge")
+	}
+	for i, p := range parts {
+		if p == nil {
+			return fmt.Errorf("worker %d sent no result", i)
+		}
+		if len(p.Streams) > 0 || len(p.Background) > 0 {
+			// No splitting workload has them yet; merging them would need
+			// the same care as mergeParts takes, per stream.
+			return fmt.Errorf("a step with streams or background tasks cannot be merged across workers")
+		}
+	}
+	return nil
+}
+
+// setMergedLatency sets m's latency summaries and encoded histograms from
+// the merged ones (service time, intended-start time when the parts had
+// it, and each operation's), so the whole step reads as one worker's
+// would; a step without any sample keeps no histogram.
+func setMergedLatency(m *results.Step, service, intended *hdr.Histogram, byOp map[string]*hdr.Histogram) {
 	if service.TotalCount() > 0 {
 		m.Latency = latency.Summarize(service)
 		m.Hist, _ = latency.Encode(service)
@@ -113,11 +136,6 @@ func mergeParts(parts []*results.Step, hosts []string, pids []int) (*results.Ste
 		m.ByOp[name] = latency.Summarize(h)
 		m.ByOpHist[name], _ = latency.Encode(h)
 	}
-	if m.Series, m.Intervals, err = mergeIntervals(parts); err != nil {
-		return nil, err
-	}
-	m.Resources = sumResources(rs)
-	return &m, nil
 }
 
 // mergeMetrics combines the parts' workload figures as the workload

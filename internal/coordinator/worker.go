@@ -193,37 +193,7 @@ func startCmd(cmd *exec.Cmd, logPath string) (*proc, error) {
 	}
 	p := &proc{cmd: cmd, stdin: stdin, events: make(chan wire.Event, 64), exited: make(chan struct{}), logf: logPath,
 		stderr: tail, stderrDone: stderrDone}
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 1<<20), 256<<20)
-		for sc.Scan() {
-			var e wire.Event
-			if err := json.Unmarshal(sc.Bytes(), &e); err != nil || e.Type == "" {
-				// The protocol has a private descriptor in the worker
-				// (stray prints go to its log), so a line that is not an
-				// event means the stream is corrupt: nothing after it can
-				// be trusted.
-				p.setFault(fmt.Errorf("worker sent garbage: %s", clip(sc.Bytes(), 80)))
-				p.signalKill()
-				break
-			}
-			p.events <- e
-		}
-		if err := sc.Err(); err != nil {
-			p.setFault(fmt.Errorf("worker sent garbage: %v", err))
-			p.signalKill()
-		}
-		close(p.events)
-		_ = cmd.Wait()
-		release()
-		// Its stderr reaches the log before it counts as exited (bounded:
-		// a descendant may have inherited the pipe).
-		select {
-		case <-stderrDone:
-		case <-time.After(2 * time.Second):
-		}
-		close(p.exited)
-	}()
+	go p.readEvents(stdout, release)
 	select {
 	case e, ok := <-p.events:
 		if err := p.fault(); !ok && err != nil {
@@ -247,6 +217,43 @@ func startCmd(cmd *exec.Cmd, logPath string) (*proc, error) {
 		return nil, fmt.Errorf("worker sent no hello within %v; killed", limits.hello)
 	}
 	return p, nil
+}
+
+// readEvents passes the worker's events from stdout to p.events until
+// the stream ends or turns to garbage (then the worker is killed, since
+// nothing after a corrupt line can be trusted), then reaps the worker,
+// calls release and closes p.exited once its stderr is in the log. It
+// runs in its own goroutine for the worker's life.
+func (p *proc) readEvents(stdout io.Reader, release func()) {
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 256<<20)
+	for sc.Scan() {
+		var e wire.Event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil || e.Type == "" {
+			// The protocol has a private descriptor in the worker
+			// (stray prints go to its log), so a line that is not an
+			// event means the stream is corrupt: nothing after it can
+			// be trusted.
+			p.setFault(fmt.Errorf("worker sent garbage: %s", clip(sc.Bytes(), 80)))
+			p.signalKill()
+			break
+		}
+		p.events <- e
+	}
+	if err := sc.Err(); err != nil {
+		p.setFault(fmt.Errorf("worker sent garbage: %v", err))
+		p.signalKill()
+	}
+	close(p.events)
+	_ = p.cmd.Wait()
+	release()
+	// Its stderr reaches the log before it counts as exited (bounded:
+	// a descendant may have inherited the pipe).
+	select {
+	case <-p.stderrDone:
+	case <-time.After(2 * time.Second):
+	}
+	close(p.exited)
 }
 
 // send writes one request, within limits.send: a worker that stopped

@@ -211,7 +211,17 @@ func Decode(s *study.Study, e study.Entry) ([]Action, error) {
 		}
 		out = append(out, a)
 	}
-	// Each node stopped or killed in a phase comes back later in it.
+	if err := checkRestarts(s, n.Content, path, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// checkRestarts requires each node stopped or killed in a phase to come
+// back later in it (a restart of the same target and node at or after
+// it), since acknowledged writes are checked on every replica once the
+// node is back; out holds the decoded items, path is their field.
+func checkRestarts(s *study.Study, items []*yaml.Node, path string, out []Action) error {
 	for i, a := range out {
 		if !a.Down() {
 			continue
@@ -224,11 +234,11 @@ func Decode(s *study.Study, e study.Entry) ([]Action, error) {
 			}
 		}
 		if !back {
-			return nil, &study.Error{File: s.File, Line: study.FieldLine(*n.Content[i], "action"), Field: fmt.Sprintf("%s[%d].action", path, i),
+			return &study.Error{File: s.File, Line: study.FieldLine(*items[i], "action"), Field: fmt.Sprintf("%s[%d].action", path, i),
 				Msg: fmt.Sprintf("node %d is %sed in phase %s and never restarted: add {at: ..., action: restart, node: %d} after it (acknowledged writes are checked on every replica once the node is back)", a.Node, a.Action, a.Phase, a.Node)}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 func hasTarget(s *study.Study, name string) bool {

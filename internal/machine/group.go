@@ -149,12 +149,7 @@ func New(shape Shape, runID, dataDir string) (*Group, error) {
 // apply sets the shape's limits in the group's directory d.
 func (g *Group) apply(d cgDir, dataDir string) error {
 	s := g.shape
-	set := func(file, v string) error {
-		if err := writeFile(filepath.Join(d.Dir, file), v); err != nil {
-			return fmt.Errorf("setting %s to %q: %w", file, v, err)
-		}
-		return nil
-	}
+	set := func(file, v string) error { return setLimit(d.Dir, file, v) }
 	for _, c := range d.Ctrls {
 		switch c {
 		case ctrlCPU:
@@ -181,61 +176,94 @@ func (g *Group) apply(d cgDir, dataDir string) error {
 				}
 			}
 		case ctrlMemory:
-			// A process added to the group brings the charge of the
-			// memory it already has (its anonymous pages and the file
-			// pages it maps) with it, so that a server placed right after
-			// it started is charged for what it allocated before. Best
-			// effort: kernels that dropped charge moving (the file gone,
-			// or refusing any value but 0, as Linux 6.18's does) keep the
-			// old charge where it was (OwnMemory.Moved).
-			_ = writeFile(filepath.Join(d.Dir, "memory.move_charge_at_immigrate"), "3")
-			if s.CacheShape() {
-				// A cache shape limits the page cache, not the engine's
-				// own memory: a process that finds nothing left to
-				// reclaim waits for CacheHold to raise the limit.
-				if err := set("memory.oom_control", "1"); err != nil {
-					return err
-				}
-			}
-			if s.Memory == 0 {
-				continue
-			}
-			if err := set("memory.limit_in_bytes", strconv.FormatInt(s.Memory, 10)); err != nil {
+			if err := applyMemory(s, d.Dir); err != nil {
 				return err
 			}
-			// With swap accounting, memory+swap gets the same limit, so the
-			// group cannot swap its way past the shape. Best effort: the
-			// file is absent without swap accounting.
-			if _, err := os.Stat(filepath.Join(d.Dir, "memory.memsw.limit_in_bytes")); err == nil {
-				_ = set("memory.memsw.limit_in_bytes", strconv.FormatInt(s.Memory, 10))
-			}
 		case ctrlBlkio:
-			if s.DiskIOPS == 0 && s.DiskMBps == 0 {
-				continue
+			if err := g.applyBlkio(d.Dir, dataDir); err != nil {
+				return err
 			}
-			dev, err := DeviceOf(dataDir)
+		}
+	}
+	return nil
+}
+
+// setLimit writes v to the file of a group's directory dir, naming the
+// file and the value in the error, since a limit the kernel refused is
+// what the user needs to see.
+func setLimit(dir, file, v string) error {
+	if err := writeFile(filepath.Join(dir, file), v); err != nil {
+		return fmt.Errorf("setting %s to %q: %w", file, v, err)
+	}
+	return nil
+}
+
+// applyMemory sets shape s's memory limits in the memory group's
+// directory dir, apart from apply so each controller's rules read on
+// their own.
+func applyMemory(s Shape, dir string) error {
+	set := func(file, v string) error { return setLimit(dir, file, v) }
+	// A process added to the group brings the charge of the
+	// memory it already has (its anonymous pages and the file
+	// pages it maps) with it, so that a server placed right after
+	// it started is charged for what it allocated before. Best
+	// effort: kernels that dropped charge moving (the file gone,
+	// or refusing any value but 0, as Linux 6.18's does) keep the
+	// old charge where it was (OwnMemory.Moved).
+	_ = writeFile(filepath.Join(dir, "memory.move_charge_at_immigrate"), "3")
+	if s.CacheShape() {
+		// A cache shape limits the page cache, not the engine's
+		// own memory: a process that finds nothing left to
+		// reclaim waits for CacheHold to raise the limit.
+		if err := set("memory.oom_control", "1"); err != nil {
+			return err
+		}
+	}
+	if s.Memory == 0 {
+		return nil
+	}
+	if err := set("memory.limit_in_bytes", strconv.FormatInt(s.Memory, 10)); err != nil {
+		return err
+	}
+	// With swap accounting, memory+swap gets the same limit, so the
+	// group cannot swap its way past the shape. Best effort: the
+	// file is absent without swap accounting.
+	if _, err := os.Stat(filepath.Join(dir, "memory.memsw.limit_in_bytes")); err == nil {
+		_ = set("memory.memsw.limit_in_bytes", strconv.FormatInt(s.Memory, 10))
+	}
+	return nil
+}
+
+// applyBlkio throttles the device holding dataDir in the blkio group's
+// directory dir to the shape's IOPS and bandwidth, and records that
+// device in g.disk; a shape without either sets nothing.
+func (g *Group) applyBlkio(dir, dataDir string) error {
+	s := g.shape
+	set := func(file, v string) error { return setLimit(dir, file, v) }
+	if s.DiskIOPS == 0 && s.DiskMBps == 0 {
+		return nil
+	}
+	dev, err := DeviceOf(dataDir)
+	if err != nil {
+		return err
+	}
+	for key, files := range throttleFiles {
+		v := s.DiskIOPS
+		if key == KeyDiskMBps {
+			v = s.DiskBytesPerSecond()
+		}
+		if v == 0 {
+			continue
+		}
+		for _, f := range files {
+			mm, err := throttleDevice(dir, f, dev)
 			if err != nil {
 				return err
 			}
-			for key, files := range throttleFiles {
-				v := s.DiskIOPS
-				if key == KeyDiskMBps {
-					v = s.DiskBytesPerSecond()
-				}
-				if v == 0 {
-					continue
-				}
-				for _, f := range files {
-					mm, err := throttleDevice(d.Dir, f, dev)
-					if err != nil {
-						return err
-					}
-					if err := set(f, mm+" "+strconv.FormatInt(v, 10)); err != nil {
-						return err
-					}
-					g.disk = mm
-				}
+			if err := set(f, mm+" "+strconv.FormatInt(v, 10)); err != nil {
+				return err
 			}
+			g.disk = mm
 		}
 	}
 	return nil

@@ -205,6 +205,14 @@ func bottlenecks(b *strings.Builder, run *results.Run) {
 	fmt.Fprintf(b, "What limited each target in each phase at its largest size, from the measured CPU (100%% = one core, %d cores here), I/O that reached the device holding its data (all processes, the target nearly alone on it) and memory of the target (a server's own process tree, apart from the client). CPU and I/O rates are over the timed part of the phase alone, its setup (such as building the balance view) left out; a server's own figures are over the whole step, setup included, bytes and time alike. Rules: an open loop that kept up was limited by nothing; ≥ %.0f%% of all cores busy is CPU; one process at ≥ %.0f%% of a core is a single-threaded path; ≥ %s/s read or written is the disk; otherwise the time went to waiting.\n\n",
 		run.Host.LogicalCPUs, busyShare*100, oneCoreBusy, Bytes(diskBusyBytes))
 	tab.Write(b)
+	bottleneckSummary(b, ts, counts)
+}
+
+// bottleneckSummary writes one sentence per target naming the resource
+// that limited most of its phases, so a reader gets the gist of the table
+// without reading every cell; counts holds, per target title, how many
+// phases each resource limited.
+func bottleneckSummary(b *strings.Builder, ts []*results.Target, counts map[string]map[string]int) {
 	var sum []string
 	for _, t := range ts {
 		c := counts[t.Title]

@@ -196,6 +196,19 @@ func scaling(run *results.Run, w, phase string) []*chart.Chart {
 	}
 	c.ID = chart.SafeID(w, phase, "latency", "scaling")
 	c.Title = fmt.Sprintf("%s %s: service time per operation vs data size, p50 (solid) and p99 (dashed)", w, phase)
+	c.Panels = []chart.Panel{latencyScalingPanel(run, byTarget)}
+	if unit != "" {
+		c.Notes = append(c.Notes, fmt.Sprintf("One operation: %s; the same number of them at every size.", unit))
+	}
+	return []*chart.Chart{c}
+}
+
+// latencyScalingPanel draws, for a phase of a fixed number of operations,
+// each target's p50 (solid) and p99 (dashed) service time against N, in
+// the order of run.Targets so colours and legend match the other charts;
+// the legend names how each percentile grows, or one growth when p50's is
+// not flat.
+func latencyScalingPanel(run *results.Run, byTarget map[*results.Target][]*results.Step) chart.Panel {
 	pn := chart.Panel{Y: chart.Axis{Label: "service time", Unit: chart.Seconds, Log: true}}
 	for _, t := range run.Targets {
 		ss := byTarget[t]
@@ -221,11 +234,7 @@ func scaling(run *results.Run, w, phase string) []*chart.Chart {
 		}
 		pn.Series = append(pn.Series, p50, p99)
 	}
-	c.Panels = []chart.Panel{pn}
-	if unit != "" {
-		c.Notes = append(c.Notes, fmt.Sprintf("One operation: %s; the same number of them at every size.", unit))
-	}
-	return []*chart.Chart{c}
+	return pn
 }
 
 // opsGrow says whether a phase's operation count grows with N, comparing

@@ -330,12 +330,6 @@ func reaction(b *strings.Builder, run *results.Run, w string) {
 // pick writes, for each phase of w that has a throughput figure at each
 // level (its headline first), the best target and the runner-up's cost.
 func pick(b *strings.Builder, run *results.Run, w string) {
-	type cand struct {
-		t   *results.Target
-		s   *results.Step
-		v   float64
-		p99 int64
-	}
 	// The phases: the headline's first, then every phase that was swept,
 	// then the others with operations, in the order they ran.
 	var phases []string
@@ -361,14 +355,14 @@ func pick(b *strings.Builder, run *results.Run, w string) {
 	var sentences []string
 	for _, ph := range phases {
 		// By level: each target's step of the phase at its largest size.
-		byLevel := map[int64][]cand{}
+		byLevel := map[int64][]pickCand{}
 		for _, t := range run.Targets {
 			for _, s := range discussedSteps(t, w) {
 				if s.Phase != ph || s.Error != "" || s.Partial || s.Ops == 0 {
 					continue
 				}
 				lv := levelOf(run, s)
-				byLevel[lv] = append(byLevel[lv], cand{t: t, s: s, v: throughput(s), p99: s.Latency.P99})
+				byLevel[lv] = append(byLevel[lv], pickCand{t: t, s: s, v: throughput(s), p99: s.Latency.P99})
 			}
 		}
 		var levels []int64
@@ -379,19 +373,7 @@ func pick(b *strings.Builder, run *results.Run, w string) {
 		for _, l := range levels {
 			cs := byLevel[l]
 			sort.SliceStable(cs, func(i, j int) bool { return cs[i].v > cs[j].v })
-			best := cs[0]
-			row := []string{ph, strconv.FormatInt(l, 10), fmt.Sprintf("%s: %s, p99 %s", best.t.Title, rateText(best.v, best.s), Latency(best.p99)), "–", "–", ""}
-			if len(cs) > 1 {
-				ru := cs[1]
-				row[3] = fmt.Sprintf("%s: %s, p99 %s", ru.t.Title, rateText(ru.v, ru.s), Latency(ru.p99))
-				row[4] = ratioText(ru.v / best.v)
-				var others []string
-				for _, o := range cs[2:] {
-					others = append(others, fmt.Sprintf("%s %s", o.t.Title, ratioText(o.v/best.v)))
-				}
-				row[5] = strings.Join(others, ", ")
-			}
-			tab.Rows = append(tab.Rows, row)
+			tab.Rows = append(tab.Rows, pickRow(ph, l, cs))
 		}
 		if len(levels) == 0 {
 			continue
@@ -411,6 +393,35 @@ func pick(b *strings.Builder, run *results.Run, w string) {
 	b.WriteString("Which to pick: for each phase and concurrency, the target with the highest throughput, and the runner-up's throughput as a ratio of it (same run, same machine):\n\n")
 	tab.Write(b)
 	b.WriteString(strings.Join(sentences, " ") + "\n\n")
+}
+
+// pickCand is one target's step of a phase at a concurrency level, with
+// its throughput and p99, as pick ranks them.
+type pickCand struct {
+	t   *results.Target
+	s   *results.Step
+	v   float64
+	p99 int64
+}
+
+// pickRow is the table row of phase ph at level l, cs sorted best first:
+// the best target's figures, the runner-up's and its ratio to the best,
+// and the others' ratios, so the reader sees the margin and not only the
+// winner; with one candidate the runner-up columns read "–".
+func pickRow(ph string, l int64, cs []pickCand) []string {
+	best := cs[0]
+	row := []string{ph, strconv.FormatInt(l, 10), fmt.Sprintf("%s: %s, p99 %s", best.t.Title, rateText(best.v, best.s), Latency(best.p99)), "–", "–", ""}
+	if len(cs) > 1 {
+		ru := cs[1]
+		row[3] = fmt.Sprintf("%s: %s, p99 %s", ru.t.Title, rateText(ru.v, ru.s), Latency(ru.p99))
+		row[4] = ratioText(ru.v / best.v)
+		var others []string
+		for _, o := range cs[2:] {
+			others = append(others, fmt.Sprintf("%s %s", o.t.Title, ratioText(o.v/best.v)))
+		}
+		row[5] = strings.Join(others, ", ")
+	}
+	return row
 }
 
 // pickSentence says which target leads phase ph at each level, naming a

@@ -32,34 +32,7 @@ func generic(b *strings.Builder, run *results.Run, workload string) {
 		}
 	}
 	for _, phase := range phases {
-		metrics := section.Metrics(workload, phase)
-		known := map[string]bool{}
-		for _, m := range metrics {
-			known[m.Name] = true
-		}
-		var extra []string
-		for _, t := range ts {
-			for _, s := range t.Steps {
-				if s.Workload != workload || s.Phase != phase {
-					continue
-				}
-				for k := range s.Metrics {
-					if !known[k] && !contains(extra, k) {
-						extra = append(extra, k)
-					}
-				}
-			}
-		}
-		sort.Strings(extra)
-		for _, k := range extra {
-			metrics = append(metrics, section.Metric{Name: k})
-		}
-		var present []section.Metric
-		for _, m := range metrics {
-			if anyHas(ts, workload, phase, m.Name) {
-				present = append(present, m)
-			}
-		}
+		present := presentMetrics(ts, workload, phase)
 		fmt.Fprintf(b, "## %s: %s\n\nThroughput and service time of each step, then the workload's own figures.\n\n", workload, phase)
 		tab := Table{Head: []string{"target", "N", "throughput", "p50 / p99"}, Left: 1}
 		for _, m := range present {
@@ -105,6 +78,42 @@ func generic(b *strings.Builder, run *results.Run, workload string) {
 		}
 		tab.Write(b)
 	}
+}
+
+// presentMetrics lists the columns of a phase's table: the metrics its
+// section declares, in their order, then any other a step reported, sorted
+// by name so the table is stable, keeping only those some target has, so
+// no column is empty.
+func presentMetrics(ts []*results.Target, workload, phase string) []section.Metric {
+	metrics := section.Metrics(workload, phase)
+	known := map[string]bool{}
+	for _, m := range metrics {
+		known[m.Name] = true
+	}
+	var extra []string
+	for _, t := range ts {
+		for _, s := range t.Steps {
+			if s.Workload != workload || s.Phase != phase {
+				continue
+			}
+			for k := range s.Metrics {
+				if !known[k] && !contains(extra, k) {
+					extra = append(extra, k)
+				}
+			}
+		}
+	}
+	sort.Strings(extra)
+	for _, k := range extra {
+		metrics = append(metrics, section.Metric{Name: k})
+	}
+	var present []section.Metric
+	for _, m := range metrics {
+		if anyHas(ts, workload, phase, m.Name) {
+			present = append(present, m)
+		}
+	}
+	return present
 }
 
 func anyHas(ts []*results.Target, workload, phase, metric string) bool {

@@ -56,20 +56,7 @@ func machines(b *strings.Builder, run *results.Run) {
 					mem += " (" + Bytes(int64(l)) + ")"
 				}
 			}
-			cache := "—"
-			if v, ok := m["machine_page_cache_bytes"]; ok {
-				cache = Bytes(int64(v))
-				if bu, ok := m["machine_cache_budget_bytes"]; ok {
-					cache += " (" + Bytes(int64(bu))
-					if hi := m["machine_cache_budget_max_bytes"]; hi > bu {
-						cache += " to " + Bytes(int64(hi))
-					}
-					if n := budgetNodes(m); n > 1 {
-						cache += fmt.Sprintf(": %d nodes' sum", n)
-					}
-					cache += ")"
-				}
-			}
+			cache := pageCacheCell(m)
 			disk, perOp := "—", "—"
 			if r, ok := m["machine_disk_read_bytes"]; ok {
 				disk = Bytes(int64(r)) + " / " + Bytes(int64(m["machine_disk_write_bytes"]))
@@ -93,6 +80,29 @@ func machines(b *strings.Builder, run *results.Run) {
 	tab.Write(b)
 	knees(b, ts)
 	cpuScaling(b, ts)
+}
+
+// pageCacheCell is a step's "page cache (budget)" cell: the page cache
+// at the end, then the budget it was held to (a range when the budget
+// grew, and a note when it is several nodes' sum), so the reader can tell
+// a cache that filled its budget from one that had room; "—" when the
+// step reported none.
+func pageCacheCell(m map[string]float64) string {
+	cache := "—"
+	if v, ok := m["machine_page_cache_bytes"]; ok {
+		cache = Bytes(int64(v))
+		if bu, ok := m["machine_cache_budget_bytes"]; ok {
+			cache += " (" + Bytes(int64(bu))
+			if hi := m["machine_cache_budget_max_bytes"]; hi > bu {
+				cache += " to " + Bytes(int64(hi))
+			}
+			if n := budgetNodes(m); n > 1 {
+				cache += fmt.Sprintf(": %d nodes' sum", n)
+			}
+			cache += ")"
+		}
+	}
+	return cache
 }
 
 // budgetNodes is how many nodes of a cluster held a page-cache budget

@@ -55,36 +55,7 @@ func document(run *results.Run) string {
 		h.CPUModel, h.LogicalCPUs, h.PhysicalCores, Bytes(h.MemTotalBytes), h.Kernel, h.OS,
 		run.Storage.Filesystem, run.Storage.Device, run.Storage.MountPoint, h.GoVersion, run.Storebench)
 
-	b.WriteString("## Targets\n\n| target | engine version | durability | settings | status |\n|---|---|---|---|---|\n")
-	for _, t := range run.Targets {
-		status := t.Status
-		if t.Reason != "" {
-			status += ": " + t.Reason
-		}
-		if na := naSummary(t); na != "" {
-			status += "; " + na
-		}
-		version, set := t.Version, settings(t.Settings)
-		if t.Server != nil {
-			kind := "external server " + t.Server.URI
-			if t.Server.Managed {
-				kind = fmt.Sprintf("server %s %s, started by storebench", t.Server.Name, t.Server.Version)
-			}
-			version = fmt.Sprintf("%s (client %s)", kind, t.Version)
-			if len(t.Server.Settings) > 0 {
-				set = settings(t.Server.Settings) + "; client: " + set
-			}
-		}
-		durability := t.Settings["durability"]
-		if t.Server != nil && t.Server.Settings["durability"] != "" {
-			durability = t.Server.Settings["durability"]
-		}
-		if note := t.Settings["durability_default"]; note != "" {
-			durability = "engine default: " + note + "; run as " + durability
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", t.Title, cell(version), cell(durability), set, cell(status))
-	}
-	b.WriteString("\n")
+	targetsTable(&b, run)
 
 	seen := map[string]bool{}
 	for _, t := range run.Targets {
@@ -113,6 +84,42 @@ func document(run *results.Run) string {
 	verification(&b, run)
 	discussion(&b, run)
 	return b.String()
+}
+
+// targetsTable writes the Targets section: one row per target with its
+// engine (and server) version, the durability it ran at, its settings and
+// status, so every figure below can be read against what was configured.
+func targetsTable(b *strings.Builder, run *results.Run) {
+	b.WriteString("## Targets\n\n| target | engine version | durability | settings | status |\n|---|---|---|---|---|\n")
+	for _, t := range run.Targets {
+		status := t.Status
+		if t.Reason != "" {
+			status += ": " + t.Reason
+		}
+		if na := naSummary(t); na != "" {
+			status += "; " + na
+		}
+		version, set := t.Version, settings(t.Settings)
+		if t.Server != nil {
+			kind := "external server " + t.Server.URI
+			if t.Server.Managed {
+				kind = fmt.Sprintf("server %s %s, started by storebench", t.Server.Name, t.Server.Version)
+			}
+			version = fmt.Sprintf("%s (client %s)", kind, t.Version)
+			if len(t.Server.Settings) > 0 {
+				set = settings(t.Server.Settings) + "; client: " + set
+			}
+		}
+		durability := t.Settings["durability"]
+		if t.Server != nil && t.Server.Settings["durability"] != "" {
+			durability = t.Server.Settings["durability"]
+		}
+		if note := t.Settings["durability_default"]; note != "" {
+			durability = "engine default: " + note + "; run as " + durability
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", t.Title, cell(version), cell(durability), set, cell(status))
+	}
+	b.WriteString("\n")
 }
 
 func durabilityMeaning(d string) string {

@@ -419,7 +419,7 @@ func testConcurrent(t *testing.T, h *harness) {
 	if h.sync() {
 		n = 30 // every write is an fsync
 	}
-	val := func(w, i int) []byte { return key("w%d-i%d-%s", w, i, bytes.Repeat([]byte{'x'}, i%50)) }
+	val := concurrentVal
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -476,11 +476,26 @@ func testConcurrent(t *testing.T, h *harness) {
 	if t.Failed() {
 		return
 	}
+	expectScan(t, s, nil, nil, concurrentModel(workers, n).sorted())
+}
+
+// concurrentVal is the value worker w writes at its i-th step of
+// testConcurrent, of a length varying with i so values of several sizes
+// are mixed.
+func concurrentVal(w, i int) []byte {
+	return key("w%d-i%d-%s", w, i, bytes.Repeat([]byte{'x'}, i%50))
+}
+
+// concurrentModel is what the store must hold once testConcurrent's
+// workers of n steps are done: each worker's keys but those it deleted
+// (i%7 == 3), and its batch key at the value of its last batch, so the
+// final scan checks that no write was lost or torn.
+func concurrentModel(workers, n int) model {
 	m := model{}
 	for w := 0; w < workers; w++ {
 		for i := 0; i < n; i++ {
 			if i%7 != 3 {
-				m[string(key("c/%d/%04d", w, i))] = val(w, i)
+				m[string(key("c/%d/%04d", w, i))] = concurrentVal(w, i)
 			}
 		}
 		last := 0 // the last batch a worker committed
@@ -489,9 +504,9 @@ func testConcurrent(t *testing.T, h *harness) {
 				last = i
 			}
 		}
-		m[string(key("c/%d/batch", w))] = val(w, last)
+		m[string(key("c/%d/batch", w))] = concurrentVal(w, last)
 	}
-	expectScan(t, s, nil, nil, m.sorted())
+	return m
 }
 
 func testViewer(t *testing.T, h *harness) {
