@@ -105,42 +105,9 @@ func (d decoder) decode(n *yaml.Node, v reflect.Value, path string) error {
 	case reflect.Struct:
 		return d.decodeStruct(n, v, path)
 	case reflect.Slice:
-		if n.Kind != yaml.SequenceNode {
-			// A single value where a list is expected is taken as a list of
-			// one: "targets: pebble" reads naturally.
-			if n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
-				v.Set(reflect.MakeSlice(v.Type(), 1, 1))
-				return d.decode(n, v.Index(0), path+"[0]")
-			}
-			return d.errf(n, path, "want a list, got a %s", kindName(n))
-		}
-		v.Set(reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content)))
-		for i, c := range n.Content {
-			if err := d.decode(c, v.Index(i), fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
-		}
-		return nil
+		return d.decodeSlice(n, v, path)
 	case reflect.Map:
-		if n.Kind != yaml.MappingNode {
-			return d.errf(n, path, "want a mapping, got a %s", kindName(n))
-		}
-		if v.IsNil() {
-			v.Set(reflect.MakeMap(v.Type()))
-		}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, val := n.Content[i], n.Content[i+1]
-			kv := reflect.New(v.Type().Key()).Elem()
-			if err := d.decode(k, kv, path); err != nil {
-				return err
-			}
-			ev := reflect.New(v.Type().Elem()).Elem()
-			if err := d.decode(val, ev, join(path, k.Value)); err != nil {
-				return err
-			}
-			v.SetMapIndex(kv, ev)
-		}
-		return nil
+		return d.decodeMap(n, v, path)
 	default:
 		if n.Kind != yaml.ScalarNode {
 			return d.errf(n, path, "want a %s, got a %s", v.Kind(), kindName(n))
@@ -150,6 +117,52 @@ func (d decoder) decode(n *yaml.Node, v reflect.Value, path string) error {
 		}
 		return nil
 	}
+}
+
+// decodeSlice decodes a sequence (or a single scalar, as a list of one)
+// into the slice v, each element with its index in the path its errors
+// name, so that they point at the element at fault.
+func (d decoder) decodeSlice(n *yaml.Node, v reflect.Value, path string) error {
+	if n.Kind != yaml.SequenceNode {
+		// A single value where a list is expected is taken as a list of
+		// one: "targets: pebble" reads naturally.
+		if n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
+			v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+			return d.decode(n, v.Index(0), path+"[0]")
+		}
+		return d.errf(n, path, "want a list, got a %s", kindName(n))
+	}
+	v.Set(reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content)))
+	for i, c := range n.Content {
+		if err := d.decode(c, v.Index(i), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decodeMap decodes a mapping into the map v, each value with its key in
+// the path its errors name, so that they point at the entry at fault.
+func (d decoder) decodeMap(n *yaml.Node, v reflect.Value, path string) error {
+	if n.Kind != yaml.MappingNode {
+		return d.errf(n, path, "want a mapping, got a %s", kindName(n))
+	}
+	if v.IsNil() {
+		v.Set(reflect.MakeMap(v.Type()))
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		kv := reflect.New(v.Type().Key()).Elem()
+		if err := d.decode(k, kv, path); err != nil {
+			return err
+		}
+		ev := reflect.New(v.Type().Elem()).Elem()
+		if err := d.decode(val, ev, join(path, k.Value)); err != nil {
+			return err
+		}
+		v.SetMapIndex(kv, ev)
+	}
+	return nil
 }
 
 func (d decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) error {

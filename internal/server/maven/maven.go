@@ -64,27 +64,9 @@ func Install(ctx context.Context, log io.Writer, j JarSet) error {
 	if j.Java == nil || j.Installed == nil || j.Dir == "" || j.MainJar == "" {
 		return errors.New("maven: incomplete jar set description")
 	}
-	var pkgs []string
-	if err := j.Java(); err != nil {
-		proc.Logf(log, "%s: %v", j.Name, err)
-		pkgs = append(pkgs, "openjdk-17-jre-headless")
-	}
-	mvn, err := exec.LookPath("mvn")
-	if err != nil && j.Installed() != nil {
-		pkgs = append(pkgs, "maven")
-	}
-	if len(pkgs) > 0 {
-		if err := proc.AptInstall(ctx, log, pkgs...); err != nil {
-			return fmt.Errorf("%s: %w", j.Name, err)
-		}
-		if mvn == "" {
-			if mvn, err = exec.LookPath("mvn"); err != nil && j.Installed() != nil {
-				return fmt.Errorf("%s: mvn not found after installing maven: %w", j.Name, err)
-			}
-		}
-	}
-	if err := j.Java(); err != nil {
-		return fmt.Errorf("%s: %w", j.Name, err)
+	mvn, err := ensureTools(ctx, log, j)
+	if err != nil {
+		return err
 	}
 	lib := j.LibDir()
 	if j.Installed() == nil {
@@ -140,4 +122,34 @@ func Install(ctx context.Context, log io.Writer, j JarSet) error {
 	}
 	proc.Logf(log, "%s: installed %d jars (%.1f MiB) in %s", j.Name, len(jars), float64(size)/(1<<20), lib)
 	return nil
+}
+
+// ensureTools installs, through apt, the Java runtime and (unless the jars
+// are already in place, when it is not needed) Maven where they are
+// missing, so that Install can go on to fetch the jars; it returns the
+// path of mvn, empty when the jars are installed and mvn is absent.
+func ensureTools(ctx context.Context, log io.Writer, j JarSet) (string, error) {
+	var pkgs []string
+	if err := j.Java(); err != nil {
+		proc.Logf(log, "%s: %v", j.Name, err)
+		pkgs = append(pkgs, "openjdk-17-jre-headless")
+	}
+	mvn, err := exec.LookPath("mvn")
+	if err != nil && j.Installed() != nil {
+		pkgs = append(pkgs, "maven")
+	}
+	if len(pkgs) > 0 {
+		if err := proc.AptInstall(ctx, log, pkgs...); err != nil {
+			return "", fmt.Errorf("%s: %w", j.Name, err)
+		}
+		if mvn == "" {
+			if mvn, err = exec.LookPath("mvn"); err != nil && j.Installed() != nil {
+				return "", fmt.Errorf("%s: mvn not found after installing maven: %w", j.Name, err)
+			}
+		}
+	}
+	if err := j.Java(); err != nil {
+		return "", fmt.Errorf("%s: %w", j.Name, err)
+	}
+	return mvn, nil
 }

@@ -70,15 +70,9 @@ func (s mcServer) Start(ctx context.Context, cfg server.Config) (*server.Instanc
 	if err != nil {
 		return nil, s.Check()
 	}
-	dir, err := filepath.Abs(cfg.Dir)
+	dir, dataDir, err := instanceDirs(cfg.Dir)
 	if err != nil {
-		return nil, fmt.Errorf("memcached: %w", err)
-	}
-	// Empty (memcached has no files), but every instance has one, and
-	// the footprint measurement reads it.
-	dataDir := filepath.Join(dir, "data")
-	if err := os.MkdirAll(dataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("memcached: creating %s: %w", dataDir, err)
+		return nil, err
 	}
 	port := cfg.Port
 	if port == 0 {
@@ -113,21 +107,7 @@ func (s mcServer) Start(ctx context.Context, cfg server.Config) (*server.Instanc
 	if err != nil {
 		return nil, fmt.Errorf("memcached: %w", err)
 	}
-	probe := func(ctx context.Context) error {
-		if err := proc.Listening(h.PID, port); err != nil {
-			return err
-		}
-		reply, err := command(ctx, port, "version")
-		if err != nil {
-			return err
-		}
-		if !strings.HasPrefix(reply, "VERSION ") {
-			return fmt.Errorf("version answered %q", reply)
-		}
-		return nil
-	}
-	if err := proc.WaitReady(ctx, h, startTimeout, probe); err != nil {
-		_ = proc.Stop(context.Background(), h, syscall.SIGTERM, 5*time.Second)
+	if err := waitReady(ctx, h, port); err != nil {
 		return nil, err
 	}
 	proc.Logf(cfg.Log, "memcached: ready in %s (pid %d)", time.Since(t0).Round(time.Millisecond), h.PID)
@@ -155,6 +135,45 @@ func (s mcServer) Start(ctx context.Context, cfg server.Config) (*server.Instanc
 			return proc.Stop(ctx, h, syscall.SIGTERM, server.DefaultStopTimeout)
 		},
 	}, nil
+}
+
+// instanceDirs makes the instance's data directory under dir, made
+// absolute, and returns both. It stays empty (memcached has no files),
+// but every instance has one, and the footprint measurement reads it.
+func instanceDirs(cfgDir string) (dir, dataDir string, err error) {
+	dir, err = filepath.Abs(cfgDir)
+	if err != nil {
+		return "", "", fmt.Errorf("memcached: %w", err)
+	}
+	dataDir = filepath.Join(dir, "data")
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return "", "", fmt.Errorf("memcached: creating %s: %w", dataDir, err)
+	}
+	return dir, dataDir, nil
+}
+
+// waitReady waits until the started memcached listens on port and answers
+// "version", so that Start hands out only a server that serves; one that
+// does not in time is stopped, not left running.
+func waitReady(ctx context.Context, h *proc.Handle, port int) error {
+	probe := func(ctx context.Context) error {
+		if err := proc.Listening(h.PID, port); err != nil {
+			return err
+		}
+		reply, err := command(ctx, port, "version")
+		if err != nil {
+			return err
+		}
+		if !strings.HasPrefix(reply, "VERSION ") {
+			return fmt.Errorf("version answered %q", reply)
+		}
+		return nil
+	}
+	if err := proc.WaitReady(ctx, h, startTimeout, probe); err != nil {
+		_ = proc.Stop(context.Background(), h, syscall.SIGTERM, 5*time.Second)
+		return err
+	}
+	return nil
 }
 
 // memorySource says where the memory limit comes from.

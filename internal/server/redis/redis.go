@@ -81,13 +81,9 @@ func (s redisServer) Start(ctx context.Context, cfg server.Config) (*server.Inst
 	if err != nil {
 		return nil, s.Check()
 	}
-	dir, err := filepath.Abs(cfg.Dir)
+	dir, dataDir, err := instanceDirs(cfg.Dir)
 	if err != nil {
-		return nil, fmt.Errorf("redis: %w", err)
-	}
-	dataDir := filepath.Join(dir, "data")
-	if err := os.MkdirAll(dataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("redis: creating the data directory: %w", err)
+		return nil, err
 	}
 	port := cfg.Port
 	if port == 0 {
@@ -126,15 +122,7 @@ func (s redisServer) Start(ctx context.Context, cfg server.Config) (*server.Inst
 	if err != nil {
 		return nil, fmt.Errorf("redis: %w", err)
 	}
-	probe := func(ctx context.Context) error {
-		if err := proc.Listening(h.PID, port); err != nil {
-			return err
-		}
-		_, err := command(ctx, port, password, "PING")
-		return err
-	}
-	if err := proc.WaitReady(ctx, h, startTimeout, probe); err != nil {
-		_ = proc.Stop(context.Background(), h, syscall.SIGTERM, 5*time.Second)
+	if err := waitReady(ctx, h, port, password); err != nil {
 		return nil, err
 	}
 	proc.Logf(cfg.Log, "redis: ready in %s (pid %d)", time.Since(t0).Round(time.Millisecond), h.PID)
@@ -161,6 +149,38 @@ func (s redisServer) Start(ctx context.Context, cfg server.Config) (*server.Inst
 			return proc.Stop(ctx, h, syscall.SIGTERM, server.DefaultStopTimeout)
 		},
 	}, nil
+}
+
+// instanceDirs makes the instance's data directory (where the append-only
+// file goes) under dir, made absolute, and returns both.
+func instanceDirs(cfgDir string) (dir, dataDir string, err error) {
+	dir, err = filepath.Abs(cfgDir)
+	if err != nil {
+		return "", "", fmt.Errorf("redis: %w", err)
+	}
+	dataDir = filepath.Join(dir, "data")
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return "", "", fmt.Errorf("redis: creating the data directory: %w", err)
+	}
+	return dir, dataDir, nil
+}
+
+// waitReady waits until the started redis-server listens on port and
+// answers an authenticated PING, so that Start hands out only a server
+// that serves; one that does not in time is stopped, not left running.
+func waitReady(ctx context.Context, h *proc.Handle, port int, password string) error {
+	probe := func(ctx context.Context) error {
+		if err := proc.Listening(h.PID, port); err != nil {
+			return err
+		}
+		_, err := command(ctx, port, password, "PING")
+		return err
+	}
+	if err := proc.WaitReady(ctx, h, startTimeout, probe); err != nil {
+		_ = proc.Stop(context.Background(), h, syscall.SIGTERM, 5*time.Second)
+		return err
+	}
+	return nil
 }
 
 func durabilityOrSync(d kv.Durability) kv.Durability {

@@ -221,38 +221,10 @@ func openBy(o target.Options, b backend, deadline time.Time, answered chan<- str
 	}
 	db := client.Database(dbName)
 	s := &Store{binaryIDs: idType == "binary", client: client, db: db}
-	version, ferret, note := "unknown", false, ""
-	var info struct {
-		Version         string `bson:"version"`
-		FerretDBVersion string `bson:"ferretdbVersion"`
-	}
-	if err := db.RunCommand(ctx, bson.D{{Key: "buildInfo", Value: 1}}).Decode(&info); err == nil {
-		version = info.Version
-		ferret = info.FerretDBVersion != ""
-		switch info.FerretDBVersion {
-		case "":
-		case "unknown":
-			version = "FerretDB (reports MongoDB " + info.Version + ")"
-		default:
-			version = "FerretDB " + info.FerretDBVersion + " (reports MongoDB " + info.Version + ")"
-		}
-	}
-	var lookup string
+	version, ferret := serverVersion(ctx, db)
+	var note, lookup string
 	if ferret {
-		note = ferretNote(b)
-		// A bound of its own: the open's deadline is for reaching the
-		// server, which has answered.
-		pctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		plan, scans, err := pointLookup(pctx, db)
-		cancel()
-		if err != nil {
-			lookup = "not explained: " + err.Error()
-		} else if scans {
-			lookup = "FerretDB scans the collection per _id lookup (explain of find {_id: <string>} limit 1: " + plan +
-				"): MongoDB answers it from its _id B-tree"
-		} else {
-			lookup = "from an index (explain of find {_id: <string>} limit 1: " + plan + ")"
-		}
+		note, lookup = ferretNote(b), lookupNote(db)
 	}
 	s.settings = map[string]string{
 		"server":         redact.Text(o.URI),
@@ -275,6 +247,48 @@ func openBy(o target.Options, b backend, deadline time.Time, answered chan<- str
 		s.settings["point_lookup"] = lookup
 	}
 	return s, nil
+}
+
+// serverVersion asks the server its version by buildInfo, and says whether
+// it is FerretDB, which reports a MongoDB version of its own beside its
+// own; "unknown" when it does not answer, for the settings to say so.
+func serverVersion(ctx context.Context, db *mongo.Database) (version string, ferret bool) {
+	version = "unknown"
+	var info struct {
+		Version         string `bson:"version"`
+		FerretDBVersion string `bson:"ferretdbVersion"`
+	}
+	if err := db.RunCommand(ctx, bson.D{{Key: "buildInfo", Value: 1}}).Decode(&info); err == nil {
+		version = info.Version
+		ferret = info.FerretDBVersion != ""
+		switch info.FerretDBVersion {
+		case "":
+		case "unknown":
+			version = "FerretDB (reports MongoDB " + info.Version + ")"
+		default:
+			version = "FerretDB " + info.FerretDBVersion + " (reports MongoDB " + info.Version + ")"
+		}
+	}
+	return version, ferret
+}
+
+// lookupNote says how FerretDB answers a point lookup by _id, from the
+// explain of one, since FerretDB may scan the collection where MongoDB
+// uses its _id B-tree, and the results must say so.
+func lookupNote(db *mongo.Database) string {
+	// A bound of its own: the open's deadline is for reaching the
+	// server, which has answered.
+	pctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	plan, scans, err := pointLookup(pctx, db)
+	cancel()
+	if err != nil {
+		return "not explained: " + err.Error()
+	}
+	if scans {
+		return "FerretDB scans the collection per _id lookup (explain of find {_id: <string>} limit 1: " + plan +
+			"): MongoDB answers it from its _id B-tree"
+	}
+	return "from an index (explain of find {_id: <string>} limit 1: " + plan + ")"
 }
 
 // ferretNote says which queries FerretDB 1.x answers from an index on

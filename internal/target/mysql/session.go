@@ -493,17 +493,7 @@ func (d *driverConn) run(ctx context.Context, h int, args []target.SQLArg, row f
 	if h < 0 || h >= len(d.stmts) {
 		return 0, fmt.Errorf("mysql: no prepared statement %d (%d prepared)", h, len(d.stmts))
 	}
-	d.args = d.args[:0]
-	for i, a := range args {
-		nv := driver.NamedValue{Ordinal: i + 1, Value: a.Int}
-		if a.IsBytes {
-			nv.Value = a.Bytes
-			if a.Bytes == nil {
-				nv.Value = nil
-			}
-		}
-		d.args = append(d.args, nv)
-	}
+	d.bindArgs(args)
 	st := d.stmts[h]
 	if row == nil {
 		res, err := st.ExecContext(sctx, d.args)
@@ -530,32 +520,7 @@ func (d *driverConn) run(ctx context.Context, h int, args []target.SQLArg, row f
 		if rerr != nil {
 			continue
 		}
-		d.text = d.text[:0]
-		for i, v := range d.dest {
-			switch v := v.(type) {
-			case nil:
-				d.vals[i] = nil
-			case []byte:
-				d.vals[i] = v
-			case string:
-				d.vals[i] = []byte(v)
-			case int64:
-				at := len(d.text)
-				d.text = strconv.AppendInt(d.text, v, 10)
-				d.vals[i] = d.text[at:len(d.text):len(d.text)]
-			case uint64:
-				at := len(d.text)
-				d.text = strconv.AppendUint(d.text, v, 10)
-				d.vals[i] = d.text[at:len(d.text):len(d.text)]
-			case float64:
-				at := len(d.text)
-				d.text = strconv.AppendFloat(d.text, v, 'g', -1, 64)
-				d.vals[i] = d.text[at:len(d.text):len(d.text)]
-			default:
-				rerr = fmt.Errorf("mysql: a column as %T has no text form here", v)
-			}
-		}
-		if rerr == nil {
+		if rerr = d.textRow(); rerr == nil {
 			rerr = row(d.vals)
 		}
 	}
@@ -567,6 +532,57 @@ func (d *driverConn) run(ctx context.Context, h int, args []target.SQLArg, row f
 		return 0, d.err(ctx, err)
 	}
 	return 0, rerr
+}
+
+// bindArgs puts a statement's arguments into d.args, reused from one
+// statement to the next so that a query allocates no slice of its own; a
+// nil byte slice binds as NULL.
+func (d *driverConn) bindArgs(args []target.SQLArg) {
+	d.args = d.args[:0]
+	for i, a := range args {
+		nv := driver.NamedValue{Ordinal: i + 1, Value: a.Int}
+		if a.IsBytes {
+			nv.Value = a.Bytes
+			if a.Bytes == nil {
+				nv.Value = nil
+			}
+		}
+		d.args = append(d.args, nv)
+	}
+}
+
+// textRow puts the row in d.dest into d.vals in its text form, numbers
+// formatted into d.text (reused, so a row allocates nothing for them), as
+// the row callback takes every column; the error is the last column
+// without a text form, if any.
+func (d *driverConn) textRow() error {
+	var err error
+	d.text = d.text[:0]
+	for i, v := range d.dest {
+		switch v := v.(type) {
+		case nil:
+			d.vals[i] = nil
+		case []byte:
+			d.vals[i] = v
+		case string:
+			d.vals[i] = []byte(v)
+		case int64:
+			at := len(d.text)
+			d.text = strconv.AppendInt(d.text, v, 10)
+			d.vals[i] = d.text[at:len(d.text):len(d.text)]
+		case uint64:
+			at := len(d.text)
+			d.text = strconv.AppendUint(d.text, v, 10)
+			d.vals[i] = d.text[at:len(d.text):len(d.text)]
+		case float64:
+			at := len(d.text)
+			d.text = strconv.AppendFloat(d.text, v, 'g', -1, 64)
+			d.vals[i] = d.text[at:len(d.text):len(d.text)]
+		default:
+			err = fmt.Errorf("mysql: a column as %T has no text form here", v)
+		}
+	}
+	return err
 }
 
 func (d *driverConn) close() error {

@@ -99,20 +99,7 @@ func open(o kv.Options) (*Store, error) {
 	if bits > 0 {
 		bloomDesc = fmt.Sprintf("%d bits/key", bits)
 	}
-	for i := range opts.Levels {
-		l := &opts.Levels[i]
-		// Pebble's defaults have no filter at all, unlike RocksDB and
-		// LevelDB setups in practice: without one every point read of an
-		// absent key touches every level, which would make Pebble look far
-		// worse on misses than it is as deployed.
-		if bits > 0 {
-			l.FilterPolicy = bloom.FilterPolicy(bits)
-		}
-		l.Compression = comp
-		// Pebble's default target file sizes: 2 MiB at L0, doubling per
-		// level. Set explicitly because a non-nil Levels slice skips that.
-		l.TargetFileSize = 2 << 20 << i
-	}
+	setLevels(opts.Levels, bits, comp)
 	db, err := pebble.Open(o.Dir, opts)
 	if err != nil {
 		cache.Unref()
@@ -135,6 +122,26 @@ func open(o kv.Options) (*Store, error) {
 			"format":       "FormatNewest (" + strconv.Itoa(int(pebble.FormatNewest)) + ")",
 		},
 	}, nil
+}
+
+// setLevels gives every level a bloom filter of bits bits a key (none at
+// 0), the compression comp and Pebble's default target file size, so
+// that each level is set as the store is deployed.
+func setLevels(levels []pebble.LevelOptions, bits int, comp pebble.Compression) {
+	for i := range levels {
+		l := &levels[i]
+		// Pebble's defaults have no filter at all, unlike RocksDB and
+		// LevelDB setups in practice: without one every point read of an
+		// absent key touches every level, which would make Pebble look far
+		// worse on misses than it is as deployed.
+		if bits > 0 {
+			l.FilterPolicy = bloom.FilterPolicy(bits)
+		}
+		l.Compression = comp
+		// Pebble's default target file sizes: 2 MiB at L0, doubling per
+		// level. Set explicitly because a non-nil Levels slice skips that.
+		l.TargetFileSize = 2 << 20 << i
+	}
 }
 
 // quietLogger drops Pebble's informational messages (they would interleave

@@ -116,33 +116,10 @@ func open(o kv.Options) (*Store, error) {
 	if sync {
 		synchronous = "FULL"
 	}
-	common := url.Values{}
-	common.Set("_busy_timeout", fmt.Sprint(busyTimeoutMS))
-	// Negative cache_size is in KiB; the cache is per connection.
-	common.Set("_cache_size", fmt.Sprint(-cacheBytes/1024))
-	common.Set("_stmt_cache_size", "0") // we prepare our statements once
-
-	w := cloneValues(common)
-	w.Set("_journal_mode", "WAL")
-	w.Set("_synchronous", synchronous)
-	// A batch takes the write lock at BEGIN, not at its first write.
-	w.Set("_txlock", "immediate")
-	s.writer = sql.OpenDB(newConnector(dsn(s.path, w), mmap))
-	s.writer.SetMaxOpenConns(1)
-	s.writer.SetMaxIdleConns(1)
-	if _, err := s.writer.Exec(schema); err != nil {
+	if err := s.connect(cacheBytes, mmap, synchronous, readerConns); err != nil {
 		s.closeAll()
 		return nil, err
 	}
-
-	q := cloneValues(common)
-	q.Set("_synchronous", synchronous)
-	s.sqlConn = newConnector(dsn(s.path, q), mmap)
-
-	r := cloneValues(common)
-	r.Set("_query_only", "true")
-	s.reader = sql.OpenDB(newConnector(dsn(s.path, r), mmap))
-	s.reader.SetMaxIdleConns(readerConns)
 
 	for _, p := range []struct {
 		db    *sql.DB
@@ -177,6 +154,40 @@ func open(o kv.Options) (*Store, error) {
 		"writers":      "one at a time (one connection behind a Go mutex)",
 	}
 	return s, nil
+}
+
+// connect opens the store's connections: the one writer (WAL, taking the
+// write lock at BEGIN), which makes the schema, the connector the SQL
+// sessions use, and the read-only pool of readers, each with the page
+// cache and mmap asked for. On an error the caller closes what it opened.
+func (s *Store) connect(cacheBytes, mmap int64, synchronous string, readerConns int) error {
+	common := url.Values{}
+	common.Set("_busy_timeout", fmt.Sprint(busyTimeoutMS))
+	// Negative cache_size is in KiB; the cache is per connection.
+	common.Set("_cache_size", fmt.Sprint(-cacheBytes/1024))
+	common.Set("_stmt_cache_size", "0") // we prepare our statements once
+
+	w := cloneValues(common)
+	w.Set("_journal_mode", "WAL")
+	w.Set("_synchronous", synchronous)
+	// A batch takes the write lock at BEGIN, not at its first write.
+	w.Set("_txlock", "immediate")
+	s.writer = sql.OpenDB(newConnector(dsn(s.path, w), mmap))
+	s.writer.SetMaxOpenConns(1)
+	s.writer.SetMaxIdleConns(1)
+	if _, err := s.writer.Exec(schema); err != nil {
+		return err
+	}
+
+	q := cloneValues(common)
+	q.Set("_synchronous", synchronous)
+	s.sqlConn = newConnector(dsn(s.path, q), mmap)
+
+	r := cloneValues(common)
+	r.Set("_query_only", "true")
+	s.reader = sql.OpenDB(newConnector(dsn(s.path, r), mmap))
+	s.reader.SetMaxIdleConns(readerConns)
+	return nil
 }
 
 func cloneValues(v url.Values) url.Values {

@@ -48,89 +48,106 @@ func (Documents) Estimate(s *study.Study, e study.Entry, raw json.RawMessage) (w
 }
 
 func (p Params) estimate(steps []workload.Step) workload.Estimate {
-	var (
-		e                   workload.Estimate
-		prepares, modes     int
-		docs                int64
-		loadTime, modeTime  time.Duration
-		timed, counted      int
-		names, levels       []string
-		seenMode, seenLevel = map[string]bool{}, map[string]bool{}
-		db, most            int64 // documents in the database, the most it holds
-		finds               bool
-		C                   = int64(p.Collections)
-	)
-	ops := int64(p.Operations)
+	t := stepTally{seenMode: map[string]bool{}, seenLevel: map[string]bool{}}
 	for _, st := range steps {
-		if st.Phase == PhasePrepare {
-			n := st.N * C
-			prepares++
-			docs += n
-			loadTime += time.Duration(float64(n) / loadRate * float64(time.Second))
-			if st.Fresh {
-				db = n
-			}
-			most = max(most, db)
-			continue
-		}
-		modes++
-		if !seenMode[st.Phase] {
-			seenMode[st.Phase] = true
-			names = append(names, st.Phase)
-		}
-		if c := strconv.Itoa(max(st.Concurrency, 1)); !seenLevel[c] {
-			seenLevel[c] = true
-			levels = append(levels, c)
-		}
-		finds = finds || st.Phase != ModeInsert
-		d := time.Duration(p.Duration)
-		if st.Duration > 0 {
-			d = st.Duration
-		}
-		if d > 0 {
-			// Whichever of the duration and the operations comes first:
-			// at the least nothing is added or deleted.
-			timed++
-			modeTime += d
-			continue
-		}
-		counted++
-		rate := findRate
-		switch st.Phase {
-		case ModeInsert:
-			rate = insertRate
-			db += ops
-		case ModeDelete:
-			db -= min(ops, db)
-		}
-		most = max(most, db)
-		modeTime += time.Duration(float64(ops) / rate * float64(time.Second))
+		t.add(p, st)
 	}
-	e.Time = loadTime + modeTime
 	item := int64(48 + p.TextSize)
-	e.DiskBytes = float64(most) * float64(item)
-	var how []string
-	if prepares > 0 {
-		how = append(how, fmt.Sprintf("%d prepare(s) loading %s documents in all (%d collections) at %s documents/s, %s (the slowest kept, FerretDB on SQLite, at 2e4 a collection: docs/runs/web-oltp-documents)",
-			prepares, study.FormatCount(docs), p.Collections, study.FormatCount(loadRate), round(loadTime)))
+	return workload.Estimate{
+		Time:      t.loadTime + t.modeTime,
+		DiskBytes: float64(t.most) * float64(item),
+		How:       t.describe(p, item),
 	}
-	if modes > 0 {
-		h := fmt.Sprintf("%d mode run(s) (%s at %s threads)", modes, strings.Join(names, ", "), strings.Join(levels, ", "))
-		if timed > 0 {
-			h += fmt.Sprintf(", %d of %s each, the duration", timed, round(time.Duration(p.Duration)))
-			if finds {
+}
+
+// stepTally is what estimate counts over the steps, kept together so that
+// counting them and saying how the estimate was made are apart.
+type stepTally struct {
+	prepares, modes     int
+	docs                int64
+	loadTime, modeTime  time.Duration
+	timed, counted      int
+	names, levels       []string
+	seenMode, seenLevel map[string]bool
+	db, most            int64 // documents in the database, the most it holds
+	finds               bool
+}
+
+// add counts one step: a prepare's load, or a mode's duration or, with
+// none, its operations at the slowest kept rate, with what it adds to or
+// takes from the database.
+func (t *stepTally) add(p Params, st workload.Step) {
+	ops := int64(p.Operations)
+	if st.Phase == PhasePrepare {
+		n := st.N * int64(p.Collections)
+		t.prepares++
+		t.docs += n
+		t.loadTime += time.Duration(float64(n) / loadRate * float64(time.Second))
+		if st.Fresh {
+			t.db = n
+		}
+		t.most = max(t.most, t.db)
+		return
+	}
+	t.modes++
+	if !t.seenMode[st.Phase] {
+		t.seenMode[st.Phase] = true
+		t.names = append(t.names, st.Phase)
+	}
+	if c := strconv.Itoa(max(st.Concurrency, 1)); !t.seenLevel[c] {
+		t.seenLevel[c] = true
+		t.levels = append(t.levels, c)
+	}
+	t.finds = t.finds || st.Phase != ModeInsert
+	d := time.Duration(p.Duration)
+	if st.Duration > 0 {
+		d = st.Duration
+	}
+	if d > 0 {
+		// Whichever of the duration and the operations comes first:
+		// at the least nothing is added or deleted.
+		t.timed++
+		t.modeTime += d
+		return
+	}
+	t.counted++
+	rate := findRate
+	switch st.Phase {
+	case ModeInsert:
+		rate = insertRate
+		t.db += ops
+	case ModeDelete:
+		t.db -= min(ops, t.db)
+	}
+	t.most = max(t.most, t.db)
+	t.modeTime += time.Duration(float64(ops) / rate * float64(time.Second))
+}
+
+// describe says how the estimate was made from the tally, for the reader
+// to check it against the runs it is from; item is a document's bytes.
+func (t *stepTally) describe(p Params, item int64) string {
+	ops := int64(p.Operations)
+	var how []string
+	if t.prepares > 0 {
+		how = append(how, fmt.Sprintf("%d prepare(s) loading %s documents in all (%d collections) at %s documents/s, %s (the slowest kept, FerretDB on SQLite, at 2e4 a collection: docs/runs/web-oltp-documents)",
+			t.prepares, study.FormatCount(t.docs), p.Collections, study.FormatCount(loadRate), round(t.loadTime)))
+	}
+	if t.modes > 0 {
+		h := fmt.Sprintf("%d mode run(s) (%s at %s threads)", t.modes, strings.Join(t.names, ", "), strings.Join(t.levels, ", "))
+		if t.timed > 0 {
+			h += fmt.Sprintf(", %d of %s each, the duration", t.timed, round(time.Duration(p.Duration)))
+			if t.finds {
 				h += " (an operation in flight when it ends is waited for and not counted: FerretDB on SQLite's finds by integer _id scan their collection, and a 5 s iterate_one at 32 threads took 98 s on 2e4 documents a collection there)"
 			}
 		}
-		if counted > 0 {
+		if t.counted > 0 {
 			h += fmt.Sprintf(", %d of %s operations each at the slowest kept rate (insert %d/s, FerretDB on PostgreSQL; finds by _id %g/s, FerretDB on SQLite's scans)",
-				counted, study.FormatCount(ops), insertRate, findRate)
+				t.counted, study.FormatCount(ops), insertRate, findRate)
 		}
 		how = append(how, h)
 	}
-	how = append(how, fmt.Sprintf("disk: %s documents in the largest database at %d bytes each", study.FormatCount(most), item))
-	e.How = strings.Join(how, "; ")
-	return e
+	how = append(how, fmt.Sprintf("disk: %s documents in the largest database at %d bytes each", study.FormatCount(t.most), item))
+	return strings.Join(how, "; ")
 }
 
 func round(d time.Duration) time.Duration {
