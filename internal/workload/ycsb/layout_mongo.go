@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -28,8 +29,9 @@ import (
 type MongoDB struct {
 	c *mongo.Collection // usertable
 
-	fieldsMu sync.RWMutex
-	fields   []string // the field names Init set
+	// fields are the field names Init set: read on every operation
+	// without a lock (an atomic load, as CQLDB's statements).
+	fields atomic.Pointer[[]string]
 }
 
 // mongoDBs holds each Mongo handle's layout, so that the steps of a run
@@ -66,20 +68,16 @@ func (s *MongoDB) Init(ctx context.Context, fieldCount int) error {
 	for i := range names {
 		names[i] = "field" + strconv.Itoa(i)
 	}
-	s.fieldsMu.Lock()
-	s.fields = names
-	s.fieldsMu.Unlock()
+	s.fields.Store(&names)
 	return nil
 }
 
 func (s *MongoDB) fieldNames() ([]string, error) {
-	s.fieldsMu.RLock()
-	f := s.fields
-	s.fieldsMu.RUnlock()
+	f := s.fields.Load()
 	if f == nil {
 		return nil, errors.New("ycsb: Init was not called")
 	}
-	return f, nil
+	return *f, nil
 }
 
 // Insert implements DB: one raw document.
