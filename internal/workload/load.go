@@ -1,8 +1,11 @@
 package workload
 
 import (
+	"context"
+	"runtime"
 	"time"
 
+	"storebench/internal/evloop"
 	"storebench/internal/runner"
 )
 
@@ -126,4 +129,24 @@ func (l Load) config() runner.Config {
 		Classes: l.Classes, ClassOf: l.ClassOf,
 		Streams: l.Streams, Background: l.Background,
 	}
+}
+
+// OnLoops makes the load drive event sessions from event loops instead
+// of a goroutine a connection, each loop taking every loops-th session,
+// and returns it with the number of loops: want, or with none asked for
+// half the cores, at most one a session. Half the cores: the server
+// shares the machine, and one loop waiting on a fuller epoll set costs
+// less per request (the setget, pointselect and http workloads).
+func (l Load) OnLoops(want int, sessions []evloop.Conn) (Load, int) {
+	loops := max(min(want, len(sessions)), 1)
+	if want == 0 {
+		loops = max(min(runtime.GOMAXPROCS(0)/2, len(sessions)), 1)
+	}
+	return l.Driven(loops, func(ctx context.Context, lp *runner.Loop) error {
+		var mine []evloop.Conn
+		for i := lp.ID; i < len(sessions); i += loops {
+			mine = append(mine, sessions[i])
+		}
+		return evloop.Drive(ctx, lp, mine, evloop.Options{})
+	}), loops
 }

@@ -6,12 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"storebench/internal/evloop"
 	"storebench/internal/measure/latency"
 	"storebench/internal/results"
 	"storebench/internal/runner"
@@ -389,20 +387,7 @@ func (l *txLoad) load(phase string) (load workload.Load, loops int, err error) {
 	if sessions == nil {
 		return load, 0, nil
 	}
-	loops = max(min(r.p.Loops, len(sessions)), 1)
-	if r.p.Loops == 0 {
-		// Half the cores: the server shares the machine, and one
-		// loop waiting on a fuller epoll set costs less per
-		// statement (as for pointselect's loops).
-		loops = max(min(runtime.GOMAXPROCS(0)/2, len(sessions)), 1)
-	}
-	load = load.Driven(loops, func(ctx context.Context, lp *runner.Loop) error {
-		var mine []evloop.Conn
-		for i := lp.ID; i < len(sessions); i += loops {
-			mine = append(mine, sessions[i])
-		}
-		return evloop.Drive(ctx, lp, mine, evloop.Options{})
-	})
+	load, loops = load.OnLoops(r.p.Loops, sessions)
 	return load, loops, nil
 }
 

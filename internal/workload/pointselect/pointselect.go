@@ -9,14 +9,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"runtime"
 	"storebench/internal/workload/gen"
 	"strings"
 	"time"
 
 	"storebench/internal/evloop"
 	"storebench/internal/results"
-	"storebench/internal/runner"
 	"storebench/internal/study"
 	"storebench/internal/target"
 	"storebench/internal/workload"
@@ -161,7 +159,7 @@ func (PointSelect) Execute(ctx context.Context, env *workload.Env, st workload.S
 	if sessions, err := eventSessions(conns, p, keyOf, func(i int) *int64 { return &found[i].n }); err != nil {
 		return nil, err
 	} else if sessions != nil {
-		load, loops = drivenByLoops(load, p.Loops, sessions)
+		load, loops = load.OnLoops(p.Loops, sessions)
 	}
 	op := func(ctx context.Context, w int, seq int64) error {
 		key := keyOf(seq)
@@ -190,26 +188,6 @@ func (PointSelect) Execute(ctx context.Context, env *workload.Env, st workload.S
 		res.Facts = map[string]string{"table": fmt.Sprintf("%s made with rows 1..%d (pgbench -i shaped), as it did not exist", p.Table, p.Rows)}
 	}
 	return res, err
-}
-
-// drivenByLoops makes load drive the event sessions from event loops
-// instead of a goroutine a connection, each loop taking every loops-th
-// session, and returns it with the number of loops: want, or with none
-// asked for half the cores, at most one a session. Half the cores: the
-// server shares the machine, and one loop waiting on a fuller epoll set
-// costs less per select (as for the http workload's loops).
-func drivenByLoops(load workload.Load, want int, sessions []evloop.Conn) (workload.Load, int) {
-	loops := max(min(want, len(sessions)), 1)
-	if want == 0 {
-		loops = max(min(runtime.GOMAXPROCS(0)/2, len(sessions)), 1)
-	}
-	return load.Driven(loops, func(ctx context.Context, l *runner.Loop) error {
-		var mine []evloop.Conn
-		for i := l.ID; i < len(sessions); i += loops {
-			mine = append(mine, sessions[i])
-		}
-		return evloop.Drive(ctx, l, mine, evloop.Options{})
-	}), loops
 }
 
 // createIfAbsent makes the table with rows 1..p.Rows when it does not

@@ -10,14 +10,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"runtime"
 	"storebench/internal/workload/gen"
 	"strconv"
 
 	"storebench/internal/evloop"
 	"storebench/internal/kv"
 	"storebench/internal/results"
-	"storebench/internal/runner"
 	"storebench/internal/study"
 	"storebench/internal/target"
 	tconn "storebench/internal/target/conn"
@@ -188,7 +186,7 @@ func (SetGet) Execute(ctx context.Context, env *workload.Env, st workload.Step) 
 	if sessions, err := eventSessions(cs, p, st.Phase == "set", value, check); err != nil {
 		return nil, err
 	} else if sessions != nil {
-		load, loops = drivenByLoops(load, p.Loops, sessions)
+		load, loops = load.OnLoops(p.Loops, sessions)
 		op = nil
 	}
 	res, err := workload.Measure(ctx, env, load, op)
@@ -198,26 +196,6 @@ func (SetGet) Execute(ctx context.Context, env *workload.Env, st workload.Step) 
 	requests := res.Ops * int64(p.Pipeline)
 	res.Metrics = map[string]float64{"requests": float64(requests), "requests_per_s": float64(requests) / res.Seconds, "pipeline": float64(p.Pipeline), "connections": float64(conns), "event_loops": float64(loops)}
 	return res, err
-}
-
-// drivenByLoops makes load drive the event sessions from event loops
-// instead of a goroutine a connection, each loop taking every loops-th
-// session, and returns it with the number of loops: want, or with none
-// asked for half the cores, at most one a session. Half the cores: the
-// server shares the machine, and one loop waiting on a fuller epoll set
-// costs less per pipeline (as for the http and pointselect workloads).
-func drivenByLoops(load workload.Load, want int, sessions []evloop.Conn) (workload.Load, int) {
-	loops := max(min(want, len(sessions)), 1)
-	if want == 0 {
-		loops = max(min(runtime.GOMAXPROCS(0)/2, len(sessions)), 1)
-	}
-	return load.Driven(loops, func(ctx context.Context, l *runner.Loop) error {
-		var mine []evloop.Conn
-		for i := l.ID; i < len(sessions); i += loops {
-			mine = append(mine, sessions[i])
-		}
-		return evloop.Drive(ctx, l, mine, evloop.Options{})
-	}), loops
 }
 
 // conn is one connection and the keys of its current pipeline.

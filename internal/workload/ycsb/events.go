@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 
 	"storebench/internal/evloop"
 	"storebench/internal/kv"
-	"storebench/internal/runner"
 	"storebench/internal/target"
 	"storebench/internal/workload"
 )
@@ -73,20 +71,8 @@ func (r *run) driven(ctx context.Context, env *workload.Env, load *workload.Load
 			out[i].Fd = fc.fd()
 		}
 	}
-	loops := r.p.Loops
-	if loops == 0 {
-		// Half the cores: the server shares the machine (as for the
-		// setget, pointselect and oltp workloads).
-		loops = runtime.GOMAXPROCS(0) / 2
-	}
-	loops = max(min(loops, len(out)), 1)
-	*load = load.Driven(loops, func(ctx context.Context, l *runner.Loop) error {
-		var mine []evloop.Conn
-		for i := l.ID; i < len(out); i += loops {
-			mine = append(mine, out[i])
-		}
-		return evloop.Drive(ctx, l, mine, evloop.Options{})
-	})
+	var loops int
+	*load, loops = load.OnLoops(r.p.Loops, out)
 	return loops, closeAll, nil
 }
 
