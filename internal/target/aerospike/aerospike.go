@@ -37,7 +37,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	as "github.com/aerospike/aerospike-client-go/v8"
@@ -99,12 +98,8 @@ type Store struct {
 
 	read       *as.BasePolicy
 	write      *as.WritePolicy
-	updateOnly *as.WritePolicy
 	batch      *as.BatchPolicy
 	batchWrite *as.BatchWritePolicy
-	// ycsb layout (ycsb.go): the bin names Init set
-	fieldsMu   sync.RWMutex
-	fieldNames []string
 }
 
 // location is what a URI says: where, who, and which namespace.
@@ -182,9 +177,6 @@ func open(o target.Options) (*Store, error) {
 	s.read.TotalTimeout = opTimeout
 	s.write = as.NewWritePolicy(0, 0)
 	s.write.TotalTimeout = opTimeout
-	s.updateOnly = as.NewWritePolicy(0, 0)
-	s.updateOnly.TotalTimeout = opTimeout
-	s.updateOnly.RecordExistsAction = as.UPDATE_ONLY
 	s.batch = as.NewBatchPolicy()
 	s.batch.TotalTimeout = opTimeout
 	s.batchWrite = as.NewBatchWritePolicy()
@@ -292,5 +284,5 @@ func (s *Store) AerospikeNamespace() string { return s.ns }
 
 // AerospikePolicies implements conn.Aerospike.
 func (s *Store) AerospikePolicies() conn.AerospikePolicies {
-	return conn.AerospikePolicies{Read: s.read, Batch: s.batch, BatchWrite: s.batchWrite}
+	return conn.AerospikePolicies{Read: s.read, Write: s.write, Batch: s.batch, BatchWrite: s.batchWrite}
 }

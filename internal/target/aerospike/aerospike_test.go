@@ -2,14 +2,13 @@
 // STOREBENCH_TEST_AEROSPIKE_URI (aerospike://host:port/namespace): no
 // package ships Aerospike's server and storebench no longer starts one,
 // so without the variable the server's tests skip, saying so. Without a
-// server: its registration as a target by URI only, the key and bin
-// mapping (pure functions; the ledger's are in workload/ledger's
-// layout_aerospike_test.go) and a clear, prompt error from Open when no
-// server answers.
+// server: its registration as a target by URI only and a clear, prompt
+// error from Open when no server answers (the layouts' key and bin
+// mappings are tested in their workloads: layout_aerospike_test.go of
+// workload/ledger and workload/ycsb).
 package aerospike_test
 
 import (
-	"bytes"
 	"net/url"
 	"strings"
 	"testing"
@@ -17,8 +16,6 @@ import (
 	"storebench/internal/kv"
 	"storebench/internal/server/servertest"
 	"storebench/internal/target"
-	"storebench/internal/target/aerospike"
-	"storebench/internal/target/conn"
 	"storebench/internal/target/servers"
 )
 
@@ -86,35 +83,6 @@ func TestBadURI(t *testing.T) {
 	err := servers.OpenFails(t, "aerospike", "aerospike://bench:"+servers.TestPassword+"@127.0.0.1:3000/a/b")
 	if !strings.Contains(err.Error(), "namespace") {
 		t.Errorf("error does not say what is wrong: %v", err)
-	}
-}
-
-func TestFieldBins(t *testing.T) {
-	names := aerospike.FieldNames(4)
-	if strings.Join(names, ",") != "field0,field1,field2,field3" {
-		t.Fatalf("names %v", names)
-	}
-	fields := [][]byte{[]byte("a"), []byte("bb"), []byte("ccc"), []byte("dddd")}
-	bins, err := aerospike.FieldBins(names, fields)
-	if err != nil || len(bins) != 4 {
-		t.Fatalf("FieldBins: %d bins, %v", len(bins), err)
-	}
-	got, err := aerospike.FieldsFromBins(names, conn.AerospikeReadBack(bins, false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range fields {
-		if !bytes.Equal(got[i], fields[i]) {
-			t.Errorf("field %d: %q, want %q", i, got[i], fields[i])
-		}
-	}
-	// A partial update writes only the non-nil fields.
-	bins, _ = aerospike.FieldBins(names, [][]byte{nil, []byte("new"), nil, nil})
-	if len(bins) != 1 || bins[0].Name != "field1" {
-		t.Errorf("partial update bins %v", bins)
-	}
-	if _, err := aerospike.FieldBins(names, make([][]byte, 5)); err == nil {
-		t.Error("FieldBins accepted more fields than the table has")
 	}
 }
 

@@ -27,8 +27,8 @@ func (s *Store) Reset(ctx context.Context) error {
 }
 
 // ownSets are the sets storebench keeps in the namespace: the workloads'
-// (conn.OwnTables) and this target's YCSB layout's.
-func ownSets() []string { return append(conn.OwnTables(), setYCSB) }
+// (conn.OwnTables).
+func ownSets() []string { return conn.OwnTables() }
 
 // Occupancy implements target.Occupant: the namespace's sets that hold
 // records (info sets/<namespace> on every node), storebench's own apart
@@ -77,9 +77,4 @@ func (s *Store) Occupancy(ctx context.Context) (target.Occupancy, error) {
 // Cleanup implements target.Cleaner: it truncates storebench's own sets
 // (Reset truncates only those), at the end of a run on a server named
 // by URI; the namespace's other sets stay.
-func (s *Store) Cleanup(ctx context.Context) error {
-	if err := s.Reset(ctx); err != nil {
-		return err
-	}
-	return conn.AerospikeErr(s.c.Truncate(nil, s.ns, setYCSB, nil))
-}
+func (s *Store) Cleanup(ctx context.Context) error { return s.Reset(ctx) }

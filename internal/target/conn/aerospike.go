@@ -20,6 +20,7 @@ type Aerospike interface {
 // AerospikePolicies are the policies of an Aerospike target's operations.
 type AerospikePolicies struct {
 	Read       *as.BasePolicy
+	Write      *as.WritePolicy
 	Batch      *as.BatchPolicy
 	BatchWrite *as.BatchWritePolicy
 }

@@ -118,8 +118,10 @@ func open(o target.Options, generated bool) (*Site, error) {
 	return s, nil
 }
 
+var _ target.HTTPSite = (*Site)(nil)
+
 // HTTPEndpoint is where requests go: the TCP address, the Host header,
-// the request path and whether TLS is spoken (workload http's Site).
+// the request path and whether TLS is spoken (target.HTTPSite).
 func (s *Site) HTTPEndpoint() (addr, host, path string, tls bool) {
 	return s.addr, s.host, s.path, s.tls
 }

@@ -36,14 +36,9 @@ import (
 
 func init() { workload.Register(HTTP{}) }
 
-// Site is what an HTTP target's handle offers (package target/web).
-type Site interface {
-	// HTTPEndpoint is the TCP address to dial, the Host header, the
-	// request path and whether to speak TLS.
-	HTTPEndpoint() (addr, host, path string, tls bool)
-	// ExpectedPage is the body every response must carry.
-	ExpectedPage() []byte
-}
+// Site is what an HTTP target's handle offers (target.HTTPSite, which
+// package target/web implements).
+type Site = target.HTTPSite
 
 // Phases: a new connection per request, and persistent connections.
 const (

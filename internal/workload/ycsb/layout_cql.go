@@ -177,5 +177,6 @@ func (s *CQLDB) DurableRead() string {
 	return "consistency ALL (every replica answers; the newest value any of them holds is returned)"
 }
 
-// usertable is the YCSB table of every layout (CQL, SQL, MongoDB).
+// usertable is the YCSB table of every layout (CQL, SQL, MongoDB, and
+// Aerospike's set).
 func init() { conn.AddOwnTables("usertable") }

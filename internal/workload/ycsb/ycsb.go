@@ -162,13 +162,18 @@ func Requires(w string) target.Caps {
 	return target.Caps{target.KeyValue}
 }
 
-// Layouts are the YCSB tables, in order of preference: the target's own
-// (a DB), this package's on its SQL (target.SQLDB, layout_sql.go), on
-// its CQL session (conn.CQL, layout_cql.go), on its MongoDB database
-// (conn.Mongo, layout_mongo.go) or on its ordered keys (kv.Store). Each
-// provides what its table offers (dbCaps).
+// Layouts are the YCSB tables, in order of preference: those Redis,
+// Redis Cluster and memcached hold themselves (layout_targets.go), a
+// handle that is a DB itself (no target is: internal/archtest fails on
+// one that the table does not name; a test's DB may be), this
+// package's on a target's SQL (target.SQLDB, layout_sql.go), on its CQL
+// session (conn.CQL, layout_cql.go), on its MongoDB database
+// (conn.Mongo, layout_mongo.go), on its Aerospike client
+// (conn.Aerospike, layout_aerospike.go) or on its ordered keys
+// (kv.Store). Each provides what its table offers (dbCaps).
 var Layouts = layout.NewTable("ycsb",
-	layout.Layout[DB]{Name: "own", On: "the target's own YCSB table (ycsb.DB)", Provides: dbCaps,
+	redisLayout, redisClusterLayout, memcachedLayout,
+	layout.Layout[DB]{Name: "own", On: "a handle that is a YCSB table itself (ycsb.DB)", Provides: dbCaps,
 		Open: func(h any) (DB, bool) { db, ok := h.(DB); return db, ok }},
 	layout.Layout[DB]{Name: "sql", On: "an SQL database (target.SQLDB)", Provides: dbCaps,
 		Open: func(h any) (DB, bool) {
@@ -193,6 +198,14 @@ var Layouts = layout.NewTable("ycsb",
 				return nil, false
 			}
 			return mongoDBOf(m), true
+		}},
+	layout.Layout[DB]{Name: "aerospike", On: "an Aerospike client (conn.Aerospike)", Provides: dbCaps,
+		Open: func(h any) (DB, bool) {
+			a, ok := h.(conn.Aerospike)
+			if !ok {
+				return nil, false
+			}
+			return aerospikeDBOf(a), true
 		}},
 	layout.Layout[DB]{Name: "kv", On: "an ordered key-value store (kv.Store)", Provides: dbCaps,
 		Open: func(h any) (DB, bool) {

@@ -1,10 +1,12 @@
-package aerospike
+package ycsb
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
+	"sync/atomic"
 
 	as "github.com/aerospike/aerospike-client-go/v8"
 
@@ -12,10 +14,45 @@ import (
 	"storebench/internal/target/conn"
 )
 
-// The YCSB layout: set usertable, one record per key with a bin per field,
-// and the ycsb.DB methods (no Scanner).
+// The YCSB layout on an Aerospike client (conn.Aerospike): set usertable
+// of the target's namespace, one record per key with a bin per field
+// (field0 …), and the DB methods (no Scanner: Aerospike's scans are not
+// ordered by key). The set is the workload's usertable (declared in
+// layout_cql.go), which the target's Reset and cleanup truncate.
 
 const setYCSB = "usertable"
+
+// AerospikeDB is the YCSB table on an Aerospike target.
+type AerospikeDB struct {
+	c          *as.Client
+	ns         string
+	read       *as.BasePolicy
+	write      *as.WritePolicy
+	updateOnly *as.WritePolicy
+	// names are the bin names Init set (nil before Init), read by every
+	// operation without a lock.
+	names atomic.Pointer[[]string]
+}
+
+// aerospikeDBs holds each Aerospike handle's layout, so that the steps
+// of a run on one handle share the field names Init set
+// (conn.Aerospike -> *AerospikeDB).
+var aerospikeDBs sync.Map
+
+// aerospikeDBOf is the YCSB layout on a, the same for every step on it:
+// the target's policies, and an update that only updates (UPDATE_ONLY: a
+// missing record is kv.ErrNotFound).
+func aerospikeDBOf(a conn.Aerospike) *AerospikeDB {
+	if s, ok := aerospikeDBs.Load(a); ok {
+		return s.(*AerospikeDB)
+	}
+	p := a.AerospikePolicies()
+	upd := *p.Write
+	upd.RecordExistsAction = as.UPDATE_ONLY
+	s, _ := aerospikeDBs.LoadOrStore(a, &AerospikeDB{c: a.AerospikeClient(), ns: a.AerospikeNamespace(),
+		read: p.Read, write: p.Write, updateOnly: &upd})
+	return s.(*AerospikeDB)
+}
 
 // FieldNames are the YCSB bin names of a record of n fields.
 func FieldNames(n int) []string {
@@ -57,8 +94,8 @@ func FieldsFromBins(names []string, bins as.BinMap) ([][]byte, error) {
 	return out, nil
 }
 
-// Init implements ycsb.DB: it truncates the usertable set.
-func (s *Store) Init(ctx context.Context, fieldCount int) error {
+// Init implements DB: it truncates the usertable set.
+func (s *AerospikeDB) Init(ctx context.Context, fieldCount int) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -68,43 +105,40 @@ func (s *Store) Init(ctx context.Context, fieldCount int) error {
 	if err := s.c.Truncate(nil, s.ns, setYCSB, nil); err != nil {
 		return err
 	}
-	s.fieldsMu.Lock()
-	s.fieldNames = FieldNames(fieldCount)
-	s.fieldsMu.Unlock()
+	n := FieldNames(fieldCount)
+	s.names.Store(&n)
 	return nil
 }
 
-func (s *Store) names() ([]string, error) {
-	s.fieldsMu.RLock()
-	n := s.fieldNames
-	s.fieldsMu.RUnlock()
+func (s *AerospikeDB) fieldNames() ([]string, error) {
+	n := s.names.Load()
 	if n == nil {
 		return nil, errors.New("ycsb: Init was not called")
 	}
-	return n, nil
+	return *n, nil
 }
 
-func (s *Store) ycsbKey(key []byte) (*as.Key, error) {
+func (s *AerospikeDB) key(key []byte) (*as.Key, error) {
 	k, err := as.NewKey(s.ns, setYCSB, string(key))
 	return k, conn.AerospikeErr(err)
 }
 
-// Insert implements ycsb.DB.
-func (s *Store) Insert(ctx context.Context, key []byte, fields [][]byte) error {
+// Insert implements DB.
+func (s *AerospikeDB) Insert(ctx context.Context, key []byte, fields [][]byte) error {
 	return s.put(ctx, s.write, key, fields)
 }
 
-// Update implements ycsb.DB: writes only the non-nil fields' bins
+// Update implements DB: writes only the non-nil fields' bins
 // (UPDATE_ONLY: a missing record is kv.ErrNotFound).
-func (s *Store) Update(ctx context.Context, key []byte, fields [][]byte) error {
+func (s *AerospikeDB) Update(ctx context.Context, key []byte, fields [][]byte) error {
 	return s.put(ctx, s.updateOnly, key, fields)
 }
 
-func (s *Store) put(ctx context.Context, p *as.WritePolicy, key []byte, fields [][]byte) error {
+func (s *AerospikeDB) put(ctx context.Context, p *as.WritePolicy, key []byte, fields [][]byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	names, err := s.names()
+	names, err := s.fieldNames()
 	if err != nil {
 		return err
 	}
@@ -112,7 +146,7 @@ func (s *Store) put(ctx context.Context, p *as.WritePolicy, key []byte, fields [
 	if err != nil || len(bins) == 0 {
 		return err
 	}
-	k, err := s.ycsbKey(key)
+	k, err := s.key(key)
 	if err != nil {
 		return err
 	}
@@ -123,16 +157,16 @@ func (s *Store) put(ctx context.Context, p *as.WritePolicy, key []byte, fields [
 	return conn.AerospikeErr(aerr)
 }
 
-// Read implements ycsb.DB.
-func (s *Store) Read(ctx context.Context, key []byte) ([][]byte, error) {
+// Read implements DB.
+func (s *AerospikeDB) Read(ctx context.Context, key []byte) ([][]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	names, err := s.names()
+	names, err := s.fieldNames()
 	if err != nil {
 		return nil, err
 	}
-	k, err := s.ycsbKey(key)
+	k, err := s.key(key)
 	if err != nil {
 		return nil, err
 	}
