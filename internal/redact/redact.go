@@ -106,19 +106,34 @@ func bareSecret(k string) bool {
 }
 
 // loneSecret reports whether scheme (lower case) is one whose lone user
-// information, without a ':', is a password: go-redis and the
-// redis-cluster target read it as a user name, but redis://PASSWORD@host
-// is an old Redis habit (Redis had no users before 6, and redis-py before
-// 4, among others, read it as the password), and the memcached target
-// refuses any credentials (its text protocol has no authentication), so
-// whatever stands there was meant as one. A user name alone is worth
-// less than a password shown by mistake.
+// information, without a ':', is a password: a target declares its
+// schemes so (AddLoneSecretSchemes, from target.Info.LoneUserSecret).
+// go-redis and the redis-cluster target read it as a user name, but
+// redis://PASSWORD@host is an old Redis habit (Redis had no users before
+// 6, and redis-py before 4, among others, read it as the password), and
+// the memcached target refuses any credentials (its text protocol has no
+// authentication), so whatever stands there was meant as one. A user
+// name alone is worth less than a password shown by mistake.
 func loneSecret(scheme string) bool {
-	switch scheme {
-	case "redis", "rediss", "redis-cluster", "memcached":
-		return true
+	loneMu.RLock()
+	defer loneMu.RUnlock()
+	return loneSchemes[scheme]
+}
+
+var (
+	loneMu      sync.RWMutex
+	loneSchemes = map[string]bool{}
+)
+
+// AddLoneSecretSchemes declares URI schemes whose lone user information
+// (scheme://SECRET@host) is masked whole, as a password: called when a
+// target registers (target.Info.LoneUserSecret).
+func AddLoneSecretSchemes(schemes ...string) {
+	loneMu.Lock()
+	defer loneMu.Unlock()
+	for _, sc := range schemes {
+		loneSchemes[strings.ToLower(sc)] = true
 	}
-	return false
 }
 
 // schemeBefore returns, in lower case, the scheme that ends at k in s

@@ -263,3 +263,16 @@ func TestTextRandomPasswords(t *testing.T) {
 		}
 	}
 }
+
+// The schemes whose lone user information is a password, as the redis,
+// redis-cluster and memcached targets declare them when they register
+// (package target/servers's TestLoneUserSecretsAreDeclared checks that they do).
+func init() { AddLoneSecretSchemes("redis", "rediss", "redis-cluster", "memcached") }
+
+// A scheme no target declared keeps its lone user information: a user
+// name, shown.
+func TestLoneUserShownUnlessDeclared(t *testing.T) {
+	if got := Text("postgres://bench@h:5432/db"); got != "postgres://bench@h:5432/db" {
+		t.Errorf("a lone user of an undeclared scheme was masked: %s", got)
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"storebench/internal/redact"
 )
 
 // A Redis password written as the lone user information
@@ -38,3 +40,7 @@ func TestWriteMasksALoneRedisPassword(t *testing.T) {
 		t.Errorf("the reason is not kept readable:\n%s", b)
 	}
 }
+
+// As the redis target declares when it registers (package target/servers's
+// TestLoneUserSecretsAreDeclared checks that it does).
+func init() { redact.AddLoneSecretSchemes("redis", "rediss") }

@@ -41,3 +41,7 @@ func TestStoredStudyMasksALoneRedisPassword(t *testing.T) {
 		t.Errorf("the stored study does not load: %v\n%s", err, stored)
 	}
 }
+
+// As the redis and redis-cluster targets declare when they register (package target/servers's
+// TestLoneUserSecretsAreDeclared checks that it does).
+func init() { redact.AddLoneSecretSchemes("redis", "rediss", "redis-cluster") }

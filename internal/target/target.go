@@ -85,6 +85,10 @@ type Info struct {
 	DefaultNote string
 	// Schemes are the URI schemes that select this target.
 	Schemes []string
+	// LoneUserSecret are the URI schemes of this target whose lone user
+	// information (scheme://SECRET@host, no ':') is a password, masked
+	// whole wherever a URI is shown (package redact).
+	LoneUserSecret []string
 	// ManagedClients, when set, is how many client connections the
 	// managed server (Server) accepts (PostgreSQL: max_connections less
 	// its superuser reserve): a run whose worker processes × concurrency
@@ -305,6 +309,7 @@ func Register(i Info) {
 		panic("target " + i.Name + " declares no capabilities (Provides)")
 	}
 	i.Kind = "server"
+	redact.AddLoneSecretSchemes(i.LoneUserSecret...)
 	registry[i.Name] = i
 }
 

@@ -52,7 +52,9 @@ func init() {
 		OptionNames: optionNames,
 		Server:      "memcached",
 		Schemes:     []string{"memcached"},
-		Provides:    target.Caps{target.KeyValue, target.Pipeline},
+		// memcached takes no credentials: whatever stands there was meant as one.
+		LoneUserSecret: []string{"memcached"},
+		Provides:       target.Caps{target.KeyValue, target.Pipeline},
 		Open: func(o target.Options) (io.Closer, error) {
 			s, err := Open(o)
 			if err != nil {

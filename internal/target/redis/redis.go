@@ -67,8 +67,10 @@ func init() {
 		Default:     kv.Async,
 		DefaultNote: "Redis ships appendonly no (RDB snapshots only): nothing is fsynced per write; storebench's managed Redis keeps " +
 			"snapshots off and runs the nearest class, async (appendonly yes, appendfsync no)",
-		Schemes:  []string{"redis"},
-		Provides: target.Caps{target.KeyValue, target.Secondary, target.Pipeline, target.SortedSets, target.Shared},
+		Schemes: []string{"redis"},
+		// redis://PASSWORD@host: an old Redis habit (no users before 6).
+		LoneUserSecret: []string{"redis", "rediss"},
+		Provides:       target.Caps{target.KeyValue, target.Secondary, target.Pipeline, target.SortedSets, target.Shared},
 		Open: func(o target.Options) (io.Closer, error) {
 			s, err := Open(o)
 			if err != nil {

@@ -58,13 +58,14 @@ var optionNames = []string{"pool", "primaries", "replicas"}
 
 func init() {
 	target.Register(target.Info{
-		Name:        name,
-		Title:       "Redis Cluster",
-		Version:     "go-redis " + moduleVersion + " ClusterClient",
-		OptionNames: optionNames,
-		Server:      name,
-		Schemes:     []string{"redis-cluster"},
-		Provides:    target.Caps{target.KeyValue, target.Shared},
+		Name:           name,
+		Title:          "Redis Cluster",
+		Version:        "go-redis " + moduleVersion + " ClusterClient",
+		OptionNames:    optionNames,
+		Server:         name,
+		Schemes:        []string{"redis-cluster"},
+		LoneUserSecret: []string{"redis-cluster"},
+		Provides:       target.Caps{target.KeyValue, target.Shared},
 		Open: func(o target.Options) (io.Closer, error) {
 			s, err := Open(o)
 			if err != nil {

@@ -36,13 +36,10 @@ import (
 	"storebench/internal/target/conn"
 	"storebench/internal/target/servers"
 	"storebench/internal/workload"
-	_ "storebench/internal/workload/documents" // its layouts
+	_ "storebench/internal/workload/all" // every workload's table of layouts
 	"storebench/internal/workload/geo"
 	"storebench/internal/workload/http"
 	"storebench/internal/workload/layout"
-	_ "storebench/internal/workload/ledger" // its layouts
-	_ "storebench/internal/workload/oltp"   // its layouts
-	_ "storebench/internal/workload/ycsb"   // its layouts
 )
 
 // Open opens a registered target as servers.Open does (which checks the
