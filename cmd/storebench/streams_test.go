@@ -63,8 +63,8 @@ func TestLedgerStressStreamsAndBackgroundInResults(t *testing.T) {
 		// step's measured time (a loaded machine stops it a little after
 		// 2 s, with 404 ops once); fewer when the machine cannot keep up
 		// (a loaded make test once made 171), but some.
-		if s.Rate != 200 || s.Workers != 2 || s.Ops < 50 || float64(s.Ops) > math.Ceil(200*st.Seconds)+2 {
-			t.Fatalf("stream %s: rate %v, %d workers, %d ops", s.Name, s.Rate, s.Workers, s.Ops)
+		if s.Rate != 200 || s.Goroutines != 2 || s.Ops < 50 || float64(s.Ops) > math.Ceil(200*st.Seconds)+2 {
+			t.Fatalf("stream %s: rate %v, %d goroutines, %d ops", s.Name, s.Rate, s.Goroutines, s.Ops)
 		}
 		if total(s.Hist) != s.Ops || total(s.HistIntended) != s.Ops {
 			t.Fatalf("stream %s: %d ops, histograms hold %d and %d", s.Name, s.Ops, total(s.Hist), total(s.HistIntended))

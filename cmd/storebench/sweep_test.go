@@ -151,7 +151,7 @@ func TestConcurrencySweepAndRateSearchOnLedgerStress(t *testing.T) {
 		dir, run := runSweeps(t, sweepStudy, target, "--set", "ledger.sweep.concurrency=1,3", "--set", "ledger.sweep.phases=[stress]")
 		tr := run.Targets[0]
 		// The phase's own step, then one per level, each at its level.
-		if own := tr.FindLabels(results.StepLabels("ledger", "stress", 1000)); own == nil || own.Metrics["workers"] != 2 {
+		if own := tr.FindLabels(results.StepLabels("ledger", "stress", 1000)); own == nil || own.Metrics["goroutines"] != 2 {
 			t.Fatalf("%s: the stress's own step is missing or not at the study's concurrency: %+v", tr.Name, own)
 		}
 		for _, c := range []int{1, 3} {
@@ -159,8 +159,8 @@ func TestConcurrencySweepAndRateSearchOnLedgerStress(t *testing.T) {
 			if st == nil {
 				t.Fatalf("%s: no step labelled concurrency=%d", tr.Name, c)
 			}
-			if st.Metrics["workers"] != float64(c) || st.Rate != 200 {
-				t.Errorf("%s: level %d ran %v workers at %v/s", tr.Name, c, st.Metrics["workers"], st.Rate)
+			if st.Metrics["goroutines"] != float64(c) || st.Rate != 200 {
+				t.Errorf("%s: level %d ran %v goroutines at %v/s", tr.Name, c, st.Metrics["goroutines"], st.Rate)
 			}
 		}
 		checkSearch(t, tr, "ledger", "stress")

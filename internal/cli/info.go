@@ -367,7 +367,7 @@ func writeMatrix(stdout io.Writer) {
 		steps []workload.Step
 	}
 	var ws []wsteps
-	s := &study.Study{File: "list", Ladder: []study.Count{10}, Seed: 1, Concurrency: 1}
+	s := workload.Planning{File: "list", Ladder: []int64{10}, Seed: 1, Concurrency: 1}
 	for _, w := range workload.All() {
 		raw, err := w.DecodeParams(s, study.Entry{Name: w.Name()})
 		if err != nil {

@@ -129,18 +129,20 @@ func Prepare(s *study.Study) (*Plan, error) {
 // labels, and applies each workload's sweep (search[j] set: steps[j] is
 // searched for its sustainable rate).
 func planSteps(s *study.Study) (out []workload.Step, search []*sweep.RateSpec, err error) {
+	// Every workload plans from the study's planning, built once: the
+	// entry's own concurrency plans from a copy that carries it
+	// (pl.Planning).
+	planning := sweep.PlanningOf(s)
 	for i, e := range s.Workloads {
 		w, err := workload.Lookup(e.Name)
 		if err != nil {
 			return nil, nil, &study.Error{File: s.File, Field: fmt.Sprintf("workloads[%d].name", i), Msg: err.Error()}
 		}
-		// Every workload plans from the study's concurrency: the entry's
-		// own plans from a copy that carries it (pl.Study).
-		pl, err := sweep.PlanEntry(s, e, w)
+		pl, err := sweep.PlanEntry(planning, e, w)
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := attachFaults(pl.Study, e, pl.Steps); err != nil {
+		if err := attachFaults(s, e, pl.Steps); err != nil {
 			return nil, nil, err
 		}
 		out = append(out, pl.Steps...)

@@ -45,6 +45,7 @@ func Estimate(s *study.Study) (e Estimated, ok bool, err error) {
 	)
 	disk := make([]float64, len(s.Targets))
 	shapes := max(len(s.Machines), 1)
+	planning := sweep.PlanningOf(s)
 	for _, en := range s.Workloads {
 		w, err := workload.Lookup(en.Name)
 		if err != nil {
@@ -61,7 +62,7 @@ func Estimate(s *study.Study) (e Estimated, ok bool, err error) {
 		}
 		// As planSteps plans it: the swept steps require what the steps
 		// they sweep do.
-		pl, err := sweep.PlanEntry(s, en, w)
+		pl, err := sweep.PlanEntry(planning, en, w)
 		if err != nil {
 			return e, false, err
 		}
@@ -75,7 +76,7 @@ func Estimate(s *study.Study) (e Estimated, ok bool, err error) {
 			e.Lines = append(e.Lines, fmt.Sprintf("%s: no target runs it", en.Name))
 			continue
 		}
-		one, err := est.Estimate(pl.Study, en, pl.Params)
+		one, err := est.Estimate(pl.Planning, en, pl.Params)
 		if err != nil {
 			return e, false, err
 		}

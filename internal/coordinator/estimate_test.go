@@ -7,6 +7,7 @@ import (
 
 	"storebench/internal/kv"
 	"storebench/internal/study"
+	"storebench/internal/sweep"
 	_ "storebench/internal/target/all"
 	"storebench/internal/workload"
 	_ "storebench/internal/workload/documents"
@@ -24,7 +25,13 @@ func perTarget(t *testing.T, s *study.Study, name string) workload.Estimate {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return worktest.EstimateIn(t, w, s)
+	for _, en := range s.Workloads {
+		if en.Name == name {
+			return worktest.EstimateEntry(t, w, sweep.PlanningOf(s), en)
+		}
+	}
+	t.Fatalf("%s has no %s entry", s.Name, name)
+	return workload.Estimate{}
 }
 
 // seedEstimate is the built-in study name at --scale seed and its

@@ -30,7 +30,7 @@ func streams(b *strings.Builder, run *results.Run) {
 				if x.Seconds > 0 {
 					achieved = fmt.Sprintf("%.0f", float64(x.Ops)/x.Seconds)
 				}
-				st.Rows = append(st.Rows, []string{cell(t.Title), step(s), cell(x.Name), fmt.Sprint(x.Workers), offered, achieved,
+				st.Rows = append(st.Rows, []string{cell(t.Title), step(s), cell(x.Name), fmt.Sprint(x.Goroutines), offered, achieved,
 					fmt.Sprint(x.Ops), Latency(x.Latency.P50), Latency(x.Latency.P99), Latency(x.Latency.Max), intended, late})
 			}
 			for _, x := range s.Background {

@@ -12,8 +12,8 @@ func TestStreamsAndBackgroundRows(t *testing.T) {
 	in := &latency.Summary{Count: 300, P99: 4_000_000}
 	st := &results.Step{Workload: "ledger", Phase: "stress", N: 1000, Ops: 500,
 		Streams: []results.Stream{
-			{Name: "read", Workers: 2, Rate: 200, Ops: 200, Seconds: 1, Latency: latency.Summary{Count: 200, P50: 100_000, P99: 900_000, Max: 2_000_000}, Intended: in, Late: 7},
-			{Name: "write", Workers: 6, Ops: 300, Seconds: 1.5, Latency: latency.Summary{Count: 300, P50: 3_000_000}},
+			{Name: "read", Goroutines: 2, Rate: 200, Ops: 200, Seconds: 1, Latency: latency.Summary{Count: 200, P50: 100_000, P99: 900_000, Max: 2_000_000}, Intended: in, Late: 7},
+			{Name: "write", Goroutines: 6, Ops: 300, Seconds: 1.5, Latency: latency.Summary{Count: 300, P50: 3_000_000}},
 		},
 		Background: []results.Background{{Name: "compact", EverySeconds: 5, Runs: 3, BusySeconds: 1.2, Latency: latency.Summary{Count: 3, P50: 400_000_000}}},
 	}

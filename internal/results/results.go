@@ -25,9 +25,12 @@ import (
 // root into Facts, which the workload owns; version 3 writes a run under
 // way as "running" (no finish time) with its Plan, and a run the user
 // stopped as "interrupted" (version 2: "partial"); version 4 adds the
-// projection (what the run's measurements cost for the study's sizing).
-// Read upgrades versions 1 to 3.
-const SchemaVersion = 4
+// projection (what the run's measurements cost for the study's sizing);
+// version 5 calls goroutines so, "worker" being a worker process only: a
+// stream's "goroutines" (version 4: "workers") and the ledger stress's
+// and tripcache's metric "goroutines" (version 4: "workers"). Read
+// upgrades versions 1 to 4.
+const SchemaVersion = 5
 
 // Run is a whole study run.
 type Run struct {
@@ -507,7 +510,10 @@ func Decode(b []byte) (*Run, error) {
 	}
 	// Version 3 has the shape of 4 but for the projection it lacks.
 	if r.SchemaVersion == 3 {
-		r.SchemaVersion = SchemaVersion
+		r.SchemaVersion = 4
+	}
+	if r.SchemaVersion == 4 {
+		upgrade4(&r)
 	}
 	r.label()
 	r.settle()
@@ -553,4 +559,25 @@ func upgrade1(b []byte, r *Run) error {
 	}
 	r.SchemaVersion = 2
 	return nil
+}
+
+// upgrade4 renames what version 4 called workers and version 5
+// goroutines: the metric of the ledger's stress steps and of tripcache's
+// steps ("worker" is a worker process only). A stream's goroutines are
+// read by Stream.UnmarshalJSON, from a file of any version.
+func upgrade4(r *Run) {
+	for _, t := range r.Targets {
+		for _, st := range t.Steps {
+			if st == nil || !(st.Workload == "ledger" && st.Phase == "stress" || st.Workload == "tripcache") {
+				continue
+			}
+			if v, ok := st.Metrics["workers"]; ok {
+				if _, has := st.Metrics["goroutines"]; !has {
+					st.Metrics["goroutines"] = v
+				}
+				delete(st.Metrics, "workers")
+			}
+		}
+	}
+	r.SchemaVersion = SchemaVersion
 }

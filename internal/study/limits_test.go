@@ -177,13 +177,13 @@ func TestErrorsAfterDecodingAreLocated(t *testing.T) {
 		t.Fatal(err)
 	}
 	for field, want := range map[string]string{
-		"targets[1].options.nosuch":              "f.yaml:8: targets[1].options.nosuch: bad",
-		"targets[0]":                             "--targets bbolt,rocksdb: bad",
-		"workloads.ledger.params.stress.rate":    "--set ledger.stress.rate=-5: bad",
-		"workloads.ledger.params.balance.reads":  "--set ledger.balance={reads: -1}: reads: bad",
-		"workloads.ledger.params.stress":         "f.yaml:12: workloads.ledger.params.stress: bad (with --set ledger.stress.rate=-5)",
-		"workloads.ledger.params.selects":        "f.yaml:11: ",
-		"workloads.ledger.params.stress.workers": "f.yaml:12: ",
+		"targets[1].options.nosuch":                 "f.yaml:8: targets[1].options.nosuch: bad",
+		"targets[0]":                                "--targets bbolt,rocksdb: bad",
+		"workloads.ledger.params.stress.rate":       "--set ledger.stress.rate=-5: bad",
+		"workloads.ledger.params.balance.reads":     "--set ledger.balance={reads: -1}: reads: bad",
+		"workloads.ledger.params.stress":            "f.yaml:12: workloads.ledger.params.stress: bad (with --set ledger.stress.rate=-5)",
+		"workloads.ledger.params.selects":           "f.yaml:11: ",
+		"workloads.ledger.params.stress.goroutines": "f.yaml:12: ",
 	} {
 		// A workload's error about a key the file has carries the file's
 		// line already: the flag still wins.

@@ -10,10 +10,9 @@ import (
 // Planned is one workload entry of a study planned as the coordinator
 // runs it.
 type Planned struct {
-	// Study is the study with the entry's own concurrency (the study
-	// itself when the entry sets none): every workload plans from the
-	// study's.
-	Study *study.Study
+	// Planning is what the entry's workload planned from: the study's,
+	// with the entry's own concurrency when it sets one.
+	Planning workload.Planning
 	// Params are the entry's params, as its workload decoded them.
 	Params json.RawMessage
 	// Steps are the workload's steps after the entry's sweep (Expand),
@@ -24,11 +23,23 @@ type Planned struct {
 	Search []*RateSpec
 }
 
-// PlanEntry plans entry e of s with its workload w: the entry's own
-// concurrency, its params decoded, w's steps and the entry's sweep
-// applied to them.
-func PlanEntry(s *study.Study, e study.Entry, w workload.Workload) (Planned, error) {
-	s = entryStudy(s, e)
+// PlanningOf is what every workload of study s plans from: its file,
+// seed, concurrency and ladder, and what the command line set. The
+// coordinator builds it once per study; PlanEntry gives each entry its
+// own concurrency.
+func PlanningOf(s *study.Study) workload.Planning {
+	ladder := make([]int64, len(s.Ladder))
+	for i, n := range s.Ladder {
+		ladder[i] = int64(n)
+	}
+	return workload.Planning{File: s.File, Seed: s.Seed, Concurrency: s.Concurrency, Ladder: ladder, SetBy: s.SetOnCommandLine}
+}
+
+// PlanEntry plans entry e of a study whose workloads plan from s, with
+// its workload w: the entry's own concurrency, its params decoded, w's
+// steps and the entry's sweep applied to them.
+func PlanEntry(s workload.Planning, e study.Entry, w workload.Workload) (Planned, error) {
+	s = entryPlanning(s, e)
 	raw, err := w.DecodeParams(s, e)
 	if err != nil {
 		return Planned{}, err
@@ -39,20 +50,21 @@ func PlanEntry(s *study.Study, e study.Entry, w workload.Workload) (Planned, err
 // Estimate is a workload.Estimator's estimate of entry e with params raw
 // (as w.DecodeParams returned them): est of the params, decoded into a P,
 // and of w's steps as PlanEntry plans them.
-func Estimate[P any](s *study.Study, e study.Entry, w workload.Workload, raw json.RawMessage, est func(P, []workload.Step) workload.Estimate) (workload.Estimate, error) {
+func Estimate[P any](s workload.Planning, e study.Entry, w workload.Workload, raw json.RawMessage, est func(P, []workload.Step) workload.Estimate) (workload.Estimate, error) {
 	var p P
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return workload.Estimate{}, err
 	}
-	pl, err := plan(entryStudy(s, e), e, w, raw)
+	pl, err := plan(entryPlanning(s, e), e, w, raw)
 	if err != nil {
 		return workload.Estimate{}, err
 	}
 	return est(p, pl.Steps), nil
 }
 
-// plan is PlanEntry's planning from the entry's study s and its params.
-func plan(s *study.Study, e study.Entry, w workload.Workload, raw json.RawMessage) (Planned, error) {
+// plan is PlanEntry's planning from the entry's planning s and its
+// params.
+func plan(s workload.Planning, e study.Entry, w workload.Workload, raw json.RawMessage) (Planned, error) {
 	sp, err := Decode(s, e)
 	if err != nil {
 		return Planned{}, err
@@ -65,15 +77,13 @@ func plan(s *study.Study, e study.Entry, w workload.Workload, raw json.RawMessag
 	if err != nil {
 		return Planned{}, err
 	}
-	return Planned{Study: s, Params: raw, Steps: steps, Search: search}, nil
+	return Planned{Planning: s, Params: raw, Steps: steps, Search: search}, nil
 }
 
-// entryStudy is s with entry e's own concurrency.
-func entryStudy(s *study.Study, e study.Entry) *study.Study {
-	if e.Concurrency <= 0 {
-		return s
+// entryPlanning is s with entry e's own concurrency.
+func entryPlanning(s workload.Planning, e study.Entry) workload.Planning {
+	if e.Concurrency > 0 {
+		s.Concurrency = e.Concurrency
 	}
-	c := *s
-	c.Concurrency = e.Concurrency
-	return &c
+	return s
 }

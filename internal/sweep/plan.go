@@ -18,7 +18,7 @@ import (
 // a rate search (search[i] non-nil) at the study's concurrency, which the
 // Planner unrolls into trials (labelled rate=… trial=…) as their results
 // come in. Every step leaves with its labels.
-func Expand(s *study.Study, e study.Entry, sp *Spec, steps []workload.Step) ([]workload.Step, []*RateSpec, error) {
+func Expand(s workload.Planning, e study.Entry, sp *Spec, steps []workload.Step) ([]workload.Step, []*RateSpec, error) {
 	for i := range steps {
 		steps[i].Labels = withBase(steps[i])
 	}

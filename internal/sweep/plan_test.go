@@ -30,7 +30,7 @@ func parse(t *testing.T, text string, sets ...string) (*study.Study, *Spec, erro
 	if err := s.Apply(study.Override{Set: sets}); err != nil {
 		return s, nil, err
 	}
-	sp, err := Decode(s, s.Workloads[0])
+	sp, err := Decode(PlanningOf(s), s.Workloads[0])
 	return s, sp, s.Locate(err)
 }
 
@@ -64,7 +64,7 @@ func TestSweepFromSetExpandsIntoLabelledSteps(t *testing.T) {
 	if got := []int(sp.Concurrency); len(got) != 3 || got[0] != 1 || got[2] != 64 {
 		t.Fatalf("levels %v, want [1 8 64]", got)
 	}
-	steps, search, err := Expand(s, s.Workloads[0], sp, ledgerSteps())
+	steps, search, err := Expand(PlanningOf(s), s.Workloads[0], sp, ledgerSteps())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestSweepFromSetExpandsIntoLabelledSteps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps2, _, err := Expand(s2, s2.Workloads[0], sp2, ledgerSteps())
+	steps2, _, err := Expand(PlanningOf(s2), s2.Workloads[0], sp2, ledgerSteps())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestBadSweepIsLocated(t *testing.T) {
 	} {
 		s, sp, err := parse(t, studyText+c.text, c.set...)
 		if err == nil {
-			_, _, err = Expand(s, s.Workloads[0], sp, ledgerSteps())
+			_, _, err = Expand(PlanningOf(s), s.Workloads[0], sp, ledgerSteps())
 			err = s.Locate(err)
 		}
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -9,6 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"storebench/internal/study"
+	"storebench/internal/workload"
 )
 
 // Spec is a workload entry's `sweep:` in a study file:
@@ -123,8 +124,8 @@ const MaxTrialsBound = 64
 
 // Decode reads a workload entry's sweep (nil when it has none). Errors
 // name the field and the line, or the --set flag that gave it (through
-// the study's Locate).
-func Decode(s *study.Study, e study.Entry) (*Spec, error) {
+// the study's Locate); s names the study.
+func Decode(s workload.Planning, e study.Entry) (*Spec, error) {
 	if e.Sweep.Kind == 0 {
 		return nil, nil
 	}

@@ -15,7 +15,7 @@ import (
 type Estimator interface {
 	// Estimate is the cost of entry e (its params decoded by
 	// DecodeParams) on one target.
-	Estimate(s *study.Study, e study.Entry, params json.RawMessage) (Estimate, error)
+	Estimate(s Planning, e study.Entry, params json.RawMessage) (Estimate, error)
 }
 
 // Estimate is one workload's cost on one target.

@@ -149,7 +149,7 @@ func stepOf(res runner.Result, cfg *runner.Config, start time.Time) *results.Ste
 // streamOf is the result of one stream of a run.
 func streamOf(sr runner.StreamResult, elapsed, tick time.Duration, start time.Time) results.Stream {
 	rs := results.Stream{
-		Name: sr.Name, Workers: sr.Goroutines, Rate: sr.Rate, Ops: sr.Ops,
+		Name: sr.Name, Goroutines: sr.Goroutines, Rate: sr.Rate, Ops: sr.Ops,
 		Seconds: sr.Elapsed.Seconds(), Latency: latency.Summarize(sr.Service), Late: sr.Late,
 	}
 	rs.Hist, _ = latency.Encode(sr.Service)

@@ -16,8 +16,8 @@ type tallySlot struct {
 	_ [56]byte
 }
 
-// NewTally has a count for each of workers goroutines.
-func NewTally(workers int) Tally { return make(Tally, workers) }
+// NewTally has a count for each of goroutines goroutines.
+func NewTally(goroutines int) Tally { return make(Tally, goroutines) }
 
 // Add adds n to goroutine w's count; only goroutine w may call it.
 func (t Tally) Add(w int, n int64) { t[w].n += n }

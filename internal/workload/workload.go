@@ -1,6 +1,6 @@
 // Package workload defines what a workload is to storebench and keeps the
 // registry of them. A workload plans its steps in the coordinator (from the
-// study) and executes each step inside a target's worker process.
+// study's Planning) and executes each step inside a target's worker process.
 package workload
 
 import (
@@ -198,14 +198,16 @@ type Workload interface {
 	Name() string
 	// Describe is one line for `storebench list`.
 	Describe() string
-	// DecodeParams decodes and validates the study's params (defaults for
-	// anything absent) and returns them as JSON for the steps, through
-	// study.DecodeParams: every numeric field of the params declares its
-	// range (`range:"lo..hi"`), which the decoder checks and `storebench
-	// list` shows (workload/all TestEveryNumericParameterHasARange).
-	DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error)
+	// DecodeParams decodes and validates the params of the study's entry
+	// e (defaults for anything absent) and returns them as JSON for the
+	// steps, through study.DecodeParams: every numeric field of the
+	// params declares its range (`range:"lo..hi"`), which the decoder
+	// checks and `storebench list` shows (workload/all
+	// TestEveryNumericParameterHasARange). Errors name the study by
+	// s.File.
+	DecodeParams(s Planning, e study.Entry) (json.RawMessage, error)
 	// Plan lists the steps of this workload for one target.
-	Plan(s *study.Study, params json.RawMessage) ([]Step, error)
+	Plan(s Planning, params json.RawMessage) ([]Step, error)
 	// Execute runs one step in the worker. It fills the result's figures;
 	// the worker adds resources around it.
 	Execute(ctx context.Context, env *Env, step Step) (*results.Step, error)

@@ -414,14 +414,14 @@ func testReopen(t *testing.T, h *harness) {
 // Delete, batches and scans, then checks the final content.
 func testConcurrent(t *testing.T, h *harness) {
 	s := h.open(t)
-	const workers = 8
+	const goroutines = 8
 	n := 200
 	if h.sync() {
 		n = 30 // every write is an fsync
 	}
 	val := concurrentVal
 	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
+	for w := 0; w < goroutines; w++ {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
@@ -438,34 +438,34 @@ func testConcurrent(t *testing.T, h *harness) {
 					err = s.Put(k, val(w, i))
 				}
 				if err != nil {
-					t.Errorf("worker %d write %d: %v", w, i, err)
+					t.Errorf("goroutine %d write %d: %v", w, i, err)
 					return
 				}
 				if got, err := s.Get(k); err != nil || !bytes.Equal(got, val(w, i)) {
-					t.Errorf("worker %d: Get(%q) = %q, %v right after writing it", w, k, got, err)
+					t.Errorf("goroutine %d: Get(%q) = %q, %v right after writing it", w, k, got, err)
 					return
 				}
 				// Read another worker's key: absent or exactly as written.
-				o, j := r.IntN(workers), r.IntN(n)
+				o, j := r.IntN(goroutines), r.IntN(n)
 				got, err := s.Get(key("c/%d/%04d", o, j))
 				if err != nil && !errors.Is(err, kv.ErrNotFound) {
-					t.Errorf("worker %d: Get: %v", w, err)
+					t.Errorf("goroutine %d: Get: %v", w, err)
 					return
 				}
 				if err == nil && !bytes.Equal(got, val(o, j)) {
-					t.Errorf("worker %d: Get(c/%d/%04d) = %q, want %q", w, o, j, got, val(o, j))
+					t.Errorf("goroutine %d: Get(c/%d/%04d) = %q, want %q", w, o, j, got, val(o, j))
 					return
 				}
 				if i%20 == 0 {
 					prefix := key("c/%d/", o)
 					if err := s.Scan(prefix, kv.PrefixEnd(prefix), func(k, v []byte) bool { return true }); err != nil {
-						t.Errorf("worker %d: Scan: %v", w, err)
+						t.Errorf("goroutine %d: Scan: %v", w, err)
 						return
 					}
 				}
 				if i%7 == 3 {
 					if err := s.Delete(k); err != nil {
-						t.Errorf("worker %d: Delete: %v", w, err)
+						t.Errorf("goroutine %d: Delete: %v", w, err)
 						return
 					}
 				}
@@ -476,10 +476,10 @@ func testConcurrent(t *testing.T, h *harness) {
 	if t.Failed() {
 		return
 	}
-	expectScan(t, s, nil, nil, concurrentModel(workers, n).sorted())
+	expectScan(t, s, nil, nil, concurrentModel(goroutines, n).sorted())
 }
 
-// concurrentVal is the value worker w writes at its i-th step of
+// concurrentVal is the value goroutine w writes at its i-th step of
 // testConcurrent, of a length varying with i so values of several sizes
 // are mixed.
 func concurrentVal(w, i int) []byte {
@@ -487,12 +487,12 @@ func concurrentVal(w, i int) []byte {
 }
 
 // concurrentModel is what the store must hold once testConcurrent's
-// workers of n steps are done: each worker's keys but those it deleted
+// goroutines of n steps are done: each goroutine's keys but those it deleted
 // (i%7 == 3), and its batch key at the value of its last batch, so the
 // final scan checks that no write was lost or torn.
-func concurrentModel(workers, n int) model {
+func concurrentModel(goroutines, n int) model {
 	m := model{}
-	for w := 0; w < workers; w++ {
+	for w := 0; w < goroutines; w++ {
 		for i := 0; i < n; i++ {
 			if i%7 != 3 {
 				m[string(key("c/%d/%04d", w, i))] = concurrentVal(w, i)

@@ -51,7 +51,7 @@ func (Workload) Describe() string {
 	return "ADS basic read & write (seed 001): blocks of fresh 32-byte pairs, a commit (root) per block, then random reads, serial and 64 readers"
 }
 
-func (Workload) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error) {
+func (Workload) DecodeParams(s workload.Planning, e study.Entry) (json.RawMessage, error) {
 	p := defaults()
 	if err := study.DecodeParams(s.File, e.Params, "workloads."+Name+".params", &p); err != nil {
 		return nil, err
@@ -76,7 +76,7 @@ func (Workload) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, er
 
 // Plan: at each ladder size N, a fresh store gets N pairs (create), then
 // the reads run on it, serial first.
-func (Workload) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error) {
+func (Workload) Plan(s workload.Planning, raw json.RawMessage) ([]workload.Step, error) {
 	var p Params
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return nil, err

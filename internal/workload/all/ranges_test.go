@@ -16,9 +16,9 @@ import (
 // parameter), so that the decoder refuses a value outside it before
 // anything runs and `storebench list` can show it.
 func TestEveryNumericParameterHasARange(t *testing.T) {
-	s := &study.Study{File: "t.yaml", Ladder: []study.Count{10}, Seed: 1, Concurrency: 1}
+	p := workload.Planning{File: "t.yaml", Ladder: []int64{10}, Seed: 1, Concurrency: 1}
 	for _, w := range workload.All() {
-		if _, err := w.DecodeParams(s, study.Entry{Name: w.Name()}); err != nil {
+		if _, err := w.DecodeParams(p, study.Entry{Name: w.Name()}); err != nil {
 			t.Fatalf("%s: defaults: %v", w.Name(), err)
 		}
 	}
@@ -65,8 +65,8 @@ func TestParametersOutOfRangeAreRefused(t *testing.T) {
 			e := s.Workloads[0]
 			var w workload.Workload
 			if w, err = workload.Lookup(e.Name); err == nil {
-				if _, err = w.DecodeParams(s, e); err == nil {
-					_, err = sweep.Decode(s, e)
+				if _, err = w.DecodeParams(sweep.PlanningOf(s), e); err == nil {
+					_, err = sweep.Decode(sweep.PlanningOf(s), e)
 				}
 			}
 		}

@@ -67,7 +67,7 @@ func (Documents) Describe() string {
 	return "mongodb-performance-test modes (insert, iterate_one, update_one, delete_one by the indexed _id) on N collections of documents"
 }
 
-func (Documents) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error) {
+func (Documents) DecodeParams(s workload.Planning, e study.Entry) (json.RawMessage, error) {
 	p := defaults()
 	if err := study.DecodeParams(s.File, e.Params, "workloads.documents.params", &p); err != nil {
 		return nil, err
@@ -111,7 +111,7 @@ func (Documents) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, e
 // Requires is what every step needs of a target.
 var Requires = target.Caps{target.DocumentStore}
 
-func (Documents) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error) {
+func (Documents) Plan(s workload.Planning, raw json.RawMessage) ([]workload.Step, error) {
 	var p Params
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return nil, err

@@ -43,7 +43,7 @@ const (
 // database holds (the largest prepare, and what inserts bound by their
 // operations alone add), 48 bytes and the text each, as Plan counts them
 // (the engine's overhead and the index come on top).
-func (Documents) Estimate(s *study.Study, e study.Entry, raw json.RawMessage) (workload.Estimate, error) {
+func (Documents) Estimate(s workload.Planning, e study.Entry, raw json.RawMessage) (workload.Estimate, error) {
 	return sweep.Estimate(s, e, Documents{}, raw, Params.estimate)
 }
 

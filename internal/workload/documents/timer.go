@@ -246,8 +246,8 @@ func timerMetrics(st *results.Step, rv *reservoir) map[string]float64 {
 
 // newReservoirs has one reservoir per load goroutine, each with a random
 // stream of its own.
-func newReservoirs(seed uint64, workers int) []*reservoir {
-	rs := make([]*reservoir, workers)
+func newReservoirs(seed uint64, goroutines int) []*reservoir {
+	rs := make([]*reservoir, goroutines)
 	for w := range rs {
 		rs[w] = newReservoir(gen.Mix(seed, uint64(w)))
 	}

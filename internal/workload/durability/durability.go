@@ -77,7 +77,7 @@ func (Durability) Describe() string {
 	return "acknowledged writes lost after a power failure (storebench's own FUSE file system) or kill -9: writers of checksummed records and batches, K crashes, every record read back"
 }
 
-func (Durability) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error) {
+func (Durability) DecodeParams(s workload.Planning, e study.Entry) (json.RawMessage, error) {
 	p := Params{Trials: 20, Writers: 4, AfterOps: 1000, BatchEvery: 4, BatchSize: 8, ValueSize: 100,
 		Crashes: []string{fault.PowerLoss, fault.Kill9}, Classes: []string{string(kv.Sync), string(kv.Async)}, Model: powerfs.ModelData}
 	const path = "workloads.durability.params"
@@ -153,7 +153,7 @@ const (
 // key-value writes, or an append-only log.
 var RequiresAny = []target.Caps{{target.KeyValue}, {target.Log}}
 
-func (Durability) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error) {
+func (Durability) Plan(s workload.Planning, raw json.RawMessage) ([]workload.Step, error) {
 	var p Params
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return nil, err

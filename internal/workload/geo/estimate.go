@@ -39,11 +39,11 @@ const (
 	// (docs/runs/geo-seed-storebench-layout, RocksDB: 172 B, with the
 	// engine's overhead; the raw point is pointBytes).
 	diskPerPoint = 172
-	// timelineTime is one timeline on one worker: 400 took 175.65 s on 4
-	// workers in docs/runs/geo-seed (RocksDB after the point-by-point
+	// timelineTime is one timeline on one goroutine: 400 took 175.65 s on 4
+	// goroutines in docs/runs/geo-seed (RocksDB after the point-by-point
 	// GC, where the timeline of a user who does not exist takes ~1.7 s).
 	timelineTime = 1756 * time.Millisecond
-	// corrMinuteTime is a correlation's time on one worker per minute of
+	// corrMinuteTime is a correlation's time on one goroutine per minute of
 	// the user's track: 0.2523 s a correlation over 131.4-point tracks in
 	// docs/runs/geo-seed (RocksDB, geo-backtracer's rule), the slowest
 	// kept of either rule.
@@ -77,7 +77,7 @@ const (
 // left out. Disk: the most points held at once (the retention, the
 // simulated time between GC passes and a time block; at most the points
 // ingested) at the most disk per point measured.
-func (Workload) Estimate(s *study.Study, _ study.Entry, raw json.RawMessage) (workload.Estimate, error) {
+func (Workload) Estimate(s workload.Planning, _ study.Entry, raw json.RawMessage) (workload.Estimate, error) {
 	var p Params
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return workload.Estimate{}, err
@@ -97,7 +97,7 @@ func (Workload) Estimate(s *study.Study, _ study.Entry, raw json.RawMessage) (wo
 	return e, nil
 }
 
-// estimate is one ladder step of users users on threads workers.
+// estimate is one ladder step of users users on threads goroutines.
 func (p Params) estimate(users int64, threads int) (workload.Estimate, string) {
 	U := float64(users)
 	dur := time.Duration(p.Ingest.Duration)
@@ -136,7 +136,7 @@ func (p Params) estimate(users int64, threads int) (workload.Estimate, string) {
 	// window, at most the minutes ingested.
 	track := min(heldMinutes, math.Ceil(time.Duration(p.Correlate.Window).Minutes()), math.Ceil(ingested/U))
 	corr := float64(min(int64(p.Correlate.Users), users))
-	workers := float64(min(threads, int(corr)))
+	goroutines := float64(min(threads, int(corr)))
 
 	t := ingest
 	if p.GC.Delete == GCPoint {
@@ -147,7 +147,7 @@ func (p Params) estimate(users int64, threads int) (workload.Estimate, string) {
 	}
 	timelines := time.Duration(float64(p.Timeline.Queries) * float64(timelineTime) / float64(threads))
 	t += timelines
-	how += fmt.Sprintf("; %s timelines at %s each on one of %d workers", study.FormatCount(int64(p.Timeline.Queries)), timelineTime, threads)
+	how += fmt.Sprintf("; %s timelines at %s each on one of %d goroutines", study.FormatCount(int64(p.Timeline.Queries)), timelineTime, threads)
 	rules := []string{p.Correlate.Rule}
 	if p.Correlate.Rule == RuleBoth {
 		rules = []string{RuleBacktracer, RuleStorebench}
@@ -158,7 +158,7 @@ func (p Params) estimate(users int64, threads int) (workload.Estimate, string) {
 		if r == RuleBacktracer {
 			per = refEvalBT
 		}
-		t += time.Duration(corr*track*float64(corrMinuteTime)/workers) + time.Duration(evals*float64(per))
+		t += time.Duration(corr*track*float64(corrMinuteTime)/goroutines) + time.Duration(evals*float64(per))
 	}
 	how += fmt.Sprintf("; %d correlate step(s) of %s users over tracks of up to %.0f minutes at %s a track minute, each after its brute-force reference (the %s users at every track minute of each: %.3g evaluations at %s on one thread (storebench's rule), %s (geo-backtracer's), BenchmarkReferenceAll rounded up)",
 		len(rules), study.FormatCount(int64(corr)), track, corrMinuteTime, study.FormatCount(users), evals, refEval, refEvalBT)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"storebench/internal/study"
+	"storebench/internal/workload"
 )
 
 // The estimate, figure by figure from the params: the seed scale's
@@ -26,7 +27,7 @@ func TestEstimateFromParams(t *testing.T) {
 	ref := 120 * 10000 * track // evaluations of each rule's reference
 	want := 3*time.Hour +
 		time.Duration(400*1.756e9/4) + // timelines
-		2*time.Duration(120*track*1.92e6/4) + // both correlate steps, 4 workers
+		2*time.Duration(120*track*1.92e6/4) + // both correlate steps, 4 goroutines
 		time.Duration(ref*15) + time.Duration(ref*20) // references: 15 ns, 20 ns (all users at once)
 	if e.Time != want {
 		t.Errorf("time %s, want %s (%s)", e.Time, want, how)
@@ -104,7 +105,7 @@ func TestEstimateFromParams(t *testing.T) {
 	}
 	a, _ := p.estimate(200, 3)
 	b, _ := p.estimate(400, 3)
-	got, err := Workload{}.Estimate(&study.Study{Ladder: []study.Count{200, 400}, Concurrency: 3}, study.Entry{}, raw)
+	got, err := Workload{}.Estimate(workload.Planning{Ladder: []int64{200, 400}, Concurrency: 3}, study.Entry{}, raw)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,18 +14,18 @@ import (
 
 // BenchmarkPointGCBesideIngest is geo-backtracer's point-by-point GC
 // (one delete per key) on RocksDB in its layout, for 10 s, while four
-// ingest workers insert requests of 1,000 points: none, each request one
+// ingest goroutines insert requests of 1,000 points: none, each request one
 // atomic batch (ingest.write: batch), or each key a Put of its own
 // (ingest.write: point, pusher.cc's way). It reports the GC's points
 // deleted a second and the ingest's points inserted a second. Run with
 // -tags rocksdb -benchtime 1x: docs/geo.md quotes a kept run.
 func BenchmarkPointGCBesideIngest(b *testing.B) {
 	const (
-		users   = 2000
-		old     = 300 // minutes filled before the GC runs: 600,000 points
-		workers = 4
-		request = 1000
-		gcFor   = 10 * time.Second
+		users      = 2000
+		old        = 300 // minutes filled before the GC runs: 600,000 points
+		goroutines = 4
+		request    = 1000
+		gcFor      = 10 * time.Second
 	)
 	for _, mode := range []string{"none", WriteBatch, WritePoint} {
 		b.Run("ingest="+mode, func(b *testing.B) {
@@ -55,7 +55,7 @@ func BenchmarkPointGCBesideIngest(b *testing.B) {
 				next := atomic.Int64{}
 				next.Store(old * users / request)
 				if mode != "none" {
-					for range workers {
+					for range goroutines {
 						wg.Add(1)
 						go func() {
 							defer wg.Done()

@@ -178,7 +178,7 @@ func (Workload) Describe() string {
 	return "seed 002 (geo-backtracer): GPS points ingested in batches with a retention GC beside, timelines of users, correlations (within 100 m for 15 minutes, or geo-backtracer's ±30 s / 4e-6° rule), all checked"
 }
 
-func (Workload) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error) {
+func (Workload) DecodeParams(s workload.Planning, e study.Entry) (json.RawMessage, error) {
 	p := defaults()
 	if err := study.DecodeParams(s.File, e.Params, "workloads."+Name+".params", &p); err != nil {
 		return nil, err
@@ -234,7 +234,7 @@ var RequiresAny = []target.Caps{{target.OrderedScan, target.Batch}, {target.Sort
 // pointBytes is a point's raw size: user, timestamp, latitude, longitude.
 const pointBytes = 32
 
-func (Workload) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error) {
+func (Workload) Plan(s workload.Planning, raw json.RawMessage) ([]workload.Step, error) {
 	var p Params
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return nil, err

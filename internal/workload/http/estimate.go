@@ -35,7 +35,7 @@ const timeoutsPerRequest = 4
 // step's connections, each round at most timeoutsPerRequest timeouts (a
 // bound that holds whatever the server's pace). It writes nothing: no
 // disk.
-func (HTTP) Estimate(s *study.Study, e study.Entry, raw json.RawMessage) (workload.Estimate, error) {
+func (HTTP) Estimate(s workload.Planning, e study.Entry, raw json.RawMessage) (workload.Estimate, error) {
 	return sweep.Estimate(s, e, HTTP{}, raw, Params.estimate)
 }
 

@@ -147,7 +147,7 @@ func (HTTP) Describe() string {
 	return "GETs of one page over C connections, new per request or kept alive, every response verified (ab -n N -c C [-k])"
 }
 
-func (HTTP) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error) {
+func (HTTP) DecodeParams(s workload.Planning, e study.Entry) (json.RawMessage, error) {
 	p := Params{Requests: Requests{5000}, KeepAlive: KeepAlive{false}, Timeout: study.Duration(30 * time.Second)}
 	if err := study.DecodeParams(s.File, e.Params, "workloads.http.params", &p); err != nil {
 		return nil, err
@@ -170,7 +170,7 @@ func (HTTP) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error)
 	return json.Marshal(p)
 }
 
-func (HTTP) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error) {
+func (HTTP) Plan(s workload.Planning, raw json.RawMessage) ([]workload.Step, error) {
 	var p Params
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return nil, err
@@ -193,8 +193,8 @@ func (HTTP) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error) {
 	return steps, nil
 }
 
-// counts are one worker's tallies (padded: workers write them on every
-// request).
+// counts are one connection's tallies (padded: the goroutines or event
+// loops write them on every request).
 type counts struct {
 	ok, connect, receive, length, exceptions, content, non2xx int64
 	total, html, dials                                        int64
@@ -514,9 +514,9 @@ func digits(b []byte) (int64, bool) {
 // measureGoroutines runs the step with one goroutine per connection on
 // blocking net.Conns: the path for TLS and for platforms without the
 // event loops.
-func (r *run) measureGoroutines(ctx context.Context, env *workload.Env, load workload.Load, workers int) ([]*tally, *results.Step, error) {
-	cs := make([]*client, workers)
-	tallies := make([]*tally, workers)
+func (r *run) measureGoroutines(ctx context.Context, env *workload.Env, load workload.Load, conns int) ([]*tally, *results.Step, error) {
+	cs := make([]*client, conns)
+	tallies := make([]*tally, conns)
 	for i := range cs {
 		cs[i] = &client{tally: *newTally(), buf: make([]byte, 64<<10), h: sha256.New()}
 		tallies[i] = &cs[i].tally
@@ -537,7 +537,7 @@ func (r *run) measureGoroutines(ctx context.Context, env *workload.Env, load wor
 			c.drop()
 		}
 	}()
-	res, err := workload.Measure(ctx, env, load.On(workers), func(ctx context.Context, w int, _ int64) error {
+	res, err := workload.Measure(ctx, env, load.On(conns), func(ctx context.Context, w int, _ int64) error {
 		return r.do(ctx, cs[w])
 	})
 	return tallies, res, err
@@ -556,21 +556,21 @@ func (HTTP) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*
 	if err != nil {
 		return nil, err
 	}
-	workers := max(st.Concurrency, 1)
+	conns := max(st.Concurrency, 1)
 	load := loadOf(p, st)
 	var (
 		tallies []*tally
 		res     *results.Step
 		client  string
 	)
-	if ev := newEvents(r, workers, p.Loops); ev != nil {
+	if ev := newEvents(r, conns, p.Loops); ev != nil {
 		// The event-loop client (Linux, plain HTTP): a few loops own
 		// the connections and read only readable sockets.
 		tallies, client = ev.tallies, fmt.Sprintf("epoll, %d loops", ev.loops)
 		res, err = workload.Measure(ctx, env, load.Driven(ev.loops, ev.drive), nil)
 	} else {
 		client = "goroutines"
-		tallies, res, err = r.measureGoroutines(ctx, env, load, workers)
+		tallies, res, err = r.measureGoroutines(ctx, env, load, conns)
 	}
 	if res == nil {
 		return nil, err
@@ -582,7 +582,7 @@ func (HTTP) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*
 		res.Unit += " (keep-alive)"
 	}
 	res.Metrics = map[string]float64{
-		MConcurrency: float64(workers), MRequests: float64(res.Ops), MFailed: float64(failed),
+		MConcurrency: float64(conns), MRequests: float64(res.Ops), MFailed: float64(failed),
 		MConnect: float64(n.connect), MReceive: float64(n.receive), MLength: float64(n.length), MExceptions: float64(n.exceptions),
 		MContent: float64(n.content), MNon2xx: float64(n.non2xx), MTotalBytes: float64(n.total), MHTMLBytes: float64(n.html),
 		MPageBytes: float64(len(r.want)), MConns: float64(n.dials),

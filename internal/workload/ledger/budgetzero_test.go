@@ -27,7 +27,7 @@ workloads:
       budget: 1us
       selects: 50
       chains: {samples: 0}
-      stress: {duration: 300ms, rate: 400, read_fraction: 0.5, workers: 2}
+      stress: {duration: 300ms, rate: 400, read_fraction: 0.5, goroutines: 2}
       balance: {addresses: 0}
 `
 

@@ -9,6 +9,7 @@ import (
 	"storebench/internal/kv"
 	"storebench/internal/results"
 	"storebench/internal/study"
+	"storebench/internal/sweep"
 	"storebench/internal/workload"
 	"storebench/internal/workload/worktest"
 )
@@ -94,7 +95,7 @@ func TestNoChainIndexRefusesIndexReads(t *testing.T) {
 		if err := s.Apply(study.Override{Set: []string{"ledger.chains.index=false", set}}); err != nil {
 			t.Fatal(err)
 		}
-		_, err = Ledger{}.DecodeParams(s, s.Workloads[0])
+		_, err = Ledger{}.DecodeParams(sweep.PlanningOf(s), s.Workloads[0])
 		var se *study.Error
 		if !errors.As(err, &se) || !strings.Contains(err.Error(), "chains.index") {
 			t.Fatalf("%s with chains.index false: %v", set, err)

@@ -17,7 +17,7 @@ import (
 // database, that ladder step with the sample chains and the balance view
 // the steps after it add (Step.Adds), each at estimate.txn_disk or twice
 // a transaction's bytes.
-func (Ledger) Estimate(s *study.Study, _ study.Entry, raw json.RawMessage) (workload.Estimate, error) {
+func (Ledger) Estimate(s workload.Planning, _ study.Entry, raw json.RawMessage) (workload.Estimate, error) {
 	var p Params
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return workload.Estimate{}, err

@@ -68,7 +68,10 @@ type Params struct {
 		Duration     study.Duration `yaml:"duration" json:"duration" range:"0s..24h"`
 		Rate         float64        `yaml:"rate" json:"rate" range:"0..1e8"`
 		ReadFraction float64        `yaml:"read_fraction" json:"read_fraction" range:"0..1"`
-		Workers      int            `yaml:"workers" json:"workers" range:"0..4096"`
+		// Goroutines is how many load goroutines run the stress (0: the
+		// step's concurrency). A study file may give it by its old name,
+		// stress.workers ("worker" is a worker process only).
+		Goroutines int `yaml:"goroutines" json:"goroutines" range:"0..4096"`
 		// Background, if set, runs a job beside the load (see
 		// backgroundTask), timed on its own.
 		Background *Background `yaml:"background" json:"background,omitempty"`
@@ -116,13 +119,18 @@ func (Ledger) Describe() string {
 	return "transaction chains of a blockchain node (seed 000): insert, select one, select chains, open-loop stress, balance view"
 }
 
-func (Ledger) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error) {
+func (Ledger) DecodeParams(s workload.Planning, e study.Entry) (json.RawMessage, error) {
 	p := defaults()
-	if err := study.DecodeParams(s.File, e.Params, "workloads.ledger.params", &p); err != nil {
+	const path = "workloads.ledger.params"
+	params, err := study.DeprecatedKey(s.File, e.Params, path, "stress.workers", "stress.goroutines")
+	if err != nil {
+		return nil, err
+	}
+	if err := study.DecodeParams(s.File, params, path, &p); err != nil {
 		return nil, err
 	}
 	bad := func(field, format string, args ...any) error {
-		line := study.FieldLine(e.Params, field)
+		line := study.FieldLine(params, field)
 		return &study.Error{File: s.File, Line: line, Field: "workloads.ledger.params." + field, Msg: fmt.Sprintf(format, args...)}
 	}
 	switch {
@@ -140,8 +148,8 @@ func (Ledger) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, erro
 		return nil, bad("stress.rate", "must not be negative (0 runs the stress closed-loop)")
 	case p.Stress.ReadFraction < 0 || p.Stress.ReadFraction > 1:
 		return nil, bad("stress.read_fraction", "%v: want a fraction between 0 and 1", p.Stress.ReadFraction)
-	case p.Stress.Workers < 0:
-		return nil, bad("stress.workers", "must not be negative")
+	case p.Stress.Goroutines < 0:
+		return nil, bad("stress.goroutines", "must not be negative")
 	}
 	if b := p.Stress.Background; b != nil {
 		switch {
@@ -167,7 +175,7 @@ const (
 // address, and a view of balances.
 var requires = target.Caps{target.KeyValue, target.Secondary}
 
-func (Ledger) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error) {
+func (Ledger) Plan(s workload.Planning, raw json.RawMessage) ([]workload.Step, error) {
 	var p Params
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return nil, err
@@ -207,8 +215,8 @@ func (Ledger) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error)
 		// changes it) with the step's concurrency (a sweep changes it).
 		st := &steps[len(steps)-1]
 		st.OpenLoop, st.Rate = true, p.Stress.Rate
-		if p.Stress.Workers > 0 {
-			st.Concurrency = p.Stress.Workers
+		if p.Stress.Goroutines > 0 {
+			st.Concurrency = p.Stress.Goroutines
 		}
 		// A compaction beside the load needs a target that has one of its
 		// own: elsewhere the stress is n/a, with that reason.
@@ -792,13 +800,13 @@ const setupBatch = 1000
 // rate for a duration: the open loop, so queueing shows as latency. In
 // open loop the reads and the writes are two streams, each at its share of
 // the rate (read_fraction × rate, and the rest) on its share of the
-// workers, with its own histograms: a write stalled on an fsync does not
+// goroutines, with its own histograms: a write stalled on an fsync does not
 // delay the reads scheduled behind it on the same goroutine. Closed loop
 // (rate 0) cannot hold a fraction with two streams that each go as fast as
 // they can, so it stays one stream that mixes both, classed READ and
 // WRITE. A background task (stress.background) runs beside either.
 func (r *run) stress(ctx context.Context) (*results.Step, error) {
-	workers := max(r.st.Concurrency, 1)
+	goroutines := max(r.st.Concurrency, 1)
 	n := uint64(stored(r.env.Target, r.st.N))
 	frac := r.p.Stress.ReadFraction
 	if n == 0 && frac > 0 {
@@ -818,11 +826,11 @@ func (r *run) stress(ctx context.Context) (*results.Step, error) {
 	// One goroutine cannot be two streams: at concurrency 1 the reads and
 	// writes share one mixed stream (at the whole rate, when there is
 	// one), as in closed loop.
-	mixed := rate <= 0 || (frac > 0 && frac < 1 && workers < 2)
+	mixed := rate <= 0 || (frac > 0 && frac < 1 && goroutines < 2)
 	if mixed {
-		load, op = o.mixed(load, workers, rate)
+		load, op = o.mixed(load, goroutines, rate)
 	} else {
-		load = o.streams(load, workers, rate, frac)
+		load = o.streams(load, goroutines, rate, frac)
 	}
 	if b := r.p.Stress.Background; b != nil {
 		task, err := r.backgroundTask(b)
@@ -835,14 +843,14 @@ func (r *run) stress(ctx context.Context) (*results.Step, error) {
 	reads, writes := stressCounts(res, mixed)
 	res.Unit = "random select or txn write"
 	res.Verify = results.Verify{Checked: reads}
-	res.Metrics = map[string]float64{"reads": float64(reads), "writes": float64(writes), "workers": float64(workers)}
+	res.Metrics = map[string]float64{"reads": float64(reads), "writes": float64(writes), "goroutines": float64(goroutines)}
 	return res, err
 }
 
-// stressWorker is what one stress goroutine reuses from one operation to
+// stressGoroutine is what one stress goroutine reuses from one operation to
 // the next, so that an operation allocates nothing: its read buffers, and
 // the chain it writes, with the next transaction's index.
-type stressWorker struct {
+type stressGoroutine struct {
 	readBufs
 	buf     []byte
 	one     [1]Tx
@@ -868,23 +876,23 @@ func (o *stressOps) isRead(seq int64) bool {
 	return gen.Mix(o.seed, 2, uint64(seq))>>11 < o.threshold
 }
 
-// workers is the state of k goroutines, each with the genesis of its chain.
-func (o *stressOps) workers(k int) []stressWorker {
-	ws := make([]stressWorker, k)
+// states is the state of k goroutines, each with the genesis of its chain.
+func (o *stressOps) states(k int) []stressGoroutine {
+	ws := make([]stressGoroutine, k)
 	for w := range ws {
 		ws[w].genesis = o.r.g.address(nil, stressChain(o.r.st, w), 0)
 	}
 	return ws
 }
 
-func (o *stressOps) read(ctx context.Context, s *stressWorker, seq int64) error {
+func (o *stressOps) read(ctx context.Context, s *stressGoroutine, seq int64) error {
 	// Which transaction to read is drawn apart from the class draw, so
 	// the reads of the read stream cover the chain the same way.
 	i := gen.Mix(o.seed, 4, uint64(seq)) % o.n
 	return o.r.checkTx(ctx, "stress", mainChain, i, o.mainGenesis, &s.readBufs)
 }
 
-func (o *stressOps) write(ctx context.Context, s *stressWorker, w int) error {
+func (o *stressOps) write(ctx context.Context, s *stressGoroutine, w int) error {
 	chain := stressChain(o.r.st, w)
 	s.buf = o.r.g.encode(s.buf, chain, s.next, s.genesis)
 	s.next++
@@ -897,11 +905,11 @@ func (o *stressOps) write(ctx context.Context, s *stressWorker, w int) error {
 }
 
 // mixed is the load of one stream that mixes reads and writes on all the
-// workers, classed READ and WRITE, at rate (closed loop when it is 0),
+// goroutines, classed READ and WRITE, at rate (closed loop when it is 0),
 // and its operation.
-func (o *stressOps) mixed(load workload.Load, workers int, rate float64) (workload.Load, runner.Op) {
-	ws := o.workers(workers)
-	load = load.On(workers).At(max(rate, 0)).Classed([]string{"READ", "WRITE"}, func(seq int64) int {
+func (o *stressOps) mixed(load workload.Load, goroutines int, rate float64) (workload.Load, runner.Op) {
+	ws := o.states(goroutines)
+	load = load.On(goroutines).At(max(rate, 0)).Classed([]string{"READ", "WRITE"}, func(seq int64) int {
 		if o.isRead(seq) {
 			return 0
 		}
@@ -916,32 +924,32 @@ func (o *stressOps) mixed(load workload.Load, workers int, rate float64) (worklo
 }
 
 // streams is load with a read stream and a write stream, each at its
-// share frac (and the rest) of rate on its share of the workers; a share
+// share frac (and the rest) of rate on its share of the goroutines; a share
 // of 0 has no stream.
-func (o *stressOps) streams(load workload.Load, workers int, rate, frac float64) workload.Load {
-	// Workers split in proportion to the rates, at least one a stream.
-	readW := int(frac*float64(workers) + 0.5)
+func (o *stressOps) streams(load workload.Load, goroutines int, rate, frac float64) workload.Load {
+	// Goroutines split in proportion to the rates, at least one a stream.
+	readW := int(frac*float64(goroutines) + 0.5)
 	switch {
 	case frac == 0:
 		readW = 0
 	case frac == 1:
-		readW = workers
+		readW = goroutines
 	case readW < 1:
 		readW = 1
-	case readW >= workers:
-		readW = workers - 1
+	case readW >= goroutines:
+		readW = goroutines - 1
 	}
-	writeW := workers - readW
+	writeW := goroutines - readW
 	if frac > 0 && frac < 1 && writeW < 1 {
 		writeW = 1
 	}
 	if frac > 0 {
-		rs := o.workers(readW)
+		rs := o.states(readW)
 		load.Streams = append(load.Streams, runner.Stream{Name: "read", Goroutines: readW, Rate: rate * frac,
 			Op: func(ctx context.Context, w int, seq int64) error { return o.read(ctx, &rs[w], seq) }})
 	}
 	if frac < 1 {
-		wrs := o.workers(writeW)
+		wrs := o.states(writeW)
 		load.Streams = append(load.Streams, runner.Stream{Name: "write", Goroutines: writeW, Rate: rate * (1 - frac),
 			Op: func(ctx context.Context, w int, seq int64) error { return o.write(ctx, &wrs[w], w) }})
 	}
@@ -974,7 +982,7 @@ func stressChain(st workload.Step, w int) uint64 {
 	if c == 0 && t == 0 {
 		return stressChain0 + uint64(w)
 	}
-	// Levels ≤ 4096 and workers < 8192 take 13 bits each, trials 6.
+	// Levels ≤ 4096 and writer goroutines < 8192 take 13 bits each, trials 6.
 	return 2<<32 | uint64(t&63)<<26 | uint64(c&8191)<<13 | uint64(w&8191)
 }
 

@@ -12,6 +12,7 @@ import (
 	"storebench/internal/kv"
 	"storebench/internal/results"
 	"storebench/internal/study"
+	"storebench/internal/sweep"
 	_ "storebench/internal/target/pebble"
 	"storebench/internal/workload"
 	"storebench/internal/workload/worktest"
@@ -144,13 +145,13 @@ func TestGenerationIsDeterministic(t *testing.T) {
 func TestBadParamsNameTheLine(t *testing.T) {
 	src := strings.Replace(smallStudy, "read_fraction: 0.5", "read_fraction: 1.5", 1)
 	s, _ := study.Parse("t.yaml", []byte(src))
-	_, err := Ledger{}.DecodeParams(s, s.Workloads[0])
+	_, err := Ledger{}.DecodeParams(sweep.PlanningOf(s), s.Workloads[0])
 	if err == nil || !strings.Contains(err.Error(), "t.yaml:12: workloads.ledger.params.stress.read_fraction: 1.5") {
 		t.Fatalf("got %v", err)
 	}
 	src = strings.Replace(smallStudy, "selects: 300", "selcts: 300", 1)
 	s, _ = study.Parse("t.yaml", []byte(src))
-	_, err = Ledger{}.DecodeParams(s, s.Workloads[0])
+	_, err = Ledger{}.DecodeParams(sweep.PlanningOf(s), s.Workloads[0])
 	if err == nil || !strings.Contains(err.Error(), "t.yaml:10: workloads.ledger.params.selcts: unknown field") {
 		t.Fatalf("got %v", err)
 	}

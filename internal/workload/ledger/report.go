@@ -20,7 +20,9 @@ func init() {
 			{Name: "setup_seconds", Phases: []string{"chain"}, Unit: "s", Agg: section.Sum, What: "writing the chains before selecting them"},
 			{Name: "reads", Phases: []string{"stress"}, Agg: section.Sum, What: "random selects"},
 			{Name: "writes", Phases: []string{"stress"}, Agg: section.Sum, What: "random writes"},
-			{Name: "workers", Phases: []string{"stress"}, Agg: section.Max, What: "load goroutines"},
+			// "workers" in results of schema version 4 (results.Decode
+			// renames it).
+			{Name: "goroutines", Phases: []string{"stress"}, Agg: section.Max, What: "load goroutines"},
 			{Name: "view_addresses", Phases: []string{"balance"}, Agg: section.Max, What: "addresses in the view"},
 			{Name: "build_seconds", Phases: []string{"balance"}, Unit: "s", Agg: section.Sum, Better: section.Lower, What: "building the view"},
 			workload.ItemBytesMetric,

@@ -10,6 +10,7 @@ import (
 	"storebench/internal/measure/latency"
 	"storebench/internal/results"
 	"storebench/internal/study"
+	"storebench/internal/sweep"
 	"storebench/internal/workload"
 )
 
@@ -23,7 +24,7 @@ workloads:
       payload: 200
       selects: 0
       chains: {samples: 0}
-      stress: {duration: 1500ms, rate: 800, read_fraction: 0.25, workers: 4, background: {task: compact, every: 200ms}}
+      stress: {duration: 1500ms, rate: 800, read_fraction: 0.25, goroutines: 4, background: {task: compact, every: 200ms}}
       balance: {addresses: 0}
 `
 
@@ -67,14 +68,14 @@ func TestStressStreamsAndBackgroundCompaction(t *testing.T) {
 	if len(res.Streams) != 2 || res.Streams[0].Name != "read" || res.Streams[1].Name != "write" {
 		t.Fatalf("streams: %+v", res.Streams)
 	}
-	// Rates: 0.25 × 800 reads/s and the rest writes, on 1 and 3 workers.
+	// Rates: 0.25 × 800 reads/s and the rest writes, on 1 and 3 goroutines.
 	for i, want := range []struct {
-		rate    float64
-		workers int
+		rate       float64
+		goroutines int
 	}{{200, 1}, {600, 3}} {
 		s := res.Streams[i]
-		if s.Rate != want.rate || s.Workers != want.workers {
-			t.Fatalf("%s: rate %v on %d workers, want %v on %d", s.Name, s.Rate, s.Workers, want.rate, want.workers)
+		if s.Rate != want.rate || s.Goroutines != want.goroutines {
+			t.Fatalf("%s: rate %v on %d goroutines, want %v on %d", s.Name, s.Rate, s.Goroutines, want.rate, want.goroutines)
 		}
 		if got := float64(s.Ops) / s.Seconds; math.Abs(got-want.rate) > 0.15*want.rate {
 			t.Fatalf("%s: achieved %.0f/s of %.0f/s", s.Name, got, want.rate)
@@ -112,8 +113,8 @@ func TestStressStreamsAndBackgroundCompaction(t *testing.T) {
 func TestStressBackgroundScanAndClosedLoop(t *testing.T) {
 	// Closed loop: one mixed stream, classed; a back-to-back verified scan
 	// of the whole main chain beside it.
-	src := strings.Replace(streamStudy, "rate: 800, read_fraction: 0.25, workers: 4, background: {task: compact, every: 200ms}",
-		"rate: 0, read_fraction: 0.5, workers: 2, background: {task: scan}", 1)
+	src := strings.Replace(streamStudy, "rate: 800, read_fraction: 0.25, goroutines: 4, background: {task: compact, every: 200ms}",
+		"rate: 0, read_fraction: 0.5, goroutines: 2, background: {task: scan}", 1)
 	src = strings.Replace(src, "1500ms", "500ms", 1)
 	res := runStress(t, src)
 	if len(res.Streams) != 0 || res.Intended != nil {
@@ -130,20 +131,20 @@ func TestStressBackgroundScanAndClosedLoop(t *testing.T) {
 func TestStressBackgroundParams(t *testing.T) {
 	src := strings.Replace(streamStudy, "task: compact", "task: vacuum", 1)
 	s, _ := study.Parse("t.yaml", []byte(src))
-	_, err := Ledger{}.DecodeParams(s, s.Workloads[0])
+	_, err := Ledger{}.DecodeParams(sweep.PlanningOf(s), s.Workloads[0])
 	if err == nil || !strings.Contains(err.Error(), "t.yaml:11: workloads.ledger.params.stress.background.task: \"vacuum\": want one of compact, scan, sync") {
 		t.Fatalf("got %v", err)
 	}
 }
 
-// One load goroutine cannot be two streams: at workers 1 the open-loop
+// One load goroutine cannot be two streams: at goroutines 1 the open-loop
 // stress is one mixed stream at the whole rate, reads and writes classed
 // apart (a sweep's concurrency=1 level crashed the worker before).
-func TestStressOnOneWorkerIsOneMixedStream(t *testing.T) {
-	src := strings.Replace(streamStudy, "workers: 4, background: {task: compact, every: 200ms}", "workers: 1", 1)
+func TestStressOnOneGoroutineIsOneMixedStream(t *testing.T) {
+	src := strings.Replace(streamStudy, "goroutines: 4, background: {task: compact, every: 200ms}", "goroutines: 1", 1)
 	res := runStress(t, src)
 	if len(res.Streams) != 0 {
-		t.Fatalf("%d streams on one worker, want the mixed stream", len(res.Streams))
+		t.Fatalf("%d streams on one goroutine, want the mixed stream", len(res.Streams))
 	}
 	reads, writes := res.ByOp["READ"].Count, res.ByOp["WRITE"].Count
 	if reads == 0 || writes == 0 || reads+writes != res.Ops {

@@ -33,7 +33,7 @@ const rowBytes = 8 + CLen + PadLen
 // not waited for: sysbench's are milliseconds). Disk: the largest
 // ladder size's rows (prepared here or not), rowBytes each (indexes and the engine's overhead come
 // on top).
-func (OLTP) Estimate(s *study.Study, e study.Entry, raw json.RawMessage) (workload.Estimate, error) {
+func (OLTP) Estimate(s workload.Planning, e study.Entry, raw json.RawMessage) (workload.Estimate, error) {
 	return sweep.Estimate(s, e, OLTP{}, raw, Params.estimate)
 }
 

@@ -99,7 +99,7 @@ func (OLTP) Describe() string {
 	return "sysbench oltp_read_only and oltp_write_only: sbtest tables, prepared statements, BEGIN … COMMIT (SQL targets)"
 }
 
-func (OLTP) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error) {
+func (OLTP) DecodeParams(s workload.Planning, e study.Entry) (json.RawMessage, error) {
 	p := defaults()
 	if err := study.DecodeParams(s.File, e.Params, "workloads.oltp.params", &p); err != nil {
 		return nil, err
@@ -155,7 +155,7 @@ func (OLTP) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error)
 	return json.Marshal(p)
 }
 
-func (OLTP) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error) {
+func (OLTP) Plan(s workload.Planning, raw json.RawMessage) ([]workload.Step, error) {
 	var p Params
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return nil, err
@@ -217,18 +217,18 @@ func (r *run) prepare(ctx context.Context, env *workload.Env) (*results.Step, er
 		return nil, fmt.Errorf("oltp: creating the tables: %w", err)
 	}
 	batches := (r.rows + int64(r.p.BatchRows) - 1) / int64(r.p.BatchRows)
-	workers := min(r.threads, r.p.Tables*int(min(batches, 1<<20)))
+	goroutines := min(r.threads, r.p.Tables*int(min(batches, 1<<20)))
 	type buf struct {
 		rows []Row
 		slab []byte
 	}
-	bufs := make([]buf, workers)
+	bufs := make([]buf, goroutines)
 	for i := range bufs {
 		bufs[i].rows = make([]Row, r.p.BatchRows)
 		bufs[i].slab = make([]byte, r.p.BatchRows*(CLen+PadLen))
 	}
 	total := batches * int64(r.p.Tables)
-	res, err := workload.Measure(ctx, env, workload.Closed(workers, total), func(ctx context.Context, w int, seq int64) error {
+	res, err := workload.Measure(ctx, env, workload.Closed(goroutines, total), func(ctx context.Context, w int, seq int64) error {
 		table := 1 + int(seq%int64(r.p.Tables))
 		first := 1 + (seq/int64(r.p.Tables))*int64(r.p.BatchRows)
 		last := min(first+int64(r.p.BatchRows)-1, r.rows)

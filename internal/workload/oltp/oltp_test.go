@@ -22,6 +22,7 @@ import (
 
 	"storebench/internal/kv"
 	stdy "storebench/internal/study"
+	"storebench/internal/sweep"
 	"storebench/internal/target"
 	_ "storebench/internal/target/all"
 	_ "storebench/internal/target/servers"
@@ -874,7 +875,7 @@ func TestSpecialRunsAndSaysSo(t *testing.T) {
 	if err := s.Apply(stdy.Override{Set: []string{"oltp.rand_type=gaussian"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := (oltp.OLTP{}).DecodeParams(s, s.Workloads[0]); err == nil || !strings.Contains(err.Error(), "want uniform or special") {
+	if _, err := (oltp.OLTP{}).DecodeParams(sweep.PlanningOf(s), s.Workloads[0]); err == nil || !strings.Contains(err.Error(), "want uniform or special") {
 		t.Fatalf("rand_type gaussian: %v", err)
 	}
 }

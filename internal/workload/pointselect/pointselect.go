@@ -81,7 +81,7 @@ func (PointSelect) Describe() string {
 	return "random primary-key selects on an existing table, a connection per goroutine (pgbench -S)"
 }
 
-func (PointSelect) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error) {
+func (PointSelect) DecodeParams(s workload.Planning, e study.Entry) (json.RawMessage, error) {
 	p := Params{Table: "pgbench_accounts", Key: "aid", Value: "abalance", Rows: 100000, Duration: study.Duration(10 * time.Second)}
 	if err := study.DecodeParams(s.File, e.Params, "workloads.pointselect.params", &p); err != nil {
 		return nil, err
@@ -114,7 +114,7 @@ func (PointSelect) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage,
 	return json.Marshal(p)
 }
 
-func (PointSelect) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error) {
+func (PointSelect) Plan(s workload.Planning, raw json.RawMessage) ([]workload.Step, error) {
 	return []workload.Step{{Workload: "pointselect", Phase: "select", N: s.Largest(), Seed: s.Seed, Concurrency: s.Concurrency, Params: raw, Largest: s.Largest(),
 		Requires: target.Caps{target.SQL}}}, nil
 }

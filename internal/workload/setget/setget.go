@@ -64,7 +64,7 @@ func (SetGet) Describe() string {
 	return "SET then GET of small values over C connections with pipeline depth P (redis-benchmark -t set,get)"
 }
 
-func (SetGet) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error) {
+func (SetGet) DecodeParams(s workload.Planning, e study.Entry) (json.RawMessage, error) {
 	p := Params{Requests: 200000, Pipeline: 1, ValueSize: 3}
 	if err := study.DecodeParams(s.File, e.Params, "workloads.setget.params", &p); err != nil {
 		return nil, err
@@ -88,7 +88,7 @@ func (SetGet) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, erro
 	return json.Marshal(p)
 }
 
-func (SetGet) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error) {
+func (SetGet) Plan(s workload.Planning, raw json.RawMessage) ([]workload.Step, error) {
 	var steps []workload.Step
 	for i, phase := range []string{"set", "get"} {
 		// SETs and GETs pipelined on a connection (an embedded engine

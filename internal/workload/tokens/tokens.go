@@ -63,7 +63,7 @@ func (Workload) Describe() string {
 	return "token transfers (seed 001): genacc, checkacc, runtx blocks of 32768 checked transfers, then supply/sequence invariants"
 }
 
-func (Workload) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error) {
+func (Workload) DecodeParams(s workload.Planning, e study.Entry) (json.RawMessage, error) {
 	p := defaults()
 	if err := study.DecodeParams(s.File, e.Params, "workloads."+Name+".params", &p); err != nil {
 		return nil, err
@@ -109,7 +109,7 @@ func (Workload) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, er
 
 // Plan: at each ladder size n, on a fresh store: genacc, checkacc, runtx
 // (unless runtx.blocks is 0), invariants.
-func (Workload) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error) {
+func (Workload) Plan(s workload.Planning, raw json.RawMessage) ([]workload.Step, error) {
 	var p Params
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return nil, err

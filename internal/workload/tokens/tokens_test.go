@@ -13,6 +13,7 @@ import (
 	"storebench/internal/ads"
 	"storebench/internal/kv"
 	"storebench/internal/study"
+	"storebench/internal/sweep"
 	_ "storebench/internal/target/all"
 	"storebench/internal/target/targettest"
 	"storebench/internal/workload"
@@ -266,7 +267,7 @@ func TestBadParamsNameTheField(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = Workload{}.DecodeParams(s, s.Workloads[0])
+		_, err = Workload{}.DecodeParams(sweep.PlanningOf(s), s.Workloads[0])
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want %q", c.params, err, c.want)
 		}
@@ -294,11 +295,11 @@ func TestBuiltinStudyAndSeedScale(t *testing.T) {
 		if err := s.Apply(c.o); err != nil {
 			t.Fatal(err)
 		}
-		raw, err := Workload{}.DecodeParams(s, s.Workloads[0])
+		raw, err := Workload{}.DecodeParams(sweep.PlanningOf(s), s.Workloads[0])
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		steps, err := Workload{}.Plan(s, raw)
+		steps, err := Workload{}.Plan(sweep.PlanningOf(s), raw)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}

@@ -17,7 +17,7 @@ import (
 // shorter when the stream is counted in rounds; a start rate that fails
 // sends the search lower, and longer). Disk: the trips the longest stream
 // creates, key and record bytes each (the engine's overhead comes on top).
-func (TripCache) Estimate(s *study.Study, e study.Entry, raw json.RawMessage) (workload.Estimate, error) {
+func (TripCache) Estimate(s workload.Planning, e study.Entry, raw json.RawMessage) (workload.Estimate, error) {
 	var p Params
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return workload.Estimate{}, err

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"storebench/internal/study"
+	"storebench/internal/sweep"
 )
 
 // A study file is data: it names no address beyond its targets and
@@ -20,7 +21,7 @@ func TestKafkaURIOnlyFromTheCommandLine(t *testing.T) {
 		if err := s.Apply(study.Override{Set: sets, Scale: scale}); err != nil {
 			return err
 		}
-		_, err = TripCache{}.DecodeParams(s, s.Workloads[0])
+		_, err = TripCache{}.DecodeParams(sweep.PlanningOf(s), s.Workloads[0])
 		return err
 	}
 	inFile := strings.Replace(smallStudy, "rate: 3000", "rate: 3000\n      transport: kafka\n      kafka_uri: kafka://kafka.example:9092", 1)

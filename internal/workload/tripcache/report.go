@@ -35,7 +35,9 @@ func init() {
 			{Name: "transport_cpu_s", Unit: "s", Agg: section.Sum, What: "CPU time of the managed Kafka broker over the step"},
 			{Name: "machine_cpu_percent", Unit: "%", Agg: section.Mean, What: "the whole machine's busy CPU over the stream (100% = one core), ours and others'"},
 			{Name: "machine_iowait_percent", Unit: "%", Agg: section.Mean, What: "the whole machine's CPU waiting on I/O over the stream (100% = one core)"},
-			{Name: "workers", Agg: section.Max, What: "processing goroutines"},
+			// "workers" in results of schema version 4 (results.Decode
+			// renames it).
+			{Name: "goroutines", Agg: section.Max, What: "processing goroutines"},
 			{Name: "sensors", Agg: section.Max, What: "sensors (trips under way at once)"},
 			workload.ItemBytesMetric,
 		},
@@ -136,12 +138,12 @@ func limit(run *results.Run, s *results.Step, why string, embedded bool) string 
 		// Busy with work that is not the study's: on a shared machine
 		// the neighbours' load is what the stream waited for.
 		return fmt.Sprintf("CPU: the machine's %.0f cores are busy (%.0f%%), %.0f%% of it other processes' (%s)", cores, machine, max(0, machine-total), split)
-	case s.Metrics["workers"] > 0 && s.Latency.Mean > 0 && s.Metrics["workers"]*1e9/s.Latency.Mean < 1.25*s.Rate:
+	case goroutines(s) > 0 && s.Latency.Mean > 0 && goroutines(s)*1e9/s.Latency.Mean < 1.25*s.Rate:
 		// Each processing goroutine does one tick at a time, its cache
-		// operations one round trip after the other: workers over the
-		// mean time per tick bounds the rate, whatever the CPU.
+		// operations one round trip after the other: the goroutines
+		// over the mean time per tick bound the rate, whatever the CPU.
 		return fmt.Sprintf("the consumer's %.0f processing goroutines: a tick takes %s on average (get and put one after the other), so at most ~%s ticks/s (%s)",
-			s.Metrics["workers"], section.Latency(int64(s.Latency.Mean)), kilo(s.Metrics["workers"]*1e9/s.Latency.Mean), split)
+			goroutines(s), section.Latency(int64(s.Latency.Mean)), kilo(goroutines(s)*1e9/s.Latency.Mean), split)
 	case s.Metrics["machine_iowait_percent"] >= 50:
 		return fmt.Sprintf("disk: the machine waits on I/O %.0f%% of a core (%s)", s.Metrics["machine_iowait_percent"], split)
 	case c >= 90 && !embedded:
@@ -155,6 +157,10 @@ func limit(run *results.Run, s *results.Step, why string, embedded bool) string 
 	}
 	return fmt.Sprintf("waiting with CPU to spare (%s): %s", split, why)
 }
+
+// goroutines is step s's processing goroutines ("workers" in results of
+// schema version 4, which results.Decode renames).
+func goroutines(s *results.Step) float64 { return s.Metrics["goroutines"] }
 
 func render(b *strings.Builder, run *results.Run) {
 	ts := section.Participants(run, "tripcache")

@@ -54,7 +54,7 @@ func TestTripcacheReport(t *testing.T) {
 	rheld := trialStep("socket", 1000, "1000/1", 6000, 20e6, []int64{3}, 1)
 	rfailed := trialStep("socket", 2000, "2000/2", 9000, 900e6, []int64{9000}, 1)
 	rfailed.Resources.CPUPercent = 30
-	rfailed.Metrics["workers"] = 4
+	rfailed.Metrics["goroutines"] = 4
 	rfailed.Latency.Mean = 2e6
 	rrs := rs
 	rrs.Sustainable, rrs.FailedAbove = 1000, 2000

@@ -52,13 +52,13 @@ type source interface {
 }
 
 type run struct {
-	p       Params
-	step    workload.Step
-	env     *workload.Env
-	cache   cache
-	cfg     tripgen.Config
-	dur     time.Duration
-	workers int
+	p          Params
+	step       workload.Step
+	env        *workload.Env
+	cache      cache
+	cfg        tripgen.Config
+	dur        time.Duration
+	goroutines int
 	// open is a test's transport (nil: the step's phase names it).
 	open func(ctx context.Context, total uint64) (source, int64, error)
 }
@@ -188,15 +188,15 @@ type trial struct {
 func (r *run) newTrial(ctx context.Context, src source, stream *tripgen.Stream, startNs int64, total uint64) *trial {
 	t := &trial{r: r, src: src, stream: stream, startNs: startNs, total: total}
 	t.ctx, t.cancel = context.WithCancel(ctx)
-	perQueue := max(1, r.p.Queue/r.workers)
-	t.queues = make([]chan tripgen.Tick, r.workers)
+	perQueue := max(1, r.p.Queue/r.goroutines)
+	t.queues = make([]chan tripgen.Tick, r.goroutines)
 	for i := range t.queues {
 		t.queues[i] = make(chan tripgen.Tick, perQueue)
 	}
 	t.clock = &latency.Clock{}
 	t.ticks = latency.NewCollector(true, len(tickClasses))
 	t.ops = latency.NewCollector(false, len(opClasses))
-	t.done = make([]counter, r.workers)
+	t.done = make([]counter, r.goroutines)
 	t.lateAfter = int64(r.p.LateAfter)
 	t.through = make([]uint64, max(1, src.lanes()))
 	return t
@@ -575,8 +575,8 @@ func (t *trial) result() *results.Step {
 		"ticks_offered": float64(total),
 		"cache_ops":     float64(cacheOps), "cache_ops_per_s": float64(cacheOps) / secs,
 		"e2e_p99_ns": float64(in.P99), "queue_max": float64(qmax), "queue_mean": qmean,
-		"queue_capacity": float64(max(1, r.p.Queue/r.workers) * r.workers), "backlog_end": float64(backlogEnd),
-		"workers": float64(r.workers), "sensors": float64(cfg.Sensors * cfg.Multiplier),
+		"queue_capacity": float64(max(1, r.p.Queue/r.goroutines) * r.goroutines), "backlog_end": float64(backlogEnd),
+		"goroutines": float64(r.goroutines), "sensors": float64(cfg.Sensors * cfg.Multiplier),
 	}
 	return st
 }

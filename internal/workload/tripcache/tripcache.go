@@ -110,7 +110,7 @@ func (TripCache) Describe() string {
 	return "seed 004: GPS ticks from a generator process over a socket or Kafka build trips in a cache (find, then create/update/complete); highest sustainable tick rate"
 }
 
-func (TripCache) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error) {
+func (TripCache) DecodeParams(s workload.Planning, e study.Entry) (json.RawMessage, error) {
 	p := defaults()
 	if err := study.DecodeParams(s.File, e.Params, "workloads.tripcache.params", &p); err != nil {
 		return nil, err
@@ -162,7 +162,7 @@ func (TripCache) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, e
 
 // Plan is one step per transport: the stream at the phase's own rate,
 // from an empty cache, open loop so the rate search can take it over.
-func (TripCache) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error) {
+func (TripCache) Plan(s workload.Planning, raw json.RawMessage) ([]workload.Step, error) {
 	var p Params
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return nil, err
@@ -209,10 +209,10 @@ func (TripCache) Execute(ctx context.Context, env *workload.Env, st workload.Ste
 	if p.Rounds > 0 {
 		dur = p.streamTime(rate)
 	}
-	workers := st.Concurrency
-	if workers < 1 {
-		workers = 1
+	goroutines := st.Concurrency
+	if goroutines < 1 {
+		goroutines = 1
 	}
-	r := &run{p: p, step: st, env: env, cache: c, cfg: p.genConfig(st.Seed, rate), dur: dur, workers: workers}
+	r := &run{p: p, step: st, env: env, cache: c, cfg: p.genConfig(st.Seed, rate), dur: dur, goroutines: goroutines}
 	return r.execute(ctx)
 }

@@ -397,7 +397,7 @@ func laneRun(t *testing.T, src *laneSource) (*results.Step, error) {
 		t.Fatal(err)
 	}
 	r := &run{p: p, step: workload.Step{Workload: "tripcache", Phase: tripgen.TransportKafka}, env: &workload.Env{Target: h},
-		cache: c, cfg: src.cfg, dur: 500 * time.Millisecond, workers: 4, open: src.open}
+		cache: c, cfg: src.cfg, dur: 500 * time.Millisecond, goroutines: 4, open: src.open}
 	return r.execute(context.Background())
 }
 

@@ -26,11 +26,12 @@ func Plan(t *testing.T, w workload.Workload, src string, sets ...string) []workl
 			t.Fatal(err)
 		}
 	}
-	raw, err := w.DecodeParams(s, s.Workloads[0])
+	pl := sweep.PlanningOf(s)
+	raw, err := w.DecodeParams(pl, s.Workloads[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps, err := w.Plan(s, raw)
+	steps, err := w.Plan(pl, raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,34 +49,33 @@ func Estimate(t *testing.T, w workload.Workload, name string, o study.Override) 
 	if err := s.Apply(o); err != nil {
 		t.Fatal(err)
 	}
-	return EstimateIn(t, w, s)
+	for _, en := range s.Workloads {
+		if en.Name == w.Name() {
+			return EstimateEntry(t, w, sweep.PlanningOf(s), en)
+		}
+	}
+	t.Fatalf("%s has no %s entry", s.Name, w.Name())
+	return workload.Estimate{}
 }
 
-// EstimateIn is w's estimate (w a workload.Estimator) of its entry
-// (named w.Name()) in study s, as coordinator.Estimate asks for it: from
-// the entry's study and params as sweep.PlanEntry gives them.
-func EstimateIn(t *testing.T, w workload.Workload, s *study.Study) workload.Estimate {
+// EstimateEntry is w's estimate (w a workload.Estimator) of entry en of a
+// study whose workloads plan from s, as coordinator.Estimate asks for it:
+// from the entry's planning and params as sweep.PlanEntry gives them.
+func EstimateEntry(t *testing.T, w workload.Workload, s workload.Planning, en study.Entry) workload.Estimate {
 	t.Helper()
 	est, ok := w.(workload.Estimator)
 	if !ok {
 		t.Fatalf("%s does not estimate", w.Name())
 	}
-	for _, en := range s.Workloads {
-		if en.Name != w.Name() {
-			continue
-		}
-		pl, err := sweep.PlanEntry(s, en, w)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := est.Estimate(pl.Study, en, pl.Params)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
+	pl, err := sweep.PlanEntry(s, en, w)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("%s has no %s entry", s.Name, w.Name())
-	return workload.Estimate{}
+	e, err := est.Estimate(pl.Planning, en, pl.Params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }
 
 // RandomBytes returns n bytes from rng (a test's data: payloads, fields,

@@ -23,7 +23,7 @@ func TestKeyIsZeroPadded(t *testing.T) {
 // allocate nothing once the goroutine's buffers exist; a wrong byte is
 // still caught.
 func TestValueGenerationAndVerificationAllocateNothing(t *testing.T) {
-	r := &run{p: Params{Fields: 10, FieldLength: 100}, seed: 1, workers: 1}
+	r := &run{p: Params{Fields: 10, FieldLength: 100}, seed: 1, goroutines: 1}
 	s := &r.states()[0]
 	n := 0
 	allocs := testing.AllocsPerRun(1000, func() {
@@ -51,7 +51,7 @@ func TestEmbeddedReadPathAllocatesNothing(t *testing.T) {
 	if _, err := (YCSB{}).Execute(context.Background(), &workload.Env{Target: st}, steps[0]); err != nil {
 		t.Fatal(err)
 	}
-	r := &run{db: KVDB{KV: st}, p: Params{Fields: 4, FieldLength: 40}, seed: uint64(steps[0].Seed), n: 2000, workers: 1, phase: "c"}
+	r := &run{db: KVDB{KV: st}, p: Params{Fields: 4, FieldLength: 40}, seed: uint64(steps[0].Seed), n: 2000, goroutines: 1, phase: "c"}
 	ws := r.states()
 	verified := workload.NewTally(1)
 	m := &mix{
@@ -88,7 +88,7 @@ func TestEmbeddedReadPathAllocatesNothing(t *testing.T) {
 }
 
 func BenchmarkRecordGenerateAndVerify(b *testing.B) {
-	r := &run{p: Params{Fields: 10, FieldLength: 100}, seed: 1, workers: 1}
+	r := &run{p: Params{Fields: 10, FieldLength: 100}, seed: 1, goroutines: 1}
 	s := &r.states()[0]
 	b.ReportAllocs()
 	b.SetBytes(1000)

@@ -100,8 +100,8 @@ func (r *run) openConns(ctx context.Context, t any) ([]recConn, error) {
 	default:
 		return nil, nil
 	}
-	conns := make([]recConn, 0, r.workers)
-	for range r.workers {
+	conns := make([]recConn, 0, r.goroutines)
+	for range r.goroutines {
 		c, err := open(ctx)
 		if c == nil || err != nil {
 			for _, c := range conns {

@@ -49,13 +49,13 @@ func (r *run) loadUnderFaults(ctx context.Context, env *workload.Env, st workloa
 	if err := r.prepareTable(ctx, env, func(f func() error) error { return retry(ctx, ackTimeout, f) }); err != nil {
 		return nil, err
 	}
-	logs := make([]insertLog, r.workers)
+	logs := make([]insertLog, r.goroutines)
 	ws := r.states()
 	var watched func(context.Context) (map[string]string, map[string]float64)
 	if fw, ok := r.db.(FaultWatcher); ok {
 		watched = fw.WatchFaults(ctx)
 	}
-	res, err := workload.Measure(ctx, env, workload.Closed(r.workers, r.n).At(r.p.LoadRate), func(ctx context.Context, w int, seq int64) error {
+	res, err := workload.Measure(ctx, env, workload.Closed(r.goroutines, r.n).At(r.p.LoadRate), func(ctx context.Context, w int, seq int64) error {
 		return r.insertAcked(ctx, &ws[w], &logs[w], seq)
 	})
 	tot := mergeInsertLogs(logs)
@@ -252,9 +252,9 @@ func (r *run) readBack(ctx context.Context, read func(context.Context, []byte) (
 	var next, nChecked, nLost, nRewritten atomic.Int64
 	var mu sync.Mutex
 	var lostKeys []int64
-	errc := make(chan error, r.workers)
+	errc := make(chan error, r.goroutines)
 	var wg sync.WaitGroup
-	for w := 0; w < r.workers; w++ {
+	for w := 0; w < r.goroutines; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -312,17 +312,17 @@ func (r *run) readBack(ctx context.Context, read func(context.Context, []byte) (
 }
 
 // owns says whether record i is this process's to insert and check
-// (the runner's static partition: global goroutine i mod parts×workers).
+// (the runner's static partition: global goroutine i mod parts×goroutines).
 func (r *run) owns(i int64) bool {
-	G := int64(r.parts * r.workers)
-	return (i%G)/int64(r.workers) == int64(r.part)
+	G := int64(r.parts * r.goroutines)
+	return (i%G)/int64(r.goroutines) == int64(r.part)
 }
 
 // share is how many of the N records this process inserts.
 func (r *run) share() int64 {
 	var n int64
-	G := int64(r.parts * r.workers)
-	for g := int64(r.part * r.workers); g < int64((r.part+1)*r.workers); g++ {
+	G := int64(r.parts * r.goroutines)
+	for g := int64(r.part * r.goroutines); g < int64((r.part+1)*r.goroutines); g++ {
 		if g < r.n {
 			n += (r.n-1-g)/G + 1
 		}

@@ -8,30 +8,30 @@ import "testing"
 func TestOwnsIsTheRunnersPartition(t *testing.T) {
 	for _, n := range []int64{1, 7, 100, 3001} {
 		for parts := 1; parts <= 4; parts++ {
-			for workers := 1; workers <= 3; workers++ {
+			for goroutines := 1; goroutines <= 3; goroutines++ {
 				owners := make([]int, n)
 				for part := 0; part < parts; part++ {
-					r := &run{n: n, workers: workers, part: part, parts: parts}
+					r := &run{n: n, goroutines: goroutines, part: part, parts: parts}
 					var mine int64
 					for i := int64(0); i < n; i++ {
 						if r.owns(i) {
 							owners[i]++
 							mine++
 							// The runner's goroutine w of this part takes
-							// seq part*workers+w, then strides by parts*workers.
-							g := i % int64(parts*workers)
-							if g < int64(part*workers) || g >= int64((part+1)*workers) {
-								t.Fatalf("n %d, part %d/%d, %d workers: record %d is global goroutine %d's", n, part, parts, workers, i, g)
+							// seq part*goroutines+w, then strides by parts*goroutines.
+							g := i % int64(parts*goroutines)
+							if g < int64(part*goroutines) || g >= int64((part+1)*goroutines) {
+								t.Fatalf("n %d, part %d/%d, %d goroutines: record %d is global goroutine %d's", n, part, parts, goroutines, i, g)
 							}
 						}
 					}
 					if mine != r.share() {
-						t.Fatalf("n %d, part %d/%d, %d workers: owns %d records, share says %d", n, part, parts, workers, mine, r.share())
+						t.Fatalf("n %d, part %d/%d, %d goroutines: owns %d records, share says %d", n, part, parts, goroutines, mine, r.share())
 					}
 				}
 				for i, c := range owners {
 					if c != 1 {
-						t.Fatalf("n %d, %d parts × %d workers: record %d owned %d times", n, parts, workers, i, c)
+						t.Fatalf("n %d, %d parts × %d goroutines: record %d owned %d times", n, parts, goroutines, i, c)
 					}
 				}
 			}

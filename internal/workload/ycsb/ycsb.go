@@ -88,7 +88,7 @@ func (YCSB) Describe() string {
 	return "YCSB core workloads A–F (read/update/insert/scan/read-modify-write; zipfian, uniform, latest)"
 }
 
-func (YCSB) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error) {
+func (YCSB) DecodeParams(s workload.Planning, e study.Entry) (json.RawMessage, error) {
 	p := defaults()
 	if err := study.DecodeParams(s.File, e.Params, "workloads.ycsb.params", &p); err != nil {
 		return nil, err
@@ -128,7 +128,7 @@ func (YCSB) DecodeParams(s *study.Study, e study.Entry) (json.RawMessage, error)
 	return json.Marshal(p)
 }
 
-func (YCSB) Plan(s *study.Study, raw json.RawMessage) ([]workload.Step, error) {
+func (YCSB) Plan(s workload.Planning, raw json.RawMessage) ([]workload.Step, error) {
 	var p Params
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return nil, err
@@ -266,7 +266,7 @@ func (YCSB) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*
 	if err := CanRun(env.Target, st.Phase); err != nil {
 		return nil, fmt.Errorf("ycsb: this target %v", err)
 	}
-	r := &run{db: db, p: p, seed: uint64(st.Seed), n: st.N, workers: max(st.Concurrency, 1), rate: st.Rate, duration: st.Duration,
+	r := &run{db: db, p: p, seed: uint64(st.Seed), n: st.N, goroutines: max(st.Concurrency, 1), rate: st.Rate, duration: st.Duration,
 		part: st.Part, parts: max(st.Parts, 1), phase: st.Phase}
 	var res *results.Step
 	var err error
@@ -283,11 +283,11 @@ func (YCSB) Execute(ctx context.Context, env *workload.Env, st workload.Step) (*
 }
 
 type run struct {
-	db      DB
-	p       Params
-	seed    uint64
-	n       int64
-	workers int
+	db         DB
+	p          Params
+	seed       uint64
+	n          int64
+	goroutines int
 	// rate > 0 runs a core workload open loop; duration > 0 bounds it by
 	// time instead of by Operations.
 	rate     float64
@@ -325,7 +325,7 @@ func (YCSB) MergeMetric(name string) workload.Merge {
 // global is load goroutine w's index among every process's goroutines,
 // and G their number.
 func (r *run) global(w int) (g, G int64) {
-	return int64(r.part*r.workers + w), int64(r.parts * r.workers)
+	return int64(r.part*r.goroutines + w), int64(r.parts * r.goroutines)
 }
 
 // insertSpan is how many record numbers each core workload's inserts may
@@ -462,7 +462,7 @@ type wstate struct {
 }
 
 func (r *run) states() []wstate {
-	ws := make([]wstate, r.workers)
+	ws := make([]wstate, r.goroutines)
 	for i := range ws {
 		ws[i].slab = make([]byte, r.p.Fields*r.p.FieldLength)
 		ws[i].fields = make([][]byte, r.p.Fields)
@@ -496,7 +496,7 @@ func (r *run) load(ctx context.Context, env *workload.Env) (*results.Step, error
 		},
 		insert: func(s *wstate) [][]byte { return r.record(s, s.key, s.nonce) },
 	}
-	load := workload.Closed(r.workers, r.n).At(r.p.LoadRate)
+	load := workload.Closed(r.goroutines, r.n).At(r.p.LoadRate)
 	loops, done, err := r.driven(ctx, env, &load, ws, m, r.p.LoadRate == 0)
 	if err != nil {
 		return nil, err
@@ -539,10 +539,10 @@ func (r *run) workload(ctx context.Context, env *workload.Env, name string) (*re
 	m0 := core[name]
 	x := r.newChoices(name)
 	ws := r.states()
-	load := workload.Closed(r.workers, int64(r.p.Operations)).At(r.rate)
+	load := workload.Closed(r.goroutines, int64(r.p.Operations)).At(r.rate)
 	if r.duration > 0 {
 		// A rate search's trial: bounded by its duration alone.
-		load = workload.Open(r.rate, r.duration).On(r.workers)
+		load = workload.Open(r.rate, r.duration).On(r.goroutines)
 	}
 	load = load.Classed(classNames, x.classOf)
 	m := &mix{
@@ -582,7 +582,7 @@ type choices struct {
 
 func (r *run) newChoices(name string) *choices {
 	m0 := core[name]
-	x := &choices{r: r, name: name, salt: uint64(name[0]), dist: m0.dist, verified: workload.NewTally(r.workers)}
+	x := &choices{r: r, name: name, salt: uint64(name[0]), dist: m0.dist, verified: workload.NewTally(r.goroutines)}
 	if r.p.Distribution != "" {
 		x.dist = r.p.Distribution
 	}
