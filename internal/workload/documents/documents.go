@@ -121,10 +121,10 @@ func (Documents) Plan(s workload.Planning, raw json.RawMessage) ([]workload.Step
 	var steps []workload.Step
 	for _, n := range s.Ladder {
 		steps = append(steps, workload.Step{Workload: "documents", Phase: PhasePrepare, N: int64(n), Fresh: true, Seed: s.Seed,
-			Concurrency: s.Concurrency, Params: raw, Largest: s.Largest(), Requires: Requires, ItemBytes: item * int64(p.Collections)})
+			Concurrency: s.Concurrency, Params: raw, Largest: s.Largest(), Requires: Layouts.Needs().All, ItemBytes: item * int64(p.Collections)})
 		for _, m := range p.Modes {
 			steps = append(steps, workload.Step{Workload: "documents", Phase: m, N: int64(n), Seed: s.Seed,
-				Concurrency: s.Concurrency, Params: raw, Largest: s.Largest(), Requires: Requires})
+				Concurrency: s.Concurrency, Params: raw, Largest: s.Largest(), Requires: Layouts.Needs().All})
 		}
 	}
 	return steps, nil
@@ -189,7 +189,7 @@ func Check(seed uint64, coll int, id int64, textSize int, d *Doc) string {
 // jsonb; layout_sqlite.go: SQLite's JSON functions, whose connections
 // the caller closes: the Store is then an io.Closer). Each provides a
 // document store.
-var Layouts = layout.NewTable("documents",
+var Layouts = layout.NewTable("documents", layout.Needs{All: Requires},
 	layout.Layout[Store]{Name: "own", On: "the target's own document store (documents.Store)", Provides: providesDocs,
 		Open: func(h any) (Store, bool) { s, ok := h.(Store); return s, ok }},
 	layout.Layout[Store]{Name: "mongo", On: "a MongoDB database (conn.Mongo)", Provides: providesDocs,

@@ -247,7 +247,7 @@ func (Workload) Plan(s workload.Planning, raw json.RawMessage) ([]workload.Step,
 	for _, n := range s.Ladder {
 		for _, ph := range Phases {
 			st := workload.Step{Workload: Name, Phase: ph, N: int64(n), Seed: s.Seed, Concurrency: s.Concurrency,
-				Params: raw, Largest: s.Largest(), RequiresAny: RequiresAny}
+				Params: raw, Largest: s.Largest(), RequiresAny: Layouts.Needs().Any}
 			if ph == PhaseIngest {
 				st.Fresh = true
 			}
@@ -273,7 +273,7 @@ func (Workload) Plan(s workload.Planning, raw json.RawMessage) ([]workload.Step,
 // layout on an ordered key-value store (Execute swaps in
 // geo-backtracer's for layout: backtracer). Each provides the engine
 // feature of RequiresAny it stands on.
-var Layouts = layout.NewTable("geo",
+var Layouts = layout.NewTable("geo", layout.Needs{Any: RequiresAny},
 	layout.Layout[Store]{Name: "own", On: "the target's own geo store (geo.Store)",
 		Open: func(h any) (Store, bool) { s, ok := h.(Store); return s, ok }},
 	layout.Layout[Store]{Name: "resp", On: "a RESP client's sorted sets (conn.RESP)",

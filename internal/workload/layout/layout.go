@@ -45,31 +45,61 @@ type Layout[S any] struct {
 	Provides func(s S) target.Caps
 }
 
+// Needs is what a target must declare (target.Info.Provides) for a
+// workload to find a layout of its table there: every capability of All,
+// and, when Any is set, all of one of its sets. The workload's steps
+// require it (workload.Step's Requires and RequiresAny, a step adding
+// what only it needs), so that the coordinator plans a step runnable
+// exactly where the table has a layout; the generic check
+// (captest.CheckLayouts) proves that on every target's handle, for every
+// registered table.
+type Needs struct {
+	All target.Caps
+	Any []target.Caps
+}
+
+// CannotRunOn says why a target declaring p has no layout of the table
+// ("" when it has one).
+func (n Needs) CannotRunOn(p target.Caps) string {
+	if why := p.CannotRun(n.All); why != "" {
+		return why
+	}
+	return p.CannotRunAny(n.Any)
+}
+
 // Table is a workload's layouts in its order of preference: the first
 // one that opens on a handle is the one the workload uses there.
 type Table[S any] struct {
 	workload string
+	needs    Needs
 	layouts  []Layout[S]
 }
 
 // NewTable makes the table of a workload's layouts, in order of
-// preference, and registers it (Tables) so that one generic check covers
-// every workload. It panics on a workload registered twice or a layout
-// without a name or Open: a table is fixed at init, and a wrong one is a
-// programming error.
-func NewTable[S any](workload string, ls ...Layout[S]) *Table[S] {
-	t := &Table[S]{workload: workload, layouts: slices.Clone(ls)}
+// preference, with what a target must declare to have one of them, and
+// registers it (Tables) so that one generic check covers every workload.
+// It panics on a workload registered twice, on needs that name nothing
+// or a layout without a name or Open: a table is fixed at init, and a
+// wrong one is a programming error.
+func NewTable[S any](workload string, needs Needs, ls ...Layout[S]) *Table[S] {
+	t := &Table[S]{workload: workload, needs: needs, layouts: slices.Clone(ls)}
+	if len(needs.All) == 0 && len(needs.Any) == 0 {
+		panic("layout: workload " + workload + "'s table needs nothing of a target")
+	}
 	for _, l := range ls {
 		if l.Name == "" || l.Open == nil {
 			panic(fmt.Sprintf("layout: workload %s has a layout without a name or Open (%q)", workload, l.Name))
 		}
 	}
-	register(Entry{Workload: workload, Layouts: t.Names(), Find: t.find})
+	register(Entry{Workload: workload, Needs: needs, Layouts: t.Names(), Find: t.find})
 	return t
 }
 
 // Workload is the name of the workload whose layouts these are.
 func (t *Table[S]) Workload() string { return t.workload }
+
+// Needs is what a target must declare to have a layout of the table.
+func (t *Table[S]) Needs() Needs { return t.needs }
 
 // Names are the layouts' names, in order of preference.
 func (t *Table[S]) Names() []string {
@@ -117,6 +147,8 @@ func (t *Table[S]) find(h any) (string, target.Caps, bool) {
 type Entry struct {
 	// Workload is the workload whose table this is.
 	Workload string
+	// Needs is what a target must declare to have one of its layouts.
+	Needs Needs
 	// Layouts are the layouts' names, in order of preference.
 	Layouts []string
 	// Find is the first layout that opens on h: its name and the

@@ -35,7 +35,7 @@ func (s store) Close() error {
 // fakeTable prefers the red layout to the blue one, and the blue one's
 // store is the caller's to close.
 func fakeTable(name string, closed *int) *Table[store] {
-	return NewTable(name,
+	return NewTable(name, Needs{All: target.Caps{target.KeyValue}},
 		Layout[store]{Name: "red", On: "a red thing", Open: func(h any) (store, bool) {
 			_, ok := h.(reds)
 			return store{"red", closed}, ok

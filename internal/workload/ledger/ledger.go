@@ -184,7 +184,7 @@ func (Ledger) Plan(s workload.Planning, raw json.RawMessage) ([]workload.Step, e
 	var steps []workload.Step
 	add := func(phase string, n int64, fresh bool) {
 		st := workload.Step{Workload: "ledger", Phase: phase, N: n, Fresh: fresh,
-			Seed: s.Seed, Concurrency: s.Concurrency, Params: raw, Largest: largest, Requires: requires}
+			Seed: s.Seed, Concurrency: s.Concurrency, Params: raw, Largest: largest, Requires: Layouts.Needs().All}
 		if fresh {
 			st.ItemBytes = headerLen + int64(p.Payload)
 		}
@@ -205,7 +205,7 @@ func (Ledger) Plan(s workload.Planning, raw json.RawMessage) ([]workload.Step, e
 			// The chain length is part of the step's identity.
 			steps = append(steps, workload.Step{Workload: "ledger", Phase: "chain", N: largest, Seed: s.Seed,
 				Adds:        int64(p.Chains.Samples) * int64(l), // the sample chains
-				Concurrency: s.Concurrency, Params: chainParams(raw, int64(l)), Largest: largest, Requires: requires,
+				Concurrency: s.Concurrency, Params: chainParams(raw, int64(l)), Largest: largest, Requires: Layouts.Needs().All,
 				Labels: results.Labels{LLength: strconv.FormatInt(int64(l), 10)}})
 		}
 	}
@@ -221,7 +221,7 @@ func (Ledger) Plan(s workload.Planning, raw json.RawMessage) ([]workload.Step, e
 		// A compaction beside the load needs a target that has one of its
 		// own: elsewhere the stress is n/a, with that reason.
 		if b := p.Stress.Background; b != nil && b.Task == "compact" {
-			st.Requires = append(slices.Clip(requires), target.Compaction)
+			st.Requires = append(slices.Clip(Layouts.Needs().All), target.Compaction)
 		}
 	}
 	if p.Balance.Addresses > 0 && p.Balance.Reads > 0 {
@@ -313,7 +313,7 @@ func txBytes(p Params) int64 { return txKeyLen + headerLen + int64(p.Payload) }
 // RESP, CQL, MongoDB, Aerospike, SQL in the dialects it has statements
 // for), or the layout on an ordered key-value store. Each provides what
 // the ledger's steps require: records one by one and chains in order.
-var Layouts = layout.NewTable("ledger",
+var Layouts = layout.NewTable("ledger", layout.Needs{All: requires},
 	layout.Layout[Store]{Name: "own", On: "the target's own ledger store (ledger.Store)",
 		Open: func(h any) (Store, bool) { s, ok := h.(Store); return s, ok }, Provides: provides},
 	layout.Layout[Store]{Name: "resp", On: "a RESP client (conn.RESP)", Provides: provides,

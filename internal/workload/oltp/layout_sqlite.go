@@ -29,7 +29,7 @@ import (
 // (MariaDB/MySQL's and PostgreSQL's pools and sessions: layout_sql.go;
 // SQLite's driver connections and write lock). Each provides SQL, what
 // every oltp step requires.
-var Layouts = layout.NewTable("oltp",
+var Layouts = layout.NewTable("oltp", layout.Needs{All: target.Caps{target.SQL}},
 	layout.Layout[Store]{Name: "own", On: "the target's own oltp store (oltp.Store)", Provides: providesSQL,
 		Open: func(h any) (Store, bool) { s, ok := h.(Store); return s, ok }},
 	layout.Layout[Store]{Name: "sql", On: "MariaDB/MySQL or PostgreSQL with sessions (target.SQLDB, target.SQLSessioner)", Provides: providesSQL,

@@ -14,7 +14,6 @@ import (
 	"storebench/internal/results"
 	"storebench/internal/runner"
 	"storebench/internal/study"
-	"storebench/internal/target"
 	"storebench/internal/workload"
 	"storebench/internal/workload/gen"
 )
@@ -161,7 +160,7 @@ func (OLTP) Plan(s workload.Planning, raw json.RawMessage) ([]workload.Step, err
 		return nil, err
 	}
 	var steps []workload.Step
-	need := target.Caps{target.SQL}
+	need := Layouts.Needs().All
 	for _, n := range s.Ladder {
 		for _, ph := range p.Phases {
 			st := workload.Step{Workload: "oltp", Phase: ph, N: int64(n), Seed: s.Seed, Concurrency: s.Concurrency, Params: raw, Largest: s.Largest(), Requires: need}

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"storebench/internal/workload/gen"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,6 +17,7 @@ import (
 	"storebench/internal/target"
 	"storebench/internal/target/conn"
 	"storebench/internal/workload"
+	"storebench/internal/workload/gen"
 	"storebench/internal/workload/layout"
 )
 
@@ -156,10 +157,11 @@ func recordBytes(p Params) int64 { return int64(keyLen + p.Fields*p.FieldLength)
 // records read and written one by one, and ordered scans for a mix that
 // scans (E).
 func Requires(w string) target.Caps {
+	need := Layouts.Needs().All
 	if core[w].scan > 0 {
-		return target.Caps{target.KeyValue, target.OrderedScan}
+		return append(slices.Clip(need), target.OrderedScan)
 	}
-	return target.Caps{target.KeyValue}
+	return need
 }
 
 // Layouts are the YCSB tables, in order of preference: those Redis,
@@ -171,7 +173,7 @@ func Requires(w string) target.Caps {
 // (conn.Mongo, layout_mongo.go), on its Aerospike client
 // (conn.Aerospike, layout_aerospike.go) or on its ordered keys
 // (kv.Store). Each provides what its table offers (dbCaps).
-var Layouts = layout.NewTable("ycsb",
+var Layouts = layout.NewTable("ycsb", layout.Needs{All: target.Caps{target.KeyValue}},
 	redisLayout, redisClusterLayout, memcachedLayout,
 	layout.Layout[DB]{Name: "own", On: "a handle that is a YCSB table itself (ycsb.DB)", Provides: dbCaps,
 		Open: func(h any) (DB, bool) { db, ok := h.(DB); return db, ok }},

@@ -3,8 +3,10 @@
 // what each registered table of layouts (package workload/layout: ycsb's
 // records and scans, ledger's secondary lookups, documents, oltp's SQL,
 // geo's) provides on the handle, what the primitives the workloads use
-// give (an HTTP site, RESP, CQL, PostgreSQL, Kafka), the geo layout, and
-// data shared across worker processes (a ycsb.Attacher). The
+// give (an HTTP site, RESP, CQL, PostgreSQL, Kafka), and data shared
+// across worker processes (a ycsb.Attacher); and that each workload's
+// steps are planned runnable (its table's Needs against the declaration)
+// exactly where its table has a layout on the handle. The
 // capabilities that stand for an engine interface of package target, kv
 // or ads are checked by servers.CheckCaps, which servers.Open runs; this
 // package's Open runs both. URI says where a workload's test opens a
@@ -35,9 +37,7 @@ import (
 	"storebench/internal/target"
 	"storebench/internal/target/conn"
 	"storebench/internal/target/servers"
-	"storebench/internal/workload"
 	_ "storebench/internal/workload/all" // every workload's table of layouts
-	"storebench/internal/workload/geo"
 	"storebench/internal/workload/http"
 	"storebench/internal/workload/layout"
 )
@@ -89,12 +89,14 @@ func CheckLayouts(t servers.T, info target.Info, h any) {
 			t.Errorf("%s declares %s: %v, but its handle %T offers it: %v%s", info.Name, c, declared, h, by != "", paren(by))
 		}
 	}
-	// The geo steps are planned runnable exactly where a geo layout is
-	// found (one per engine feature of geo.RequiresAny).
-	_, isGeo := found[geo.Layouts.Workload()]
-	why := workload.Step{RequiresAny: geo.RequiresAny}.CannotRunOn(info.Provides)
-	if (why == "") != isGeo {
-		t.Errorf("%s: geo steps planned runnable: %v (%s), but a geo layout on its handle %T: %v", info.Name, why == "", why, h, isGeo)
+	// Each workload's steps are planned runnable (its table's Needs
+	// against the declaration) exactly where its table finds a layout.
+	for _, e := range layout.Tables() {
+		why := e.Needs.CannotRunOn(info.Provides)
+		if name, ok := found[e.Workload]; (why == "") != ok {
+			t.Errorf("%s: %s steps planned runnable: %v%s, but a %s layout on its handle %T: %v%s",
+				info.Name, e.Workload, why == "", paren(why), e.Workload, h, ok, paren(name))
+		}
 	}
 }
 

@@ -43,6 +43,18 @@ func (r *recorder) Helper()                      {}
 func (r *recorder) Logf(string, ...any)          {}
 func (r *recorder) Fatalf(f string, a ...any)    { r.Errorf(f, a...) }
 func (r *recorder) Errorf(f string, args ...any) { r.errs = append(r.errs, fmt.Sprintf(f, args...)) }
+// declarations are the errors that compare the declaration with the
+// handle, without those of the steps planned runnable.
+func (r *recorder) declarations() []string {
+	var out []string
+	for _, e := range r.errs {
+		if !strings.Contains(e, "steps planned runnable") {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 func (r *recorder) has(sub string) bool {
 	for _, e := range r.errs {
 		if strings.Contains(e, sub) {
@@ -92,8 +104,9 @@ type gadgetHandle struct{ closer }
 func (gadgetHandle) Gadget() {}
 
 // gadgetLayouts is a fake workload's table: its one layout, on a
-// gadget, gives documents and SQL.
-var gadgetLayouts = layout.NewTable("captest-gadget", layout.Layout[gadget]{
+// gadget, gives documents and SQL; its steps need a log (which no
+// embedded target declares).
+var gadgetLayouts = layout.NewTable("captest-gadget", layout.Needs{All: target.Caps{target.Log}}, layout.Layout[gadget]{
 	Name: "gadget", On: "a gadget",
 	Open:     func(h any) (gadget, bool) { g, ok := h.(gadget); return g, ok },
 	Provides: func(gadget) target.Caps { return target.Caps{target.DocumentStore, target.SQL} },
@@ -109,7 +122,7 @@ func TestCheckLayoutsReadsEveryTable(t *testing.T) {
 	}
 	var r recorder
 	captest.CheckLayouts(&r, target.Info{Name: "fake", Provides: target.Caps{target.DocumentStore, target.SQL, target.Log}}, gadgetHandle{})
-	if len(r.errs) != 1 || !r.has("fake declares "+target.Log.String()+": true, but its handle captest_test.gadgetHandle offers it: false") {
+	if len(r.declarations()) != 1 || !r.has("fake declares "+target.Log.String()+": true, but its handle captest_test.gadgetHandle offers it: false") {
 		t.Errorf("a declared capability no layout gives: %q", r.errs)
 	}
 
@@ -125,8 +138,8 @@ func TestCheckLayoutsReadsEveryTable(t *testing.T) {
 			t.Errorf("no error %q in %q", w, r.errs)
 		}
 	}
-	if len(r.errs) != len(want) {
-		t.Errorf("%d errors, want %d: %q", len(r.errs), len(want), r.errs)
+	if got := r.declarations(); len(got) != len(want) {
+		t.Errorf("%d errors, want %d: %q", len(got), len(want), got)
 	}
 }
 
@@ -141,5 +154,21 @@ func TestTheWorkloadsTablesAreRegistered(t *testing.T) {
 		if !got[w] {
 			t.Errorf("no layout table registered for %s", w)
 		}
+	}
+}
+
+// The check fails where a workload's steps would be planned runnable on
+// a target whose handle has no layout of its table (they would fail), and
+// where a layout is there but the steps would be planned n/a.
+func TestCheckLayoutsCatchesAStepPlannedWithoutALayout(t *testing.T) {
+	var r recorder
+	captest.CheckLayouts(&r, target.Info{Name: "fake", Provides: target.Caps{target.Log}}, io.Closer(closer{}))
+	if !r.has("fake: captest-gadget steps planned runnable: true, but a captest-gadget layout on its handle captest_test.closer: false") {
+		t.Errorf("steps planned runnable without a layout: %q", r.errs)
+	}
+	r = recorder{}
+	captest.CheckLayouts(&r, target.Info{Name: "fake", Provides: target.Caps{target.SQL}}, gadgetHandle{})
+	if !r.has("fake: captest-gadget steps planned runnable: false (") || !r.has("but a captest-gadget layout on its handle captest_test.gadgetHandle: true (gadget)") {
+		t.Errorf("a layout whose steps are planned n/a: %q", r.errs)
 	}
 }
