@@ -43,6 +43,7 @@ func (r *recorder) Helper()                      {}
 func (r *recorder) Logf(string, ...any)          {}
 func (r *recorder) Fatalf(f string, a ...any)    { r.Errorf(f, a...) }
 func (r *recorder) Errorf(f string, args ...any) { r.errs = append(r.errs, fmt.Sprintf(f, args...)) }
+
 // declarations are the errors that compare the declaration with the
 // handle, without those of the steps planned runnable.
 func (r *recorder) declarations() []string {
