@@ -25,7 +25,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -69,13 +68,7 @@ func init() {
 			"snapshots off and runs the nearest class, async (appendonly yes, appendfsync no)",
 		Schemes:  []string{"redis"},
 		Provides: target.Caps{target.KeyValue, target.Secondary, target.Pipeline, target.SortedSets, target.Shared},
-		Open: func(o target.Options) (io.Closer, error) {
-			s, err := Open(o)
-			if err != nil {
-				return nil, err
-			}
-			return s, nil
-		},
+		Open:     targetkit.Closer(Open),
 	})
 }
 
