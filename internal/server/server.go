@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"syscall"
 	"time"
 
 	"storebench/internal/kv"
@@ -226,3 +227,27 @@ func (cfg Config) ListenPort() (int, error) {
 // 3 x wal_writer_delay, MariaDB innodb_flush_log_at_trx_commit=2 1s).
 // Absent: no such promise (every write fsynced, or none on a timer).
 const FlushInterval = "flush_interval"
+
+// StopFunc is an Instance's StopFunc for the server process h: sig, then
+// SIGKILL to its group after DefaultStopTimeout.
+func StopFunc(h *proc.Handle, sig syscall.Signal) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		return proc.Stop(ctx, h, sig, DefaultStopTimeout)
+	}
+}
+
+// Launch starts the process spec of the server name (the caller has
+// logged its start line), waits with ready until it serves (ready stops
+// it if it does not) and logs how long that took.
+func Launch(ctx context.Context, cfg Config, name string, spec proc.Spec, ready func(h *proc.Handle) error) (*proc.Handle, error) {
+	t0 := time.Now()
+	h, err := proc.Start(ctx, spec)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if err := ready(h); err != nil {
+		return nil, err
+	}
+	proc.Logf(cfg.Log, "%s: ready in %s (pid %d)", name, time.Since(t0).Round(time.Millisecond), h.PID)
+	return h, nil
+}

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -44,10 +43,8 @@ func (apacheServer) Title() string              { return "Apache httpd" }
 func (apacheServer) StopSignal() syscall.Signal { return stopSignal }
 
 func (apacheServer) Check() error {
-	if _, err := exec.LookPath("apache2"); err != nil {
-		if _, err := os.Stat("/usr/sbin/apache2"); err != nil {
-			return proc.NotInstalled("apache2", "apache", packages...)
-		}
+	if _, err := proc.Sbin("apache2"); err != nil {
+		return proc.NotInstalled("apache2", "apache", packages...)
 	}
 	if _, err := os.Stat(filepath.Join(modules, "mod_mpm_event.so")); err != nil {
 		return proc.NotInstalled("apache2's modules", "apache", packages...)
@@ -60,7 +57,7 @@ func (apacheServer) Install(ctx context.Context, log io.Writer) error {
 }
 
 func binary() string {
-	if p, err := exec.LookPath("apache2"); err == nil {
+	if p, err := proc.Sbin("apache2"); err == nil {
 		return p
 	}
 	return "/usr/sbin/apache2"
@@ -80,27 +77,15 @@ func (s apacheServer) Start(ctx context.Context, cfg server.Config) (*server.Ins
 	if err := s.Check(); err != nil {
 		return nil, err
 	}
-	l, err := web.Prepare("apache", cfg)
+	host := web.Host{Name: "apache", Bin: binary(), VersionFlag: "-v", VersionPrefix: "Server version: ", Sub: "run", RunUser: runUser}
+	si, err := host.Setup(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	bin := binary()
-	out, err := proc.Output(ctx, bin, "-v")
-	if err != nil {
-		return nil, fmt.Errorf("apache: version: %w", err)
-	}
-	version := strings.TrimPrefix(proc.FirstLine(out), "Server version: ")
-	run := filepath.Join(l.Dir, "run")
-	if err := os.MkdirAll(run, 0o755); err != nil {
-		return nil, fmt.Errorf("apache: %w", err)
-	}
-	logPath := filepath.Join(l.Dir, "apache.log")
+	l, version, run, logPath := si.Layout, si.Version, si.Sub, si.LogPath
 	user := ""
-	if os.Geteuid() == 0 {
+	if si.AsRunUser {
 		user = fmt.Sprintf("User %s\nGroup %s\n", runUser, runUser)
-		if err := proc.CheckTraversable(l.DocRoot, runUser); err != nil {
-			return nil, fmt.Errorf("apache: %w", err)
-		}
 	}
 	q := confQuote
 	conf := fmt.Sprintf(`# Written by storebench: a minimal httpd serving one static page.
@@ -132,9 +117,9 @@ DocumentRoot %[8]s
 </Directory>
 `, q(l.Dir), q(run), l.Port, modules, user, mpm, q(logPath), q(l.DocRoot), q(filepath.Join(run, "apache2.pid")),
 		q("file:"+run), q(filepath.Join(modules, "mod_mpm_event.so")), q(filepath.Join(modules, "mod_authz_core.so")), q(filepath.Join(modules, "mod_mime.so")))
-	confPath := filepath.Join(l.Dir, "apache2.conf")
-	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
-		return nil, fmt.Errorf("apache: %w", err)
+	confPath, err := host.WriteConf(si, "apache2.conf", conf)
+	if err != nil {
+		return nil, err
 	}
 	workers := "as ourselves"
 	if user != "" {
@@ -144,7 +129,7 @@ DocumentRoot %[8]s
 		// No access log: it would cost a write per request, which is not
 		// what is measured. APACHE_* variables are what Debian's
 		// apache2ctl sets; our config names every path itself.
-		Spec: proc.Spec{Name: "apache2", Path: bin, Args: []string{"-f", confPath, "-DFOREGROUND"}, Dir: l.Dir,
+		Spec: proc.Spec{Name: "apache2", Path: host.Bin, Args: []string{"-f", confPath, "-DFOREGROUND"}, Dir: l.Dir,
 			Env:     []string{"APACHE_RUN_DIR=" + run, "APACHE_LOG_DIR=" + l.Dir, "APACHE_LOCK_DIR=" + run, "APACHE_PID_FILE=" + filepath.Join(run, "apache2.pid")},
 			LogPath: logPath, Detach: cfg.Detach},
 		Settings: map[string]string{

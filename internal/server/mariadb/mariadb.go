@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -58,22 +57,9 @@ func (mariaServer) Name() string               { return "mariadb" }
 func (mariaServer) Title() string              { return "MariaDB" }
 func (mariaServer) StopSignal() syscall.Signal { return syscall.SIGTERM }
 
-// binary finds a program on PATH, or in /usr/sbin, which an ordinary
-// user's PATH often lacks.
-func binary(name string) (string, error) {
-	if p, err := exec.LookPath(name); err == nil {
-		return p, nil
-	}
-	p := filepath.Join("/usr/sbin", name)
-	if _, err := os.Stat(p); err != nil {
-		return "", err
-	}
-	return p, nil
-}
-
 func (mariaServer) Check() error {
 	for _, b := range []string{"mariadbd", "mariadb-install-db"} {
-		if _, err := binary(b); err != nil {
+		if _, err := proc.Sbin(b); err != nil {
 			return proc.NotInstalled(b, "mariadb", packages...)
 		}
 	}
@@ -162,8 +148,8 @@ type start struct {
 // the server's own), reads the version and picks the port and socket.
 func prepare(ctx context.Context, cfg server.Config) (*start, error) {
 	st := &start{cfg: cfg, user: proc.RunAs(osUser)}
-	st.mariadbd, _ = binary("mariadbd")
-	st.installDB, _ = binary("mariadb-install-db")
+	st.mariadbd, _ = proc.Sbin("mariadbd")
+	st.installDB, _ = proc.Sbin("mariadb-install-db")
 	dir, err := proc.InstanceDir("mariadb", cfg.Dir, st.user)
 	if err != nil {
 		return nil, err
@@ -295,9 +281,7 @@ func (st *start) instance(name string, h *proc.Handle, pool string) *server.Inst
 			"socket":                         st.p.socket,
 			"auth":                           "user storebench@127.0.0.1 with a random password generated at each start (in the URI only, never printed); root by unix_socket only",
 		},
-		StopFunc: func(ctx context.Context) error {
-			return proc.Stop(ctx, h, syscall.SIGTERM, server.DefaultStopTimeout)
-		},
+		StopFunc: server.StopFunc(h, syscall.SIGTERM),
 	}
 }
 

@@ -74,11 +74,9 @@ func (s mcServer) Start(ctx context.Context, cfg server.Config) (*server.Instanc
 	if err != nil {
 		return nil, err
 	}
-	port := cfg.Port
-	if port == 0 {
-		if port, err = proc.FreePort(); err != nil {
-			return nil, fmt.Errorf("memcached: %w", err)
-		}
+	port, err := cfg.ListenPort()
+	if err != nil {
+		return nil, fmt.Errorf("memcached: %w", err)
 	}
 	out, err := proc.Output(ctx, bin, "-V")
 	if err != nil {
@@ -102,19 +100,12 @@ func (s mcServer) Start(ctx context.Context, cfg server.Config) (*server.Instanc
 	}
 	logPath := filepath.Join(dir, "memcached.log")
 	proc.Logf(cfg.Log, "memcached: starting memcached %s on 127.0.0.1:%d (-m %d) in %s", version, port, memMiB, dir)
-	t0 := time.Now()
-	h, err := proc.Start(ctx, proc.Spec{Name: "memcached", Path: bin, Args: args, Dir: wd, LogPath: logPath, User: user, Detach: cfg.Detach})
+	h, err := server.Launch(ctx, cfg, "memcached", proc.Spec{Name: "memcached", Path: bin, Args: args, Dir: wd, LogPath: logPath, User: user, Detach: cfg.Detach},
+		func(h *proc.Handle) error { return waitReady(ctx, h, port) })
 	if err != nil {
-		return nil, fmt.Errorf("memcached: %w", err)
-	}
-	if err := waitReady(ctx, h, port); err != nil {
 		return nil, err
 	}
-	proc.Logf(cfg.Log, "memcached: ready in %s (pid %d)", time.Since(t0).Round(time.Millisecond), h.PID)
-	durability := cfg.Durability
-	if durability == "" {
-		durability = kv.Sync
-	}
+	durability := cfg.DurabilityOrSync()
 	return &server.Instance{
 		Name:    s.Name(),
 		URI:     fmt.Sprintf("memcached://127.0.0.1:%d", port),
@@ -131,9 +122,7 @@ func (s mcServer) Start(ctx context.Context, cfg server.Config) (*server.Instanc
 			"memory_limit":       fmt.Sprintf("%d MiB (-m %d, %s)", memMiB, memMiB, memorySource(cfg.MemoryBytes)),
 			"udp":                "off (-U 0)",
 		},
-		StopFunc: func(ctx context.Context) error {
-			return proc.Stop(ctx, h, syscall.SIGTERM, server.DefaultStopTimeout)
-		},
+		StopFunc: server.StopFunc(h, syscall.SIGTERM),
 	}, nil
 }
 
@@ -156,10 +145,7 @@ func instanceDirs(cfgDir string) (dir, dataDir string, err error) {
 // "version", so that Start hands out only a server that serves; one that
 // does not in time is stopped, not left running.
 func waitReady(ctx context.Context, h *proc.Handle, port int) error {
-	probe := func(ctx context.Context) error {
-		if err := proc.Listening(h.PID, port); err != nil {
-			return err
-		}
+	return proc.WaitServingOrStop(ctx, h, port, startTimeout, syscall.SIGTERM, func(ctx context.Context) error {
 		reply, err := command(ctx, port, "version")
 		if err != nil {
 			return err
@@ -168,12 +154,7 @@ func waitReady(ctx context.Context, h *proc.Handle, port int) error {
 			return fmt.Errorf("version answered %q", reply)
 		}
 		return nil
-	}
-	if err := proc.WaitReady(ctx, h, startTimeout, probe); err != nil {
-		_ = proc.Stop(context.Background(), h, syscall.SIGTERM, 5*time.Second)
-		return err
-	}
-	return nil
+	})
 }
 
 // memorySource says where the memory limit comes from.

@@ -9,8 +9,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -39,11 +37,8 @@ func (nginxServer) Title() string              { return "nginx" }
 func (nginxServer) StopSignal() syscall.Signal { return stopSignal }
 
 func binary() (string, error) {
-	if p, err := exec.LookPath("nginx"); err == nil {
+	if p, err := proc.Sbin("nginx"); err == nil {
 		return p, nil
-	}
-	if _, err := os.Stat("/usr/sbin/nginx"); err == nil {
-		return "/usr/sbin/nginx", nil
 	}
 	return "", proc.NotInstalled("nginx", "nginx", packages...)
 }
@@ -62,26 +57,15 @@ func (s nginxServer) Start(ctx context.Context, cfg server.Config) (*server.Inst
 	if err != nil {
 		return nil, err
 	}
-	l, err := web.Prepare("nginx", cfg)
+	host := web.Host{Name: "nginx", Bin: bin, VersionFlag: "-v", VersionPrefix: "nginx version: ", Sub: "tmp", RunUser: runUser}
+	si, err := host.Setup(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	out, err := proc.Output(ctx, bin, "-v")
-	if err != nil {
-		return nil, fmt.Errorf("nginx: version: %w", err)
-	}
-	version := strings.TrimPrefix(proc.FirstLine(out), "nginx version: ")
-	tmp := filepath.Join(l.Dir, "tmp")
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
-		return nil, fmt.Errorf("nginx: %w", err)
-	}
-	logPath := filepath.Join(l.Dir, "nginx.log")
+	l, version, tmp, logPath := si.Layout, si.Version, si.Sub, si.LogPath
 	user := ""
-	if os.Geteuid() == 0 {
+	if si.AsRunUser {
 		user = "user " + runUser + ";\n"
-		if err := proc.CheckTraversable(l.DocRoot, runUser); err != nil {
-			return nil, fmt.Errorf("nginx: %w", err)
-		}
 	}
 	q := confQuote
 	conf := fmt.Sprintf(`# Written by storebench: nginx serving one static page.
@@ -114,9 +98,9 @@ http {
 }
 `, user, "", q(logPath), l.Port, q(l.DocRoot), q(filepath.Join(tmp, "nginx.pid")),
 		q(filepath.Join(tmp, "client_body")), q(filepath.Join(tmp, "proxy")), q(filepath.Join(tmp, "fastcgi")), q(filepath.Join(tmp, "uwsgi")), q(filepath.Join(tmp, "scgi")))
-	confPath := filepath.Join(l.Dir, "nginx.conf")
-	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
-		return nil, fmt.Errorf("nginx: %w", err)
+	confPath, err := host.WriteConf(si, "nginx.conf", conf)
+	if err != nil {
+		return nil, err
 	}
 	workers := "as ourselves"
 	if user != "" {

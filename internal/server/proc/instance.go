@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"syscall"
 	"time"
@@ -137,4 +138,18 @@ func (d DataDir) Init(ctx context.Context, create func(ctx context.Context) erro
 	}
 	Logf(d.Log, "%s: %s created in %s (%s)", d.Server, d.Made, time.Since(t0).Round(time.Millisecond), how)
 	return nil
+}
+
+// Sbin finds the program name on PATH, or in /usr/sbin, which an
+// ordinary user's PATH often lacks; the error is that of the last place
+// tried.
+func Sbin(name string) (string, error) {
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	p := filepath.Join("/usr/sbin", name)
+	if _, err := os.Stat(p); err != nil {
+		return "", err
+	}
+	return p, nil
 }

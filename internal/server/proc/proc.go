@@ -390,6 +390,17 @@ func WaitServing(ctx context.Context, h *Handle, port int, timeout time.Duration
 	})
 }
 
+// WaitServingOrStop is WaitServing that stops h (sig, then SIGKILL to its
+// group after 5 s) when it fails, so that a server that does not serve in
+// time is not left running.
+func WaitServingOrStop(ctx context.Context, h *Handle, port int, timeout time.Duration, sig syscall.Signal, probe func(ctx context.Context) error) error {
+	if err := WaitServing(ctx, h, port, timeout, probe); err != nil {
+		_ = Stop(context.Background(), h, sig, 5*time.Second)
+		return err
+	}
+	return nil
+}
+
 func startupExit(h *Handle) error {
 	return fmt.Errorf("%s exited during start-up: %s%s; log:%s", h.Name, causeOf(h.LogPath), h.Status(), indent(LogTail(h.LogPath, TailLines)))
 }

@@ -85,11 +85,9 @@ func (s redisServer) Start(ctx context.Context, cfg server.Config) (*server.Inst
 	if err != nil {
 		return nil, err
 	}
-	port := cfg.Port
-	if port == 0 {
-		if port, err = proc.FreePort(); err != nil {
-			return nil, fmt.Errorf("redis: %w", err)
-		}
+	port, err := cfg.ListenPort()
+	if err != nil {
+		return nil, fmt.Errorf("redis: %w", err)
 	}
 	out, err := proc.Output(ctx, bin, "--version")
 	if err != nil {
@@ -113,19 +111,15 @@ func (s redisServer) Start(ctx context.Context, cfg server.Config) (*server.Inst
 	}
 	logPath := filepath.Join(dir, "redis.log")
 	proc.Logf(cfg.Log, "redis: starting redis-server %s on 127.0.0.1:%d (appendfsync %s) in %s", version, port, fsync, dir)
-	t0 := time.Now()
 	// The password reaches Redis on its standard input ("-": more
 	// configuration from stdin), never in redis.conf or on the command
 	// line, which other users can read.
-	h, err := proc.Start(ctx, proc.Spec{Name: "redis-server", Path: bin, Args: []string{conf, "-"}, Dir: dir, LogPath: logPath,
-		Stdin: "requirepass " + password + "\n", Detach: cfg.Detach})
+	h, err := server.Launch(ctx, cfg, "redis", proc.Spec{Name: "redis-server", Path: bin, Args: []string{conf, "-"}, Dir: dir, LogPath: logPath,
+		Stdin: "requirepass " + password + "\n", Detach: cfg.Detach},
+		func(h *proc.Handle) error { return waitReady(ctx, h, port, password) })
 	if err != nil {
-		return nil, fmt.Errorf("redis: %w", err)
-	}
-	if err := waitReady(ctx, h, port, password); err != nil {
 		return nil, err
 	}
-	proc.Logf(cfg.Log, "redis: ready in %s (pid %d)", time.Since(t0).Round(time.Millisecond), h.PID)
 	return &server.Instance{
 		Name:    s.Name(),
 		URI:     fmt.Sprintf("redis://:%s@127.0.0.1:%d/0", password, port),
@@ -136,7 +130,7 @@ func (s redisServer) Start(ctx context.Context, cfg server.Config) (*server.Inst
 		Settings: map[string]string{
 			"version":            version,
 			"port":               strconv.Itoa(port),
-			"durability":         string(durabilityOrSync(cfg.Durability)),
+			"durability":         string(cfg.DurabilityOrSync()),
 			"appendonly":         "yes",
 			"appendfsync":        fsync,
 			"durability_mapping": mapping,
@@ -145,9 +139,7 @@ func (s redisServer) Start(ctx context.Context, cfg server.Config) (*server.Inst
 			"maxmemory":          maxmemory,
 			"auth":               "requirepass: a random password generated at each start (in the URI only, never printed)",
 		},
-		StopFunc: func(ctx context.Context) error {
-			return proc.Stop(ctx, h, syscall.SIGTERM, server.DefaultStopTimeout)
-		},
+		StopFunc: server.StopFunc(h, syscall.SIGTERM),
 	}, nil
 }
 
@@ -169,25 +161,10 @@ func instanceDirs(cfgDir string) (dir, dataDir string, err error) {
 // answers an authenticated PING, so that Start hands out only a server
 // that serves; one that does not in time is stopped, not left running.
 func waitReady(ctx context.Context, h *proc.Handle, port int, password string) error {
-	probe := func(ctx context.Context) error {
-		if err := proc.Listening(h.PID, port); err != nil {
-			return err
-		}
+	return proc.WaitServingOrStop(ctx, h, port, startTimeout, syscall.SIGTERM, func(ctx context.Context) error {
 		_, err := command(ctx, port, password, "PING")
 		return err
-	}
-	if err := proc.WaitReady(ctx, h, startTimeout, probe); err != nil {
-		_ = proc.Stop(context.Background(), h, syscall.SIGTERM, 5*time.Second)
-		return err
-	}
-	return nil
-}
-
-func durabilityOrSync(d kv.Durability) kv.Durability {
-	if d == "" {
-		return kv.Sync
-	}
-	return d
+	})
 }
 
 // config is the whole redis.conf: nothing is inherited from Debian's.

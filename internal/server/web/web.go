@@ -166,15 +166,10 @@ type Launch struct {
 // if it does not) and describes the ready instance.
 func Start(ctx context.Context, cfg server.Config, ln Launch) (*server.Instance, error) {
 	proc.Logf(cfg.Log, "%s: starting %s on 127.0.0.1:%d in %s", ln.Name, ln.What, ln.Layout.Port, ln.Layout.Dir)
-	t0 := time.Now()
-	h, err := proc.Start(ctx, ln.Spec)
+	h, err := server.Launch(ctx, cfg, ln.Name, ln.Spec, func(h *proc.Handle) error { return ln.ready(ctx, h) })
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", ln.Name, err)
-	}
-	if err := ln.ready(ctx, h); err != nil {
 		return nil, err
 	}
-	proc.Logf(cfg.Log, "%s: ready in %s (pid %d)", ln.Name, time.Since(t0).Round(time.Millisecond), h.PID)
 	return ln.instance(h), nil
 }
 

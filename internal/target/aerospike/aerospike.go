@@ -33,7 +33,6 @@ package aerospike
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"strconv"
 	"strings"
@@ -74,13 +73,7 @@ func init() {
 		DefaultNote: "Aerospike's defaults: flush-max-ms 1000, direct-files false (a write is acknowledged from the write buffer)",
 		Schemes:     []string{"aerospike"},
 		Provides:    target.Caps{target.KeyValue, target.Secondary},
-		Open: func(o target.Options) (io.Closer, error) {
-			s, err := Open(o)
-			if err != nil {
-				return nil, err
-			}
-			return s, nil
-		},
+		Open:        targetkit.Closer(Open),
 	})
 }
 
@@ -144,13 +137,7 @@ func parseURI(uri string) (location, error) {
 // Open connects to o.URI (aerospike://[user:password@]host:port/namespace;
 // namespace "test" by default). The client connects at once and fails
 // within ClientPolicy.Timeout.
-func Open(o target.Options) (*Store, error) {
-	s, err := open(o)
-	if err != nil {
-		return nil, target.OpenError(name, o.URI, err)
-	}
-	return s, nil
-}
+func Open(o target.Options) (*Store, error) { return targetkit.OpenServer(name, o, open) }
 
 func open(o target.Options) (*Store, error) {
 	sv, err := targetkit.ServerOptions(o.Durability, o.Extra, o.URI, optionNames, max(defaultPool, o.Concurrency), uriForm)

@@ -1,7 +1,6 @@
 package all
 
 import (
-	"os"
 	"strings"
 	"testing"
 
@@ -18,17 +17,7 @@ var adsTargets = map[string]string{
 }
 
 func TestADSTargetsRegistered(t *testing.T) {
-	gomod, err := os.ReadFile("../../../go.mod")
-	if err != nil {
-		t.Fatal(err)
-	}
-	required := map[string]string{}
-	for _, line := range strings.Split(string(gomod), "\n") {
-		f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require "))
-		if len(f) >= 2 {
-			required[f[0]] = f[1]
-		}
-	}
+	required := requiredModules(t)
 	for name, module := range adsTargets {
 		i, err := target.Lookup(name)
 		if err != nil {

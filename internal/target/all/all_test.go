@@ -69,17 +69,7 @@ func TestVersionsMatchGoMod(t *testing.T) {
 		"rocksdb":   "github.com/linxGnu/grocksdb",
 		"sqlite":    "github.com/mattn/go-sqlite3",
 	}
-	gomod, err := os.ReadFile("../../../go.mod")
-	if err != nil {
-		t.Fatal(err)
-	}
-	required := map[string]string{}
-	for _, line := range strings.Split(string(gomod), "\n") {
-		f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require "))
-		if len(f) >= 2 {
-			required[f[0]] = f[1]
-		}
-	}
+	required := requiredModules(t)
 	for name, path := range modules {
 		e, err := kv.Lookup(name)
 		if err != nil {
@@ -95,4 +85,22 @@ func TestVersionsMatchGoMod(t *testing.T) {
 			t.Errorf("%s: Version %q does not mention %s %s from go.mod", name, e.Version, path, v)
 		}
 	}
+}
+
+// requiredModules reads the repository's go.mod: each required module's
+// version by its path.
+func requiredModules(t *testing.T) map[string]string {
+	t.Helper()
+	gomod, err := os.ReadFile("../../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	required := map[string]string{}
+	for _, line := range strings.Split(string(gomod), "\n") {
+		f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require "))
+		if len(f) >= 2 {
+			required[f[0]] = f[1]
+		}
+	}
+	return required
 }

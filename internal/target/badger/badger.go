@@ -45,23 +45,14 @@ type Store struct {
 // Options (Extra): memtable_bytes (default Badger's 64 MiB),
 // value_threshold (values at least this large go to the value log;
 // default Badger's 1 MiB), compression (snappy, the default, zstd or none).
-func Open(o kv.Options) (kv.Store, error) {
-	s, err := open(o)
-	if err != nil {
-		return nil, fmt.Errorf("badger: open %s: %w", o.Dir, err)
-	}
-	return s, nil
-}
+func Open(o kv.Options) (kv.Store, error) { return targetkit.Open("badger", o, open) }
 
 func open(o kv.Options) (*Store, error) {
 	eo, err := targetkit.EmbeddedOptions(o, optionNames)
 	if err != nil {
 		return nil, err
 	}
-	sync := eo.Sync
-	cacheBytes := eo.CacheBytes
-	cacheDesc := eo.CacheDesc
-	extra := eo.Extra
+	sync, cacheBytes, cacheDesc, extra := eo.Sync, eo.CacheBytes, eo.CacheDesc, eo.Extra
 	def := badger.DefaultOptions(o.Dir)
 	memtable, err := extra.Bytes("memtable_bytes", def.MemTableSize)
 	if err != nil {
@@ -151,18 +142,12 @@ func (s *Store) View(key []byte, fn func([]byte) error) error {
 
 // Put stores value under key in its own transaction.
 func (s *Store) Put(key, value []byte) error {
-	if err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(key, value) }); err != nil {
-		return fmt.Errorf("badger: put: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("badger: put", s.db.Update(func(txn *badger.Txn) error { return txn.Set(key, value) }))
 }
 
 // Delete removes key.
 func (s *Store) Delete(key []byte) error {
-	if err := s.db.Update(func(txn *badger.Txn) error { return txn.Delete(key) }); err != nil {
-		return fmt.Errorf("badger: delete: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("badger: delete", s.db.Update(func(txn *badger.Txn) error { return txn.Delete(key) }))
 }
 
 // NewBatch buffers writes and applies them in one update transaction, so
@@ -177,18 +162,9 @@ type batch struct {
 }
 
 func (b *batch) Commit() error {
-	err := b.s.db.Update(func(txn *badger.Txn) error {
-		return b.Each(func(del bool, k, v []byte) error {
-			if del {
-				return txn.Delete(k)
-			}
-			return txn.Set(k, v)
-		})
-	})
-	if err != nil {
-		return fmt.Errorf("badger: commit batch of %d: %w", b.Len(), err)
-	}
-	return nil
+	return b.Committed("badger", b.s.db.Update(func(txn *badger.Txn) error {
+		return b.Apply(txn.Set, txn.Delete)
+	}))
 }
 
 // Scan iterates [lower, upper) in one read transaction. Values are not
@@ -224,10 +200,7 @@ func (s *Store) Scan(lower, upper []byte, fn func(key, value []byte) bool) error
 
 // Sync fsyncs the write-ahead and value logs.
 func (s *Store) Sync() error {
-	if err := s.db.Sync(); err != nil {
-		return fmt.Errorf("badger: sync: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("badger: sync", s.db.Sync())
 }
 
 // Compact flattens the LSM tree into one level, then garbage-collects the
@@ -259,8 +232,5 @@ func (s *Store) Settings() map[string]string { return s.settings }
 
 // Close closes the database.
 func (s *Store) Close() error {
-	if err := s.db.Close(); err != nil {
-		return fmt.Errorf("badger: close: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("badger: close", s.db.Close())
 }

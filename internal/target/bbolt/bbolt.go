@@ -44,26 +44,14 @@ type Store struct {
 //
 // Options (Extra): freelist_type ("array", bbolt's default, or "map",
 // which etcd uses for large databases).
-func Open(o kv.Options) (kv.Store, error) {
-	s, err := open(o)
-	if err != nil {
-		return nil, fmt.Errorf("bbolt: open %s: %w", o.Dir, err)
-	}
-	return s, nil
-}
+func Open(o kv.Options) (kv.Store, error) { return targetkit.Open("bbolt", o, open) }
 
 func open(o kv.Options) (*Store, error) {
-	sync, err := targetkit.IsSync(o.Durability)
+	eo, err := targetkit.EmbeddedOptions(o, optionNames)
 	if err != nil {
 		return nil, err
 	}
-	if _, _, err := targetkit.CacheBytes(o); err != nil {
-		return nil, err
-	}
-	extra, err := targetkit.CheckExtra(o, optionNames)
-	if err != nil {
-		return nil, err
-	}
+	sync, extra := eo.Sync, eo.Extra
 	freelist, err := extra.Choice("freelist_type", "array", "array", "map")
 	if err != nil {
 		return nil, err
@@ -153,13 +141,9 @@ func (s *Store) Put(key, value []byte) error {
 
 // Delete removes key (bbolt ignores absent keys).
 func (s *Store) Delete(key []byte) error {
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	return targetkit.Wrap("bbolt: delete", s.db.Update(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucket).Delete(key)
-	})
-	if err != nil {
-		return fmt.Errorf("bbolt: delete: %w", err)
-	}
-	return nil
+	}))
 }
 
 // NewBatch buffers writes and applies them in one transaction.
@@ -171,19 +155,10 @@ type batch struct {
 }
 
 func (b *batch) Commit() error {
-	err := b.s.db.Update(func(tx *bolt.Tx) error {
+	return b.Committed("bbolt", b.s.db.Update(func(tx *bolt.Tx) error {
 		bk := tx.Bucket(bucket)
-		return b.Each(func(del bool, k, v []byte) error {
-			if del {
-				return bk.Delete(k)
-			}
-			return bk.Put(k, v)
-		})
-	})
-	if err != nil {
-		return fmt.Errorf("bbolt: commit batch of %d: %w", b.Len(), err)
-	}
-	return nil
+		return b.Apply(bk.Put, bk.Delete)
+	}))
 }
 
 // Scan iterates [lower, upper) with a cursor in one read transaction; fn
@@ -210,10 +185,7 @@ func (s *Store) Scan(lower, upper []byte, fn func(key, value []byte) bool) error
 
 // Sync fdatasyncs the database file (needed only with NoSync).
 func (s *Store) Sync() error {
-	if err := s.db.Sync(); err != nil {
-		return fmt.Errorf("bbolt: sync: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("bbolt: sync", s.db.Sync())
 }
 
 // Settings reports the configuration that matters for reading results.
@@ -221,8 +193,5 @@ func (s *Store) Settings() map[string]string { return s.settings }
 
 // Close closes the database.
 func (s *Store) Close() error {
-	if err := s.db.Close(); err != nil {
-		return fmt.Errorf("bbolt: close: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("bbolt: close", s.db.Close())
 }

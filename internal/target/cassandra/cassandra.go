@@ -35,7 +35,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -81,13 +80,7 @@ func init() {
 		DefaultNote: "Cassandra's default: commitlog_sync periodic, the commit log fsynced every 10 s",
 		Schemes:     []string{"cassandra"},
 		Provides:    target.Caps{target.KeyValue, target.Secondary, target.ClusteredRanges, target.Shared},
-		Open: func(o target.Options) (io.Closer, error) {
-			s, err := Open(o)
-			if err != nil {
-				return nil, err
-			}
-			return s, nil
-		},
+		Open:        targetkit.Closer(Open),
 	})
 	// The same client on a cluster storebench starts itself: N nodes on
 	// 127.0.0.1..127.0.0.N (internal/server/cassandra, cluster.go). An
@@ -160,11 +153,7 @@ type Store struct {
 // creating the keyspace (SimpleStrategy, replication factor 1) if it is
 // missing.
 func Open(o target.Options) (*Store, error) {
-	s, err := openNamed(o, optionNames)
-	if err != nil {
-		return nil, target.OpenError(name, o.URI, err)
-	}
-	return s, nil
+	return targetkit.OpenServer(name, o, func(o target.Options) (*Store, error) { return openNamed(o, optionNames) })
 }
 
 // openNamed opens the store; the caller wraps its error once
@@ -179,12 +168,9 @@ func open(o target.Options, known []string) (*Store, error) {
 		return nil, err
 	}
 	isSync, pool := sv.Sync, sv.Pool
-	u, err := url.Parse(o.URI)
+	u, err := targetkit.ParseURI(o.URI, "cassandra://")
 	if err != nil {
 		return nil, err
-	}
-	if u.Scheme != "cassandra" {
-		return nil, fmt.Errorf("scheme %q: want cassandra://", u.Scheme)
 	}
 	ks := strings.Trim(u.Path, "/")
 	if ks == "" {

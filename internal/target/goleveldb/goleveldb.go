@@ -48,53 +48,27 @@ type Store struct {
 // Options (Extra): bloom_bits_per_key (default 10; 0 disables the filter),
 // write_buffer_bytes (memtable size, default goleveldb's 4 MiB),
 // compression (snappy, the default, or none).
-func Open(o kv.Options) (kv.Store, error) {
-	s, err := open(o)
-	if err != nil {
-		return nil, fmt.Errorf("goleveldb: open %s: %w", o.Dir, err)
-	}
-	return s, nil
-}
+func Open(o kv.Options) (kv.Store, error) { return targetkit.Open("goleveldb", o, open) }
 
 func open(o kv.Options) (*Store, error) {
-	eo, err := targetkit.EmbeddedOptions(o, optionNames)
+	lo, err := targetkit.LSMOptions(o, optionNames, "write_buffer_bytes", int64(opt.DefaultWriteBuffer), "snappy", "none")
 	if err != nil {
 		return nil, err
 	}
-	sync := eo.Sync
-	cacheBytes := eo.CacheBytes
-	cacheDesc := eo.CacheDesc
-	extra := eo.Extra
-	bits, err := extra.Int("bloom_bits_per_key", 10)
-	if err != nil {
-		return nil, err
-	}
-	writeBuffer, err := extra.Bytes("write_buffer_bytes", int64(opt.DefaultWriteBuffer))
-	if err != nil {
-		return nil, err
-	}
-	compName, err := extra.Choice("compression", "snappy", "snappy", "none")
-	if err != nil {
-		return nil, err
-	}
-	if err := targetkit.PrepareDir(o.Dir); err != nil {
-		return nil, err
-	}
+	sync, bits, writeBuffer, compName := lo.Sync, lo.BloomBits, lo.Memtable, lo.Compression
 	opts := &opt.Options{
-		BlockCacheCapacity: int(cacheBytes),
+		BlockCacheCapacity: int(lo.CacheBytes),
 		WriteBuffer:        int(writeBuffer),
 		Compression:        opt.SnappyCompression,
 	}
 	if compName == "none" {
 		opts.Compression = opt.NoCompression
 	}
-	bloomDesc := "none"
 	if bits > 0 {
 		// Like Pebble, goleveldb ships without a filter; LevelDB's own
 		// documentation recommends a 10 bits/key Bloom filter, which keeps
 		// reads of absent keys from touching every level.
 		opts.Filter = filter.NewBloomFilter(bits)
-		bloomDesc = fmt.Sprintf("%d bits/key", bits)
 	}
 	db, err := leveldb.OpenFile(o.Dir, opts)
 	if err != nil {
@@ -106,8 +80,8 @@ func open(o kv.Options) (*Store, error) {
 		wo:  &opt.WriteOptions{Sync: sync},
 		settings: map[string]string{
 			"durability":   targetkit.DurabilitySetting(sync),
-			"cache":        cacheDesc + " block cache (LRU)",
-			"bloom_filter": bloomDesc,
+			"cache":        lo.CacheDesc + " block cache (LRU)",
+			"bloom_filter": lo.BloomDesc(),
 			"compression":  compName,
 			"memtable":     targetkit.FormatBytes(writeBuffer),
 		},
@@ -132,18 +106,12 @@ func (s *Store) Get(key []byte) ([]byte, error) {
 
 // Put stores value under key.
 func (s *Store) Put(key, value []byte) error {
-	if err := s.db.Put(key, value, s.wo); err != nil {
-		return fmt.Errorf("goleveldb: put: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("goleveldb: put", s.db.Put(key, value, s.wo))
 }
 
 // Delete removes key.
 func (s *Store) Delete(key []byte) error {
-	if err := s.db.Delete(key, s.wo); err != nil {
-		return fmt.Errorf("goleveldb: delete: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("goleveldb: delete", s.db.Delete(key, s.wo))
 }
 
 // NewBatch starts a goleveldb batch (it copies keys and values).
@@ -174,10 +142,7 @@ func (s *Store) Scan(lower, upper []byte, fn func(key, value []byte) bool) error
 		}
 	}
 	it.Release()
-	if err := it.Error(); err != nil {
-		return fmt.Errorf("goleveldb: scan: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("goleveldb: scan", it.Error())
 }
 
 // Sync makes earlier unsynced writes durable.
@@ -188,18 +153,12 @@ func (s *Store) Scan(lower, upper []byte, fn func(key, value []byte) bool) error
 // directory makes all of them durable; tables and the manifest are always
 // fsynced by goleveldb itself.
 func (s *Store) Sync() error {
-	if err := targetkit.SyncFiles(s.dir, ".log"); err != nil {
-		return fmt.Errorf("goleveldb: sync: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("goleveldb: sync", targetkit.SyncFiles(s.dir, ".log"))
 }
 
 // Compact compacts the whole key range.
 func (s *Store) Compact() error {
-	if err := s.db.CompactRange(util.Range{}); err != nil {
-		return fmt.Errorf("goleveldb: compact: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("goleveldb: compact", s.db.CompactRange(util.Range{}))
 }
 
 // Settings reports the configuration that matters for reading results.
@@ -207,8 +166,5 @@ func (s *Store) Settings() map[string]string { return s.settings }
 
 // Close closes the database.
 func (s *Store) Close() error {
-	if err := s.db.Close(); err != nil {
-		return fmt.Errorf("goleveldb: close: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("goleveldb: close", s.db.Close())
 }

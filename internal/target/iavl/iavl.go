@@ -102,24 +102,14 @@ type Store struct {
 // 781250, the Cosmos SDK default), fast_storage (IAVL's key -> value
 // index for reads of the latest version: true, the Cosmos SDK default, or
 // false), write_buffer_bytes (LevelDB memtable, default 4 MiB).
-func Open(o target.Options) (*Store, error) {
-	s, err := open(o)
-	if err != nil {
-		return nil, fmt.Errorf("iavl: open %s: %w", o.Dir, err)
-	}
-	return s, nil
-}
+func Open(o target.Options) (*Store, error) { return targetkit.OpenIn("iavl", o.Dir, o, open) }
 
 func open(o target.Options) (*Store, error) {
-	ko := kv.Options{Dir: o.Dir, Durability: o.Durability, CacheBytes: o.CacheBytes, Extra: o.Extra}
-	eo, err := targetkit.EmbeddedOptions(ko, optionNames)
+	eo, err := targetkit.TargetOptions(o, optionNames)
 	if err != nil {
 		return nil, err
 	}
-	sync := eo.Sync
-	cacheBytes := eo.CacheBytes
-	cacheDesc := eo.CacheDesc
-	extra := eo.Extra
+	sync, cacheBytes, cacheDesc, extra := eo.Sync, eo.CacheBytes, eo.CacheDesc, eo.Extra
 	nodeCache, err := extra.Int("node_cache_nodes", defaultNodeCache)
 	if err != nil {
 		return nil, err
@@ -225,24 +215,18 @@ func (s *Store) Set(key, value []byte) error {
 	if value == nil {
 		value = []byte{} // IAVL refuses nil values
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, err := s.tree.Set(bytes.Clone(key), bytes.Clone(value)); err != nil {
-		return fmt.Errorf("iavl: set: %w", err)
-	}
-	s.dirty = true
-	return nil
+	return targetkit.Stage(&s.mu, &s.dirty, "iavl: set", func() error {
+		_, err := s.tree.Set(bytes.Clone(key), bytes.Clone(value))
+		return err
+	})
 }
 
 // Delete stages the removal of key; an absent key is no error.
 func (s *Store) Delete(key []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, _, err := s.tree.Remove(key); err != nil {
-		return fmt.Errorf("iavl: delete: %w", err)
-	}
-	s.dirty = true
-	return nil
+	return targetkit.Stage(&s.mu, &s.dirty, "iavl: delete", func() error {
+		_, _, err := s.tree.Remove(key)
+		return err
+	})
 }
 
 // Commit saves the block as a new version and returns its root hash.
@@ -276,10 +260,7 @@ func (s *Store) Version() int64 { return s.tree.Version() }
 // Sync makes every saved version durable (the worker calls it before
 // measuring disk use): it fsyncs LevelDB's journals.
 func (s *Store) Sync() error {
-	if err := targetkit.SyncFiles(s.dir, ".log"); err != nil {
-		return fmt.Errorf("iavl: sync: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("iavl: sync", targetkit.SyncFiles(s.dir, ".log"))
 }
 
 // GetWithProof returns the value of key in the last saved version with an
@@ -325,19 +306,5 @@ func (s *Store) Settings() map[string]string { return s.settings }
 // Close closes the tree and LevelDB; staged writes of an uncommitted block
 // are dropped.
 func (s *Store) Close() error {
-	var err error
-	if s.tree != nil {
-		err = s.tree.Close()
-		s.tree = nil
-	}
-	if s.db != nil {
-		if cerr := s.db.Close(); err == nil {
-			err = cerr
-		}
-		s.db = nil
-	}
-	if err != nil {
-		return fmt.Errorf("iavl: close: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("iavl: close", targetkit.FirstError(targetkit.Release(&s.tree), targetkit.Release(&s.db)))
 }

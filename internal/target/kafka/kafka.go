@@ -14,9 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/url"
 	"strings"
 	"time"
 
@@ -45,13 +43,7 @@ func init() {
 		Server:   "kafka",
 		Schemes:  []string{"kafka"},
 		Provides: target.Caps{target.Log},
-		Open: func(o target.Options) (io.Closer, error) {
-			s, err := Open(o)
-			if err != nil {
-				return nil, err
-			}
-			return s, nil
-		},
+		Open:     targetkit.Closer(Open),
 	})
 }
 
@@ -66,13 +58,7 @@ var _ conn.Kafka = (*Store)(nil)
 
 // Open checks that a broker of o.URI (kafka://host:port[,host:port...])
 // answers.
-func Open(o target.Options) (*Store, error) {
-	s, err := open(o)
-	if err != nil {
-		return nil, target.OpenError(name, o.URI, err)
-	}
-	return s, nil
-}
+func Open(o target.Options) (*Store, error) { return targetkit.OpenServer(name, o, open) }
 
 func open(o target.Options) (*Store, error) {
 	if _, err := targetkit.IsSync(o.Durability); err != nil {
@@ -120,12 +106,9 @@ func open(o target.Options) (*Store, error) {
 // Brokers are the host:port addresses a kafka:// URI names (a list
 // separated by commas; port 9092 where none is given).
 func Brokers(uri string) ([]string, error) {
-	u, err := url.Parse(uri)
+	u, err := targetkit.ParseURI(uri, "kafka://host:port")
 	if err != nil {
 		return nil, err
-	}
-	if u.Scheme != "kafka" {
-		return nil, fmt.Errorf("scheme %q: want kafka://host:port", u.Scheme)
 	}
 	if u.User != nil {
 		return nil, errors.New("credentials given, but storebench's Kafka client speaks PLAINTEXT without SASL")

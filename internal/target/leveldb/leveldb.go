@@ -51,44 +51,20 @@ type Store struct {
 // Options (Extra): bloom_bits_per_key (default 10; 0 disables the filter),
 // write_buffer_bytes (memtable size, default LevelDB's 4 MiB),
 // compression (snappy, the default, or none).
-func Open(o kv.Options) (kv.Store, error) {
-	s, err := open(o)
-	if err != nil {
-		return nil, fmt.Errorf("leveldb: open %s: %w", o.Dir, err)
-	}
-	return s, nil
-}
+func Open(o kv.Options) (kv.Store, error) { return targetkit.Open("leveldb", o, open) }
 
 func open(o kv.Options) (*Store, error) {
-	eo, err := targetkit.EmbeddedOptions(o, optionNames)
+	lo, err := targetkit.LSMOptions(o, optionNames, "write_buffer_bytes", 4<<20, "snappy", "none")
 	if err != nil {
 		return nil, err
 	}
-	sync := eo.Sync
-	cacheBytes := eo.CacheBytes
-	cacheDesc := eo.CacheDesc
-	extra := eo.Extra
-	bits, err := extra.Int("bloom_bits_per_key", 10)
-	if err != nil {
-		return nil, err
-	}
-	writeBuffer, err := extra.Bytes("write_buffer_bytes", 4<<20)
-	if err != nil {
-		return nil, err
-	}
-	compName, err := extra.Choice("compression", "snappy", "snappy", "none")
-	if err != nil {
-		return nil, err
-	}
-	if err := targetkit.PrepareDir(o.Dir); err != nil {
-		return nil, err
-	}
+	sync, bits, writeBuffer, compName := lo.Sync, lo.BloomBits, lo.Memtable, lo.Compression
 
 	s := &Store{dir: o.Dir, opts: levigo.NewOptions()}
 	s.opts.SetCreateIfMissing(true)
 	// LevelDB's default cache is 8 MiB; an explicit LRU cache makes it the
 	// same size as every other engine's.
-	s.cache = levigo.NewLRUCache(int(cacheBytes))
+	s.cache = levigo.NewLRUCache(int(lo.CacheBytes))
 	s.opts.SetCache(s.cache)
 	s.opts.SetWriteBufferSize(int(writeBuffer))
 	if compName == "none" {
@@ -96,13 +72,11 @@ func open(o kv.Options) (*Store, error) {
 	} else {
 		s.opts.SetCompression(levigo.SnappyCompression)
 	}
-	bloomDesc := "none"
 	if bits > 0 {
 		// LevelDB has no filter unless asked; its documentation recommends
 		// 10 bits/key so that reads of absent keys skip most tables.
 		s.filter = levigo.NewBloomFilter(bits)
 		s.opts.SetFilterPolicy(s.filter)
-		bloomDesc = fmt.Sprintf("%d bits/key", bits)
 	}
 	s.ro = levigo.NewReadOptions()
 	s.wo = levigo.NewWriteOptions()
@@ -116,8 +90,8 @@ func open(o kv.Options) (*Store, error) {
 	s.db = db
 	s.settings = map[string]string{
 		"durability":   targetkit.DurabilitySetting(sync),
-		"cache":        cacheDesc + " block cache (LRU)",
-		"bloom_filter": bloomDesc,
+		"cache":        lo.CacheDesc + " block cache (LRU)",
+		"bloom_filter": lo.BloomDesc(),
 		"compression":  compName,
 		"memtable":     targetkit.FormatBytes(writeBuffer),
 	}
@@ -157,18 +131,12 @@ func (s *Store) Get(key []byte) ([]byte, error) {
 
 // Put stores value under key.
 func (s *Store) Put(key, value []byte) error {
-	if err := s.db.Put(s.wo, key, value); err != nil {
-		return fmt.Errorf("leveldb: put: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("leveldb: put", s.db.Put(s.wo, key, value))
 }
 
 // Delete removes key.
 func (s *Store) Delete(key []byte) error {
-	if err := s.db.Delete(s.wo, key); err != nil {
-		return fmt.Errorf("leveldb: delete: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("leveldb: delete", s.db.Delete(s.wo, key))
 }
 
 // NewBatch buffers writes in Go; the C batch is built only in Commit, so a
@@ -183,18 +151,8 @@ type batch struct {
 func (b *batch) Commit() error {
 	wb := levigo.NewWriteBatch()
 	defer wb.Close()
-	_ = b.Each(func(del bool, k, v []byte) error {
-		if del {
-			wb.Delete(k)
-		} else {
-			wb.Put(k, v)
-		}
-		return nil
-	})
-	if err := b.s.db.Write(b.s.wo, wb); err != nil {
-		return fmt.Errorf("leveldb: commit batch of %d: %w", b.Len(), err)
-	}
-	return nil
+	b.Fill(wb)
+	return b.Committed("leveldb", b.s.db.Write(b.s.wo, wb))
 }
 
 // Scan iterates [lower, upper) over an implicit snapshot.
@@ -225,20 +183,14 @@ func (s *Store) Scan(lower, upper []byte, fn func(key, value []byte) bool) error
 			break
 		}
 	}
-	if err := it.GetError(); err != nil {
-		return fmt.Errorf("leveldb: scan: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("leveldb: scan", it.GetError())
 }
 
 // Sync makes earlier unsynced writes durable by fsyncing the journal files
 // (LevelDB hands every write to the OS before returning; see
 // targetkit.SyncFiles).
 func (s *Store) Sync() error {
-	if err := targetkit.SyncFiles(s.dir, ".log"); err != nil {
-		return fmt.Errorf("leveldb: sync: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("leveldb: sync", targetkit.SyncFiles(s.dir, ".log"))
 }
 
 // Compact compacts the whole key range.

@@ -47,26 +47,14 @@ type Store struct {
 // Options (Extra): map_size (default 64 GiB of address space),
 // no_readahead ("true" sets MDB_NORDAHEAD, which helps random reads of a
 // database larger than RAM; default "false", LMDB's default).
-func Open(o kv.Options) (kv.Store, error) {
-	s, err := open(o)
-	if err != nil {
-		return nil, fmt.Errorf("lmdb: open %s: %w", o.Dir, err)
-	}
-	return s, nil
-}
+func Open(o kv.Options) (kv.Store, error) { return targetkit.Open("lmdb", o, open) }
 
 func open(o kv.Options) (*Store, error) {
-	sync, err := targetkit.IsSync(o.Durability)
+	eo, err := targetkit.EmbeddedOptions(o, optionNames)
 	if err != nil {
 		return nil, err
 	}
-	if _, _, err := targetkit.CacheBytes(o); err != nil {
-		return nil, err
-	}
-	extra, err := targetkit.CheckExtra(o, optionNames)
-	if err != nil {
-		return nil, err
-	}
+	sync, extra := eo.Sync, eo.Extra
 	mapSize, err := extra.Bytes("map_size", defaultMapSize)
 	if err != nil {
 		return nil, err
@@ -172,13 +160,9 @@ func (s *Store) Put(key, value []byte) error {
 
 // Delete removes key.
 func (s *Store) Delete(key []byte) error {
-	err := s.env.Update(func(txn *lmdb.Txn) error {
+	return targetkit.Wrap("lmdb: delete", s.env.Update(func(txn *lmdb.Txn) error {
 		return del(txn, s.dbi, key)
-	})
-	if err != nil {
-		return fmt.Errorf("lmdb: delete: %w", err)
-	}
-	return nil
+	}))
 }
 
 func del(txn *lmdb.Txn, dbi lmdb.DBI, key []byte) error {
@@ -197,18 +181,10 @@ type batch struct {
 }
 
 func (b *batch) Commit() error {
-	err := b.s.env.Update(func(txn *lmdb.Txn) error {
-		return b.Each(func(isDel bool, k, v []byte) error {
-			if isDel {
-				return del(txn, b.s.dbi, k)
-			}
-			return txn.Put(b.s.dbi, k, v, 0)
-		})
-	})
-	if err != nil {
-		return fmt.Errorf("lmdb: commit batch of %d: %w", b.Len(), err)
-	}
-	return nil
+	return b.Committed("lmdb", b.s.env.Update(func(txn *lmdb.Txn) error {
+		return b.Apply(func(k, v []byte) error { return txn.Put(b.s.dbi, k, v, 0) },
+			func(k []byte) error { return del(txn, b.s.dbi, k) })
+	}))
 }
 
 // Scan iterates [lower, upper) with a cursor in one read transaction; fn
@@ -248,10 +224,7 @@ func (s *Store) Scan(lower, upper []byte, fn func(key, value []byte) bool) error
 
 // Sync flushes the map to disk (needed only with MDB_NOSYNC).
 func (s *Store) Sync() error {
-	if err := s.env.Sync(true); err != nil {
-		return fmt.Errorf("lmdb: sync: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("lmdb: sync", s.env.Sync(true))
 }
 
 // Settings reports the configuration that matters for reading results.
@@ -259,8 +232,5 @@ func (s *Store) Settings() map[string]string { return s.settings }
 
 // Close closes the environment.
 func (s *Store) Close() error {
-	if err := s.env.Close(); err != nil {
-		return fmt.Errorf("lmdb: close: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("lmdb: close", s.env.Close())
 }

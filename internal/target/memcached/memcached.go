@@ -17,9 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/url"
 	"time"
 
 	"github.com/bradfitz/gomemcache/memcache"
@@ -55,13 +53,7 @@ func init() {
 		// memcached takes no credentials: whatever stands there was meant as one.
 		LoneUserSecret: []string{"memcached"},
 		Provides:       target.Caps{target.KeyValue, target.Pipeline},
-		Open: func(o target.Options) (io.Closer, error) {
-			s, err := Open(o)
-			if err != nil {
-				return nil, err
-			}
-			return s, nil
-		},
+		Open:           targetkit.Closer(Open),
 	})
 }
 
@@ -80,13 +72,7 @@ type Store struct {
 
 // Open connects to o.URI (memcached://host:port) and checks that the
 // server answers.
-func Open(o target.Options) (*Store, error) {
-	s, err := open(o)
-	if err != nil {
-		return nil, target.OpenError(name, o.URI, err)
-	}
-	return s, nil
-}
+func Open(o target.Options) (*Store, error) { return targetkit.OpenServer(name, o, open) }
 
 func open(o target.Options) (*Store, error) {
 	sv, err := targetkit.ServerOptions(o.Durability, o.Extra, o.URI, optionNames, max(defaultPool, o.Concurrency), "memcached://host:port")
@@ -94,12 +80,9 @@ func open(o target.Options) (*Store, error) {
 		return nil, err
 	}
 	isSync, pool := sv.Sync, sv.Pool
-	u, err := url.Parse(o.URI)
+	u, err := targetkit.ParseURI(o.URI, "memcached://")
 	if err != nil {
 		return nil, err
-	}
-	if u.Scheme != "memcached" {
-		return nil, fmt.Errorf("scheme %q: want memcached://", u.Scheme)
 	}
 	if u.User != nil {
 		return nil, errors.New("credentials given, but the text protocol has no authentication (SASL needs the binary protocol)")

@@ -9,6 +9,7 @@ import (
 	"storebench/internal/evloop"
 	"storebench/internal/target"
 	"storebench/internal/target/internal/rtconn"
+	"storebench/internal/target/internal/targetkit"
 )
 
 // The setget workload (memcslap/redis-benchmark shaped): a connection of
@@ -188,13 +189,9 @@ func (s *session) Close() error {
 // each pipeline's sets or gets are written by Request (the same requests
 // as Set and Get) and every reply parsed in full by Reply.
 func (s *session) Events(name string, p target.PipelinePlan) (evloop.Conn, error) {
-	nc, err := s.c.Take()
+	fd, err := targetkit.TakeDetached("memcached: "+name, s.c.Take)
 	if err != nil {
-		return evloop.Conn{}, fmt.Errorf("memcached: %s: %w", name, err)
-	}
-	fd, err := evloop.Detach(nc)
-	if err != nil {
-		return evloop.Conn{}, fmt.Errorf("memcached: %s: %w", name, err)
+		return evloop.Conn{}, err
 	}
 	s.fd = fd
 	return evloop.Conn{Fd: fd, Name: "memcached " + name, Session: &events{p: p}}, nil

@@ -5,7 +5,6 @@ package moeingads
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -77,23 +76,14 @@ type Store struct {
 // Options (Extra): root_cache (off, the default as in MoeingADS's
 // benchmarks, or on: the RootStore keeps written values in its
 // write-through cache of up to 1M entries per shard).
-func Open(o target.Options) (*Store, error) {
-	s, err := open(o)
-	if err != nil {
-		return nil, fmt.Errorf("moeingads: open %s: %w", o.Dir, err)
-	}
-	return s, nil
-}
+func Open(o target.Options) (*Store, error) { return targetkit.OpenIn("moeingads", o.Dir, o, open) }
 
 func open(o target.Options) (*Store, error) {
-	ko := kv.Options{Dir: o.Dir, Durability: o.Durability, CacheBytes: o.CacheBytes, Extra: o.Extra}
-	eo, err := targetkit.EmbeddedOptions(ko, optionNames)
+	eo, err := targetkit.TargetOptions(o, optionNames)
 	if err != nil {
 		return nil, err
 	}
-	sync := eo.Sync
-	cacheDesc := eo.CacheDesc
-	extra := eo.Extra
+	sync, cacheDesc, extra := eo.Sync, eo.CacheDesc, eo.Extra
 	rootCache, err := extra.Choice("root_cache", "off", "off", "on")
 	if err != nil {
 		return nil, err

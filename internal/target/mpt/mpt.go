@@ -84,24 +84,14 @@ type Store struct {
 // Options (Extra): write_buffer_bytes (LevelDB memtable, default 4 MiB as
 // for the goleveldb target), clean_cache_bytes (triedb's cache of clean
 // trie nodes, default 0: disabled, geth's library default).
-func Open(o target.Options) (*Store, error) {
-	s, err := open(o)
-	if err != nil {
-		return nil, fmt.Errorf("mpt: open %s: %w", o.Dir, err)
-	}
-	return s, nil
-}
+func Open(o target.Options) (*Store, error) { return targetkit.OpenIn("mpt", o.Dir, o, open) }
 
 func open(o target.Options) (*Store, error) {
-	ko := kv.Options{Dir: o.Dir, Durability: o.Durability, CacheBytes: o.CacheBytes, Extra: o.Extra}
-	eo, err := targetkit.EmbeddedOptions(ko, optionNames)
+	eo, err := targetkit.TargetOptions(o, optionNames)
 	if err != nil {
 		return nil, err
 	}
-	sync := eo.Sync
-	cacheBytes := eo.CacheBytes
-	cacheDesc := eo.CacheDesc
-	extra := eo.Extra
+	sync, cacheBytes, cacheDesc, extra := eo.Sync, eo.CacheBytes, eo.CacheDesc, eo.Extra
 	writeBuffer, err := extra.Bytes("write_buffer_bytes", int64(opt.DefaultWriteBuffer))
 	if err != nil {
 		return nil, err
@@ -217,24 +207,12 @@ func (s *Store) Get(key []byte) ([]byte, error) {
 // slice, so it gets a copy. An empty value deletes the key (an MPT cannot
 // hold empty values); the ADS workloads write 32-byte values.
 func (s *Store) Set(key, value []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.tr.Update(key, bytes.Clone(value)); err != nil {
-		return fmt.Errorf("mpt: set: %w", err)
-	}
-	s.dirty = true
-	return nil
+	return targetkit.Stage(&s.mu, &s.dirty, "mpt: set", func() error { return s.tr.Update(key, bytes.Clone(value)) })
 }
 
 // Delete stages the removal of key; an absent key is no error.
 func (s *Store) Delete(key []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.tr.Delete(key); err != nil {
-		return fmt.Errorf("mpt: delete: %w", err)
-	}
-	s.dirty = true
-	return nil
+	return targetkit.Stage(&s.mu, &s.dirty, "mpt: delete", func() error { return s.tr.Delete(key) })
 }
 
 // Commit hashes the block's changes into a new root, writes the new nodes
@@ -279,10 +257,7 @@ func (s *Store) Version() int64 { return s.version }
 // Sync makes every committed block durable (the worker calls it before
 // measuring disk use).
 func (s *Store) Sync() error {
-	if err := targetkit.SyncFiles(s.dir, ".log"); err != nil {
-		return fmt.Errorf("mpt: sync: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("mpt: sync", targetkit.SyncFiles(s.dir, ".log"))
 }
 
 // GetWithProof returns the committed value of key with the trie nodes on
@@ -332,21 +307,7 @@ func (s *Store) Settings() map[string]string { return s.settings }
 // Close releases the trie database and LevelDB; staged writes of an
 // uncommitted block are dropped.
 func (s *Store) Close() error {
-	var err error
-	if s.tdb != nil {
-		err = s.tdb.Close()
-		s.tdb = nil
-	}
-	if s.disk != nil {
-		if cerr := s.disk.Close(); err == nil {
-			err = cerr
-		}
-		s.disk = nil
-	}
-	if err != nil {
-		return fmt.Errorf("mpt: close: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("mpt: close", targetkit.FirstError(targetkit.Release(&s.tdb), targetkit.Release(&s.disk)))
 }
 
 var _ ethdb.KeyValueWriter = (*proofNodes)(nil)

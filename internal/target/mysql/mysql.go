@@ -28,9 +28,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -63,13 +61,7 @@ func init() {
 		Server:      "mariadb",
 		Schemes:     []string{"mysql"},
 		Provides:    target.Caps{target.KeyValue, target.OrderedScan, target.Secondary, target.SQL, target.Shared},
-		Open: func(o target.Options) (io.Closer, error) {
-			s, err := Open(o)
-			if err != nil {
-				return nil, err
-			}
-			return s, nil
-		},
+		Open:        targetkit.Closer(Open),
 	})
 }
 
@@ -99,23 +91,14 @@ func (quietLogger) Print(...any) {}
 // Open connects to o.URI (mysql://user[:password]@host:port/db; the
 // database, storebench by default, is created if missing) and creates the
 // ledger tables if they are missing.
-func Open(o target.Options) (*Store, error) {
-	s, err := open(o)
-	if err != nil {
-		return nil, target.OpenError(name, o.URI, err)
-	}
-	return s, nil
-}
+func Open(o target.Options) (*Store, error) { return targetkit.OpenServer(name, o, open) }
 
 // config turns a mysql:// URI into the driver's configuration (never into
 // a DSN string, which would carry the password around).
 func config(uri string) (*mysql.Config, error) {
-	u, err := url.Parse(uri)
+	u, err := targetkit.ParseURI(uri, "mysql://")
 	if err != nil {
 		return nil, err
-	}
-	if u.Scheme != "mysql" {
-		return nil, fmt.Errorf("scheme %q: want mysql://", u.Scheme)
 	}
 	cfg := mysql.NewConfig()
 	if u.User != nil {

@@ -47,45 +47,21 @@ type Store struct {
 // Options (Extra): bloom_bits_per_key (default 10; 0 disables the filter),
 // memtable_bytes (default Pebble's 4 MiB), compression (snappy, the
 // default, zstd or none).
-func Open(o kv.Options) (kv.Store, error) {
-	s, err := open(o)
-	if err != nil {
-		return nil, fmt.Errorf("pebble: open %s: %w", o.Dir, err)
-	}
-	return s, nil
-}
+func Open(o kv.Options) (kv.Store, error) { return targetkit.Open("pebble", o, open) }
 
 func open(o kv.Options) (*Store, error) {
-	eo, err := targetkit.EmbeddedOptions(o, optionNames)
+	lo, err := targetkit.LSMOptions(o, optionNames, "memtable_bytes", 4<<20, "snappy", "zstd", "none")
 	if err != nil {
 		return nil, err
 	}
-	sync := eo.Sync
-	cacheBytes := eo.CacheBytes
-	cacheDesc := eo.CacheDesc
-	extra := eo.Extra
-	bits, err := extra.Int("bloom_bits_per_key", 10)
-	if err != nil {
-		return nil, err
-	}
-	memtable, err := extra.Bytes("memtable_bytes", 4<<20)
-	if err != nil {
-		return nil, err
-	}
-	compName, err := extra.Choice("compression", "snappy", "snappy", "zstd", "none")
-	if err != nil {
-		return nil, err
-	}
+	sync, bits, memtable, compName := lo.Sync, lo.BloomBits, lo.Memtable, lo.Compression
 	comp := map[string]pebble.Compression{
 		"snappy": pebble.SnappyCompression,
 		"zstd":   pebble.ZstdCompression,
 		"none":   pebble.NoCompression,
 	}[compName]
-	if err := targetkit.PrepareDir(o.Dir); err != nil {
-		return nil, err
-	}
 
-	cache := pebble.NewCache(cacheBytes)
+	cache := pebble.NewCache(lo.CacheBytes)
 	opts := &pebble.Options{
 		Cache:        cache,
 		MemTableSize: uint64(memtable),
@@ -94,10 +70,6 @@ func open(o kv.Options) (*Store, error) {
 		FormatMajorVersion: pebble.FormatNewest,
 		Logger:             quietLogger{},
 		Levels:             make([]pebble.LevelOptions, 7),
-	}
-	bloomDesc := "none"
-	if bits > 0 {
-		bloomDesc = fmt.Sprintf("%d bits/key", bits)
 	}
 	setLevels(opts.Levels, bits, comp)
 	db, err := pebble.Open(o.Dir, opts)
@@ -115,8 +87,8 @@ func open(o kv.Options) (*Store, error) {
 		wo:    wo,
 		settings: map[string]string{
 			"durability":   targetkit.DurabilitySetting(sync),
-			"cache":        cacheDesc + " block cache",
-			"bloom_filter": bloomDesc,
+			"cache":        lo.CacheDesc + " block cache",
+			"bloom_filter": lo.BloomDesc(),
 			"compression":  compName,
 			"memtable":     targetkit.FormatBytes(memtable),
 			"format":       "FormatNewest (" + strconv.Itoa(int(pebble.FormatNewest)) + ")",
@@ -179,26 +151,17 @@ func (s *Store) View(key []byte, fn func([]byte) error) error {
 
 // Put stores value under key.
 func (s *Store) Put(key, value []byte) error {
-	if err := s.db.Set(key, value, s.wo); err != nil {
-		return fmt.Errorf("pebble: put: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("pebble: put", s.db.Set(key, value, s.wo))
 }
 
 // Delete removes key.
 func (s *Store) Delete(key []byte) error {
-	if err := s.db.Delete(key, s.wo); err != nil {
-		return fmt.Errorf("pebble: delete: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("pebble: delete", s.db.Delete(key, s.wo))
 }
 
 // DeleteRange implements kv.RangeDeleter: one range tombstone.
 func (s *Store) DeleteRange(start, end []byte) error {
-	if err := s.db.DeleteRange(start, end, s.wo); err != nil {
-		return fmt.Errorf("pebble: delete range: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("pebble: delete range", s.db.DeleteRange(start, end, s.wo))
 }
 
 // NewBatch starts a Pebble write batch (it copies keys and values).
@@ -241,19 +204,13 @@ func (s *Store) Scan(lower, upper []byte, fn func(key, value []byte) bool) error
 			break
 		}
 	}
-	if err := it.Close(); err != nil {
-		return fmt.Errorf("pebble: scan: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("pebble: scan", it.Close())
 }
 
 // Sync makes earlier NoSync writes durable: LogData with pebble.Sync
 // fsyncs the WAL, which holds every write before it.
 func (s *Store) Sync() error {
-	if err := s.db.LogData(nil, pebble.Sync); err != nil {
-		return fmt.Errorf("pebble: sync: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("pebble: sync", s.db.LogData(nil, pebble.Sync))
 }
 
 // Compact compacts the whole key range, from the first key to just past
@@ -275,10 +232,7 @@ func (s *Store) Compact() error {
 	if first == nil {
 		return nil
 	}
-	if err := s.db.Compact(first, last, true); err != nil {
-		return fmt.Errorf("pebble: compact: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("pebble: compact", s.db.Compact(first, last, true))
 }
 
 // Settings reports the configuration that matters for reading results.

@@ -27,7 +27,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -65,13 +64,7 @@ func init() {
 		ManagedClients: managedClients,
 		Schemes:        []string{"postgres", "postgresql"},
 		Provides:       target.Caps{target.KeyValue, target.OrderedScan, target.Secondary, target.SQL, target.DocumentStore, target.SQLArrays, target.Shared},
-		Open: func(o target.Options) (io.Closer, error) {
-			s, err := Open(o)
-			if err != nil {
-				return nil, err
-			}
-			return s, nil
-		},
+		Open:           targetkit.Closer(Open),
 	})
 }
 
@@ -86,13 +79,7 @@ type Store struct {
 
 // Open connects to o.URI (postgres://user[:password]@host:port/db) and
 // creates the ledger tables if they are missing.
-func Open(o target.Options) (*Store, error) {
-	s, err := open(o)
-	if err != nil {
-		return nil, target.OpenError(name, o.URI, err)
-	}
-	return s, nil
-}
+func Open(o target.Options) (*Store, error) { return targetkit.OpenServer(name, o, open) }
 
 func open(o target.Options) (*Store, error) {
 	sv, err := targetkit.ServerOptions(o.Durability, o.Extra, o.URI, optionNames, max(defaultPool, o.Concurrency), "postgres://user@host:port/db")

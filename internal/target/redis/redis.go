@@ -25,7 +25,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -71,13 +70,7 @@ func init() {
 		// redis://PASSWORD@host: an old Redis habit (no users before 6).
 		LoneUserSecret: []string{"redis", "rediss"},
 		Provides:       target.Caps{target.KeyValue, target.Secondary, target.Pipeline, target.SortedSets, target.Shared},
-		Open: func(o target.Options) (io.Closer, error) {
-			s, err := Open(o)
-			if err != nil {
-				return nil, err
-			}
-			return s, nil
-		},
+		Open:           targetkit.Closer(Open),
 	})
 }
 

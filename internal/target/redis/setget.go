@@ -6,6 +6,7 @@ import (
 
 	"storebench/internal/evloop"
 	"storebench/internal/target"
+	"storebench/internal/target/internal/targetkit"
 	"storebench/internal/target/redis/resp"
 )
 
@@ -37,13 +38,9 @@ type session struct {
 // and on its database) goes to an event loop; each pipeline's SETs or
 // GETs are written by Request and every reply parsed by Reply.
 func (s *session) Events(name string, p target.PipelinePlan) (evloop.Conn, error) {
-	nc, err := s.Conn.Take()
+	fd, err := targetkit.TakeDetached("redis: "+name, s.Conn.Take)
 	if err != nil {
-		return evloop.Conn{}, fmt.Errorf("redis: %s: %w", name, err)
-	}
-	fd, err := evloop.Detach(nc)
-	if err != nil {
-		return evloop.Conn{}, fmt.Errorf("redis: %s: %w", name, err)
+		return evloop.Conn{}, err
 	}
 	s.fd = fd
 	return evloop.Conn{Fd: fd, Name: "redis " + name, Session: &events{p: p}}, nil

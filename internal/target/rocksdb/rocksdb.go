@@ -54,51 +54,25 @@ var compressions = map[string]grocksdb.CompressionType{
 // Options (Extra): bloom_bits_per_key (default 10; 0 disables the filter),
 // write_buffer_bytes (memtable size, default RocksDB's 64 MiB),
 // compression (snappy, the default, lz4, zstd or none).
-func Open(o kv.Options) (kv.Store, error) {
-	s, err := open(o)
-	if err != nil {
-		return nil, fmt.Errorf("rocksdb: open %s: %w", o.Dir, err)
-	}
-	return s, nil
-}
+func Open(o kv.Options) (kv.Store, error) { return targetkit.Open("rocksdb", o, open) }
 
 func open(o kv.Options) (*Store, error) {
-	eo, err := targetkit.EmbeddedOptions(o, optionNames)
+	lo, err := targetkit.LSMOptions(o, optionNames, "write_buffer_bytes", 64<<20, "snappy", "lz4", "zstd", "none")
 	if err != nil {
 		return nil, err
 	}
-	sync := eo.Sync
-	cacheBytes := eo.CacheBytes
-	cacheDesc := eo.CacheDesc
-	extra := eo.Extra
-	bits, err := extra.Int("bloom_bits_per_key", 10)
-	if err != nil {
-		return nil, err
-	}
-	writeBuffer, err := extra.Bytes("write_buffer_bytes", 64<<20)
-	if err != nil {
-		return nil, err
-	}
-	compName, err := extra.Choice("compression", "snappy", "snappy", "lz4", "zstd", "none")
-	if err != nil {
-		return nil, err
-	}
-	if err := targetkit.PrepareDir(o.Dir); err != nil {
-		return nil, err
-	}
+	sync, bits, writeBuffer, compName := lo.Sync, lo.BloomBits, lo.Memtable, lo.Compression
 
 	s := &Store{opts: grocksdb.NewDefaultOptions(), bbto: grocksdb.NewDefaultBlockBasedTableOptions()}
 	// An explicit LRU block cache, sized like every other engine's (the
 	// built-in default is a small internal cache).
-	s.cache = grocksdb.NewLRUCache(uint64(cacheBytes))
+	s.cache = grocksdb.NewLRUCache(uint64(lo.CacheBytes))
 	s.bbto.SetBlockCache(s.cache)
-	bloomDesc := "none"
 	if bits > 0 {
 		// Without a filter policy RocksDB reads a data block of every
 		// overlapping table for an absent key; 10 bits/key (~1% false
 		// positives) is the setting RocksDB's tuning guide starts from.
 		s.bbto.SetFilterPolicy(grocksdb.NewBloomFilterFull(float64(bits)))
-		bloomDesc = fmt.Sprintf("%d bits/key", bits)
 	}
 	s.opts.SetBlockBasedTableFactory(s.bbto)
 	s.opts.SetCreateIfMissing(true)
@@ -116,8 +90,8 @@ func open(o kv.Options) (*Store, error) {
 	s.db = db
 	s.settings = map[string]string{
 		"durability":      targetkit.DurabilitySetting(sync),
-		"cache":           cacheDesc + " block cache (LRU)",
-		"bloom_filter":    bloomDesc,
+		"cache":           lo.CacheDesc + " block cache (LRU)",
+		"bloom_filter":    lo.BloomDesc(),
 		"compression":     compName,
 		"memtable":        targetkit.FormatBytes(writeBuffer),
 		"library_version": recordedVersion(o.Dir),
@@ -185,18 +159,12 @@ func (s *Store) View(key []byte, fn func([]byte) error) error {
 
 // Put stores value under key.
 func (s *Store) Put(key, value []byte) error {
-	if err := s.db.Put(s.wo, key, value); err != nil {
-		return fmt.Errorf("rocksdb: put: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("rocksdb: put", s.db.Put(s.wo, key, value))
 }
 
 // Delete removes key.
 func (s *Store) Delete(key []byte) error {
-	if err := s.db.Delete(s.wo, key); err != nil {
-		return fmt.Errorf("rocksdb: delete: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("rocksdb: delete", s.db.Delete(s.wo, key))
 }
 
 // DeleteRange implements kv.RangeDeleter: one range tombstone, written
@@ -206,10 +174,7 @@ func (s *Store) DeleteRange(start, end []byte) error {
 	wb := grocksdb.NewWriteBatch()
 	defer wb.Destroy()
 	wb.DeleteRange(start, end)
-	if err := s.db.Write(s.wo, wb); err != nil {
-		return fmt.Errorf("rocksdb: delete range: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("rocksdb: delete range", s.db.Write(s.wo, wb))
 }
 
 // NewBatch buffers writes in Go; the C WriteBatch is built only in Commit,
@@ -224,18 +189,8 @@ type batch struct {
 func (b *batch) Commit() error {
 	wb := grocksdb.NewWriteBatch()
 	defer wb.Destroy()
-	_ = b.Each(func(del bool, k, v []byte) error {
-		if del {
-			wb.Delete(k)
-		} else {
-			wb.Put(k, v)
-		}
-		return nil
-	})
-	if err := b.s.db.Write(b.s.wo, wb); err != nil {
-		return fmt.Errorf("rocksdb: commit batch of %d: %w", b.Len(), err)
-	}
-	return nil
+	b.Fill(wb)
+	return b.Committed("rocksdb", b.s.db.Write(b.s.wo, wb))
 }
 
 // Scan iterates [lower, upper) over an implicit snapshot, handing fn
@@ -270,18 +225,12 @@ func (s *Store) Scan(lower, upper []byte, fn func(key, value []byte) bool) error
 			break
 		}
 	}
-	if err := it.Err(); err != nil {
-		return fmt.Errorf("rocksdb: scan: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("rocksdb: scan", it.Err())
 }
 
 // Sync fsyncs the WAL, which holds every write so far.
 func (s *Store) Sync() error {
-	if err := s.db.FlushWAL(true); err != nil {
-		return fmt.Errorf("rocksdb: sync: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("rocksdb: sync", s.db.FlushWAL(true))
 }
 
 // Compact compacts the whole key range.

@@ -76,23 +76,14 @@ type Store struct {
 // Options (Extra): mmap_bytes (PRAGMA mmap_size; default 0, SQLite's
 // default of reading pages with read(2)), reader_conns (idle reader
 // connections kept, default 32).
-func Open(o kv.Options) (kv.Store, error) {
-	s, err := open(o)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: open %s: %w", o.Dir, err)
-	}
-	return s, nil
-}
+func Open(o kv.Options) (kv.Store, error) { return targetkit.Open("sqlite", o, open) }
 
 func open(o kv.Options) (*Store, error) {
 	eo, err := targetkit.EmbeddedOptions(o, optionNames)
 	if err != nil {
 		return nil, err
 	}
-	sync := eo.Sync
-	cacheBytes := eo.CacheBytes
-	cacheDesc := eo.CacheDesc
-	extra := eo.Extra
+	sync, cacheBytes, cacheDesc, extra := eo.Sync, eo.CacheBytes, eo.CacheDesc, eo.Extra
 	mmap, err := extra.Bytes("mmap_bytes", 0)
 	if err != nil {
 		return nil, err
@@ -301,10 +292,7 @@ type batch struct {
 func (b *batch) Commit() error {
 	b.s.mu.Lock()
 	defer b.s.mu.Unlock()
-	if err := b.commit(); err != nil {
-		return fmt.Errorf("sqlite: commit batch of %d: %w", b.Len(), err)
-	}
-	return nil
+	return b.Committed("sqlite", b.commit())
 }
 
 func (b *batch) commit() error {
@@ -313,13 +301,11 @@ func (b *batch) commit() error {
 		return err
 	}
 	put, del := tx.Stmt(b.s.put), tx.Stmt(b.s.del)
-	err = b.Each(func(isDel bool, k, v []byte) error {
-		var err error
-		if isDel {
-			_, err = del.Exec(k)
-		} else {
-			_, err = put.Exec(k, v)
-		}
+	err = b.Apply(func(k, v []byte) error {
+		_, err := put.Exec(k, v)
+		return err
+	}, func(k []byte) error {
+		_, err := del.Exec(k)
 		return err
 	})
 	if err != nil {
@@ -356,10 +342,7 @@ func (s *Store) Scan(lower, upper []byte, fn func(key, value []byte) bool) error
 			break
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("sqlite: scan: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("sqlite: scan", rows.Err())
 }
 
 // Sync makes earlier writes durable when synchronous=OFF. SQLite has no
@@ -372,10 +355,7 @@ func (s *Store) Sync() error {
 	if err := targetkit.SyncFiles(filepath.Dir(s.path), fileName+"-wal"); err != nil {
 		return fmt.Errorf("sqlite: sync: %w", err)
 	}
-	if err := targetkit.SyncFiles(filepath.Dir(s.path), fileName); err != nil {
-		return fmt.Errorf("sqlite: sync: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("sqlite: sync", targetkit.SyncFiles(filepath.Dir(s.path), fileName))
 }
 
 // Compact rebuilds the database file with VACUUM.
@@ -396,8 +376,5 @@ func (s *Store) Settings() map[string]string { return s.settings }
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.closeAll(); err != nil {
-		return fmt.Errorf("sqlite: close: %w", err)
-	}
-	return nil
+	return targetkit.Wrap("sqlite: close", s.closeAll())
 }

@@ -1,5 +1,7 @@
 package targetkit
 
+import "fmt"
+
 // Ops buffers the writes of a batch in Go memory until Commit.
 //
 // Engines whose native batch lives in C memory (LevelDB, RocksDB) or that
@@ -52,6 +54,45 @@ func (o *Ops) Each(fn func(del bool, key, value []byte) error) error {
 		if err := fn(w.del, k, v); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// Writer is a native write batch that Fill replays buffered writes into
+// (LevelDB's and RocksDB's WriteBatch).
+type Writer interface {
+	Put(key, value []byte)
+	Delete(key []byte)
+}
+
+// Fill replays every buffered write, in order, into the native batch w.
+func (o *Ops) Fill(w Writer) {
+	_ = o.Each(func(del bool, k, v []byte) error {
+		if del {
+			w.Delete(k)
+		} else {
+			w.Put(k, v)
+		}
+		return nil
+	})
+}
+
+// Apply applies every buffered write, in order, with put and del (an
+// engine's transaction), stopping at the first error.
+func (o *Ops) Apply(put func(key, value []byte) error, del func(key []byte) error) error {
+	return o.Each(func(isDel bool, k, v []byte) error {
+		if isDel {
+			return del(k)
+		}
+		return put(k, v)
+	})
+}
+
+// Committed is nil when err is, and otherwise err as the failed commit
+// of the batch by engine name ("badger: commit batch of 3: ...").
+func (o *Ops) Committed(name string, err error) error {
+	if err != nil {
+		return fmt.Errorf("%s: commit batch of %d: %w", name, o.Len(), err)
 	}
 	return nil
 }

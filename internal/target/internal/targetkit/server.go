@@ -3,6 +3,8 @@ package targetkit
 import (
 	"errors"
 	"fmt"
+	"net/url"
+	"strings"
 	"sync"
 
 	"storebench/internal/kv"
@@ -101,4 +103,18 @@ func (sp *ScratchPool[B]) Put(sc *Scratch[B]) {
 	clear(sc.Vals)
 	clear(sc.Row)
 	sp.p.Put(sc)
+}
+
+// ParseURI parses a server target's uri and checks its scheme against
+// want, the form the URI should have ("memcached://",
+// "kafka://host:port"), whose scheme is what comes before "://".
+func ParseURI(uri, want string) (*url.URL, error) {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return nil, err
+	}
+	if scheme, _, _ := strings.Cut(want, "://"); u.Scheme != scheme {
+		return nil, fmt.Errorf("scheme %q: want %s", u.Scheme, want)
+	}
+	return u, nil
 }

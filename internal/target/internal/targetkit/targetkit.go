@@ -7,12 +7,14 @@ package targetkit
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
 
 	"storebench/internal/kv"
+	"storebench/internal/target"
 )
 
 // DefaultCacheBytes is the cache size a target uses when Options.CacheBytes
@@ -229,4 +231,111 @@ func EmbeddedOptions(o kv.Options, known []string) (Embedded, error) {
 		return Embedded{}, err
 	}
 	return Embedded{Sync: sync, CacheBytes: cache, CacheDesc: desc, Extra: extra}, nil
+}
+
+// Open opens a store with open and names the engine and directory in the
+// error of a failed open ("leveldb: open /data: ...").
+func Open[S kv.Store](name string, o kv.Options, open func(kv.Options) (S, error)) (kv.Store, error) {
+	s, err := OpenIn(name, o.Dir, o, open)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// OpenIn opens a store in dir with open(o), naming the engine and dir in
+// the error of a failed open, for stores that are not a kv.Store (the
+// ads.Store targets).
+func OpenIn[O, S any](name, dir string, o O, open func(O) (S, error)) (S, error) {
+	s, err := open(o)
+	if err != nil {
+		var zero S
+		return zero, fmt.Errorf("%s: open %s: %w", name, dir, err)
+	}
+	return s, nil
+}
+
+// TargetOptions checks an embedded target.Options (a store that is not a
+// kv.Store, such as an ads.Store) as EmbeddedOptions does.
+func TargetOptions(o target.Options, known []string) (Embedded, error) {
+	return EmbeddedOptions(kv.Options{Dir: o.Dir, Durability: o.Durability, CacheBytes: o.CacheBytes, Extra: o.Extra}, known)
+}
+
+// LSM holds the checked options the LSM engines (LevelDB, RocksDB,
+// goleveldb, Pebble) share, on top of Embedded's.
+type LSM struct {
+	Embedded
+	// BloomBits is bloom_bits_per_key (default 10; 0: no filter).
+	BloomBits int
+	// Memtable is the memtable size, from the engine's own option name.
+	Memtable int64
+	// Compression is the compression option's value (default snappy).
+	Compression string
+}
+
+// LSMOptions checks an LSM engine's options: Embedded's, then
+// bloom_bits_per_key, the memtable size under memtableName (default
+// memtableDef) and compression (one of compressions, default snappy), in
+// that order; last it creates the data directory.
+func LSMOptions(o kv.Options, known []string, memtableName string, memtableDef int64, compressions ...string) (LSM, error) {
+	eo, err := EmbeddedOptions(o, known)
+	if err != nil {
+		return LSM{}, err
+	}
+	l := LSM{Embedded: eo}
+	if l.BloomBits, err = eo.Extra.Int("bloom_bits_per_key", 10); err != nil {
+		return LSM{}, err
+	}
+	if l.Memtable, err = eo.Extra.Bytes(memtableName, memtableDef); err != nil {
+		return LSM{}, err
+	}
+	if l.Compression, err = eo.Extra.Choice("compression", "snappy", compressions...); err != nil {
+		return LSM{}, err
+	}
+	if err := PrepareDir(o.Dir); err != nil {
+		return LSM{}, err
+	}
+	return l, nil
+}
+
+// BloomDesc is the "bloom_filter" Settings value: "10 bits/key", or
+// "none" when the filter is off.
+func (l LSM) BloomDesc() string {
+	if l.BloomBits > 0 {
+		return fmt.Sprintf("%d bits/key", l.BloomBits)
+	}
+	return "none"
+}
+
+// Wrap is nil when err is, and otherwise err behind prefix
+// ("leveldb: put: ...").
+func Wrap(prefix string, err error) error {
+	if err != nil {
+		return fmt.Errorf("%s: %w", prefix, err)
+	}
+	return nil
+}
+
+// OpenServer opens a server target's client with open(o), naming the
+// target and its URI (redacted) in the error of a failed open
+// (target.OpenError).
+func OpenServer[S any](name string, o target.Options, open func(target.Options) (S, error)) (S, error) {
+	s, err := open(o)
+	if err != nil {
+		var zero S
+		return zero, target.OpenError(name, o.URI, err)
+	}
+	return s, nil
+}
+
+// Closer adapts a target's Open to target.Info.Open: a failed open is a
+// nil io.Closer and the error.
+func Closer[S io.Closer](open func(target.Options) (S, error)) func(target.Options) (io.Closer, error) {
+	return func(o target.Options) (io.Closer, error) {
+		s, err := open(o)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
 }
