@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	costmodel "storebench/internal/cost"
+	"storebench/internal/output"
+	_ "storebench/internal/output/all" // every optional output registers its flag
 	"storebench/internal/redact"
 	"storebench/internal/study"
 )
@@ -43,6 +45,27 @@ func in(cmds ...string) []string { return cmds }
 
 // withRun: in seed, the flag applies to the studies --run runs.
 var withRun = map[string]string{"seed": "run"}
+
+// The optional outputs' flags (package output's registry) are run's,
+// before --profile.
+func init() {
+	i := slices.IndexFunc(flagTable, func(d flagDef) bool { return d.name == "profile" })
+	flagTable = slices.Insert(flagTable, i, outputFlags()...)
+}
+
+// outputFlags are the flags of the registered outputs: one value, or a
+// list for a repeatable one.
+func outputFlags() []flagDef {
+	var out []flagDef
+	for _, d := range output.Defs() {
+		def := any("")
+		if d.Repeat {
+			def = multiFlag(nil)
+		}
+		out = append(out, flagDef{name: d.Flag, def: def, cmds: in("run"), help: d.Help})
+	}
+	return out
+}
 
 // flagTable is every flag of every command. The flags storebench run
 // shares with seed come first, then run's, then each other command's.
@@ -104,12 +127,8 @@ var flagTable = []flagDef{
 		help: "keep the engines' data directories after the run"},
 	{name: "quiet", def: false, cmds: in("run"),
 		help: "do not print the report at the end (it is still written)"},
-	{name: "metrics", def: "", cmds: in("run"),
-		help: "serve the run's figures live in the OpenMetrics format at http://ADDR/metrics, e.g. 127.0.0.1:9464 (name the interface: :9464 or 0.0.0.0 is refused)"},
 	{name: "allow-nonempty", def: multiFlag(nil), cmds: in("run"),
 		help: "run on a server named by URI whose database already holds data: TARGET (its name, e.g. redis) or its URI, comma-separated or repeated; storebench then writes only under its own key prefixes (tables, collections) and removes only what it wrote. Without it such a server is refused, exit 2"},
-	{name: "export", def: multiFlag(nil), cmds: in("run"),
-		help: "also write the figures as flat files: csv=DIR or jsonl=DIR (repeatable): DIR/steps.csv, one row per step, and DIR/ticks.csv, one row per second of each step"},
 	{name: "profile", def: "", cmds: in("run"),
 		help: "write pprof profiles of each worker's steps, comma-separated kinds of cpu,mutex,block, to profiles/<target>/<step>.<kind>.pprof (read them with go tool pprof)"},
 

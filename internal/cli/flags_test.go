@@ -222,6 +222,9 @@ func readsByFile(t *testing.T) (map[string][]string, map[string]bool, map[string
 				}
 			case "override":
 				overrides[name] = true
+			case "outputValues":
+				// The optional outputs' flags, read through their registry.
+				reads[name] = append(reads[name], outputFlagNames()...)
 			case "newFlags":
 				cmdFile[arg] = name
 			}
@@ -294,7 +297,8 @@ func TestRunFlagsParseAndOverrideTheStudy(t *testing.T) {
 	if len(s.Ladder) != 2 || s.Ladder[1] != 1000 || len(s.Targets) != 2 || s.Targets[1].Name != "bbolt" || s.Concurrency != 8 || s.Seed != 7 || s.Durability != "async" {
 		t.Errorf("study after the flags: ladder %v, %d targets, concurrency %d, seed %d, durability %s", s.Ladder, len(s.Targets), s.Concurrency, s.Seed, s.Durability)
 	}
-	if !slices.Equal(r.kinds, []string{"cpu", "block"}) || len(r.specs) != 1 || r.specs[0].Dir != out || r.out != out || !r.quiet || !r.keep || r.accept || r.scale != "" {
+	if !slices.Equal(r.kinds, []string{"cpu", "block"}) || len(r.outs) != 1 || r.outs[0].def.Flag != "export" || r.outs[0].value != "csv="+out ||
+		r.out != out || !r.quiet || !r.keep || r.accept || r.scale != "" {
 		t.Errorf("run plan: %+v", r)
 	}
 }
@@ -512,4 +516,14 @@ func TestCLIFunctionsStayShort(t *testing.T) {
 			}
 		}
 	}
+}
+
+// outputFlagNames are the flags of the registered outputs (package
+// output), which run.go reads through outputValues.
+func outputFlagNames() []string {
+	var n []string
+	for _, d := range outputFlags() {
+		n = append(n, d.name)
+	}
+	return n
 }

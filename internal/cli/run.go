@@ -14,9 +14,8 @@ import (
 
 	"storebench/internal/coordinator"
 	"storebench/internal/event"
+	"storebench/internal/output"
 	"storebench/internal/output/console"
-	"storebench/internal/output/export"
-	"storebench/internal/output/metrics"
 	"storebench/internal/output/reportfile"
 	"storebench/internal/output/resultsfile"
 	"storebench/internal/progress"
@@ -26,7 +25,7 @@ import (
 	"storebench/internal/wire"
 )
 
-const runUsage = `
+var runUsage = `
 Usage: storebench run STUDY|FILE [flags]
 
 Runs a study: a built-in one by name (see "storebench list") or a YAML
@@ -136,19 +135,7 @@ target's steps on that machine "n/a: reason", never a run without the
 limit. Groups are removed when the target ends, also after Ctrl-C; those
 of a storebench killed with -9 by the next run.
 
-Live metrics (--metrics 127.0.0.1:9464): while the run lasts,
-http://ADDR/metrics serves each step's operations and throughput (live
-while it runs) and, once it ends, its latency quantiles, verified reads,
-errors and the target's RSS and CPU, in the OpenMetrics format (Prometheus
-scrapes it), labelled by study, target, workload, phase, n and labels. The
-address names its interface: :9464 or 0.0.0.0:9464 is refused; port 0
-picks a free one (printed at the start).
-
-Flat files (--export csv=DIR, --export jsonl=DIR, repeatable): DIR/steps.csv
-has one row per step and DIR/ticks.csv one row per second of each step,
-the figures of results.json, written as each step ends (jsonl: one JSON
-object a line, same keys). Files of those names in DIR are replaced.
-
+` + outputsUsage() + `
 Profiles (--profile cpu,mutex,block, any of them): each worker profiles
 every step it runs and the coordinator writes
 profiles/<target>/<step>.<kind>.pprof (go tool pprof -top FILE). Mutex and
@@ -182,15 +169,14 @@ func runStudy(args []string, stdout, stderr io.Writer, ended func(dir string)) i
 type runPlan struct {
 	s       *study.Study
 	plan    *coordinator.Plan
-	command []string      // the command line, for results.json
-	scale   string        // --scale, "" for none
-	out     string        // --out
-	kinds   []string      // --profile
-	metrics string        // --metrics
-	specs   []export.Spec // --export
-	keep    bool          // --keep-data
-	accept  bool          // --accept-estimate
-	quiet   bool          // --quiet
+	command []string // the command line, for results.json
+	scale   string   // --scale, "" for none
+	out     string   // --out
+	kinds   []string // --profile
+	outs    []chosen // the optional outputs' flags (package output)
+	keep    bool     // --keep-data
+	accept  bool     // --accept-estimate
+	quiet   bool     // --quiet
 }
 
 // prepareRun reads the study and the flags, and checks that the run can
@@ -226,9 +212,9 @@ func runFromFlags(f *cmdFlags) (*runPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &runPlan{s: s, scale: f.str("scale"), out: f.str("out"), kinds: kinds, metrics: f.str("metrics"),
+	r := &runPlan{s: s, scale: f.str("scale"), out: f.str("out"), kinds: kinds,
 		keep: f.on("keep-data"), accept: f.on("accept-estimate"), quiet: f.on("quiet")}
-	if r.specs, err = outputSpecs(f); err != nil {
+	if r.outs, err = outputsChosen(f); err != nil {
 		return nil, err
 	}
 	if f.given("scale") && r.scale == "" {
@@ -244,26 +230,56 @@ func runFromFlags(f *cmdFlags) (*runPlan, error) {
 	return r, nil
 }
 
-// outputSpecs checks the flags of the run's extra outputs as given:
-// --profile, --metrics and --export.
-func outputSpecs(f *cmdFlags) ([]export.Spec, error) {
+// outputsUsage is each registered output's paragraph of `storebench run
+// --help` (output.Def.Usage), a blank line between them.
+func outputsUsage() string {
+	var ps []string
+	for _, d := range output.Defs() {
+		if d.Usage != "" {
+			ps = append(ps, strings.TrimSuffix(d.Usage, "\n")+"\n")
+		}
+	}
+	return strings.Join(ps, "\n")
+}
+
+// chosen is one value of an optional output's flag (--metrics ADDR,
+// each --export FORMAT=DIR).
+type chosen struct {
+	def   output.Def
+	value string
+}
+
+// outputsChosen checks the flags of the run's extra outputs as given:
+// --profile, and each registered output's (package output): --metrics,
+// --export, ...
+func outputsChosen(f *cmdFlags) ([]chosen, error) {
 	if f.given("profile") && f.str("profile") == "" {
 		return nil, usagef("--profile: empty: name kinds of %s", strings.Join(wire.ProfileKinds, ","))
 	}
-	if f.given("metrics") {
-		if err := metrics.CheckAddr(f.str("metrics")); err != nil {
-			return nil, usagef("--metrics %v", err)
+	var out []chosen
+	for _, d := range output.Defs() {
+		for _, v := range outputValues(f, d) {
+			if d.Check != nil {
+				if err := d.Check(v); err != nil {
+					return nil, usagef("--%s %v", d.Flag, err)
+				}
+			}
+			out = append(out, chosen{def: d, value: v})
 		}
 	}
-	var specs []export.Spec
-	for _, v := range f.list("export") {
-		sp, err := export.ParseSpec(v)
-		if err != nil {
-			return nil, usagef("--export %v", err)
-		}
-		specs = append(specs, sp)
+	return out, nil
+}
+
+// outputValues are the values given to d's flag: each of a repeatable
+// one, else its one value when given.
+func outputValues(f *cmdFlags, d output.Def) []string {
+	if d.Repeat {
+		return f.list(d.Flag)
 	}
-	return specs, nil
+	if f.given(d.Flag) {
+		return []string{f.str(d.Flag)}
+	}
+	return nil
 }
 
 // check plans the study and makes sure it can start here: the files it
@@ -297,7 +313,7 @@ func (r *runPlan) execute(stdout, stderr io.Writer, ended func(dir string)) int 
 	if err != nil {
 		return fail(stderr, fmt.Errorf("cannot find my own binary to start workers: %w", err))
 	}
-	extra, err := extraOutputs(r.metrics, r.specs)
+	extra, announce, err := extraOutputs(r.outs)
 	defer func() { _ = extra.Close() }()
 	if err != nil {
 		return fail(stderr, err)
@@ -320,10 +336,8 @@ func (r *runPlan) execute(stdout, stderr io.Writer, ended func(dir string)) int 
 	con := console.New(stderr, tty)
 	s := r.s
 	con.Println(fmt.Sprintf("storebench %s: study %s, %d targets, ladder %s, durability %s", Version, s.Name, len(s.Targets), ladderString(s), s.Durability))
-	for _, o := range extra {
-		if m, ok := o.(*metrics.Metrics); ok {
-			con.Println("metrics: " + m.URL())
-		}
+	for _, line := range announce {
+		con.Println(line)
 	}
 	outputs := append(event.List{con, resultsfile.New(), reportfile.New()}, extra...)
 
@@ -386,27 +400,24 @@ func (r *runPlan) finish(run *results.Run, dir string, err error, stdout, stderr
 }
 
 // extraOutputs are the outputs the flags ask for beside the console,
-// results.json and the report: the live metrics endpoint (--metrics) and
-// the flat files (--export). Each is set up before anything runs, so
-// that an address in use or a directory that cannot be written is the
-// command line's error (exit 2).
-func extraOutputs(addr string, specs []export.Spec) (event.List, error) {
+// results.json and the report (package output's: the live metrics
+// endpoint, the flat files, ...), with the lines they announce. Each is
+// set up before anything runs, so that an address in use or a directory
+// that cannot be written is the command line's error (exit 2).
+func extraOutputs(outs []chosen) (event.List, []string, error) {
 	var l event.List
-	if addr != "" {
-		m, err := metrics.New(addr)
+	var announce []string
+	for _, c := range outs {
+		o, line, err := c.def.Open(c.value)
 		if err != nil {
-			return l, usagef("--metrics %s: %v", addr, err)
+			return l, announce, usagef("--%s %s: %v", c.def.Flag, c.value, err)
 		}
-		l = append(l, m)
-	}
-	for _, sp := range specs {
-		e, err := export.New(sp)
-		if err != nil {
-			return l, usagef("--export %s=%s: %v", sp.Format, sp.Dir, err)
+		l = append(l, o)
+		if line != "" {
+			announce = append(announce, line)
 		}
-		l = append(l, e)
 	}
-	return l, nil
+	return l, announce, nil
 }
 
 func ladderString(s *study.Study) string {

@@ -28,9 +28,31 @@ import (
 	"time"
 
 	"storebench/internal/event"
+	"storebench/internal/output"
 	"storebench/internal/results"
 	"storebench/internal/safefile"
 )
+
+func init() {
+	output.Register(output.Def{Flag: "export", Repeat: true, Usage: usage,
+		Help:  "also write the figures as flat files: csv=DIR or jsonl=DIR (repeatable): DIR/steps.csv, one row per step, and DIR/ticks.csv, one row per second of each step",
+		Check: func(v string) error { _, err := ParseSpec(v); return err },
+		Open: func(v string) (event.Output, string, error) {
+			sp, err := ParseSpec(v)
+			if err != nil {
+				return nil, "", err
+			}
+			e, err := New(sp)
+			return e, "", err
+		}})
+}
+
+// usage is the paragraph of `storebench run --help`.
+const usage = `Flat files (--export csv=DIR, --export jsonl=DIR, repeatable): DIR/steps.csv
+has one row per step and DIR/ticks.csv one row per second of each step,
+the figures of results.json, written as each step ends (jsonl: one JSON
+object a line, same keys). Files of those names in DIR are replaced.
+`
 
 // Formats are the kinds of file --export writes.
 var Formats = []string{"csv", "jsonl"}

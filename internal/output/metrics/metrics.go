@@ -23,8 +23,31 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"storebench/internal/event"
+	"storebench/internal/output"
 	"storebench/internal/results"
 )
+
+func init() {
+	output.Register(output.Def{Flag: "metrics", Check: CheckAddr, Usage: usage,
+		Help: "serve the run's figures live in the OpenMetrics format at http://ADDR/metrics, e.g. 127.0.0.1:9464 (name the interface: :9464 or 0.0.0.0 is refused)",
+		Open: func(addr string) (event.Output, string, error) {
+			m, err := New(addr)
+			if err != nil {
+				return nil, "", err
+			}
+			return m, "metrics: " + m.URL(), nil
+		}})
+}
+
+// usage is the paragraph of `storebench run --help`.
+const usage = `Live metrics (--metrics 127.0.0.1:9464): while the run lasts,
+http://ADDR/metrics serves each step's operations and throughput (live
+while it runs) and, once it ends, its latency quantiles, verified reads,
+errors and the target's RSS and CPU, in the OpenMetrics format (Prometheus
+scrapes it), labelled by study, target, workload, phase, n and labels. The
+address names its interface: :9464 or 0.0.0.0:9464 is refused; port 0
+picks a free one (printed at the start).
+`
 
 var labelNames = []string{"study", "target", "workload", "phase", "n", "labels"}
 
