@@ -50,17 +50,20 @@ var withRun = map[string]string{"seed": "run"}
 // before --profile.
 func init() {
 	i := slices.IndexFunc(flagTable, func(d flagDef) bool { return d.name == "profile" })
-	flagTable = slices.Insert(flagTable, i, outputFlags()...)
+	flagTable = slices.Insert(flagTable, i, outputFlags(output.Defs())...)
 }
 
-// outputFlags are the flags of the registered outputs: one value, or a
-// list for a repeatable one.
-func outputFlags() []flagDef {
+// outputFlags are the flags of outputs defs, run's: one value, a list for
+// a repeatable one, a boolean for a switch.
+func outputFlags(defs []output.Def) []flagDef {
 	var out []flagDef
-	for _, d := range output.Defs() {
+	for _, d := range defs {
 		def := any("")
-		if d.Repeat {
+		switch {
+		case d.Repeat:
 			def = multiFlag(nil)
+		case d.Switch:
+			def = false
 		}
 		out = append(out, flagDef{name: d.Flag, def: def, cmds: in("run"), help: d.Help})
 	}

@@ -18,6 +18,8 @@ import (
 	"testing"
 
 	costmodel "storebench/internal/cost"
+	"storebench/internal/event"
+	"storebench/internal/output"
 )
 
 // tableProblems lists what is wrong with a flag table for the commands
@@ -522,8 +524,37 @@ func TestCLIFunctionsStayShort(t *testing.T) {
 // output), which run.go reads through outputValues.
 func outputFlagNames() []string {
 	var n []string
-	for _, d := range outputFlags() {
+	for _, d := range outputFlags(output.Defs()) {
 		n = append(n, d.name)
 	}
 	return n
+}
+
+// An output's flag is bound by its kind (one value, repeatable, a
+// switch) and read back as the values its Open is given.
+func TestOutputFlagsBindEachKind(t *testing.T) {
+	open := func(string) (event.Output, string, error) { return nil, "", nil }
+	defs := []output.Def{
+		{Flag: "x-one", Help: "h", Open: open},
+		{Flag: "x-many", Help: "h", Repeat: true, Open: open},
+		{Flag: "x-switch", Help: "h", Switch: true, Open: open},
+		{Flag: "x-off", Help: "h", Switch: true, Open: open},
+		{Flag: "x-absent", Help: "h", Open: open},
+	}
+	saved := flagTable
+	t.Cleanup(func() { flagTable = saved })
+	for _, d := range outputFlags(defs) {
+		d.cmds = in("x-test")
+		flagTable = append(slices.Clip(flagTable), d)
+	}
+	f := newFlags("x-test", "", &bytes.Buffer{})
+	if err := f.Parse([]string{"--x-one", "a", "--x-many", "b", "--x-many", "c", "--x-switch"}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{"x-one": {"a"}, "x-many": {"b", "c"}, "x-switch": {"true"}}
+	for _, d := range defs {
+		if got := outputValues(f, d); !slices.Equal(got, want[d.Flag]) {
+			t.Errorf("--%s: values %q, want %q", d.Flag, got, want[d.Flag])
+		}
+	}
 }

@@ -271,10 +271,16 @@ func outputsChosen(f *cmdFlags) ([]chosen, error) {
 }
 
 // outputValues are the values given to d's flag: each of a repeatable
-// one, else its one value when given.
+// one, "true" for a switch that is on, else its one value when given.
 func outputValues(f *cmdFlags, d output.Def) []string {
-	if d.Repeat {
+	switch {
+	case d.Repeat:
 		return f.list(d.Flag)
+	case d.Switch:
+		if f.on(d.Flag) {
+			return []string{"true"}
+		}
+		return nil
 	}
 	if f.given(d.Flag) {
 		return []string{f.str(d.Flag)}

@@ -29,6 +29,9 @@ type Def struct {
 	// one more output (--export csv=A --export jsonl=B); else it takes
 	// one value.
 	Repeat bool
+	// Switch says that the flag takes no value (--steps-tsv): given, it
+	// asks for the output, whose Check and Open see "true".
+	Switch bool
 	// Check checks a value as given, before anything runs: its error is
 	// the command line's (exit 2). nil: every value will do.
 	Check func(value string) error
@@ -51,6 +54,9 @@ func Register(d Def) {
 	defer mu.Unlock()
 	if d.Flag == "" || d.Help == "" || d.Open == nil {
 		panic("output: a Def needs Flag, Help and Open (" + d.Flag + ")")
+	}
+	if d.Repeat && d.Switch {
+		panic("output: flag " + d.Flag + " is both a switch and repeatable")
 	}
 	for _, x := range defs {
 		if x.Flag == d.Flag {
