@@ -18,8 +18,9 @@ and it holds even when throughput is noisy. PLACEMENT (benchpair.py) runs
 every pair shared and separated (each side on cores of its own) by
 default: both ratios are printed.
 
-Environment: BIN (default bin/storebench), ROUNDS (default 5), PAIRS (a
-comma-separated subset of redis,pgbench,http,sysbench,memcached),
+Environment: BIN (default bin/storebench), BASE (a second storebench
+binary run in the same rounds: see benchpair.py), ROUNDS (default 5),
+PAIRS (a comma-separated subset of redis,pgbench,http,sysbench,memcached),
 BENCH_JSON (a file to write every raw figure to).
 """
 import glob
@@ -32,12 +33,12 @@ import sys
 import tempfile
 import urllib.parse
 
-from benchpair import BIN, client, med, run_pairs, sb, start, stop, suffix
+from benchpair import BASE, BIN, client, med, rotated, run_args, run_pairs, sb, sides, start, stop, suffix
 
 ROUNDS = int(os.environ.get("ROUNDS", "5"))
 PAIRS = [p for p in os.environ.get("PAIRS", "redis,pgbench,http,sysbench,memcached").split(",") if p]
 OUT = tempfile.mkdtemp(prefix="bench-native-")
-rows = []  # one per pair: name, native[(rate, cpu_s, ops)], ours[...]
+rows = []  # one per pair: name, native[(rate, cpu_s, ops)], ours[...], BASE's [...] (empty without BASE)
 
 
 def native(cmd, parse, env=None):
@@ -56,17 +57,17 @@ def native(cmd, parse, env=None):
 _run = [0]
 
 
-def ours(study, uri, sets, phases, rate_metric):
-    """Runs a storebench study; returns {phase: (rate/s, worker CPU seconds, ops)}."""
+def ours(study, uri, sets, phases, rate_metric, binary=BIN):
+    """Runs a storebench study with binary; returns {phase: (rate/s, worker CPU seconds, ops)}."""
     _run[0] += 1
     d = os.path.join(OUT, f"{study}-{_run[0]}")
     # The native tool's own keys and tables (redis-benchmark's key:*,
     # pgbench's pgbench_*) share the server: storebench runs beside them,
     # under its own names (a non-empty server is refused without this).
-    args = ["run", study, "--targets", uri, "--allow-nonempty", uri, "--out", d, "--quiet"]
+    args = run_args(binary, ["run", study, "--targets", uri, "--out", d, "--quiet"], uri)
     for s in sets:
         args += ["--set", s]
-    sb(*args)
+    sb(*args, binary=binary)
     res = json.load(open(glob.glob(d + "/*/results.json")[0]))
     t = res["targets"][0]
     if t.get("status") != "ok":
@@ -83,19 +84,20 @@ def ours(study, uri, sets, phases, rate_metric):
 
 
 def rounds(name_natives, run_native, run_ours):
-    """Alternates run_native() (returns {pair: figure}) and run_ours()
-    (the same) over ROUNDS rounds and stores each pair's figures."""
-    nat, our = {}, {}
+    """Runs run_native() (returns {pair: figure}) and run_ours(binary)
+    (the same, for BIN and BASE when set) over ROUNDS rounds, in an order
+    that rotates each round, and stores each pair's figures."""
+    nat, our, base = {}, {}, {}
+    runs = [(run_native, nat)] + [((lambda b=b: run_ours(b)), into) for b, into in zip(sides(), (our, base))]
     for r in range(ROUNDS):
-        order = [(run_native, nat), (run_ours, our)]
-        if r % 2 == 1:
-            order.reverse()
-        for fn, into in order:
+        for fn, into in rotated(runs, r):
             for k, v in fn().items():
                 into.setdefault(k, []).append(v)
-        print(f"  round {r + 1}/{ROUNDS}: " + "; ".join(f"{k} {our[k][-1][0]:.0f}/{nat[k][-1][0]:.0f}" for k in name_natives if k in nat and k in our), flush=True)
+        print(f"  round {r + 1}/{ROUNDS}: " + "; ".join(
+            f"{k} {our[k][-1][0]:.0f}/{nat[k][-1][0]:.0f}" + (f" (BASE {base[k][-1][0]:.0f})" if k in base else "")
+            for k in name_natives if k in nat and k in our), flush=True)
     for k in name_natives:
-        rows.append((k + suffix(), nat[k], our[k]))
+        rows.append((k + suffix(), nat[k], our[k], base.get(k, [])))
 
 
 def csv_rate(tool_test):
@@ -121,13 +123,13 @@ def pair_redis():
                 out[f"redis {op} -P {P}"] = (rate, cpu, 200000)
             return out
 
-        def our():
+        def our(binary):
             # redis-benchmark's key:__rand_int__ is under storebench's own
             # key: prefix, which a run refuses to overwrite: empty the
             # bench's own server first.
             subprocess.run(["redis-cli", "-h", u.hostname, "-p", str(u.port), "--no-auth-warning", "-a", urllib.parse.unquote(u.password or ""), "FLUSHALL"],
                            capture_output=True, check=True)
-            ph = ours("native-redis", uri, [f"setget.pipeline={P}"], ("set", "get"), "requests_per_s")
+            ph = ours("native-redis", uri, [f"setget.pipeline={P}"], ("set", "get"), "requests_per_s", binary)
             return {f"redis SET -P {P}": ph["set"], f"redis GET -P {P}": ph["get"]}
         rounds([f"redis SET -P {P}", f"redis GET -P {P}"], nat, our)
     stop("redis")
@@ -146,7 +148,7 @@ def pair_pgbench():
 
     rounds(["pgbench -S"],
            lambda: {"pgbench -S": native(["pgbench", "-S", "-c", "8", "-j", "2", "-T", "10", "-M", "prepared", "-n"], parse, env)},
-           lambda: {"pgbench -S": ours("native-pgbench", uri, [], ("select",), "tps")["select"]})
+           lambda binary: {"pgbench -S": ours("native-pgbench", uri, [], ("select",), "tps", binary)["select"]})
     stop("postgres")
 
 
@@ -167,8 +169,8 @@ def pair_http():
             "wrk (keep-alive)": native(["wrk", "-t", "2", "-c", "100", "-d", "5s", uri], wrk_parse),
         }
 
-    def our():
-        ph = ours("native-http", uri, ["http.duration=5s"], ("close", "keepalive"), "requests_per_s")
+    def our(binary):
+        ph = ours("native-http", uri, ["http.duration=5s"], ("close", "keepalive"), "requests_per_s", binary)
         return {"ab (new connection)": ph["close"], "ab -k (keep-alive)": ph["keepalive"], "wrk (keep-alive)": ph["keepalive"]}
     rounds(["ab (new connection)", "ab -k (keep-alive)", "wrk (keep-alive)"], nat, our)
     stop("nginx")
@@ -197,7 +199,7 @@ def pair_sysbench():
             k = f"sysbench {phase} {srv}"
             rounds([k],
                    lambda: {k: native(["sysbench", f"oltp_{phase}", *args, "run"], parse)},
-                   lambda: {k: ours("native-sysbench", uri, [f"oltp.phases={phase}"], (phase,), "tps")[phase]})
+                   lambda binary: {k: ours("native-sysbench", uri, [f"oltp.phases={phase}"], (phase,), "tps", binary)[phase]})
         stop(srv)
 
 
@@ -211,8 +213,8 @@ def pair_memcached():
         m = re.search(r"Run time: [\d.]+s Ops: (\d+) TPS: (\d+)", out)
         return float(m.group(2)), int(m.group(1))
 
-    def our():
-        ph = ours("native-memcached", uri, [], ("set", "get"), "requests_per_s")
+    def our(binary):
+        ph = ours("native-memcached", uri, [], ("set", "get"), "requests_per_s", binary)
         (sr, sc, sn), (gr, gc, gn) = ph["set"], ph["get"]
         # memaslap's TPS over its 9:1 mix: the time 180000 GETs and 20000
         # SETs take at the rates measured, and the CPU they cost.
@@ -225,16 +227,39 @@ def pair_memcached():
 def report():
     print()
     print(f"{'pair':<30} {'native/s median (min-max)':>28} {'storebench/s median (min-max)':>30} {'ratio median (min-max)':>24} {'CPU us/op native':>17} {'storebench':>11}")
-    for name, nat, our in rows:
+    for name, nat, our, _ in rows:
         ratios = [o[0] / n[0] for n, o in zip(nat, our)]
         cpu_n = med([n[1] / n[2] * 1e6 for n in nat if n[2]])
         cpu_o = med([o[1] / o[2] * 1e6 for o in our if o[2]])
         nr, orr = [n[0] for n in nat], [o[0] for o in our]
         print(f"{name:<30} {med(nr):>10.0f} ({min(nr):.0f}-{max(nr):.0f}){'':>3} {med(orr):>12.0f} ({min(orr):.0f}-{max(orr):.0f}){'':>3} "
               f"{med(ratios):>8.3f} ({min(ratios):.3f}-{max(ratios):.3f}) {cpu_n:>17.1f} {cpu_o:>11.1f}")
+    if BASE:
+        report_base()
     if os.environ.get("BENCH_JSON"):
         with open(os.environ["BENCH_JSON"], "w") as f:
-            json.dump([{"pair": n, "native": a, "storebench": b} for n, a, b in rows], f, indent=1)
+            json.dump([{"pair": n, "native": a, "storebench": b, **({"base": c} if BASE else {})} for n, a, b, c in rows], f, indent=1)
+
+
+def report_base():
+    """BASE's figures from the same rounds: its ratio to the same native
+    runs, its client CPU per operation, and BIN over BASE round by round."""
+    print()
+    print(f"BIN {BIN} against BASE {BASE}, in the same rounds:")
+    print(f"{'pair':<30} {'ratio BIN':>22} {'ratio BASE':>22} {'BIN/BASE rate':>22} {'CPU us/op BIN':>14} {'BASE':>6} {'BIN/BASE':>9}")
+    for name, nat, our, base in rows:
+        if not base:
+            continue
+        ro = [o[0] / n[0] for n, o in zip(nat, our)]
+        rb = [b[0] / n[0] for n, b in zip(nat, base)]
+        rr = [o[0] / b[0] for o, b in zip(our, base)]
+        co = [o[1] / o[2] * 1e6 for o in our if o[2]]
+        cb = [b[1] / b[2] * 1e6 for b in base if b[2]]
+        cr = [(o[1] / o[2]) / (b[1] / b[2]) for o, b in zip(our, base) if o[2] and b[2] and b[1]]
+
+        def rng(xs):
+            return f"{med(xs):.3f} ({min(xs):.3f}-{max(xs):.3f})"
+        print(f"{name:<30} {rng(ro):>22} {rng(rb):>22} {rng(rr):>22} {med(co):>14.2f} {med(cb):>6.2f} {med(cr) if cr else float('nan'):>9.3f}")
 
 
 def main():

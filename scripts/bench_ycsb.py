@@ -25,7 +25,8 @@ share of the machine's cores it held over them: a side whose server
 holds most of a core (Redis) or of the machine is server-bound, and its
 throughput ratio says little of the client.
 
-Environment: BIN (default bin/storebench), GO_YCSB (default
+Environment: BIN (default bin/storebench), BASE (a second storebench
+binary run in the same rounds: see benchpair.py), GO_YCSB (default
 ~/.cache/storebench/go-ycsb-v1.0.1/go-ycsb, built by
 scripts/install-go-ycsb.sh), ROUNDS (5), PAIRS (redis,postgres), WORKLOADS
 (a,c), THREADS (1,8), OPS (200000), RECORDS (10000), BENCH_JSON (a file
@@ -43,7 +44,7 @@ import tempfile
 import time
 import urllib.parse
 
-from benchpair import BIN, client, med, proc_cpu, run_pairs, sb, server_pid, start, stop, suffix
+from benchpair import BASE, BIN, client, knows, med, proc_cpu, rotated, run_args, run_pairs, sb, server_pid, sides, start, stop, suffix
 
 GO_YCSB = os.environ.get("GO_YCSB", os.path.expanduser("~/.cache/storebench/go-ycsb-v1.0.1/go-ycsb"))
 ROUNDS = int(os.environ.get("ROUNDS", "5"))
@@ -55,7 +56,7 @@ RECORDS = int(float(os.environ.get("RECORDS", "10000")))
 SB_SETS = [s for s in os.environ.get("SB_SETS", "").split(" ") if s]
 OUT = tempfile.mkdtemp(prefix="bench-ycsb-")
 MIX = {"a": {"readproportion": "0.5", "updateproportion": "0.5"}, "c": {"readproportion": "1", "updateproportion": "0"}}
-rows = []  # (pair, go-ycsb [(rate, cpu_s, ops)], storebench [(rate, cpu_s, ops, loops)])
+rows = []  # (pair, go-ycsb [(rate, cpu_s, ops)], storebench [(rate, cpu_s, ops, loops)], BASE's [...] (empty without BASE))
 servers = []  # (server and threads, go-ycsb's runs [(server CPU s, ops, wall s)], storebench's)
 
 
@@ -89,6 +90,14 @@ def goycsb(cmd, binding, props, threads, ops, mix):
     return ops / duration(m.group(1)), cpu, ops
 
 
+def flushdb(uri):
+    """Empties the Redis database of uri (the password by argument, never
+    on the screen)."""
+    u = urllib.parse.urlparse(uri)
+    subprocess.run(["redis-cli", "-h", u.hostname, "-p", str(u.port), "-n", u.path.strip("/") or "0", "--no-auth-warning",
+                    "-a", urllib.parse.unquote(u.password or ""), "FLUSHDB"], capture_output=True, check=True)
+
+
 def quiet(out):
     """go-ycsb's output without the properties it echoes (the generated
     password among them): secrets never reach the screen or a file."""
@@ -106,17 +115,17 @@ def duration(s):
 _run = [0]
 
 
-def ours(uri, threads, workloads):
-    """Runs storebench's ycsb; returns {workload: (rate/s, worker CPU seconds, ops, event loops)}."""
+def ours(uri, threads, workloads, binary=BIN):
+    """Runs storebench's ycsb with binary; returns {workload: (rate/s, worker CPU seconds, ops, event loops)}."""
     _run[0] += 1
     d = os.path.join(OUT, f"ycsb-{_run[0]}")
     # go-ycsb's own records sit on the same server (its table goycsb, or
     # its keys on Redis): storebench runs beside them, under its own names.
-    args = ["run", "ycsb", "--targets", uri, "--allow-nonempty", uri, "--out", d, "--quiet", "--ladder", str(RECORDS), "--concurrency", str(threads),
-            "--set", f"ycsb.workloads=[{','.join(workloads)}]", "--set", f"ycsb.operations={OPS}", "--set", "ycsb.distribution=uniform"]
+    args = run_args(binary, ["run", "ycsb", "--targets", uri, "--out", d, "--quiet", "--ladder", str(RECORDS), "--concurrency", str(threads),
+                             "--set", f"ycsb.workloads=[{','.join(workloads)}]", "--set", f"ycsb.operations={OPS}", "--set", "ycsb.distribution=uniform"], uri)
     for s in SB_SETS:
         args += ["--set", s]
-    sb(*args)
+    sb(*args, binary=binary)
     res = json.load(open(glob.glob(d + "/*/results.json")[0]))
     t = res["targets"][0]
     if t.get("status") != "ok":
@@ -145,8 +154,8 @@ def pair(server, binding):
             # operation, counted in its figure below as it is in each run.
             _, fixed, _ = goycsb("run", binding, props, T, T, MIX["c"])
             print(f"  threads {T}: a go-ycsb run of {T} operation(s) costs {fixed * 1e3:.0f} ms of CPU ({fixed / OPS * 1e6:.2f} us per operation of a run)", flush=True)
-            nat, our = {}, {}
-            srv = {"go-ycsb": [], "storebench": []}  # (server CPU seconds, operations, wall seconds) of each side's runs
+            nat, our, base = {}, {}, {}
+            srv = {"go-ycsb": [], "storebench": [], "BASE": []}  # (server CPU seconds, operations, wall seconds) of each side's runs
             for r in range(ROUNDS):
                 def run_native():
                     for w in WORKLOADS:
@@ -154,23 +163,33 @@ def pair(server, binding):
                         nat.setdefault(w, []).append(goycsb("run", binding, props, T, OPS, MIX[w]))
                         srv["go-ycsb"].append((proc_cpu(pid) - c0, OPS, time.monotonic() - t0))
 
-                def run_ours():
+                def run_ours(binary, into, side):
                     c0, t0 = proc_cpu(pid), time.monotonic()
-                    figs = ours(uri, T, WORKLOADS)
+                    figs = ours(uri, T, WORKLOADS, binary)
                     for w, fig in figs.items():
-                        our.setdefault(w, []).append(fig)
+                        into.setdefault(w, []).append(fig)
                     # storebench's run loads its own table first: its server
                     # CPU counts the load's operations too.
-                    srv["storebench"].append((proc_cpu(pid) - c0, len(figs) * OPS + RECORDS, time.monotonic() - t0))
-                order = [run_native, run_ours] if r % 2 == 0 else [run_ours, run_native]
-                for fn in order:
+                    srv[side].append((proc_cpu(pid) - c0, len(figs) * OPS + RECORDS, time.monotonic() - t0))
+                    if server == "redis" and not knows(binary, "--allow-nonempty"):
+                        # A storebench older than its occupancy check emptied
+                        # the whole Redis database for its fresh step
+                        # (FLUSHDB; on PostgreSQL it truncated its own table
+                        # only) and left its records behind: the database is
+                        # emptied and go-ycsb's records go back before either
+                        # side runs again.
+                        flushdb(uri)
+                        goycsb("load", binding, props, 8, RECORDS, {})
+                runs = [run_native] + [(lambda b=b, i=i, sd=sd: run_ours(b, i, sd)) for b, i, sd in zip(sides(), (our, base), ("storebench", "BASE"))]
+                for fn in rotated(runs, r):
                     fn()
                 print(f"  threads {T} round {r + 1}/{ROUNDS}: " + "; ".join(
                     f"{w.upper()} {our[w][-1][0]:.0f}/{nat[w][-1][0]:.0f} ops/s, {our[w][-1][1] / our[w][-1][2] * 1e6:.1f}/{nat[w][-1][1] / nat[w][-1][2] * 1e6:.1f} us/op"
+                    + (f" (BASE {base[w][-1][0]:.0f} ops/s, {base[w][-1][1] / base[w][-1][2] * 1e6:.1f} us/op)" if w in base else "")
                     for w in WORKLOADS), flush=True)
             for w in WORKLOADS:
-                rows.append((f"{server} {w.upper()} threads {T}{suffix()}", nat[w], our[w]))
-            servers.append((f"{server} threads {T}", srv["go-ycsb"], srv["storebench"]))
+                rows.append((f"{server} {w.upper()} threads {T}{suffix()}", nat[w], our[w], base.get(w, [])))
+            servers.append((f"{server} threads {T}", srv["go-ycsb"], srv["storebench"], srv["BASE"]))
     finally:
         stop(server)
 
@@ -185,7 +204,7 @@ def report():
     print()
     print("| pair | go-ycsb ops/s | storebench ops/s | ratio | CPU us/op go-ycsb | storebench | CPU ratio | loops |")
     print("|---|---|---|---|---|---|---|---|")
-    for name, nat, our in rows:
+    for name, nat, our, _ in rows:
         ratios = [o[0] / n[0] for n, o in zip(nat, our)]
         cn = [n[1] / n[2] * 1e6 for n in nat]
         co = [o[1] / o[2] * 1e6 for o in our]
@@ -202,16 +221,35 @@ def report():
         print(f"The server's CPU per operation (us; storebench's runs count their load's operations too) and its share of the machine's {cores} cores over each side's runs:")
         print("| server, threads | go-ycsb: server us/op | share | storebench: server us/op | share |")
         print("|---|---|---|---|---|")
-        for name, g, o in servers:
+        for name, g, o, _ in servers:
             def per_op(xs):
                 return rng([c / n * 1e6 for c, n, _ in xs], '{:.1f}')
 
             def share(xs):
                 return f"{med([c / w for c, _, w in xs]) / cores:.0%}"
             print(f"| {name} | {per_op(g)} | {share(g)} | {per_op(o)} | {share(o)} |")
+    if BASE:
+        report_base()
     if os.environ.get("BENCH_JSON"):
         with open(os.environ["BENCH_JSON"], "w") as f:
-            json.dump([{"pair": n, "go_ycsb": a, "storebench": b} for n, a, b in rows], f, indent=1)
+            json.dump([{"pair": n, "go_ycsb": a, "storebench": b, **({"base": c} if BASE else {})} for n, a, b, c in rows], f, indent=1)
+
+
+def report_base():
+    """BASE's figures from the same rounds: its ratio to the same go-ycsb
+    runs, its client CPU per operation, and BIN over BASE round by round."""
+    print()
+    print(f"BIN {BIN} against BASE {BASE}, in the same rounds:")
+    print("| pair | ratio BIN | ratio BASE | BIN/BASE ops/s | CPU us/op BIN | BASE | BIN/BASE CPU |")
+    print("|---|---|---|---|---|---|---|")
+    for name, nat, our, base in rows:
+        if not base:
+            continue
+        co = [o[1] / o[2] * 1e6 for o in our]
+        cb = [b[1] / b[2] * 1e6 for b in base]
+        print(f"| {name} | {rng([o[0] / n[0] for n, o in zip(nat, our)], '{:.2f}')} | {rng([b[0] / n[0] for n, b in zip(nat, base)], '{:.2f}')} | "
+              f"{rng([o[0] / b[0] for o, b in zip(our, base)], '{:.3f}')} | {rng(co, '{:.1f}')} | {rng(cb, '{:.1f}')} | "
+              f"{rng([a / b for a, b in zip(co, cb)], '{:.3f}')} |")
 
 
 def main():

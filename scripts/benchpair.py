@@ -4,6 +4,11 @@ whatever fails), where each side runs, and the loop over the pairs asked
 for.
 
 BIN (default bin/storebench) is the storebench binary both drive.
+BASE, when set, is a second storebench binary (an older build, say) run
+in the same rounds as BIN against the same native runs, the order of
+the three rotating from round to round: each pair then reports BASE's
+ratio beside BIN's, and BIN/BASE over the rounds, so a change is judged
+within one run and not across two that a drift of the machine separates.
 
 PLACEMENT (default "shared,separated") says where the sides run, each
 placement a pass over every pair: "shared", everything on every core
@@ -21,6 +26,7 @@ import sys
 import urllib.parse
 
 BIN = os.environ.get("BIN", "bin/storebench")
+BASE = os.environ.get("BASE", "")
 started = []
 PLACEMENTS = [p for p in os.environ.get("PLACEMENT", "shared,separated").split(",") if p]
 placement = ["shared"]  # the pass under way
@@ -72,11 +78,42 @@ def pin_server(uri):
         subprocess.run(["taskset", "-a", "-p", "-c", cpus, str(pid)], capture_output=True)
 
 
-def sb(*args, capture=True):
-    """Runs storebench (a run placed as the pass says); its stdout, or
-    RuntimeError with its last error line."""
+def sides():
+    """The storebench binaries each round runs: BIN, and BASE when set."""
+    return [BIN, BASE] if BASE else [BIN]
+
+
+def rotated(fns, r):
+    """fns in round r's order: each starts one round in len(fns)."""
+    k = r % len(fns)
+    return fns[k:] + fns[:k]
+
+
+_flags = {}
+
+
+def knows(binary, flag):
+    """Whether a storebench binary's run takes flag (an older BASE may
+    predate it)."""
+    if (binary, flag) not in _flags:
+        p = subprocess.run([binary, "run", "--help"], capture_output=True, text=True)
+        _flags[(binary, flag)] = flag in p.stdout + p.stderr
+    return _flags[(binary, flag)]
+
+
+def run_args(binary, args, allow):
+    """args of a run for binary, with --allow-nonempty ALLOW where the
+    binary knows it (one that does not has no occupancy check to pass)."""
+    if knows(binary, "--allow-nonempty"):
+        return [*args, "--allow-nonempty", allow]
+    return list(args)
+
+
+def sb(*args, capture=True, binary=None):
+    """Runs storebench (BIN unless binary is given; a run placed as the
+    pass says); its stdout, or RuntimeError with its last error line."""
     prefix = client() if args and args[0] == "run" else []
-    p = subprocess.run([*prefix, BIN, *args], capture_output=capture, text=True)
+    p = subprocess.run([*prefix, binary or BIN, *args], capture_output=capture, text=True)
     if p.returncode != 0:
         raise RuntimeError(f"storebench {' '.join(args[:3])}: {p.stderr.strip().splitlines()[-1:] if p.stderr else p.returncode}")
     return p.stdout.strip()
