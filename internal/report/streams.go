@@ -14,7 +14,7 @@ func streams(b *strings.Builder, run *results.Run) {
 	step := func(s *results.Step) string {
 		return fmt.Sprintf("%s %s, N=%s", s.Workload, s.Phase, Count(s.N))
 	}
-	st := Table{Left: 3, Head: []string{"target", "step", "stream", "workers", "offered /s", "achieved /s", "ops", "p50", "p99", "max", "p99 from intended start", "late"}}
+	st := Table{Left: 3, Head: []string{"target", "step", "stream", "goroutines", "offered /s", "achieved /s", "ops", "p50", "p99", "max", "p99 from intended start", "late"}}
 	bg := Table{Left: 3, Head: []string{"target", "step", "background task", "every", "runs", "busy", "p50", "p99", "max"}}
 	for _, t := range run.Targets {
 		for _, s := range t.Steps {

@@ -21,6 +21,9 @@ func TestStreamsAndBackgroundRows(t *testing.T) {
 	md := Markdown(run)
 	for _, want := range []string{
 		"## Streams",
+		// A stream's goroutines are called so: "worker" is a process
+		// (the Load workers section), never a goroutine.
+		"| target | step | stream | goroutines | offered /s |",
 		"| Pebble | ledger stress, N=1e3 | read | 2 | 200 | 200 | 200 |",
 		"| Pebble | ledger stress, N=1e3 | write | 6 | closed loop | 200 | 300 |",
 		"## Background tasks",
