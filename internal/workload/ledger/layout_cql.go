@@ -10,6 +10,7 @@ import (
 
 	"storebench/internal/kv"
 	"storebench/internal/target/conn"
+	"storebench/internal/workload/layout"
 )
 
 // The ledger layout on a CQL target (conn.CQL: Cassandra), in the
@@ -46,24 +47,24 @@ type cqlStore struct {
 
 // cqlStores holds each session's layout, so that the steps of a run on
 // one handle create the tables once (*gocql.Session -> *cqlStore).
-var cqlStores sync.Map
+var cqlStores layout.PerHandle[*gocql.Session, *cqlStore]
 
 // cqlStoreOf is the ledger layout on h, the same for every step on it.
 func cqlStoreOf(h conn.CQL) *cqlStore {
 	sess := h.CQLSession()
-	if s, ok := cqlStores.Load(sess); ok {
-		return s.(*cqlStore)
-	}
-	ks := h.CQLKeyspace()
-	s, _ := cqlStores.LoadOrStore(sess, &cqlStore{s: sess, ks: ks,
+	return cqlStores.Of(sess, func() *cqlStore { return newCQLStore(sess, h.CQLKeyspace()) })
+}
+
+// newCQLStore is the ledger layout's statements on keyspace ks.
+func newCQLStore(sess *gocql.Session, ks string) *cqlStore {
+	return &cqlStore{s: sess, ks: ks,
 		putAddr:    `INSERT INTO ` + ks + `.txs_by_addr (addr, prev, genesis, idx, ts, type, payload) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		putChain:   `INSERT INTO ` + ks + `.txs_by_chain (genesis, idx, addr, prev, ts, type, payload) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		getTx:      `SELECT prev, genesis, idx, ts, type, payload FROM ` + ks + `.txs_by_addr WHERE addr = ?`,
 		chain:      `SELECT idx, addr, prev, ts, type, payload FROM ` + ks + `.txs_by_chain WHERE genesis = ?`,
 		putBalance: `INSERT INTO ` + ks + `.balances (addr, amount) VALUES (?, ?)`,
 		getBalance: `SELECT amount FROM ` + ks + `.balances WHERE addr = ?`,
-	})
-	return s.(*cqlStore)
+	}
 }
 
 // prepare creates the ledger tables if they are missing (once per

@@ -15,6 +15,7 @@ import (
 
 	"storebench/internal/kv"
 	"storebench/internal/target/conn"
+	"storebench/internal/workload/layout"
 )
 
 // The ledger layout on a MongoDB-protocol target (conn.Mongo: MongoDB,
@@ -40,18 +41,15 @@ type mongoStore struct {
 
 // mongoStores holds each database's layout, so that the steps of a run on
 // one handle create the index once (*mongo.Database -> *mongoStore).
-var mongoStores sync.Map
+var mongoStores layout.PerHandle[*mongo.Database, *mongoStore]
 
 // mongoStoreOf is the ledger layout on h, the same for every step on it.
 func mongoStoreOf(h conn.Mongo) *mongoStore {
 	db := h.MongoDatabase()
-	if s, ok := mongoStores.Load(db); ok {
-		return s.(*mongoStore)
-	}
-	b, _ := h.(conn.MongoBinaryIDs)
-	s, _ := mongoStores.LoadOrStore(db, &mongoStore{binaryIDs: b != nil && b.MongoBinaryIDs(),
-		txs: db.Collection("txs"), balances: db.Collection("balances")})
-	return s.(*mongoStore)
+	return mongoStores.Of(db, func() *mongoStore {
+		b, _ := h.(conn.MongoBinaryIDs)
+		return &mongoStore{binaryIDs: b != nil && b.MongoBinaryIDs(), txs: db.Collection("txs"), balances: db.Collection("balances")}
+	})
 }
 
 // prepare creates the index Chain reads through, if it is missing (once

@@ -10,6 +10,7 @@ import (
 	"storebench/internal/kv"
 	"storebench/internal/target"
 	"storebench/internal/target/conn"
+	"storebench/internal/workload/layout"
 )
 
 // The ledger layout on SQL targets (target.SQLDB: MariaDB/MySQL and
@@ -107,13 +108,15 @@ type sqlStore struct {
 }
 
 // sqlStores holds each SQL handle's layout (target.SQLDB -> *sqlStore).
-var sqlStores sync.Map
+var sqlStores layout.PerHandle[target.SQLDB, *sqlStore]
 
 // sqlStoreOf is the ledger layout on db, the same for every step on it.
 func sqlStoreOf(db target.SQLDB) *sqlStore {
-	if s, ok := sqlStores.Load(db); ok {
-		return s.(*sqlStore)
-	}
+	return sqlStores.Of(db, func() *sqlStore { return newSQLStore(db) })
+}
+
+// newSQLStore is the ledger layout's statements in db's dialect.
+func newSQLStore(db target.SQLDB) *sqlStore {
 	d := db.SQLDialect()
 	// Integers are read as text, which reads the same in every dialect's
 	// bytes (a driver may answer in binary).
@@ -122,12 +125,11 @@ func sqlStoreOf(db target.SQLDB) *sqlStore {
 	if d.Name == "postgres" {
 		idx, ts, typ, amount, order = "idx::text", "ts::text", "type::text", "amount::text", "txs.idx"
 	}
-	s, _ := sqlStores.LoadOrStore(db, &sqlStore{db: db, d: d,
+	return &sqlStore{db: db, d: d,
 		getTx:      `SELECT prev, genesis, ` + idx + `, ` + ts + `, ` + typ + `, payload FROM txs WHERE addr = ` + d.Param(1),
 		chain:      `SELECT addr, prev, ` + idx + `, ` + ts + `, ` + typ + `, payload FROM txs WHERE genesis = ` + d.Param(1) + ` ORDER BY ` + order,
 		getBalance: `SELECT ` + amount + ` FROM balances WHERE addr = ` + d.Param(1),
-	})
-	return s.(*sqlStore)
+	}
 }
 
 // prepare creates the ledger tables if they are missing and, on MySQL,

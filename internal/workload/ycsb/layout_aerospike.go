@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"sync/atomic"
 
 	as "github.com/aerospike/aerospike-client-go/v8"
 
 	"storebench/internal/kv"
 	"storebench/internal/target/conn"
+	"storebench/internal/workload/layout"
 )
 
 // The YCSB layout on an Aerospike client (conn.Aerospike): set usertable
@@ -37,21 +37,18 @@ type AerospikeDB struct {
 // aerospikeDBs holds each Aerospike handle's layout, so that the steps
 // of a run on one handle share the field names Init set
 // (conn.Aerospike -> *AerospikeDB).
-var aerospikeDBs sync.Map
+var aerospikeDBs layout.PerHandle[conn.Aerospike, *AerospikeDB]
 
 // aerospikeDBOf is the YCSB layout on a, the same for every step on it:
 // the target's policies, and an update that only updates (UPDATE_ONLY: a
 // missing record is kv.ErrNotFound).
 func aerospikeDBOf(a conn.Aerospike) *AerospikeDB {
-	if s, ok := aerospikeDBs.Load(a); ok {
-		return s.(*AerospikeDB)
-	}
-	p := a.AerospikePolicies()
-	upd := *p.Write
-	upd.RecordExistsAction = as.UPDATE_ONLY
-	s, _ := aerospikeDBs.LoadOrStore(a, &AerospikeDB{c: a.AerospikeClient(), ns: a.AerospikeNamespace(),
-		read: p.Read, write: p.Write, updateOnly: &upd})
-	return s.(*AerospikeDB)
+	return aerospikeDBs.Of(a, func() *AerospikeDB {
+		p := a.AerospikePolicies()
+		upd := *p.Write
+		upd.RecordExistsAction = as.UPDATE_ONLY
+		return &AerospikeDB{c: a.AerospikeClient(), ns: a.AerospikeNamespace(), read: p.Read, write: p.Write, updateOnly: &upd}
+	})
 }
 
 // FieldNames are the YCSB bin names of a record of n fields.

@@ -10,6 +10,7 @@ import (
 
 	"storebench/internal/kv"
 	"storebench/internal/target"
+	"storebench/internal/workload/layout"
 )
 
 // The YCSB layout on SQL targets (target.SQLDB: MariaDB/MySQL and
@@ -30,15 +31,11 @@ type SQLDB struct {
 
 // sqlDBs holds each SQL handle's layout, so that the steps of a run on
 // one handle share the table Init made (target.SQLDB -> *SQLDB).
-var sqlDBs sync.Map
+var sqlDBs layout.PerHandle[target.SQLDB, *SQLDB]
 
 // sqlDBOf is the YCSB layout on db, the same for every step on it.
 func sqlDBOf(db target.SQLDB) *SQLDB {
-	if s, ok := sqlDBs.Load(db); ok {
-		return s.(*SQLDB)
-	}
-	s, _ := sqlDBs.LoadOrStore(db, &SQLDB{db: db, d: db.SQLDialect()})
-	return s.(*SQLDB)
+	return sqlDBs.Of(db, func() *SQLDB { return &SQLDB{db: db, d: db.SQLDialect()} })
 }
 
 // createTable is usertable's DDL in dialect d.
