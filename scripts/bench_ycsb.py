@@ -20,7 +20,8 @@ own CPU over the step's timed window (results.json: resources.timed).
 storebench verifies every read; go-ycsb verifies none. The client
 storebench ran (event_loops: 0 is a goroutine per connection) is printed.
 So is the server's own CPU per operation over each side's runs (its
-process and the children that exited: PostgreSQL's backends), and the
+process and every process under it, live or exited: PostgreSQL's
+backends), and the
 share of the machine's cores it held over them: a side whose server
 holds most of a core (Redis) or of the machine is server-bound, and its
 throughput ratio says little of the client.

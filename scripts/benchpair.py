@@ -120,7 +120,15 @@ def sb(*args, capture=True, binary=None):
 
 
 def start(server, *extra):
-    """Starts storebench's managed server; its URI."""
+    """Starts storebench's managed server; its URI. A server of that name
+    already running is refused: server start would hand its URI back,
+    and the bench would then measure beside its other clients and stop
+    it at the end (make test's servers, during a CI run)."""
+    for line in sb("server", "status").splitlines():
+        f = line.split()
+        if f and f[0] == server and "running," in f:
+            raise RuntimeError(f"{server} is already running (another run's server, make test's?): "
+                               f"stop it first ({BIN} server stop {server}) or wait for its run to end")
     uri = sb("server", "start", server, "--uri-only", *extra)
     started.append(server)
     pin_server(uri)
@@ -158,10 +166,18 @@ def server_pid(uri):
 
 
 def proc_cpu(pid):
-    """CPU seconds of a process and of its children that have exited
-    (PostgreSQL's backends, once their connection closed)."""
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    ticks = sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
+    """CPU seconds of a process and of every process under it, live or
+    exited (PostgreSQL's backends). A backend still running is counted
+    from its own stat: the exited ones alone (cutime) left a client's
+    backends that had not exited yet out of its window and put them in
+    the next side's."""
+    ticks = 0
+    for p in _tree(pid):
+        try:
+            fields = open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # exited between the listing and the read: missed (its parent may be read before it reaps it)
+        ticks += sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
