@@ -33,7 +33,7 @@ import sys
 import tempfile
 import urllib.parse
 
-from benchpair import BASE, BIN, client, med, rotated, run_args, run_pairs, sb, sides, start, stop, suffix
+from benchpair import BASE, BIN, client, med, redis_cli, rotated, run_args, run_pairs, sb, sides, start, stop, suffix
 
 ROUNDS = int(os.environ.get("ROUNDS", "5"))
 PAIRS = [p for p in os.environ.get("PAIRS", "redis,pgbench,http,sysbench,memcached").split(",") if p]
@@ -127,8 +127,7 @@ def pair_redis():
             # redis-benchmark's key:__rand_int__ is under storebench's own
             # key: prefix, which a run refuses to overwrite: empty the
             # bench's own server first.
-            subprocess.run(["redis-cli", "-h", u.hostname, "-p", str(u.port), "--no-auth-warning", "-a", urllib.parse.unquote(u.password or ""), "FLUSHALL"],
-                           capture_output=True, check=True)
+            redis_cli(uri, "FLUSHALL")
             ph = ours("native-redis", uri, [f"setget.pipeline={P}"], ("set", "get"), "requests_per_s", binary)
             return {f"redis SET -P {P}": ph["set"], f"redis GET -P {P}": ph["get"]}
         rounds([f"redis SET -P {P}", f"redis GET -P {P}"], nat, our)

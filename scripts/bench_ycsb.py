@@ -45,7 +45,7 @@ import tempfile
 import time
 import urllib.parse
 
-from benchpair import BASE, BIN, client, knows, med, proc_cpu, rotated, run_args, run_pairs, sb, server_pid, sides, start, stop, suffix
+from benchpair import BASE, BIN, client, knows, med, proc_cpu, redis_cli, rotated, run_args, run_pairs, sb, server_pid, sides, start, stop, suffix
 
 GO_YCSB = os.environ.get("GO_YCSB", os.path.expanduser("~/.cache/storebench/go-ycsb-v1.0.1/go-ycsb"))
 ROUNDS = int(os.environ.get("ROUNDS", "5"))
@@ -89,14 +89,6 @@ def goycsb(cmd, binding, props, threads, ops, mix):
     if re.search(r"_ERROR\s+-", p.stdout):
         raise RuntimeError(f"go-ycsb {cmd} {binding} counted errors: {quiet(p.stdout)[-600:]}")
     return ops / duration(m.group(1)), cpu, ops
-
-
-def flushdb(uri):
-    """Empties the Redis database of uri (the password by argument, never
-    on the screen)."""
-    u = urllib.parse.urlparse(uri)
-    subprocess.run(["redis-cli", "-h", u.hostname, "-p", str(u.port), "-n", u.path.strip("/") or "0", "--no-auth-warning",
-                    "-a", urllib.parse.unquote(u.password or ""), "FLUSHDB"], capture_output=True, check=True)
 
 
 def quiet(out):
@@ -179,7 +171,7 @@ def pair(server, binding):
                         # only) and left its records behind: the database is
                         # emptied and go-ycsb's records go back before either
                         # side runs again.
-                        flushdb(uri)
+                        redis_cli(uri, "FLUSHDB")
                         goycsb("load", binding, props, 8, RECORDS, {})
                 runs = [run_native] + [(lambda b=b, i=i, sd=sd: run_ours(b, i, sd)) for b, i, sd in zip(sides(), (our, base), ("storebench", "BASE"))]
                 for fn in rotated(runs, r):

@@ -141,6 +141,14 @@ def stop(server):
         started.remove(server)
 
 
+def redis_cli(uri, *cmd):
+    """Runs one redis-cli command on the Redis database of uri (the
+    password by argument, never on the screen)."""
+    u = urllib.parse.urlparse(uri)
+    subprocess.run(["redis-cli", "-h", u.hostname, "-p", str(u.port), "-n", u.path.strip("/") or "0", "--no-auth-warning",
+                    "-a", urllib.parse.unquote(u.password or ""), *cmd], capture_output=True, check=True)
+
+
 def server_pid(uri):
     """The PID of the process listening on the URI's loopback port (the
     managed server's main process), from /proc/net/tcp and /proc/*/fd."""
